@@ -1,0 +1,94 @@
+"""LongMemEval loader: one Conversation per item, since each item has its own haystack.
+
+An item is `{question_id, question_type, question, answer, question_date,
+haystack_session_ids, haystack_dates, haystack_sessions: [[{role, content, has_answer?}]],
+answer_session_ids}`. Mapping:
+- Conversation.id = Question.id = question_id (the dataset's own id, so results can be
+  compared with LongMemEval's files); speakers = ["user", "assistant"].
+- Session k (1-based) of the haystack becomes Turn.session = k, its date the
+  session_date; turn ids are "D<k>:<t>" like LoCoMo's, so evidence works the same way.
+- Evidence = the turns marked `has_answer: true`; category = question_type (a string);
+  items whose id ends in "_abs" are abstention questions: metadata["abstention"] = True.
+- haystack_session_ids, haystack_dates and answer_session_ids are kept in metadata;
+  Question.metadata["question_timestamp"] is question_date in ISO 8601.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from memcore.datasets.locomo import check_type, need, read_json, to_iso
+from memcore.errors import DatasetError
+from memcore.types import Conversation, Question, Turn
+
+SPEAKERS = ["user", "assistant"]
+
+
+def load_longmemeval(path: str | Path) -> list[Conversation]:
+    """Load a LongMemEval JSON list (e.g. longmemeval_s.json) into one Conversation per item."""
+    data = check_type(read_json(path), list, path, "the top level")
+    if not data:
+        raise DatasetError(str(path), "the list holds no items", "check that this is a LongMemEval file")
+    return [parse_item(item, path, f"[{i}]") for i, item in enumerate(data)]
+
+
+def parse_item(item: Any, path: str | Path, where: str = "") -> Conversation:
+    """Build the Conversation (haystack + its one question) for one LongMemEval item."""
+    qid = need(item, "question_id", str, path, where)
+    where = f"{where} ({qid})".strip()
+    sessions = need(item, "haystack_sessions", list, path, where)
+    dates = need(item, "haystack_dates", list, path, where)
+    session_ids = need(item, "haystack_session_ids", list, path, where)
+    if not len(sessions) == len(dates) == len(session_ids):
+        raise DatasetError(
+            str(path),
+            f"{where}: haystack_sessions ({len(sessions)}), haystack_dates ({len(dates)}) and "
+            f"haystack_session_ids ({len(session_ids)}) should have the same length",
+            "give one date and one id per session",
+        )
+    turns: list[Turn] = []
+    evidence: list[str] = []
+    for k, (session, date) in enumerate(zip(sessions, dates, strict=True), start=1):
+        sw = f"{where}.haystack_sessions[{k - 1}]"
+        check_type(session, list, path, sw)
+        date = check_type(date, str, path, f"{where}.haystack_dates[{k - 1}]")
+        iso = to_iso(date, path, f"{where}.haystack_dates[{k - 1}]") if session else ""
+        for t, msg in enumerate(session, start=1):
+            tw = f"{sw}[{t - 1}]"
+            turn = Turn(
+                conv_id=qid, turn_id=f"D{k}:{t}", index=len(turns), session=k, session_date=date,
+                timestamp=iso, speaker=need(msg, "role", str, path, tw), text=need(msg, "content", str, path, tw),
+            )
+            turns.append(turn)
+            if msg.get("has_answer") is True:
+                evidence.append(turn.turn_id)
+    if not turns:
+        raise DatasetError(str(path), f"{where} has no turns (every haystack session is empty)",
+                           "check that haystack_sessions holds the conversation")
+    qtype = need(item, "question_type", str, path, where)
+    answer_ids = check_type(item.get("answer_session_ids", []), list, path, f"{where}.answer_session_ids")
+    abstention = qid.endswith("_abs")
+    qdate = need(item, "question_date", str, path, where)
+    question = Question(
+        id=qid, conv_id=qid, text=need(item, "question", str, path, where),
+        answer=str(need(item, "answer", (str, int, float), path, where)),
+        evidence=evidence, category=qtype,
+        question_date=qdate,
+        metadata={
+            "abstention": abstention,
+            "question_timestamp": to_iso(qdate, path, f"{where}.question_date"),
+            "answer_session_ids": answer_ids,
+            "answer_sessions": [i + 1 for i, sid in enumerate(session_ids) if sid in answer_ids],
+        },
+    )
+    return Conversation(
+        id=qid, speakers=list(SPEAKERS), turns=turns, questions=[question], source="longmemeval",
+        metadata={
+            "question_type": qtype,
+            "abstention": abstention,
+            "haystack_session_ids": session_ids,
+            "haystack_dates": dates,
+            "answer_session_ids": answer_ids,
+        },
+    )
