@@ -97,8 +97,12 @@ def test_lexical_judge_f1_containment_and_abstention():
     assert lexical_judge("It happened on 7 May 2023, a Sunday after the party", "7 May 2023", 2)
     # "17" is not the token "7": F1 = 2*(2/6)*(2/3)/(2/6+2/3) = 4/9 < 0.5 and no token containment
     assert not lexical_judge("It happened on 17 May 2023", "7 May 2023", 2)
-    assert lexical_judge("Melanie does pottery, and she also goes camping with the kids", "pottery, camping", 1)
-    assert not lexical_judge("Melanie does pottery with her friends from the studio downtown", "pottery, camping", 1)
+    assert lexical_judge(
+        "Melanie does pottery, and she also goes camping with the kids", "pottery, camping", 1
+    )
+    assert not lexical_judge(
+        "Melanie does pottery with her friends from the studio downtown", "pottery, camping", 1
+    )
     assert lexical_judge("Not mentioned in the conversation", "", 5)
     assert not lexical_judge("She went to Paris", "", 5)
 
