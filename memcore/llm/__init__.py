@@ -1,0 +1,61 @@
+"""LLM access: one client over pluggable providers, a usage ledger and a call cache.
+
+Providers are registered once in `PROVIDERS` (name -> factory taking Settings).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from memcore.llm.cache import CallCache
+from memcore.llm.client import LLMClient
+from memcore.llm.fake import FakeLLM
+from memcore.llm.ledger import CallRecord, UsageLedger
+from memcore.llm.offline_provider import OFFLINE_LABEL, OfflineEngine
+from memcore.llm.openai_provider import OpenAIProvider
+from memcore.settings import Settings
+
+
+def _openai(s: Settings) -> OpenAIProvider:
+    return OpenAIProvider(s.llm_model, s.openai_api_key, s.openai_base_url, s.llm_timeout_s, s.llm_retries)
+
+
+def _local(s: Settings) -> OpenAIProvider:
+    from memcore.llm import local_server
+
+    url = local_server.ensure_running()
+    return OpenAIProvider(local_server.model_id(url), "local", url, s.llm_timeout_s, s.llm_retries,
+                          label="local SmolLM2-135M (llama.cpp)")
+
+
+PROVIDERS: dict[str, Callable[[Settings], Any]] = {
+    "offline": lambda s: OfflineEngine(),
+    "openai": _openai,
+    "local": _local,
+    "fake": lambda s: FakeLLM(),
+}
+
+
+def make_provider(settings: Settings) -> Any:
+    """The provider named by settings.provider."""
+    try:
+        factory = PROVIDERS[settings.provider]
+    except KeyError:
+        raise ValueError(f"unknown LLM provider {settings.provider!r}; choose one of {sorted(PROVIDERS)}") from None
+    return factory(settings)
+
+
+def make_client(settings: Settings, ledger: UsageLedger | None = None, provider: Any = None) -> LLMClient:
+    """An LLMClient for these settings; real providers get the on-disk call cache."""
+    provider = provider if provider is not None else make_provider(settings)
+    cache = None
+    if settings.use_cache and not hasattr(provider, "run_role") and provider.name != "fake":
+        cache = CallCache(settings.cache_path)
+    return LLMClient(provider, ledger or UsageLedger(), cache)
+
+
+__all__ = [
+    "CallCache", "CallRecord", "FakeLLM", "LLMClient", "OFFLINE_LABEL", "OfflineEngine",
+    "OpenAIProvider", "PROVIDERS", "UsageLedger", "make_client", "make_provider",
+]

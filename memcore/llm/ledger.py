@@ -1,0 +1,97 @@
+"""The usage ledger: one record per LLM call, summed into Usage by stage."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+
+from memcore.types import Usage
+
+
+@dataclass
+class CallRecord:
+    """One LLM call as the ledger keeps it."""
+
+    role: str
+    stage: str
+    system: str = ""
+    conv_id: str = ""
+    provider: str = ""
+    model: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+    cache_hit: bool = False
+    ok: bool = True
+    error: str = ""
+    ts: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class UsageLedger:
+    """Records every LLM call; `mark()` / `since(mark)` isolate one operation's calls.
+
+    An optional `sink(records)` receives records in batches (the store persists them).
+    """
+
+    def __init__(self, sink: Callable[[list[CallRecord]], None] | None = None, batch: int = 200) -> None:
+        self.records: list[CallRecord] = []
+        self._sink = sink
+        self._batch = batch
+        self._flushed = 0
+        self._lock = threading.Lock()
+
+    def add(self, rec: CallRecord) -> None:
+        """Append one record (thread-safe)."""
+        with self._lock:
+            self.records.append(rec)
+            pending = len(self.records) - self._flushed
+        if self._sink is not None and pending >= self._batch:
+            self.flush()
+
+    def flush(self) -> None:
+        """Hand unflushed records to the sink."""
+        if self._sink is None:
+            return
+        with self._lock:
+            todo = self.records[self._flushed :]
+            self._flushed = len(self.records)
+        if todo:
+            self._sink(todo)
+
+    def mark(self) -> int:
+        """A position to pass to `since` later."""
+        return len(self.records)
+
+    def since(self, mark: int) -> list[CallRecord]:
+        """Records added after `mark`."""
+        return self.records[mark:]
+
+    def total(self, records: Iterable[CallRecord] | None = None, **where: str) -> Usage:
+        """Sum of records (all by default) matching every `field=value` in `where`."""
+        return summarize(r for r in (self.records if records is None else records)
+                         if all(getattr(r, k) == v for k, v in where.items()))
+
+
+def summarize(records: Iterable[CallRecord]) -> Usage:
+    """Sum call records into one Usage."""
+    u = Usage()
+    for r in records:
+        u.prompt_tokens += r.prompt_tokens
+        u.completion_tokens += r.completion_tokens
+        u.calls += 0 if r.cache_hit else 1
+        u.cache_hits += 1 if r.cache_hit else 0
+        u.latency_ms += r.latency_ms
+    return u
+
+
+def by_stage(records: Iterable[CallRecord]) -> dict[str, Usage]:
+    """Records summed per stage."""
+    groups: dict[str, list[CallRecord]] = {}
+    for r in records:
+        groups.setdefault(r.stage, []).append(r)
+    return {k: summarize(v) for k, v in groups.items()}

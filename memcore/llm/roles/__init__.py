@@ -1,0 +1,118 @@
+"""The registry of LLM prompt roles.
+
+A Role is one kind of LLM call a memory system makes (episode summary, judge, ...). It
+owns the prompt template, the pydantic model of its output, and the offline engine's
+implementation. Systems never build prompts by hand: they call
+`LLMClient.run(role_name, inputs, stage=...)`, which renders the prompt for real models
+and calls `role.offline(inputs)` on the offline engine. Role modules register themselves
+with `register`; `ROLES` is the one registry.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from pydantic import BaseModel
+
+
+class TextOutput(BaseModel):
+    """Output of roles that answer in free text."""
+
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class Role:
+    """One prompt role: template, output schema and offline implementation.
+
+    - `system` and `user` are str.format templates over the inputs dict (values that are
+      lists or dicts are rendered as JSON or numbered lines by `render_value`).
+    - `output` is a pydantic model; `json_output=False` roles put the reply in `.text`.
+    - `offline(inputs) -> output instance` implements the role without a model.
+    - `fallback(inputs) -> output instance` is used when a real model's reply cannot be
+      parsed even after one repair attempt (the error is recorded in the trace).
+    """
+
+    name: str
+    system: str
+    user: str
+    output: type[BaseModel]
+    offline: Callable[[dict[str, Any]], BaseModel]
+    fallback: Callable[[dict[str, Any]], BaseModel] | None = None
+    json_output: bool = True
+    max_tokens: int = 512
+    description: str = ""
+    tags: tuple[str, ...] = field(default_factory=tuple)
+
+    def messages(self, inputs: dict[str, Any]) -> list[dict[str, str]]:
+        """The chat messages sent to a real model for these inputs."""
+        values = {k: render_value(v) for k, v in inputs.items()}
+        sys_text = self.system.format(**values)
+        if self.json_output:
+            sys_text += f"\nReply with one JSON object only, matching this JSON schema: {_schema(self.output)}"
+        return [
+            {"role": "system", "content": sys_text},
+            {"role": "user", "content": self.user.format(**values)},
+        ]
+
+    def default(self, inputs: dict[str, Any]) -> BaseModel:
+        """The output used when a real model's reply is unusable."""
+        if self.fallback is not None:
+            return self.fallback(inputs)
+        return self.output()
+
+
+@lru_cache(maxsize=256)
+def _schema(model: type[BaseModel]) -> str:
+    return json.dumps(model.model_json_schema(), separators=(",", ":"))
+
+
+def render_value(v: Any) -> str:
+    """Render an input value for a prompt: lists as numbered lines, dicts as JSON."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, list):
+        return "\n".join(
+            f"{i + 1}. {x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)}"
+            for i, x in enumerate(v)
+        )
+    if isinstance(v, dict):
+        return json.dumps(v, ensure_ascii=False)
+    return str(v)
+
+
+ROLES: dict[str, Role] = {}
+_loaded = False
+
+
+def register(role: Role) -> Role:
+    """Add a role to the registry (role names are unique)."""
+    if role.name in ROLES and ROLES[role.name] is not role:
+        raise ValueError(f"LLM role {role.name!r} is registered twice")
+    ROLES[role.name] = role
+    return role
+
+
+def get_role(name: str) -> Role:
+    """The registered role with this name; imports every role module on first use."""
+    load_all()
+    try:
+        return ROLES[name]
+    except KeyError:
+        raise KeyError(f"unknown LLM role {name!r}; known: {sorted(ROLES)}") from None
+
+
+def load_all() -> dict[str, Role]:
+    """Import every module in memcore.llm.roles so that all roles are registered."""
+    global _loaded
+    if not _loaded:
+        for mod in pkgutil.iter_modules(__path__):
+            importlib.import_module(f"{__name__}.{mod.name}")
+        _loaded = True
+    return ROLES

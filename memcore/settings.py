@@ -1,0 +1,48 @@
+"""Settings: explicit values with environment fallbacks. Keys are never written anywhere."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+
+def _env(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where memcore stores data and which embedder and LLM provider it uses."""
+
+    store_uri: str = field(default_factory=lambda: _env("MEMCORE_STORE", ".memcore"))
+    cache_dir: str = field(default_factory=lambda: _env("MEMCORE_CACHE", ""))
+    embedder: str = field(default_factory=lambda: _env("MEMCORE_EMBEDDER", "minilm"))
+    llm_provider: str = field(default_factory=lambda: _env("MEMCORE_LLM_PROVIDER", ""))
+    llm_model: str = field(default_factory=lambda: _env("MEMCORE_LLM_MODEL", "gpt-4o-mini"))
+    openai_base_url: str = field(default_factory=lambda: _env("OPENAI_BASE_URL", ""))
+    openai_api_key: str = field(default_factory=lambda: _env("OPENAI_API_KEY", ""), repr=False)
+    embed_model: str = field(default_factory=lambda: _env("MEMCORE_EMBED_MODEL", "text-embedding-3-small"))
+    llm_timeout_s: float = 60.0
+    llm_retries: int = 3
+    use_cache: bool = True
+
+    @property
+    def provider(self) -> str:
+        """The LLM provider in force: explicit, else openai when a key is set, else offline."""
+        if self.llm_provider:
+            return self.llm_provider
+        return "openai" if self.openai_api_key else "offline"
+
+    @property
+    def cache_path(self) -> Path:
+        """Local directory for the LLM-call and embedding caches."""
+        if self.cache_dir:
+            return Path(self.cache_dir)
+        if "://" in self.store_uri:
+            return Path(".memcore") / "cache"
+        return Path(self.store_uri) / "cache"
+
+    def with_(self, **changes: object) -> Settings:
+        """A copy with some fields changed."""
+        return replace(self, **changes)

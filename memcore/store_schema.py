@@ -1,0 +1,93 @@
+"""Arrow schemas of the store's tables: one per memory kind plus events, links, runs, ..."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+INF_STEP = 2**31 - 1  # valid_to of the current version of an item
+
+MEMORY_KINDS = (
+    "session", "unit", "episode", "semantic", "theme", "entity", "relation", "passage", "experience",
+)
+
+# Columns some kinds carry on top of the common ones (filled from item.metadata).
+KIND_EXTRA: dict[str, list[pa.Field]] = {
+    "relation": [pa.field("src", pa.string()), pa.field("rel", pa.string()), pa.field("tgt", pa.string()),
+                 pa.field("time", pa.string())],
+    "semantic": [pa.field("fact_type", pa.string())],
+    "unit": [pa.field("layer", pa.string())],
+}
+
+
+def memory_schema(kind: str, dim: int) -> pa.Schema:
+    """Schema of the `mem_<kind>` table: versioned rows (valid_from <= step < valid_to)."""
+    return pa.schema([
+        pa.field("id", pa.string()),
+        pa.field("space", pa.string()),
+        pa.field("system", pa.string()),
+        pa.field("conv_id", pa.string()),
+        pa.field("kind", pa.string()),
+        pa.field("text", pa.string()),
+        pa.field("vector", pa.list_(pa.float32(), dim)),
+        pa.field("sources", pa.list_(pa.string())),
+        pa.field("turn_ids", pa.list_(pa.string())),
+        pa.field("created_step", pa.int32()),
+        pa.field("valid_from", pa.int32()),
+        pa.field("valid_to", pa.int32()),
+        pa.field("timestamp", pa.string()),
+        pa.field("metadata", pa.string()),
+        *KIND_EXTRA.get(kind, []),
+    ])
+
+
+def turns_schema(dim: int) -> pa.Schema:
+    """Raw turns of every loaded conversation, embedded once and shared by all systems."""
+    return pa.schema([
+        pa.field("uid", pa.string()),  # conv_id + "|" + turn_id
+        pa.field("conv_id", pa.string()),
+        pa.field("turn_id", pa.string()),
+        pa.field("idx", pa.int32()),
+        pa.field("session", pa.int32()),
+        pa.field("session_date", pa.string()),
+        pa.field("timestamp", pa.string()),
+        pa.field("speaker", pa.string()),
+        pa.field("text", pa.string()),  # content as searched: text plus photo caption
+        pa.field("raw_text", pa.string()),
+        pa.field("image_caption", pa.string()),
+        pa.field("vector", pa.list_(pa.float32(), dim)),
+    ])
+
+
+SCHEMAS: dict[str, pa.Schema] = {
+    "conversations": pa.schema([
+        pa.field("conv_id", pa.string()), pa.field("source", pa.string()), pa.field("n_turns", pa.int32()),
+        pa.field("n_questions", pa.int32()), pa.field("speakers", pa.string()), pa.field("payload", pa.string()),
+    ]),
+    "events": pa.schema([
+        pa.field("space", pa.string()), pa.field("system", pa.string()), pa.field("conv_id", pa.string()),
+        pa.field("step", pa.int32()), pa.field("seq", pa.int32()), pa.field("kind", pa.string()),
+        pa.field("item_kind", pa.string()), pa.field("item_ids", pa.list_(pa.string())),
+        pa.field("turn_id", pa.string()), pa.field("reason", pa.string()), pa.field("data", pa.string()),
+    ]),
+    "links": pa.schema([
+        pa.field("space", pa.string()), pa.field("conv_id", pa.string()), pa.field("item_id", pa.string()),
+        pa.field("source_id", pa.string()), pa.field("step", pa.int32()),
+    ]),
+    "checkpoints": pa.schema([
+        pa.field("key", pa.string()), pa.field("space", pa.string()), pa.field("system", pa.string()),
+        pa.field("conv_id", pa.string()), pa.field("step", pa.int32()), pa.field("done", pa.bool_()),
+        pa.field("state", pa.string()), pa.field("config", pa.string()), pa.field("updated", pa.float64()),
+    ]),
+    "llm_calls": pa.schema([
+        pa.field("role", pa.string()), pa.field("stage", pa.string()), pa.field("system", pa.string()),
+        pa.field("conv_id", pa.string()), pa.field("provider", pa.string()), pa.field("model", pa.string()),
+        pa.field("prompt_tokens", pa.int32()), pa.field("completion_tokens", pa.int32()),
+        pa.field("latency_ms", pa.float64()), pa.field("cache_hit", pa.bool_()), pa.field("ok", pa.bool_()),
+        pa.field("error", pa.string()), pa.field("ts", pa.float64()),
+    ]),
+    "results": pa.schema([
+        pa.field("key", pa.string()), pa.field("run_id", pa.string()), pa.field("system", pa.string()),
+        pa.field("conv_id", pa.string()), pa.field("question_id", pa.string()), pa.field("payload", pa.string()),
+        pa.field("ts", pa.float64()),
+    ]),
+}

@@ -1,0 +1,271 @@
+"""The MemorySystem protocol and the base class every system builds on."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+
+from memcore.embed import Embedder
+from memcore.llm.client import LLMClient
+from memcore.llm.ledger import by_stage
+from memcore.store import RETRIEVERS, LanceStore
+from memcore.systems.memory import WorkingMemory
+from memcore.types import Answer, Candidate, Conversation, Event, MemoryItem, Question, Trace, TraceItem, Turn
+
+
+def query_field(default: Any, **kw: Any) -> Any:
+    """A config field that only affects retrieval/answering (not what ingest builds)."""
+    return field(default=default, metadata={"query": True, **kw})
+
+
+@dataclass
+class SystemConfig:
+    """Parameters shared by every system. Subclasses add theirs at the papers' defaults."""
+
+    retriever: str = query_field("dense")  # dense (paper mode) | lexical | hybrid
+
+    def construction_dict(self) -> dict[str, Any]:
+        """The fields that change what ingest builds (they key the memory space)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if not f.metadata.get("query")}
+
+    def validate(self) -> None:
+        """Raise ValueError on an invalid setting."""
+        if self.retriever not in RETRIEVERS:
+            raise ValueError(f"retriever must be one of {RETRIEVERS}, not {self.retriever!r}")
+
+
+@runtime_checkable
+class MemorySystem(Protocol):
+    """What every memory system offers to the ingest driver, the app and the evaluator."""
+
+    name: str
+    config: SystemConfig
+
+    def ingest(self, turn: Turn) -> list[Event]:
+        """Process one turn; return what was created, merged, split, moved, and why."""
+        ...
+
+    def finish(self) -> list[Event]:
+        """Flush buffers at the end of the conversation."""
+        ...
+
+    def retrieve(self, question: Question) -> Trace:
+        """Find the context for a question; the trace says how."""
+        ...
+
+    def answer(self, question: Question) -> Answer:
+        """Answer a question: text, trace and usage by stage."""
+        ...
+
+
+@dataclass
+class Runtime:
+    """What a system needs from the outside world."""
+
+    store: LanceStore
+    embedder: Embedder
+    llm: LLMClient
+
+
+class BaseSystem:
+    """Shared machinery: working memory, events, ids, search, context rendering, answering."""
+
+    name: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    paper: ClassVar[str] = ""
+    config_class: ClassVar[type[SystemConfig]] = SystemConfig
+    kinds: ClassVar[tuple[str, ...]] = ()  # memory kinds this system stores
+
+    def __init__(self, runtime: Runtime, conv: Conversation, config: SystemConfig | None = None) -> None:
+        self.config = config or self.config_class()
+        self.config.validate()
+        self.rt = runtime
+        self.store, self.embedder = runtime.store, runtime.embedder
+        self.conv = conv
+        self.llm = runtime.llm.bind(system=self.name, conv_id=conv.id)
+        self.memory = WorkingMemory()
+        self.step = 0
+        self.turn: Turn | None = None
+        self._events: list[Event] = []
+        self._counters: dict[str, int] = {}
+
+    # ------------------------------------------------------------- identity
+    @property
+    def space(self) -> str:
+        """The memory space: system name + hash of what determines the built memory."""
+        key = {"config": self.config.construction_dict(), "embedder": self.embedder.name,
+               "llm": [self.llm.provider.name, self.llm.provider.model]}
+        h = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:8]
+        return f"{self.name}-{h}"
+
+    # --------------------------------------------------------------- ingest
+    def ingest(self, turn: Turn) -> list[Event]:
+        """Process one turn (step = turn.index + 1) and return the events it caused."""
+        self.step, self.turn = turn.index + 1, turn
+        self._events = []
+        self.on_turn(turn)
+        return self._take_events()
+
+    def finish(self) -> list[Event]:
+        """End of conversation: step = number of turns + 1."""
+        self.step, self.turn = len(self.conv.turns) + 1, None
+        self._events = []
+        self.on_finish()
+        return self._take_events()
+
+    def on_turn(self, turn: Turn) -> None:
+        """Subclasses: process one turn, calling self.emit for each change."""
+        raise NotImplementedError
+
+    def on_finish(self) -> None:
+        """Subclasses: flush buffers at the end of the conversation."""
+
+    def _take_events(self) -> list[Event]:
+        ev, self._events = self._events, []
+        return ev
+
+    def emit(self, kind: str, items: list[MemoryItem] | list[str], reason: str, **data: Any) -> Event:
+        """Record an event about items (objects or ids) at the current step."""
+        ids = [i if isinstance(i, str) else i.id for i in items]
+        item_kind = next((i.kind for i in items if not isinstance(i, str)), data.pop("item_kind", ""))
+        e = Event(step=self.step, kind=kind, item_ids=ids, reason=reason, system=self.name,
+                  conv_id=self.conv.id, turn_id=self.turn.turn_id if self.turn else "", item_kind=item_kind,
+                  data=data)
+        self._events.append(e)
+        return e
+
+    def new_id(self, kind: str) -> str:
+        """A fresh item id like "episode-12" (unique within this memory space)."""
+        n = self._counters.get(kind, 0) + 1
+        self._counters[kind] = n
+        return f"{kind}-{n}"
+
+    def new_item(self, kind: str, text: str, sources: list[str], turn_ids: list[str],
+                 vector: np.ndarray | None = None, **metadata: Any) -> MemoryItem:
+        """Create, embed (unless a vector is given) and store an item in working memory."""
+        item = MemoryItem(id=self.new_id(kind), kind=kind, text=text, system=self.name, conv_id=self.conv.id,
+                          sources=list(sources), turn_ids=sorted(set(turn_ids), key=turn_sort_key),
+                          created_step=self.step, updated_step=self.step,
+                          timestamp=self.turn.timestamp if self.turn else "", metadata=metadata)
+        return self.memory.put(item, vector if vector is not None else self.embed_one(text))
+
+    def embed_one(self, text: str) -> np.ndarray:
+        """The unit vector of one text."""
+        return self.embedder.embed([text])[0]
+
+    # ------------------------------------------------------- persist/restore
+    def state(self) -> dict[str, Any]:
+        """JSON-able state beyond the items (counters, buffers); extend in subclasses."""
+        return {"counters": dict(self._counters)}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Restore what `state()` returned."""
+        self._counters = dict(state.get("counters", {}))
+
+    def restore(self, at_step: int | None = None) -> None:
+        """Load the stored items and state of this memory space into working memory."""
+        for kind in self.kinds:
+            for it in self.store.items(self.space, self.conv.id, kind, at_step=at_step):
+                self.memory.put(it, dirty=False)
+        ck = self.store.checkpoint(self.space, self.conv.id)
+        if ck is not None:
+            self.load_state(ck["state"])
+
+    # ------------------------------------------------------------ retrieval
+    def search_turns(self, query: str, k: int, qvec: np.ndarray | None = None) -> list[tuple[dict, float]]:
+        """Top-k raw turns of this conversation with the configured retriever."""
+        qvec = self.embed_one(query) if qvec is None else qvec
+        return self.store.search_turns(self.conv.id, query, qvec, k, self.config.retriever)
+
+    def search_items(self, kind: str, query: str, k: int,
+                     qvec: np.ndarray | None = None) -> list[tuple[MemoryItem, float]]:
+        """Top-k stored items of a kind with the configured retriever."""
+        qvec = self.embed_one(query) if qvec is None else qvec
+        return self.store.search_items(self.space, self.conv.id, kind, query, qvec, k, self.config.retriever)
+
+    def new_trace(self, q: Question) -> Trace:
+        """An empty trace for a question."""
+        return Trace(system=self.name, question=q.text, question_id=q.id, retriever=self.config.retriever)
+
+    def retrieve(self, question: Question) -> Trace:
+        """Subclasses: fill a trace with items, candidates and structure."""
+        raise NotImplementedError
+
+    def answer(self, question: Question) -> Answer:
+        """Retrieve, then answer from the rendered context with the `answer` role."""
+        t0, mark = time.perf_counter(), self.llm.ledger.mark()
+        trace = self.retrieve(question)
+        if not trace.context:
+            trace.context = render_context(trace.items)
+        text = self.generate(question, trace)
+        usage = by_stage(self.llm.ledger.since(mark))
+        return Answer(text=text, trace=trace, usage=usage, latency_ms=(time.perf_counter() - t0) * 1000,
+                      error="; ".join(trace.errors))
+
+    def generate(self, question: Question, trace: Trace) -> str:
+        """Run the answer role over the trace's context; errors go into the trace."""
+        res = self.llm.run("answer", {
+            "question": question.text, "context": trace.context, "question_date": question.question_date,
+            "passages": [{"text": i.text, "date": i.metadata.get("date", ""), "score": i.score,
+                          "speaker": i.metadata.get("speaker", "")} for i in trace.items],
+        }, stage="answer")
+        trace.notes.extend(res.notes)
+        if res.error:
+            trace.errors.append(res.error)
+        return getattr(res.output, "text", "") or ""
+
+
+def turn_sort_key(turn_id: str) -> tuple[int, int, str]:
+    """Sort "D3:12" after "D3:2" and "D10:1" after "D9:40"."""
+    try:
+        s, t = turn_id.lstrip("DS").split(":")
+        return int(s), int(t), ""
+    except ValueError:
+        return (1 << 30, 0, turn_id)
+
+
+def turn_trace_item(row: dict, score: float, rank: int, origin: str = "turns") -> TraceItem:
+    """A TraceItem for a raw turn row from the store."""
+    return TraceItem(id=row["turn_id"], kind="turn", text=f"{row['speaker']}: {row['text']}", score=score,
+                     turn_ids=[row["turn_id"]], origin=origin, rank=rank,
+                     metadata={"date": row["session_date"], "speaker": row["speaker"], "session": row["session"]})
+
+
+def item_trace_item(item: MemoryItem, score: float, rank: int, origin: str) -> TraceItem:
+    """A TraceItem for a memory item."""
+    return TraceItem(id=item.id, kind=item.kind, text=item.text, score=score, turn_ids=list(item.turn_ids),
+                     origin=origin, rank=rank, metadata={"date": item.metadata.get("date", item.timestamp[:10])})
+
+
+def candidates_from(stage: str, scored: list[tuple[TraceItem, float]] | list[TraceItem], kept: set[str],
+                    reason: str = "") -> list[Candidate]:
+    """Candidate records for a stage from ranked trace items; `kept` are the ids that went on."""
+    out = []
+    for r, ti in enumerate(scored, start=1):
+        ti = ti[0] if isinstance(ti, tuple) else ti
+        out.append(Candidate(stage=stage, id=ti.id, score=ti.score, rank=r, kept=ti.id in kept,
+                             turn_ids=list(ti.turn_ids), reason="" if ti.id in kept else reason))
+    return out
+
+
+def render_context(items: list[TraceItem]) -> str:
+    """The context block given to the answer model: one line per item, dated, de-duplicated."""
+    seen: set[str] = set()
+    lines = []
+    for it in items:
+        if it.id in seen:
+            continue
+        seen.add(it.id)
+        date = it.metadata.get("date", "")
+        lines.append(f"[{date}] {it.text}" if date else it.text)
+    return "\n".join(lines)
+
+
+def config_to_dict(cfg: SystemConfig) -> dict[str, Any]:
+    """All config values (for results files and traces)."""
+    return asdict(cfg)

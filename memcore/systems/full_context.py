@@ -1,0 +1,30 @@
+"""Baseline: the whole conversation as context (its token cost shown honestly)."""
+
+from __future__ import annotations
+
+from memcore.systems import register_system
+from memcore.systems.base import BaseSystem, SystemConfig
+from memcore.types import Question, Trace, TraceItem, Turn
+
+
+@register_system
+class FullContextSystem(BaseSystem):
+    """No memory: every turn of the conversation goes to the answer model."""
+
+    name = "full_context"
+    title = "Full context"
+    paper = "baseline"
+    config_class = SystemConfig
+
+    def on_turn(self, turn: Turn) -> None:
+        self.emit("indexed", [turn.turn_id], "appended to the transcript", item_kind="turn")
+
+    def retrieve(self, question: Question) -> Trace:
+        tr = self.new_trace(question)
+        tr.items = [TraceItem(id=t.turn_id, kind="turn", text=f"{t.speaker}: {t.content}", score=1.0,
+                              turn_ids=[t.turn_id], origin="transcript", rank=t.index + 1,
+                              metadata={"date": t.session_date, "speaker": t.speaker, "session": t.session})
+                    for t in self.conv.turns]
+        tr.structure = {"turns": len(self.conv.turns)}
+        tr.notes.append("full context: no retrieval; every turn is in the prompt")
+        return tr

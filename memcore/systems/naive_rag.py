@@ -1,0 +1,110 @@
+"""Baselines: naive RAG over turns and over sessions (top-k by the configured retriever)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memcore.systems import register_system
+from memcore.systems.base import (
+    BaseSystem,
+    SystemConfig,
+    candidates_from,
+    item_trace_item,
+    query_field,
+    turn_sort_key,
+    turn_trace_item,
+)
+from memcore.types import Question, Trace, Turn
+
+
+@dataclass
+class NaiveRAGConfig(SystemConfig):
+    """k: how many turns go into the context; pool: how many candidates the trace keeps."""
+
+    k: int = query_field(20)
+    pool: int = query_field(50)
+
+
+@register_system
+class NaiveRAGSystem(BaseSystem):
+    """Turn-level RAG: every turn is indexed as it arrives; the top-k turns form the context."""
+
+    name = "naive_rag"
+    title = "Naive RAG (turns)"
+    paper = "baseline"
+    config_class = NaiveRAGConfig
+
+    def on_turn(self, turn: Turn) -> None:
+        self.emit("indexed", [turn.turn_id], "turn embedded and added to the flat index",
+                  item_kind="turn", speaker=turn.speaker)
+
+    def retrieve(self, question: Question) -> Trace:
+        cfg = self.config
+        tr = self.new_trace(question)
+        rows = self.search_turns(question.text, max(cfg.k, cfg.pool))
+        ranked = [turn_trace_item(r, s, i + 1, origin=f"{cfg.retriever} top-{cfg.k}") for i, (r, s) in enumerate(rows)]
+        chosen = ranked[: cfg.k]
+        tr.stages = ["search"]
+        tr.candidates = candidates_from("search", ranked, {t.id for t in chosen},
+                                        reason=f"ranked below the top {cfg.k}")
+        tr.items = sorted(chosen, key=lambda t: turn_sort_key(t.id))  # conversation order reads better
+        tr.structure = {"k": cfg.k, "retriever": cfg.retriever}
+        return tr
+
+
+@dataclass
+class NaiveRAGSessionConfig(SystemConfig):
+    """k: how many whole sessions go into the context."""
+
+    k: int = query_field(3)
+
+
+@register_system
+class NaiveRAGSessionSystem(BaseSystem):
+    """Session-level RAG: each finished session is one retrievable block."""
+
+    name = "naive_rag_session"
+    title = "Naive RAG (sessions)"
+    paper = "baseline"
+    config_class = NaiveRAGSessionConfig
+    kinds = ("session",)
+
+    def __init__(self, *a, **kw) -> None:  # noqa: ANN002, ANN003
+        super().__init__(*a, **kw)
+        self.buffer: list[Turn] = []
+
+    def on_turn(self, turn: Turn) -> None:
+        if self.buffer and self.buffer[-1].session != turn.session:
+            self._close_session()
+        self.buffer.append(turn)
+
+    def on_finish(self) -> None:
+        if self.buffer:
+            self._close_session()
+
+    def _close_session(self) -> None:
+        turns, self.buffer = self.buffer, []
+        text = "\n".join(f"{t.speaker}: {t.content}" for t in turns)
+        ids = [t.turn_id for t in turns]
+        item = self.new_item("session", text, ids, ids, date=turns[0].session_date, session=turns[0].session)
+        self.emit("created", [item], f"session {turns[0].session} closed: {len(turns)} turns in one block",
+                  n_turns=len(turns))
+
+    def state(self) -> dict:
+        return {**super().state(), "buffer": [t.index for t in self.buffer]}
+
+    def load_state(self, state: dict) -> None:
+        super().load_state(state)
+        self.buffer = [self.conv.turns[i] for i in state.get("buffer", [])]
+
+    def retrieve(self, question: Question) -> Trace:
+        tr = self.new_trace(question)
+        hits = self.search_items("session", question.text, max(self.config.k * 3, 10))
+        ranked = [item_trace_item(it, s, i + 1, origin="session") for i, (it, s) in enumerate(hits)]
+        chosen = ranked[: self.config.k]
+        tr.stages = ["search"]
+        tr.candidates = candidates_from("search", ranked, {t.id for t in chosen},
+                                        reason=f"session ranked below the top {self.config.k}")
+        tr.items = chosen
+        tr.structure = {"k": self.config.k}
+        return tr

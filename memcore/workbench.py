@@ -1,0 +1,97 @@
+"""Workbench: the one object the app, the CLI and the evaluator use to reach memcore."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from memcore.embed import Embedder, make_embedder
+from memcore.ingest import IngestReport, ProgressFn, ingest_conversation
+from memcore.llm import LLMClient, UsageLedger, make_client
+from memcore.settings import Settings
+from memcore.store import LanceStore
+from memcore.systems import get_system, load_all, make_config
+from memcore.systems.base import BaseSystem, Runtime
+from memcore.types import Answer, Conversation, Question
+
+
+class Workbench:
+    """Store + embedder + LLM client, and the operations built on them."""
+
+    def __init__(self, settings: Settings | None = None, *, embedder: Embedder | None = None,
+                 provider: Any = None, store: LanceStore | None = None) -> None:
+        self.settings = settings or Settings()
+        self.embedder = embedder if embedder is not None else make_embedder(self.settings)
+        self.store = store or LanceStore(self.settings.store_uri, dim=self.embedder.dim)
+        self.ledger = UsageLedger(sink=self.store.add_llm_calls)
+        self.llm: LLMClient = make_client(self.settings, self.ledger, provider)
+        self.runtime = Runtime(self.store, self.embedder, self.llm)
+        self._systems: dict[tuple, BaseSystem] = {}
+
+    @property
+    def provider_label(self) -> str:
+        """What answers LLM roles, as shown in the UI and results."""
+        return self.llm.label
+
+    # -------------------------------------------------------- conversations
+    def load(self, path: str | Path, fmt: str | None = None) -> list[Conversation]:
+        """Load a dataset file and store its conversations."""
+        from memcore.datasets import load_dataset
+
+        convs = load_dataset(path, fmt)
+        for c in convs:
+            self.store.save_conversation(c)
+        return convs
+
+    def load_demo(self) -> Conversation:
+        """The built-in demo conversation (stored on first use)."""
+        from memcore.datasets import load_demo
+
+        conv = load_demo()
+        self.store.save_conversation(conv)
+        return conv
+
+    def conversation(self, conv_id: str) -> Conversation:
+        """A stored conversation by id."""
+        return self.store.load_conversation(conv_id)
+
+    # -------------------------------------------------------------- systems
+    def system(self, name: str, conv: Conversation, restore: bool = True, **config: Any) -> BaseSystem:
+        """A system bound to a conversation; restored from the store when already ingested."""
+        cfg = make_config(name, **config)
+        key = (name, conv.id, tuple(sorted(config.items())))
+        if key in self._systems:
+            return self._systems[key]
+        sys_ = get_system(name)(self.runtime, conv, cfg)
+        if restore and self.store.checkpoint(sys_.space, conv.id):
+            sys_.restore()
+        self._systems[key] = sys_
+        return sys_
+
+    def ingest(self, name: str, conv: Conversation, progress: ProgressFn | None = None,
+               should_stop: Any = None, **config: Any) -> IngestReport:
+        """Build a system's memory of a conversation (resumes; no-op when already complete)."""
+        cfg = make_config(name, **config)
+        sys_ = get_system(name)(self.runtime, conv, cfg)
+        report = ingest_conversation(sys_, progress=progress, should_stop=should_stop)
+        self._systems = {k: v for k, v in self._systems.items() if not (k[0] == name and k[1] == conv.id)}
+        return report
+
+    def is_ingested(self, name: str, conv: Conversation, **config: Any) -> bool:
+        """Whether this system's memory of the conversation is complete."""
+        sys_ = get_system(name)(self.runtime, conv, make_config(name, **config))
+        ck = self.store.checkpoint(sys_.space, conv.id)
+        return bool(ck and ck["done"])
+
+    def ask(self, name: str, conv: Conversation, question: Question | str, **config: Any) -> Answer:
+        """Answer a question with a system (ingesting first if needed)."""
+        if isinstance(question, str):
+            question = Question(id="adhoc", conv_id=conv.id, text=question, answer="")
+        if not self.is_ingested(name, conv, **config):
+            self.ingest(name, conv, **config)
+        return self.system(name, conv, **config).answer(question)
+
+    @staticmethod
+    def systems() -> list[str]:
+        """Registered system names in display order."""
+        return list(load_all())
