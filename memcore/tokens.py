@@ -18,7 +18,7 @@ def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
     """Number of tokens in `text` under the given OpenAI encoding (cl100k_base by default)."""
     if not text:
         return 0
-    return len(_encoding(encoding).encode(text))
+    return len(_encoding(encoding).encode_ordinary(text))
 
 
 def count_messages(messages: list[dict[str, str]], encoding: str = DEFAULT_ENCODING) -> int:
