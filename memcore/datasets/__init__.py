@@ -1,0 +1,88 @@
+"""Dataset loaders: LoCoMo (both layouts), LongMemEval, JSONL chat logs, and the demo.
+
+    from memcore.datasets import load_dataset, load_demo
+    convs = load_dataset("../shared/datasets/locomo/locomo8.json")  # format detected
+    demo = load_demo()
+
+Every loader returns `list[Conversation]` and raises one `DatasetError` naming the file,
+the field and the fix when a file is malformed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+from memcore.datasets.demo import DEMO_PATH, load_demo
+from memcore.datasets.jsonl_chat import load_jsonl_chat, save_jsonl_chat
+from memcore.datasets.locomo import ABSTAIN_ANSWER, load_locomo, read_json, split_evidence
+from memcore.datasets.longmemeval import load_longmemeval
+from memcore.errors import DatasetError
+from memcore.types import Conversation
+
+Loader = Callable[[str | Path], list[Conversation]]
+
+FORMATS: dict[str, Loader] = {
+    "locomo": load_locomo,
+    "longmemeval": load_longmemeval,
+    "jsonl": load_jsonl_chat,
+}
+
+__all__ = [
+    "ABSTAIN_ANSWER", "DEMO_PATH", "FORMATS", "category_counts", "detect_format", "load_dataset",
+    "load_demo", "load_jsonl_chat", "load_locomo", "load_longmemeval", "save_jsonl_chat", "split_evidence",
+]
+
+_FIX = f"pass fmt= one of {', '.join(FORMATS)} (see docs/jsonl-format.md for your own chats)"
+
+
+def load_dataset(path: str | Path, fmt: str | None = None) -> list[Conversation]:
+    """Load a dataset file; `fmt` is a FORMATS name, or None to detect it from the file."""
+    fmt = fmt or detect_format(path)
+    if fmt not in FORMATS:
+        raise DatasetError(str(path), f"unknown format {fmt!r}", f"use one of {', '.join(FORMATS)}")
+    return FORMATS[fmt](path)
+
+
+def detect_format(path: str | Path) -> str:
+    """The FORMATS name for a file: .jsonl -> jsonl; else by the JSON's keys."""
+    p = Path(path)
+    if p.suffix.lower() in (".jsonl", ".ndjson"):
+        return "jsonl"
+    try:
+        data = read_json(p)
+    except DatasetError:
+        if _looks_like_jsonl(p):
+            return "jsonl"
+        raise
+    first = data[0] if isinstance(data, list) and data else data
+    if isinstance(first, dict):
+        if "sample_id" in first or "speaker_a" in first:
+            return "locomo"
+        if "question_id" in first and isinstance(data, list):
+            return "longmemeval"
+        keys = ", ".join(list(first)[:8]) or "none"
+        what = "the first item of the list" if first is not data else "the top-level object"
+        raise DatasetError(str(p), f"unknown format: {what} has keys {keys} (expected 'sample_id', "
+                           "'speaker_a' or 'question_id')", _FIX)
+    if data == []:
+        raise DatasetError(str(p), "unknown format: the file holds an empty list", "check the file")
+    raise DatasetError(str(p), f"unknown format: top level is a {type(data).__name__}, not a list or object", _FIX)
+
+
+def _looks_like_jsonl(p: Path) -> bool:
+    """True when the first non-blank line is a complete JSON object (a .json-named JSONL file)."""
+    try:
+        with p.open(encoding="utf-8") as f:
+            line = next((ln for ln in f if ln.strip()), "")
+        return isinstance(json.loads(line), dict) and bool(line.strip())
+    except (OSError, ValueError):
+        return False
+
+
+def category_counts(conversations: list[Conversation]) -> dict[int | str, int]:
+    """Number of questions per category over all conversations, sorted by category."""
+    counts = Counter(q.category for c in conversations for q in c.questions)
+    return dict(sorted(counts.items(), key=lambda kv: str(kv[0]).zfill(3)))
