@@ -107,9 +107,13 @@ def _parse_date(s: str) -> str | None:
         return datetime.fromisoformat(s).isoformat()
     except ValueError:
         pass
+    if not re.search(r"\d", s):
+        return None  # "someday", "yesterday": nothing absolute to read
     import dateparser  # slow to import: only for unusual formats
 
-    dt = dateparser.parse(s, settings={"RETURN_AS_TIMEZONE_AWARE": False, "PREFER_DAY_OF_MONTH": "first"})
+    settings = {"RETURN_AS_TIMEZONE_AWARE": False, "PREFER_DAY_OF_MONTH": "first",
+                "PARSERS": ["timestamp", "custom-formats", "absolute-time"]}
+    dt = dateparser.parse(s, settings=settings)
     return dt.isoformat() if dt else None
 
 
@@ -142,7 +146,7 @@ def load_locomo(path: str | Path) -> list[Conversation]:
             sid = need(item, "sample_id", str, path, f"[{i}]")
             where = f"[{i}] ({sid})"
             conv = need(item, "conversation", dict, path, where)
-            convs.append(parse_conversation(sid, conv, item.get("qa", []), path, f"{where} conversation"))
+            convs.append(parse_conversation(sid, conv, item.get("qa", []), path, f"{where} conversation", f"{where} qa"))
         if not convs:
             raise DatasetError(str(path), "the list holds no conversations", "check that this is a LoCoMo file")
         return convs
@@ -154,8 +158,10 @@ def load_locomo(path: str | Path) -> list[Conversation]:
     return [parse_conversation(sid, conv, data.get("qa", []), path, where)]
 
 
-def parse_conversation(conv_id: str, conv: dict, qa: Any, path: str | Path, where: str = "") -> Conversation:
-    """Build a Conversation from LoCoMo's `conversation` dict and `qa` list."""
+def parse_conversation(
+    conv_id: str, conv: dict, qa: Any, path: str | Path, where: str = "", qa_where: str = "qa"
+) -> Conversation:
+    """Build a Conversation from LoCoMo's `conversation` dict and `qa` list; `where` prefixes error fields."""
     pre = f"{where}." if where else ""
     speakers = [need(conv, k, str, path, where) for k in ("speaker_a", "speaker_b")]
     sessions = sorted(int(m.group(1)) for k in conv if (m := _SESSION_KEY.fullmatch(k)))
@@ -182,12 +188,12 @@ def parse_conversation(conv_id: str, conv: dict, qa: Any, path: str | Path, wher
     if not turns:
         raise DatasetError(str(path), f"conversation {conv_id!r} has no turns (no non-empty 'session_N' list)",
                            "check that this is a LoCoMo conversation with its sessions")
-    questions = [_question(conv_id, i, q, seen, path) for i, q in enumerate(check_type(qa, list, path, "qa"))]
+    qa = check_type(qa, list, path, qa_where)
+    questions = [_question(conv_id, i, q, seen, path, f"{qa_where}[{i}]") for i, q in enumerate(qa)]
     return Conversation(id=conv_id, speakers=speakers, turns=turns, questions=questions, source="locomo")
 
 
-def _question(conv_id: str, i: int, q: Any, turn_ids: set[str], path: str | Path) -> Question:
-    where = f"{conv_id} qa[{i}]" if Path(path).stem != conv_id else f"qa[{i}]"
+def _question(conv_id: str, i: int, q: Any, turn_ids: set[str], path: str | Path, where: str) -> Question:
     text = need(q, "question", str, path, where)
     category = need(q, "category", (int, str), path, where)
     if isinstance(category, str):
