@@ -1,0 +1,99 @@
+"""LanceStore: round trips, versioning, provenance both ways, rollback, search modes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memcore.embed import HashingEmbedder
+from memcore.errors import StoreError
+from memcore.store import LanceStore
+from memcore.types import Event, MemoryItem
+
+EMB = HashingEmbedder()
+
+
+def item(iid: str, text: str, step: int, sources=(), turn_ids=(), kind="episode") -> MemoryItem:
+    return MemoryItem(id=iid, kind=kind, text=text, system="s", conv_id="c", embedding=EMB.embed([text])[0].tolist(),
+                      sources=list(sources), turn_ids=list(turn_ids), created_step=step, updated_step=step,
+                      metadata={"title": text[:10]})
+
+
+@pytest.fixture
+def store(tmp_path) -> LanceStore:
+    return LanceStore(str(tmp_path / "db"), dim=EMB.dim)
+
+
+def test_round_trip_and_provenance_both_ways(store):
+    ep = item("episode-1", "Ana adopted a puppy named Biscuit", 3, sources=["D1:1", "D1:3"], turn_ids=["D1:1", "D1:3"])
+    fact = item("semantic-1", "Ana has a dog", 3, sources=["episode-1"], turn_ids=["D1:1", "D1:3"], kind="semantic")
+    ev = Event(step=3, kind="created", item_ids=["episode-1"], reason="test", system="s", conv_id="c")
+    store.commit("sp", "s", "c", 3, [ep, fact], [], [ev], {"n": 1})
+    got = store.items("sp", "c", "episode")
+    assert [(g.id, g.text, g.sources, g.turn_ids, g.metadata) for g in got] == [
+        ("episode-1", ep.text, ["D1:1", "D1:3"], ["D1:1", "D1:3"], {"title": ep.text[:10]})]
+    assert np.allclose(got[0].embedding, ep.embedding, atol=1e-6)
+    assert store.sources_of("sp", "c", "semantic-1") == ["episode-1"]
+    assert store.derived_from("sp", "c", "episode-1") == ["semantic-1"]
+    assert store.derived_from("sp", "c", "D1:3") == ["episode-1"]
+    assert store.checkpoint("sp", "c")["state"] == {"n": 1}
+    assert [e.reason for e in store.events("sp", "c")] == ["test"]
+
+
+def test_versions_replay_and_delete(store):
+    store.commit("sp", "s", "c", 2, [item("episode-1", "first text", 2)], [], [], {})
+    store.commit("sp", "s", "c", 5, [item("episode-1", "merged text", 5)], [], [], {})
+    store.commit("sp", "s", "c", 8, [], [("episode", "episode-1")], [], {})
+    assert store.items("sp", "c", "episode") == []
+    assert [i.text for i in store.items("sp", "c", "episode", at_step=3)] == ["first text"]
+    assert [i.text for i in store.items("sp", "c", "episode", at_step=6)] == ["merged text"]
+    assert [v.text for v in store.item_history("sp", "c", "episode", "episode-1")] == ["first text", "merged text"]
+    assert store.kind_counts("sp", "c", at_step=6) == {"episode": 1}
+
+
+def test_rollback_undoes_partial_batch(store):
+    store.commit("sp", "s", "c", 2, [item("episode-1", "kept", 2)], [], [], {})
+    # a batch written after the checkpoint at step 2 whose own checkpoint never landed:
+    store.commit("sp", "s", "c", 4, [item("episode-1", "changed", 4), item("episode-2", "new", 4)], [],
+                 [Event(4, "created", ["episode-2"], "x", "s", "c")], {})
+    store.rollback("sp", "c", 2)
+    assert [(i.id, i.text) for i in store.items("sp", "c", "episode")] == [("episode-1", "kept")]
+    assert store.events("sp", "c") == []
+    assert store.derived_from("sp", "c", "episode-1") == []
+
+
+def test_spaces_and_conversations_are_isolated(store):
+    store.commit("a", "s", "c", 1, [item("episode-1", "alpha", 1)], [], [], {})
+    store.commit("b", "s", "c", 1, [item("episode-1", "beta", 1)], [], [], {})
+    assert [i.text for i in store.items("a", "c", "episode")] == ["alpha"]
+    assert [i.text for i in store.items("b", "c", "episode")] == ["beta"]
+
+
+@pytest.mark.parametrize("mode", ["dense", "lexical", "hybrid"])
+def test_search_modes_find_the_matching_item(store, mode):
+    texts = ["Ana adopted a puppy named Biscuit", "Ben started a pottery class", "The weather was rainy"]
+    store.commit("sp", "s", "c", 1, [item(f"episode-{i}", t, 1) for i, t in enumerate(texts)], [], [], {})
+    q = "pottery class"
+    hits = store.search_items("sp", "c", "episode", q, EMB.embed([q])[0], 2, mode)
+    assert hits[0][0].text == texts[1]
+    assert hits[0][1] >= hits[-1][1]
+
+
+def test_lexical_search_survives_query_syntax(store):
+    store.commit("sp", "s", "c", 1, [item("episode-1", "pottery class", 1)], [], [], {})
+    hits = store.search_items("sp", "c", "episode", 'what "pottery" (class)? AND OR -', EMB.embed(["x"])[0], 3,
+                              "lexical")
+    assert [h[0].id for h in hits] == ["episode-1"]
+
+
+def test_dimension_mismatch_names_the_fix(tmp_path):
+    LanceStore(str(tmp_path / "db"), dim=8).table("mem_episode")
+    with pytest.raises(StoreError, match="another --store path"):
+        LanceStore(str(tmp_path / "db"), dim=16).table("mem_episode")
+
+
+def test_missing_conversation_names_what_exists(store, tiny_conv):
+    store.save_conversation(tiny_conv)
+    assert store.load_conversation("tiny").turns == tiny_conv.turns
+    with pytest.raises(StoreError, match="have: tiny"):
+        store.load_conversation("nope")
