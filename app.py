@@ -1,0 +1,20 @@
+"""memcore workbench: `streamlit run app.py`. Builds the navigation; pages live in pages/."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui import nav, widgets
+
+st.set_page_config(page_title="memcore workbench", page_icon=":material/memory:", layout="wide")
+st.logo(str(nav.ROOT / "assets" / "logo.svg"), size="large")
+
+sections: dict[str, list] = {}
+for spec in nav.PAGES:
+    if spec.exists:
+        sections.setdefault(spec.section, []).append(
+            st.Page(spec.path, title=spec.title, icon=spec.icon, url_path=spec.url_path,
+                    default=spec.title == nav.HOME))
+current = st.navigation(sections)
+widgets.sidebar_status()
+current.run()

@@ -1,0 +1,79 @@
+"""CoM chains: gate score per chain position, the beta threshold and where each chain was cut."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from memcore.viz.safe import esc, shorten
+from memcore.viz.theme import MISS, style
+
+CHAIN_COLORS = ("#0072B2", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#D55E00")
+
+
+def _hover(tid: str, texts: dict[str, str] | None) -> str:
+    body = shorten(texts.get(tid, ""), 90) if texts else ""
+    return esc(f"{tid}: {body}" if body else tid)
+
+
+def chain_figure(structure: dict[str, Any], texts: dict[str, str] | None = None) -> go.Figure:
+    """One line per CoM chain: gate S(m) at each position, the threshold, and the cut (red x).
+
+    `texts` maps turn ids to their text for hover labels (escaped).
+    """
+    fig = go.Figure()
+    chains = structure.get("chains") or []
+    for ci, ch in enumerate(chains, start=1):
+        color = CHAIN_COLORS[(ci - 1) % len(CHAIN_COLORS)]
+        members, gates = ch.get("members", []), ch.get("gates", [])
+        xs = list(range(1, len(members) + 1))
+        fig.add_trace(go.Scatter(
+            x=xs, y=gates, mode="lines+markers+text", name=f"chain {ci}", text=[esc(m) for m in members],
+            textposition="top center", line={"color": color, "width": 3}, marker={"size": 11},
+            hovertext=[_hover(m, texts) for m in members], hovertemplate="%{hovertext}<br>gate %{y:.3f}<extra></extra>"))
+        thr_x, thr_y = [], []
+        for st in ch.get("steps", []):
+            if st.get("threshold") is not None:
+                thr_x.append(st["step"] + 1)
+                thr_y.append(st["threshold"])
+        if thr_x:
+            fig.add_trace(go.Scatter(x=thr_x, y=thr_y, mode="lines", name=f"chain {ci} threshold (beta x previous)",
+                                     line={"color": color, "width": 1.5, "dash": "dot"}, showlegend=ci == 1,
+                                     hovertemplate="threshold %{y:.3f}<extra></extra>"))
+        last = (ch.get("steps") or [{}])[-1]
+        if last.get("stopped") and last.get("best") and last.get("chosen") is None and last.get("gate") is not None:
+            fig.add_trace(go.Scatter(
+                x=[len(members) + 1], y=[last["gate"]], mode="markers+text", name="cut (gate below threshold)",
+                marker={"symbol": "x", "size": 16, "color": MISS, "line": {"width": 2}}, showlegend=ci == 1,
+                text=[esc(last["best"])], textposition="bottom center",
+                hovertext=[_hover(last["best"], texts) + "<br>" + esc(last.get("stop_reason", ""))],
+                hovertemplate="%{hovertext}<extra></extra>"))
+    fig.update_xaxes(title="position in chain (1 = anchor)", dtick=1)
+    fig.update_yaxes(title="gate S(m) = cos(m,q) x cos(m,C)")
+    beta = structure.get("beta")
+    return style(fig, f"CoM chains (beta = {beta})" if beta is not None else "CoM chains", height=380)
+
+
+def chain_table(structure: dict[str, Any]) -> pd.DataFrame:
+    """One row per chain: anchor, members, gates, why it stopped."""
+    rows = [{"chain": ci, "anchor": ch.get("anchor"), "members": " → ".join(ch.get("members", [])),
+             "gates": ", ".join(f"{g:.3f}" for g in ch.get("gates", [])), "stopped because": ch.get("stop_reason", ""),
+             "stop step": ch.get("stop_step")}
+            for ci, ch in enumerate(structure.get("chains") or [], start=1)]
+    return pd.DataFrame(rows, columns=["chain", "anchor", "members", "gates", "stopped because", "stop step"])
+
+
+def chain_steps_table(structure: dict[str, Any], chain: int = 1) -> pd.DataFrame:
+    """Every gate computed while growing one chain (step, candidate, relevance, consistency, gate, chosen)."""
+    chains = structure.get("chains") or []
+    if not 1 <= chain <= len(chains):
+        return pd.DataFrame(columns=["step", "candidate", "relevance", "consistency", "gate", "threshold", "chosen"])
+    rows = []
+    for st in chains[chain - 1].get("steps", []):
+        for c in st.get("candidates", []):
+            rows.append({"step": st["step"], "candidate": c["id"], "relevance": c["relevance"],
+                         "consistency": c["consistency"], "gate": c["gate"], "threshold": st.get("threshold"),
+                         "chosen": c["id"] == st.get("chosen")})
+    return pd.DataFrame(rows, columns=["step", "candidate", "relevance", "consistency", "gate", "threshold", "chosen"])

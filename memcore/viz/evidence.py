@@ -1,0 +1,106 @@
+"""Ask / Compare views: context with gold evidence marked, the missed-evidence table, cost by stage."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, is_dataclass
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from memcore.eval.diagnostics import evidence_recall, locate_missed_evidence, split_evidence
+from memcore.tokens import count_tokens
+from memcore.types import Answer, Trace
+from memcore.viz.safe import esc
+from memcore.viz.theme import STAGE_COLORS, stage_color, style, system_color
+
+STATUS_TEXT = {
+    "dropped": "dropped by a stage",
+    "not_in_pool": "never retrieved",
+    "not_in_context": "kept but not in the final context",
+}
+
+
+def context_table(trace: Trace, evidence: list[str] | str | None = None) -> pd.DataFrame:
+    """The retrieved context in order: one row per item, with gold evidence turns marked."""
+    gold = set(split_evidence(evidence))
+    rows = []
+    for i, it in enumerate(trace.items, start=1):
+        ev = [t for t in it.turn_ids if t in gold]
+        rows.append({"#": i, "evidence": "✔ " + ", ".join(ev) if ev else "", "origin": it.origin, "kind": it.kind,
+                     "id": it.id, "score": round(float(it.score), 4), "text": it.text,
+                     "turns": ", ".join(it.turn_ids[:12]) + (" …" if len(it.turn_ids) > 12 else "")})
+    return pd.DataFrame(rows, columns=["#", "evidence", "origin", "kind", "id", "score", "text", "turns"])
+
+
+def evidence_table(trace: Trace, evidence: list[str] | str | None, texts: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """One row per gold evidence turn: hit or miss, and the first context item that holds it."""
+    rows = []
+    for tid in split_evidence(evidence):
+        pos = next(((i, it) for i, it in enumerate(trace.items, start=1) if tid in it.turn_ids), None)
+        rows.append({"turn": tid, "result": "hit" if pos else "miss",
+                     "context position": pos[0] if pos else None, "in item": pos[1].id if pos else "",
+                     "text": (texts or {}).get(tid, "")})
+    return pd.DataFrame(rows, columns=["turn", "result", "context position", "in item", "text"])
+
+
+def missed_table(trace: Trace, evidence: list[str] | str | None, texts: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Why each missed gold evidence turn was lost: stage that dropped it, its rank and score, the reason."""
+    rows = []
+    for m in locate_missed_evidence(trace, evidence):
+        rows.append({"turn": m["turn_id"], "where lost": STATUS_TEXT.get(m["status"], m["status"]),
+                     "stage": m["stage"] or "", "rank": m["rank"],
+                     "score": None if m["score"] is None else round(float(m["score"]), 4),
+                     "candidate": m["candidate_id"] or "", "reason": m["reason"] or "",
+                     "text": (texts or {}).get(m["turn_id"], "")})
+    return pd.DataFrame(rows, columns=["turn", "where lost", "stage", "rank", "score", "candidate", "reason", "text"])
+
+
+def _usage_dict(u: Any) -> dict[str, Any]:
+    return asdict(u) if is_dataclass(u) else dict(u)
+
+
+def _tokens(u: Any) -> int:
+    d = _usage_dict(u)
+    return int(d.get("prompt_tokens", 0)) + int(d.get("completion_tokens", 0))
+
+
+def cost_bar(usage: Mapping[str, Mapping[str, Any]], title: str = "Tokens per question by stage") -> go.Figure:
+    """Stacked bar: for each system (x), tokens per stage (retrieval, answer, ...). Usage or dict values."""
+    stages = [s for s in STAGE_COLORS if any(s in u for u in usage.values())]
+    stages += sorted({s for u in usage.values() for s in u} - set(stages))
+    systems = list(usage)
+    fig = go.Figure()
+    for stage in stages:
+        ys = [_tokens(usage[s][stage]) if stage in usage[s] else 0 for s in systems]
+        calls = [_usage_dict(usage[s][stage]).get("calls", 0) if stage in usage[s] else 0 for s in systems]
+        fig.add_trace(go.Bar(x=[esc(s) for s in systems], y=ys, name=stage, marker_color=stage_color(stage),
+                             customdata=calls, hovertemplate=f"{stage}: %{{y}} tokens, %{{customdata}} calls<extra></extra>"))
+    fig.update_layout(barmode="stack")
+    fig.update_yaxes(title="tokens")
+    return style(fig, title, height=320)
+
+
+def answer_summary(system: str, answer: Answer, evidence: list[str] | str | None) -> dict[str, Any]:
+    """One row of the comparison table: answer, context size, evidence hits, tokens, latency."""
+    tr = answer.trace
+    rec = evidence_recall(tr, evidence)
+    gold = split_evidence(evidence)
+    hits = sum(t in set(tr.context_turn_ids()) for t in gold)
+    return {"system": system, "answer": answer.text, "context items": len(tr.items),
+            "context tokens": count_tokens(tr.context) if tr.context else 0,
+            "evidence hits": f"{hits}/{len(gold)}" if gold else "n/a",
+            "evidence recall": None if rec is None else round(rec, 3),
+            "tokens": sum(_tokens(u) for u in answer.usage.values()),
+            "LLM calls": sum(_usage_dict(u).get("calls", 0) for u in answer.usage.values()),
+            "latency ms": round(answer.latency_ms, 1), "error": answer.error}
+
+
+def compare_bar(rows: list[dict[str, Any]], metric: str = "context tokens") -> go.Figure:
+    """One bar per system for a comparison metric, in system colours."""
+    fig = go.Figure(go.Bar(x=[esc(r["system"]) for r in rows], y=[r.get(metric) or 0 for r in rows],
+                           marker_color=[system_color(r["system"]) for r in rows],
+                           hovertemplate=f"%{{x}}: %{{y}} {metric}<extra></extra>"))
+    fig.update_yaxes(title=metric)
+    return style(fig, metric.capitalize(), height=300)

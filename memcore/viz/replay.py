@@ -1,0 +1,169 @@
+"""Replay: per-step aggregates computed once from stored events, item versions and LLM calls.
+
+`build_replay` turns what the store holds for one (memory space, conversation) into a
+`ReplayData` that the Replay page slices by step without touching the store again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from memcore.types import Event
+from memcore.viz.safe import esc, shorten
+from memcore.viz.theme import event_color, kind_color, style, system_color
+
+EVENT_COLUMNS = ["step", "system", "event", "item_kind", "items", "turn_id", "reason", "data"]
+
+
+@dataclass
+class ReplayData:
+    """Everything the Replay page draws for one system and conversation, indexed by step."""
+
+    system: str
+    n_steps: int
+    counts: pd.DataFrame  # index step 0..n_steps, one column per memory kind
+    events: pd.DataFrame  # EVENT_COLUMNS, in order
+    event_counts: pd.DataFrame  # index step, one column per event kind
+    cost: pd.DataFrame  # index step: tokens, calls (cumulative construction usage)
+    cost_exact: bool = True
+    notes: list[str] = field(default_factory=list)
+
+    def events_at(self, step: int) -> pd.DataFrame:
+        """Events caused at one step."""
+        return self.events[self.events["step"] == step]
+
+
+def events_frame(events: Sequence[Event]) -> pd.DataFrame:
+    """Events as a table (text columns are plain strings, never HTML)."""
+    rows = [{"step": e.step, "system": e.system, "event": e.kind, "item_kind": e.item_kind,
+             "items": ", ".join(e.item_ids), "turn_id": e.turn_id, "reason": e.reason,
+             "data": json.dumps(e.data, ensure_ascii=False, default=str)[:2000]} for e in events]
+    return pd.DataFrame(rows, columns=EVENT_COLUMNS)
+
+
+def counts_by_step(versions: pd.DataFrame, n_steps: int) -> pd.DataFrame:
+    """Items alive at each step per kind, from version rows (kind, valid_from, valid_to)."""
+    idx = pd.RangeIndex(0, n_steps + 1, name="step")
+    if versions is None or versions.empty:
+        return pd.DataFrame(index=idx)
+    out = {}
+    for kind, g in versions.groupby("kind"):
+        delta = np.zeros(n_steps + 2, dtype=np.int64)
+        vf = np.clip(g["valid_from"].to_numpy(dtype=np.int64), 0, n_steps + 1)
+        vt = np.clip(g["valid_to"].to_numpy(dtype=np.int64), 0, n_steps + 1)
+        np.add.at(delta, vf, 1)
+        np.add.at(delta, vt, -1)
+        out[kind] = np.cumsum(delta)[: n_steps + 1]
+    return pd.DataFrame(out, index=idx)
+
+
+def calls_by_step(calls: pd.DataFrame, n_steps: int,
+                  step_times: Sequence[tuple[int, float]] | None = None) -> tuple[pd.DataFrame, bool]:
+    """Cumulative construction tokens and calls per step, and whether the step mapping is exact.
+
+    Uses a `step` column when the ledger has one; else the ingest's step end times when the
+    app recorded them; else spreads calls evenly over the steps in time order (approximate).
+    """
+    idx = pd.RangeIndex(0, n_steps + 1, name="step")
+    if calls is None or calls.empty:
+        return pd.DataFrame({"tokens": 0, "calls": 0}, index=idx), True
+    c = calls.sort_values("ts")
+    tokens = (c["prompt_tokens"] + c["completion_tokens"]).to_numpy()
+    n_calls = (~c["cache_hit"].astype(bool)).astype(int).to_numpy()
+    exact = True
+    if "step" in c.columns and c["step"].notna().all():
+        steps = c["step"].astype(int).to_numpy()
+    elif step_times:
+        st_steps = np.array([s for s, _ in step_times])
+        st_ts = np.array([t for _, t in step_times])
+        pos = np.searchsorted(st_ts, c["ts"].to_numpy(), side="left")
+        steps = st_steps[np.clip(pos, 0, len(st_steps) - 1)]
+    else:
+        exact = False
+        steps = np.ceil((np.arange(len(c)) + 1) * n_steps / len(c)).astype(int)
+    per = pd.DataFrame({"step": np.clip(steps, 0, n_steps), "tokens": tokens, "calls": n_calls})
+    per = per.groupby("step").sum().reindex(idx, fill_value=0)
+    return per.cumsum(), exact
+
+
+def build_replay(system: str, events: Sequence[Event], versions: pd.DataFrame, calls: pd.DataFrame,
+                 n_steps: int, step_times: Sequence[tuple[int, float]] | None = None) -> ReplayData:
+    """All per-step aggregates for one system's ingest of one conversation."""
+    ev = events_frame(events)
+    idx = pd.RangeIndex(0, n_steps + 1, name="step")
+    ec = (ev.groupby(["step", "event"]).size().unstack(fill_value=0).reindex(idx, fill_value=0)
+          if not ev.empty else pd.DataFrame(index=idx))
+    cost, exact = calls_by_step(calls, n_steps, step_times)
+    notes = [] if exact else ["token and call curves are approximate: the usage ledger has no step per call, "
+                              "so calls are spread evenly over the steps in time order"]
+    return ReplayData(system, n_steps, counts_by_step(versions, n_steps), ev, ec, cost, exact, notes)
+
+
+def _step_line(fig: go.Figure, step: int | None) -> None:
+    if step is not None:
+        fig.add_vline(x=step, line_width=2, line_dash="dash", line_color="#333333")
+
+
+def layer_counts_figure(data: dict[str, ReplayData] | ReplayData, step: int | None = None) -> go.Figure:
+    """Items per memory kind over the steps (one line per kind; dashes distinguish systems)."""
+    data = {data.system: data} if isinstance(data, ReplayData) else data
+    fig = go.Figure()
+    dashes = ["solid", "dot", "dash", "longdash", "dashdot"]
+    for i, (sysname, rd) in enumerate(data.items()):
+        for kind in rd.counts.columns:
+            fig.add_trace(go.Scatter(
+                x=rd.counts.index, y=rd.counts[kind], mode="lines", name=f"{sysname} · {kind}",
+                line={"color": kind_color(kind), "width": 3, "dash": dashes[i % len(dashes)]},
+                hovertemplate=f"{esc(sysname)} {esc(kind)}: %{{y}} at step %{{x}}<extra></extra>"))
+        if rd.counts.columns.empty:
+            fig.add_trace(go.Scatter(x=[0, rd.n_steps], y=[0, 0], mode="lines", name=f"{sysname} · (no items)",
+                                     line={"color": system_color(sysname), "width": 2, "dash": "dot"}))
+    _step_line(fig, step)
+    fig.update_xaxes(title="step (turn)")
+    fig.update_yaxes(title="items in memory", rangemode="tozero")
+    return style(fig, "Memory layers over time")
+
+
+def cumulative_cost_figure(data: dict[str, ReplayData], step: int | None = None,
+                           metric: str = "tokens") -> go.Figure:
+    """Cumulative construction tokens (or LLM calls) per system over the steps."""
+    fig = go.Figure()
+    for sysname, rd in data.items():
+        fig.add_trace(go.Scatter(
+            x=rd.cost.index, y=rd.cost[metric], mode="lines", name=sysname + ("" if rd.cost_exact else " (approx.)"),
+            line={"color": system_color(sysname), "width": 3},
+            hovertemplate=f"{esc(sysname)}: %{{y}} {metric} by step %{{x}}<extra></extra>"))
+    _step_line(fig, step)
+    fig.update_xaxes(title="step (turn)")
+    fig.update_yaxes(title=f"construction {'tokens' if metric == 'tokens' else 'LLM calls'}", rangemode="tozero")
+    return style(fig, "Construction cost so far", height=320)
+
+
+def event_strip_figure(data: dict[str, ReplayData], step: int | None = None) -> go.Figure:
+    """Event counts per step, stacked by event kind, one row of bars per system."""
+    fig = go.Figure()
+    seen: set[str] = set()
+    for sysname, rd in data.items():
+        for kind in rd.event_counts.columns:
+            y = rd.event_counts[kind]
+            fig.add_trace(go.Bar(x=rd.event_counts.index, y=y, name=kind, legendgroup=kind,
+                                 showlegend=kind not in seen, marker_color=event_color(kind),
+                                 offsetgroup=sysname,
+                                 hovertemplate=f"{esc(sysname)} {esc(kind)}: %{{y}} at step %{{x}}<extra></extra>"))
+            seen.add(kind)
+    _step_line(fig, step)
+    fig.update_layout(barmode="stack")
+    fig.update_xaxes(title="step (turn)")
+    fig.update_yaxes(title="events")
+    return style(fig, "Events per step", height=280)
+
+
+def turn_caption(speaker: str, text: str, turn_id: str, date: str) -> str:
+    """One-line description of a turn (plain text, for st.text / tables)."""
+    return f"[{turn_id} · {date}] {speaker}: {shorten(text, 400)}"

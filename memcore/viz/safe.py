@@ -1,0 +1,33 @@
+"""Escaping for every place conversation or memory text meets HTML, Markdown or a <script> block."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&:])")
+
+
+def esc(text: Any) -> str:
+    """HTML-escape any value (quotes included), so it renders as inert text."""
+    return html.escape("" if text is None else str(text), quote=True)
+
+
+def md_escape(text: Any) -> str:
+    """Escape Markdown syntax so text shows literally: no links, images, HTML or formatting."""
+    s = "" if text is None else str(text)
+    return _MD_SPECIAL.sub(r"\\\1", s).replace("\n", "  \n")
+
+
+def script_json(obj: Any) -> str:
+    """JSON that is safe inside an HTML <script> element (no "</script>" or "<!--" break-out)."""
+    s = json.dumps(obj, ensure_ascii=False, default=str)
+    return s.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def shorten(text: Any, n: int = 80) -> str:
+    """Text cut to n characters with an ellipsis (not escaped)."""
+    s = " ".join(("" if text is None else str(text)).split())
+    return s if len(s) <= n else s[: n - 1] + "…"

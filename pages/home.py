@@ -1,0 +1,54 @@
+"""Home: load a conversation, choose the LLM provider, see where things are stored."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from ui import nav, state, widgets
+
+st.title("memcore workbench")
+st.caption("Watch LLM-agent memory at work: replay a conversation as memory systems build their "
+           "memories, ask questions and see why evidence was found or missed, compare systems.")
+
+wb = state.workbench_or_stop()
+
+st.subheader("1 · Conversation")
+widgets.dataset_loader(wb)
+conv = widgets.conversation_picker(wb)
+if conv is not None:
+    sessions = conv.sessions()
+    c = st.columns(4)
+    c[0].metric("Turns", len(conv.turns))
+    c[1].metric("Sessions", len(sessions))
+    c[2].metric("Questions", len(conv.questions))
+    c[3].metric("Speakers", len(conv.speakers))
+    t1, t2 = st.tabs(["Turns", "Questions"])
+    t1.dataframe(pd.DataFrame([{"turn": t.turn_id, "date": t.session_date, "speaker": t.speaker,
+                                "text": t.content} for t in conv.turns]), hide_index=True, height=260)
+    t2.dataframe(pd.DataFrame([{"id": q.id, "category": q.category_name, "question": q.text,
+                                "gold answer": q.answer, "evidence": ", ".join(q.evidence)}
+                               for q in conv.questions]), hide_index=True, height=260)
+
+st.subheader("2 · LLM provider")
+st.caption("The default offline engine answers every LLM role with deterministic rules, no model: "
+           "results are labelled **offline engine (rule-based, no LLM)** wherever they appear.")
+widgets.provider_form()
+
+st.subheader("3 · Status")
+s = state.settings()
+st.dataframe(pd.DataFrame([
+    {"setting": "LLM", "value": wb.provider_label},
+    {"setting": "store", "value": wb.store.uri},
+    {"setting": "embedder", "value": wb.embedder.name},
+    {"setting": "systems", "value": ", ".join(wb.systems())},
+    {"setting": "API key", "value": "set for this session" if s.openai_api_key else "none"},
+]), hide_index=True)
+if conv is not None:
+    rows = []
+    for name in wb.systems():
+        step, done = state.ingest_status(wb, name, conv)
+        rows.append({"system": name, "memory built": "yes" if done else f"{step}/{len(conv.turns)} turns"})
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    if nav.page(nav.REPLAY).exists:
+        st.page_link(nav.page(nav.REPLAY).path, label="Next: replay the conversation", icon=":material/arrow_forward:")

@@ -1,0 +1,28 @@
+"""Replay: build memories once, then scrub through the conversation and watch them grow."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui import state, widgets
+from ui.replay_view import replay_viewer
+
+st.title("Replay")
+st.caption("Each step is one turn. Memory is built once (resumable, cancellable); scrubbing and "
+           "playing only read the stored events, so stepping is instant.")
+
+wb = state.workbench_or_stop()
+with st.sidebar:
+    conv = widgets.conversation_picker(wb)
+if conv is None:
+    st.stop()
+default = [s for s in wb.systems() if s not in ("full_context", "naive_rag", "naive_rag_session")] or ["naive_rag"]
+systems = widgets.system_picker("Systems", default, key="replay_systems")
+if not systems:
+    st.stop()
+built = [s for s in systems if state.ingest_status(wb, s, conv)[1]]
+widgets.ingest_panel(wb, conv, systems)
+if not built:
+    st.stop()
+data = {s: state.replay_data(wb, s, conv) for s in built}
+replay_viewer(wb, conv, data)

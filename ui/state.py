@@ -1,0 +1,203 @@
+"""Cached accessors: one Workbench per process and settings, replay aggregates per memory space."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from memcore.settings import Settings
+from memcore.store import sql_str
+from memcore.store_schema import INF_STEP
+from memcore.types import Answer, Conversation, Question
+from memcore.viz.replay import ReplayData, build_replay
+from memcore.workbench import Workbench
+from ui import jobs
+
+PROVIDER_LABELS = {
+    "offline": "offline engine (rule-based, no LLM)",
+    "openai": "OpenAI-compatible endpoint",
+    "local": "local SmolLM2 (llama.cpp)",
+}
+
+
+@dataclass(frozen=True)
+class ProviderChoice:
+    """What the user picked on Home; the API key lives only in this browser session."""
+
+    provider: str = ""
+    model: str = ""
+    base_url: str = ""
+
+
+def settings() -> Settings:
+    """Environment settings overridden by the provider chosen in this session."""
+    base = Settings()
+    pc: ProviderChoice | None = st.session_state.get("provider_choice")
+    if pc is None or not pc.provider:
+        return base
+    key = st.session_state.get("openai_key", "") or base.openai_api_key
+    return base.with_(llm_provider=pc.provider, llm_model=pc.model or base.llm_model,
+                      openai_base_url=pc.base_url, openai_api_key=key)
+
+
+@st.cache_resource(show_spinner="Opening the store and loading the embedder…", max_entries=8)
+def _workbench(store_uri: str, embedder: str, provider: str, model: str, base_url: str,
+               key_fingerprint: str, _settings: Settings) -> Workbench:
+    return Workbench(_settings)
+
+
+def workbench() -> Workbench:
+    """The Workbench for the current settings (created once per process and settings)."""
+    s = settings()
+    fp = hashlib.sha256(s.openai_api_key.encode()).hexdigest()[:12] if s.openai_api_key else ""
+    return _workbench(s.store_uri, s.embedder, s.provider, s.llm_model, s.openai_base_url, fp, s)
+
+
+def workbench_or_stop() -> Workbench:
+    """The Workbench, or an error naming the fix and a stopped page."""
+    try:
+        return workbench()
+    except Exception as e:  # noqa: BLE001 - configuration problems are shown, not raised
+        st.error(f"Cannot start memcore: {e}")
+        st.stop()
+        raise
+
+
+# ---------------------------------------------------------------- conversations
+def conversation(wb: Workbench, conv_id: str) -> Conversation:
+    """A stored conversation, parsed once per session."""
+    cache: dict = st.session_state.setdefault("_convs", {})
+    key = (wb.store.uri, conv_id)
+    if key not in cache:
+        cache[key] = wb.conversation(conv_id)
+    return cache[key]
+
+
+def current_conversation(wb: Workbench) -> Conversation | None:
+    """The conversation chosen on Home (the demo when nothing was chosen yet and it is stored)."""
+    conv_id = st.session_state.get("conv_id")
+    stored = list(wb.store.conversations()["conv_id"])
+    if conv_id not in stored:
+        conv_id = "demo" if "demo" in stored else (stored[0] if stored else None)
+    if conv_id is None:
+        return None
+    st.session_state["conv_id"] = conv_id
+    return conversation(wb, conv_id)
+
+
+def forget_conversation(conv_id: str) -> None:
+    """Drop a parsed conversation (after it was reloaded from a file)."""
+    cache: dict = st.session_state.setdefault("_convs", {})
+    for k in [k for k in cache if k[1] == conv_id]:
+        del cache[k]
+
+
+# ----------------------------------------------------------------------- ingest
+def space_of(wb: Workbench, system: str, conv: Conversation) -> str:
+    """The memory space a system's ingest of a conversation writes to."""
+    return wb.system(system, conv, restore=False).space
+
+
+def ingest_status(wb: Workbench, system: str, conv: Conversation) -> tuple[int, bool]:
+    """(last committed step, complete) of a system's ingest."""
+    ck = wb.store.checkpoint(space_of(wb, system, conv), conv.id)
+    return (ck["step"], ck["done"]) if ck else (0, False)
+
+
+def ingest_job_id(conv: Conversation) -> str:
+    """The id of the ingest job for a conversation."""
+    return f"ingest:{conv.id}"
+
+
+def start_ingest(wb: Workbench, systems: list[str], conv: Conversation) -> jobs.Job:
+    """Ingest systems one after another in the background (resumes; cancel stops after a commit)."""
+
+    def run(job: jobs.Job) -> dict[str, Any]:
+        n = len(conv.turns)
+        job.total = n * len(systems)
+        reports = {}
+        for i, name in enumerate(systems):
+            if job.stop.is_set():
+                break
+            job.message = f"{name}: building memory"
+            space = space_of(wb, name, conv)
+            times: list[tuple[int, float]] = []
+
+            def progress(step: int, total: int, _evs: list, i: int = i, times: list = times) -> None:
+                job.done = i * n + step
+                times.append((step, time.time()))
+
+            rep = wb.ingest(name, conv, progress=progress, should_stop=job.stop.is_set)
+            if rep.complete and times and times[0][0] == 1:
+                times.append((n + 1, time.time()))
+                jobs.STEP_TIMES[(space, conv.id)] = times
+            reports[name] = rep
+            job.done = (i + 1) * n if rep.complete else job.done
+        job.message = "cancelled: committed work is kept; building again resumes" if job.stop.is_set() else "done"
+        return reports
+
+    return jobs.start(ingest_job_id(conv), f"Building memory of {conv.id}", run)
+
+
+# ----------------------------------------------------------------------- replay
+def item_versions(wb: Workbench, space: str, conv_id: str) -> pd.DataFrame:
+    """Every stored item version (kind, id, valid_from, valid_to) of a memory space."""
+    where = f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)}"
+    frames = []
+    for name in wb.store.table_names():
+        if name.startswith("mem_"):
+            df = (wb.store.table(name).search().where(where).select(["id", "valid_from", "valid_to"])
+                  .limit(None).to_pandas())
+            if len(df):
+                frames.append(df.assign(kind=name[4:]))
+    if not frames:
+        return pd.DataFrame(columns=["id", "valid_from", "valid_to", "kind"])
+    out = pd.concat(frames, ignore_index=True)
+    out.loc[out["valid_to"] >= INF_STEP, "valid_to"] = INF_STEP
+    return out
+
+
+@st.cache_data(show_spinner="Reading stored events…", max_entries=64)
+def _replay(_wb: Workbench, store_uri: str, provider: str, system: str, space: str, conv_id: str,
+            n_steps: int, ck_step: int) -> ReplayData:
+    events = _wb.store.events(space, conv_id)
+    calls = _wb.store.llm_calls(
+        f"system = {sql_str(system)} AND conv_id = {sql_str(conv_id)} AND stage = 'construction' "
+        f"AND provider = {sql_str(provider)}")
+    return build_replay(system, events, item_versions(_wb, space, conv_id), calls, n_steps,
+                        jobs.STEP_TIMES.get((space, conv_id)))
+
+
+def replay_data(wb: Workbench, system: str, conv: Conversation) -> ReplayData:
+    """Per-step aggregates of a system's stored ingest (computed once per checkpoint)."""
+    space = space_of(wb, system, conv)
+    ck = wb.store.checkpoint(space, conv.id)
+    return _replay(wb, wb.store.uri, wb.llm.provider.name, system, space, conv.id, len(conv.turns) + 1,
+                   ck["step"] if ck else -1)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def items_at(_wb: Workbench, store_uri: str, space: str, conv_id: str, kind: str, step: int) -> list:
+    """Items of one kind as they were at a step (for growth views)."""
+    return _wb.store.items(space, conv_id, kind, at_step=step, with_vectors=False)
+
+
+# ---------------------------------------------------------------------- answers
+def ask(wb: Workbench, system: str, conv: Conversation, question: Question) -> Answer:
+    """A system's answer, computed once per session, question and provider."""
+    cache: dict = st.session_state.setdefault("_answers", {})
+    key = (wb.store.uri, wb.provider_label, system, conv.id, question.id, question.text)
+    if key not in cache:
+        cache[key] = wb.ask(system, conv, question)
+    return cache[key]
+
+
+def answers_for(conv: Conversation, question: Question) -> dict[str, Answer]:
+    """Answers already computed this session for one question, by system."""
+    cache: dict = st.session_state.get("_answers", {})
+    return {k[2]: v for k, v in cache.items() if k[3] == conv.id and k[4] == question.id and k[5] == question.text}

@@ -1,0 +1,165 @@
+"""Shared Streamlit widgets: sidebar status, provider form, dataset loader, job progress, text."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import streamlit as st
+
+from memcore.types import Conversation, Question
+from memcore.viz.safe import md_escape
+from memcore.workbench import Workbench
+from ui import jobs, state
+
+FORMATS = ("auto", "locomo", "longmemeval", "jsonl")
+
+
+def text(s: str) -> None:
+    """Conversation or memory text shown literally (Markdown syntax and HTML escaped)."""
+    st.markdown(md_escape(s))
+
+
+def provider_badge(wb: Workbench) -> str:
+    """What answers LLM roles, in words."""
+    return wb.provider_label
+
+
+def sidebar_status() -> None:
+    """Store, provider and conversation in the sidebar of every page."""
+    with st.sidebar:
+        try:
+            wb = state.workbench()
+        except Exception as e:  # noqa: BLE001
+            st.error(f"memcore is not ready: {e}")
+            return
+        st.caption(f"**LLM:** {md_escape(wb.provider_label)}")
+        st.caption(f"**Store:** `{wb.store.uri}` · **Embedder:** {md_escape(wb.embedder.name)}")
+        conv_id = st.session_state.get("conv_id")
+        if conv_id:
+            st.caption(f"**Conversation:** {md_escape(conv_id)}")
+
+
+def provider_form() -> None:
+    """Choose the LLM provider; the API key stays in this browser session only."""
+    cur: state.ProviderChoice = st.session_state.get("provider_choice") or state.ProviderChoice()
+    base = state.settings()
+    options = list(state.PROVIDER_LABELS)
+    with st.form("provider"):
+        prov = st.radio("LLM provider", options, index=options.index(cur.provider or base.provider)
+                        if (cur.provider or base.provider) in options else 0,
+                        format_func=state.PROVIDER_LABELS.__getitem__, horizontal=True)
+        c1, c2 = st.columns(2)
+        url = c1.text_input("Base URL (OpenAI-compatible)", cur.base_url or base.openai_base_url,
+                            placeholder="https://api.openai.com/v1")
+        model = c2.text_input("Model", cur.model or base.llm_model)
+        key = st.text_input("API key", type="password", placeholder="kept in this session only, never stored",
+                            help="Held in memory for this browser session; never written to disk.")
+        if st.form_submit_button("Use this provider"):
+            st.session_state["provider_choice"] = state.ProviderChoice(prov, model, url)
+            if key:
+                st.session_state["openai_key"] = key
+            st.rerun()
+
+
+def dataset_loader(wb: Workbench) -> None:
+    """Load the demo, an uploaded file or a path; the loaded conversations are stored."""
+    c1, c2 = st.columns([1, 2])
+    if c1.button("Load the built-in demo", type="primary", icon=":material/play_circle:"):
+        conv = wb.load_demo()
+        state.forget_conversation(conv.id)
+        st.session_state["conv_id"] = conv.id
+        st.toast(f"Demo loaded: {len(conv.turns)} turns, {len(conv.questions)} questions")
+    with c2.expander("Load a dataset file (LoCoMo, LongMemEval, JSONL chat log)"):
+        fmt = st.selectbox("Format", FORMATS, help="auto detects the format from the file")
+        up = st.file_uploader("Upload", type=["json", "jsonl", "ndjson"])
+        path = st.text_input("…or a path on the server", placeholder="../shared/datasets/locomo/locomo10.json")
+        if st.button("Load file"):
+            _load(wb, up, path, None if fmt == "auto" else fmt)
+
+
+def _load(wb: Workbench, up, path: str, fmt: str | None) -> None:  # noqa: ANN001 - UploadedFile
+    try:
+        if up is not None:
+            with tempfile.TemporaryDirectory() as d:
+                p = Path(d) / Path(up.name).name
+                p.write_bytes(up.getvalue())
+                convs = wb.load(p, fmt)
+        elif path.strip():
+            convs = wb.load(path.strip(), fmt)
+        else:
+            st.warning("Choose a file to upload or type a path.")
+            return
+    except Exception as e:  # noqa: BLE001 - loaders name the file, field and fix
+        st.error(str(e))
+        return
+    for c in convs:
+        state.forget_conversation(c.id)
+    st.session_state["conv_id"] = convs[0].id
+    st.success(f"Loaded {len(convs)} conversation(s): {', '.join(c.id for c in convs[:10])}")
+
+
+def conversation_picker(wb: Workbench) -> Conversation | None:
+    """Select among stored conversations; returns the chosen one."""
+    stored = wb.store.conversations()
+    if stored.empty:
+        st.info("No conversation yet: load the demo on Home.")
+        return None
+    ids = list(stored["conv_id"])
+    conv = state.current_conversation(wb)
+    pick = st.selectbox("Conversation", ids, index=ids.index(conv.id) if conv else 0, key="_conv_pick")
+    if pick != st.session_state.get("conv_id"):
+        st.session_state["conv_id"] = pick
+    return state.conversation(wb, pick)
+
+
+def system_picker(label: str, default: Sequence[str], key: str) -> list[str]:
+    """Multiselect over registered systems."""
+    names = Workbench.systems()
+    return st.multiselect(label, names, default=[d for d in default if d in names] or names[:1], key=key)
+
+
+def question_picker(conv: Conversation, key: str) -> Question | None:
+    """A dataset question or free text."""
+    mode = st.segmented_control("Question", ["dataset question", "free text"], default="dataset question",
+                                key=f"{key}_mode")
+    if mode == "free text" or not conv.questions:
+        q = st.text_input("Your question", key=f"{key}_free")
+        return Question(id="adhoc", conv_id=conv.id, text=q, answer="") if q.strip() else None
+    labels = {q.id: f"[{q.category_name}] {q.text}" for q in conv.questions}
+    qid = st.selectbox("Pick a question", list(labels), format_func=labels.__getitem__, key=f"{key}_pick")
+    return next(q for q in conv.questions if q.id == qid)
+
+
+def ingest_panel(wb: Workbench, conv: Conversation, systems: list[str]) -> bool:
+    """Status of each system's memory, a build button with progress and cancel; True when all built."""
+    status = {s: state.ingest_status(wb, s, conv) for s in systems}
+    todo = [s for s, (_, done) in status.items() if not done]
+    job = jobs.get(state.ingest_job_id(conv))
+    if job is not None and job.running:
+        _job_progress(job.id)
+        return False
+    if job is not None and job.status in (jobs.FAILED, jobs.CANCELLED):
+        (st.error if job.status == jobs.FAILED else st.warning)(f"{job.title}: {job.error or job.message}")
+    if todo:
+        parts = [f"{s} ({step}/{len(conv.turns)})" for s, (step, _) in status.items() if s in todo]
+        st.info("Memory not built yet for: " + ", ".join(parts))
+        if st.button(f"Build memory ({len(todo)} system(s))", type="primary", icon=":material/construction:"):
+            state.start_ingest(wb, todo, conv)
+            st.rerun()
+        return False
+    return True
+
+
+@st.fragment(run_every=0.5)
+def _job_progress(job_id: str) -> None:
+    job = jobs.get(job_id)
+    if job is None:
+        return
+    if not job.running:
+        st.rerun()
+    st.progress(job.fraction, text=f"{job.message} · {job.done}/{job.total} turns")
+    if st.button("Cancel", icon=":material/stop_circle:", key=f"cancel_{job_id}"):
+        job.cancel()
+        st.toast("Stopping after the next commit; what is built so far is kept.")
