@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# memcore in one command.
+#   ./run.sh          install into .venv (first time) and start the app on the demo at http://127.0.0.1:8501
+#   ./run.sh test     install everything the tests need and run the whole test suite
+set -euo pipefail
+cd "$(dirname "$0")"
+bash scripts/setup.sh
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+case "${1:-app}" in
+  app)
+    shift || true
+    exec .venv/bin/streamlit run app.py --server.address 127.0.0.1 --server.port "${PORT:-8501}" "$@"
+    ;;
+  test)
+    shift
+    # Browser tests drive Debian's chromium; the local-LLM test needs llama-cpp-python built once.
+    bash scripts/install-browser.sh || echo "note: chromium not installed; browser tests will skip"
+    if [ "${MEMCORE_SKIP_LOCAL_LLM:-0}" != "1" ]; then
+      bash scripts/install-local-llm.sh || echo "note: local LLM not installed; its tests will skip"
+    fi
+    set +e
+    .venv/bin/python -m pytest -q -ra "$@"
+    rc=$?
+    set -e
+    if [ "$rc" -eq 5 ]; then echo "pytest collected no tests"; exit 0; fi
+    exit "$rc"
+    ;;
+  *)
+    echo "usage: ./run.sh [app|test] [extra args]" >&2
+    exit 2
+    ;;
+esac
