@@ -83,7 +83,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         pa.field("conv_id", pa.string()), pa.field("provider", pa.string()), pa.field("model", pa.string()),
         pa.field("prompt_tokens", pa.int32()), pa.field("completion_tokens", pa.int32()),
         pa.field("latency_ms", pa.float64()), pa.field("cache_hit", pa.bool_()), pa.field("ok", pa.bool_()),
-        pa.field("error", pa.string()), pa.field("ts", pa.float64()),
+        pa.field("error", pa.string()), pa.field("step", pa.int32()), pa.field("ts", pa.float64()),
     ]),
     "results": pa.schema([
         pa.field("key", pa.string()), pa.field("run_id", pa.string()), pa.field("system", pa.string()),

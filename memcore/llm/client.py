@@ -65,6 +65,7 @@ class LLMClient:
         self.cache = cache
         self.system = system
         self.conv_id = conv_id
+        self.step = 0  # set by the system during ingest, recorded with each call
 
     @property
     def label(self) -> str:
@@ -163,7 +164,7 @@ class LLMClient:
             role=role, stage=stage, system=self.system, conv_id=self.conv_id,
             provider=self.provider.name, model=chat.model or self.provider.model,
             prompt_tokens=chat.prompt_tokens, completion_tokens=chat.completion_tokens,
-            latency_ms=latency, cache_hit=cache_hit, ok=not error, error=error,
+            latency_ms=latency, cache_hit=cache_hit, ok=not error, error=error, step=self.step,
         ))
 
 

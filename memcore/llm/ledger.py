@@ -26,6 +26,7 @@ class CallRecord:
     cache_hit: bool = False
     ok: bool = True
     error: str = ""
+    step: int = 0  # ingest step (turn index + 1) for construction calls, else 0
     ts: float = field(default_factory=time.time)
 
     def to_dict(self) -> dict:

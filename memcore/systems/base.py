@@ -107,6 +107,7 @@ class BaseSystem:
     def ingest(self, turn: Turn) -> list[Event]:
         """Process one turn (step = turn.index + 1) and return the events it caused."""
         self.step, self.turn = turn.index + 1, turn
+        self.llm.step = self.step
         self._events = []
         self.on_turn(turn)
         return self._take_events()
@@ -114,6 +115,7 @@ class BaseSystem:
     def finish(self) -> list[Event]:
         """End of conversation: step = number of turns + 1."""
         self.step, self.turn = len(self.conv.turns) + 1, None
+        self.llm.step = self.step
         self._events = []
         self.on_finish()
         return self._take_events()
@@ -198,6 +200,7 @@ class BaseSystem:
 
     def answer(self, question: Question) -> Answer:
         """Retrieve, then answer from the rendered context with the `answer` role."""
+        self.llm.step = 0
         t0, mark = time.perf_counter(), self.llm.ledger.mark()
         trace = self.retrieve(question)
         if not trace.context:
