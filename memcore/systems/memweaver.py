@@ -1,0 +1,252 @@
+"""MemWeaver (paper 004): temporal knowledge graph + experience clusters + passages, dual-channel retrieval.
+
+Per turn (unit = one turn, timestamp = session date): a passage node "[date] Speaker: text";
+entities (`mw_entities`), resolved by exact alias then SequenceMatcher ratio >= 0.7, linked to
+the passage by `contains` edges; relations between them (`mw_relations`); one absolute time
+per relation (`mw_time`); duplicate (src, rel, tgt, time) dropped. At each session's last
+turn: the session review (`mw_review`: add / update / deny), a dedup pass, and the session's
+experience window. Experience memory: memweaver_experience. Retrieval: memweaver_retrieval.
+The graph lives in networkx (memweaver_graph) and is rebuilt from the stored items on restore.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from memcore.systems import register_system
+from memcore.systems.base import BaseSystem, SystemConfig, query_field
+from memcore.systems.memweaver_experience import ExperienceMemory
+from memcore.systems.memweaver_graph import GraphMemory, Resolution, norm_name, review_session
+from memcore.types import MemoryItem, Question, Trace, Turn
+
+
+@dataclass
+class MemWeaverConfig(SystemConfig):
+    """Paper defaults (README: MemWeaver). Retrieval budgets only affect queries."""
+
+    entity_sim: float = 0.7  # entity resolution: SequenceMatcher ratio to merge with an alias
+    window: int = 12  # experience window and pending re-cluster size
+    eps: float = 0.3  # DBSCAN eps (cosine distance)
+    min_samples: int = 2
+    recluster_rounds: int = 3
+    join_sim: float = 0.8  # route: join directly at or above
+    route_sim: float = 0.5  # route: shortlist for the router at or above
+    router_top: int = 5
+    buffer: int = 5  # cluster add buffer that triggers re-induction
+    review: bool = True  # session-level review
+    seed_triples: int = query_field(6)
+    hops: int = query_field(1)
+    keep_triples: int = query_field(36)
+    passages: int = query_field(6)
+    forced_global: int = query_field(2)
+    global_pool: int = query_field(18)
+    experiences: int = query_field(6)
+
+
+@register_system
+class MemWeaverSystem(BaseSystem):
+    """Tri-layer memory: graph (entities, relations), passages, experiences; dual-channel retrieval."""
+
+    name = "memweaver"
+    title = "MemWeaver"
+    paper = "004"
+    config_class = MemWeaverConfig
+    kinds = ("entity", "relation", "passage", "experience")
+
+    def __init__(self, *a: Any, **kw: Any) -> None:
+        super().__init__(*a, **kw)
+        self.graph = GraphMemory()
+        self.exp = ExperienceMemory(self)
+        self.session_relations: list[str] = []
+        self._turn_vecs: dict[str, np.ndarray] | None = None
+        self._turns = {t.turn_id: t for t in self.conv.turns}
+
+    # --------------------------------------------------------------- helpers
+    def turn_vector(self, turn_id: str) -> np.ndarray:
+        """The shared turn embedding (from the store's `turns` table; embedded when absent)."""
+        if self._turn_vecs is None:
+            ids, mat = self.store.turn_matrix(self.conv.id)
+            self._turn_vecs = {t: np.asarray(v, dtype=np.float32) for t, v in zip(ids, mat, strict=True)}
+        if turn_id not in self._turn_vecs:
+            t = self._turns[turn_id]
+            self._turn_vecs[turn_id] = self.embed_one(f"{t.speaker}: {t.content}")
+        return self._turn_vecs[turn_id]
+
+    def turn_line(self, turn_id: str) -> str:
+        """"Speaker: text" of a turn."""
+        t = self._turns[turn_id]
+        return f"{t.speaker}: {t.content}"
+
+    def turn_unit(self, turn_id: str) -> dict[str, str]:
+        """A turn as a record for the experience roles."""
+        t = self._turns[turn_id]
+        return {"id": turn_id, "speaker": t.speaker, "text": t.content, "date": t.session_date}
+
+    def _embed(self, texts: list[str]) -> list[np.ndarray]:
+        return list(self.embedder.embed(texts)) if texts else []
+
+    # ------------------------------------------------------------------ turn
+    def on_turn(self, turn: Turn) -> None:
+        nxt = self.conv.turns[turn.index + 1] if turn.index + 1 < len(self.conv.turns) else None
+        session_end = nxt is None or nxt.session != turn.session
+        self.write_graph(turn)
+        self.exp.add_turn(turn.turn_id, session_end)
+        if session_end:
+            self.end_session(turn)
+
+    def write_graph(self, turn: Turn) -> None:
+        """Passage node, entities, relations and their times for one turn."""
+        passage = self.new_item("passage", turn.render(), [turn.turn_id], [turn.turn_id],
+                                vector=self.turn_vector(turn.turn_id), speaker=turn.speaker, session=turn.session,
+                                turn=turn.turn_id, date=turn.session_date, entities=[])
+        self.emit("created", [passage], "passage node for the turn (vector = the shared turn embedding)")
+        dialogue = f"Date/Time: {turn.session_date}\nSpeaker {turn.speaker} says: {turn.content}"
+        base = {"dialogue": dialogue, "speaker": turn.speaker, "text": turn.content,
+                "speakers": list(self.conv.speakers), "date": turn.session_date}
+        res = self.llm.run("mw_entities", base, stage="construction")
+        names = list(dict.fromkeys(n for n in res.output.entities if norm_name(n)))
+        ids = self.resolve_entities(names, passage)
+        passage.metadata["entities"] = list(dict.fromkeys(ids.values()))
+        self.graph.link(passage.id, "passage", passage.metadata["entities"], label=turn.turn_id)
+        if passage.metadata["entities"]:
+            self.emit("linked", [passage.id, *passage.metadata["entities"]],
+                      f"contains edges from the passage to {len(passage.metadata['entities'])} entities",
+                      item_kind="passage", error=res.error)
+        if len(names) < 2:
+            return
+        rres = self.llm.run("mw_relations", {**base, "entities": names}, stage="construction")
+        specs = []
+        for r in rres.output.relations:
+            src, tgt = ids.get(norm_name(r.source)), ids.get(norm_name(r.target))
+            if src is None or tgt is None or src == tgt or not r.relation.strip():
+                continue
+            tres = self.llm.run("mw_time", {**base, "relation": f"{r.source} {r.relation} {r.target}",
+                                            "_sentence": _sentence_of(turn.content, r.target)},
+                                stage="construction")
+            specs.append((src, r.relation.strip(), tgt, tres.output.absolute_time.strip(), r.condition.strip()))
+        self.add_relations(specs, turn, passage.id, origin="extracted")
+
+    def resolve_entities(self, names: list[str], passage: MemoryItem) -> dict[str, str]:
+        """Map each surface name (normalised) to an entity id, creating or merging nodes."""
+        out: dict[str, str] = {}
+        new: dict[str, Resolution] = {}
+        for n in names:
+            r = self.graph.resolve(n, self.config.entity_sim)
+            if r.entity_id is None:
+                new.setdefault(norm_name(n), r)
+                continue
+            out[norm_name(n)] = r.entity_id
+            ent = self.memory.get(r.entity_id)
+            if r.method == "similarity" and self.graph.add_alias(r.entity_id, n):
+                ent.metadata.setdefault("aliases", []).append(n)
+                self.memory.touch(ent, self.step)
+            if r.method == "similarity":
+                self.emit("merged", [ent], f"'{n}' resolved to '{ent.text}' by string similarity "
+                          f"{r.similarity:.3f} >= {self.config.entity_sim} (alias '{r.matched}')",
+                          alias=n, similarity=round(r.similarity, 4), method="similarity")
+        fresh = list(new.values())
+        for r, vec in zip(fresh, self._embed([r.name for r in fresh]), strict=True):
+            ent = self.new_item("entity", r.name, [passage.id], [passage.turn_ids[0]], vector=vec, name=r.name,
+                                aliases=[])
+            self.graph.add_entity(ent.id, r.name)
+            out[norm_name(r.name)] = ent.id
+            self.emit("created", [ent], f"new entity: no exact alias and no alias with similarity >= "
+                      f"{self.config.entity_sim}", nearest=r.matched, similarity=round(r.similarity, 4))
+        return out
+
+    def add_relations(self, specs: list[tuple[str, str, str, str, str]], turn: Turn, passage_id: str,
+                      origin: str) -> list[MemoryItem]:
+        """Create relation items for (src_id, rel, tgt_id, time, condition), dropping duplicates."""
+        fresh: list[tuple[str, str, str, str, str]] = []
+        for src, rel, tgt, time, cond in specs:
+            dup = self.graph.find_triple(src, rel, tgt, time)
+            if dup is None:
+                dup = next((f"(this turn) {r}" for s, r, t, tm, _ in fresh
+                            if (s, r.lower(), t, tm) == (src, rel.lower(), tgt, time)), None)
+            if dup is not None:
+                if dup in self.memory:
+                    item = self.memory.get(dup)
+                    item.metadata.setdefault("also_turns", []).append(turn.turn_id)
+                    self.memory.touch(item, self.step)
+                self.emit("merged", [dup] if dup in self.memory else [], f"duplicate triple dropped: "
+                          f"({self.graph.label(src)}, {rel}, {self.graph.label(tgt)}, {time or '-'}) exists",
+                          item_kind="relation", decision="deduplicated", duplicate_of=dup, turn=turn.turn_id)
+                continue
+            fresh.append((src, rel, tgt, time, cond))
+        texts = [f"{self.graph.label(s)} {r} {self.graph.label(t)}" for s, r, t, _, _ in fresh]
+        items = []
+        for (src, rel, tgt, time, cond), text, vec in zip(fresh, texts, self._embed(texts), strict=True):
+            item = self.new_item("relation", text, [passage_id], [turn.turn_id], vector=vec,
+                                 src=self.graph.label(src), rel=rel, tgt=self.graph.label(tgt), time=time,
+                                 condition=cond, src_id=src, tgt_id=tgt, passage=passage_id, turn=turn.turn_id,
+                                 session=turn.session, date=turn.session_date)
+            self.graph.add_relation(item.id, src, rel, tgt, time)
+            self.session_relations.append(item.id)
+            self.emit("created", [item], f"relation {origin}" + (f" (time: {time})" if time else " (no time)"),
+                      src=src, tgt=tgt, time=time, condition=cond, passage=passage_id)
+            items.append(item)
+        return items
+
+    def add_experience(self, kind: str, content: str, turn_ids: list[str], cluster: str) -> MemoryItem:
+        """An experience item with `about` edges to the entities it names (else its turns' entities)."""
+        about = self.entities_named(content)
+        if not about:
+            linked = [e for t in turn_ids for p in self.memory.of_kind("passage") if p.metadata.get("turn") == t
+                      for e in p.metadata.get("entities", [])]
+            about = list(dict.fromkeys(linked))[:5]
+        date = self._turns[turn_ids[-1]].session_date
+        item = self.new_item("experience", content, turn_ids, turn_ids, type=kind, cluster=cluster, about=about,
+                             date=date)
+        self.graph.link(item.id, "experience", about, label=content[:40])
+        return item
+
+    def entities_named(self, text: str) -> list[str]:
+        """Entity ids whose name or alias occurs as whole words in a text."""
+        words = f" {norm_name(text)} "
+        for ch in ",.!?;:()\"":
+            words = words.replace(ch, " ")
+        return list(dict.fromkeys(e for a, e in self.graph.aliases.items() if len(a) > 2 and f" {a} " in words))
+
+    # -------------------------------------------------------------- session
+    def end_session(self, turn: Turn) -> None:
+        """Session review, dedup pass and the triple-index note."""
+        if self.config.review and self.session_relations:
+            review_session(self, turn)
+        self.session_relations = []
+        n = len(self.memory.of_kind("relation"))
+        self.emit("indexed", [], f"session {turn.session} closed: triple index rebuilt over {n} relations",
+                  item_kind="relation", relations=n, **self.graph.counts())
+
+    def on_finish(self) -> None:
+        self.exp.finish()
+
+    # ---------------------------------------------------------------- state
+    def state(self) -> dict[str, Any]:
+        return {**super().state(), "experience": self.exp.state(), "session_relations": self.session_relations}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        super().load_state(state)
+        self.exp.load(state.get("experience", {}))
+        self.session_relations = list(state.get("session_relations", []))
+
+    def restore(self, at_step: int | None = None) -> None:
+        """Load items and state, then rebuild the networkx graph from them."""
+        super().restore(at_step)
+        self.graph.rebuild(self.memory.items.values())
+
+    # ------------------------------------------------------------ retrieval
+    def retrieve(self, question: Question) -> Trace:
+        from memcore.systems.memweaver_retrieval import retrieve
+
+        return retrieve(self, question)
+
+
+def _sentence_of(text: str, target: str) -> str:
+    """The sentence of a turn that mentions a relation's target (for the offline time role)."""
+    from memcore.llm.offline.text import sentences
+
+    low = target.lower()
+    return next((s for s in sentences(text) if low in s.lower()), "")

@@ -1,0 +1,253 @@
+"""MemWeaver experience memory: DBSCAN clusters of turns, coherence checks, routing, induction.
+
+Per session, turns are taken in windows of 12. While no cluster exists, a window is clustered
+with DBSCAN (cosine, eps 0.3, min_samples 2); every group, the noise group too, gets a
+coherence check (`mw_coherence`); coherent groups become clusters, incoherent ones are
+re-clustered (at most 3 rounds; a round stops early when DBSCAN returns the same groups, as
+a deterministic re-run cannot change them), and what is left pends. Once clusters exist,
+each turn is routed by cosine to the cluster centroids: >= 0.8 joins directly; otherwise the
+top-5 clusters with cosine >= 0.5 go to the router (`mw_router`); otherwise the turn pends.
+Pending turns are re-clustered once more than 12 have pended since the last attempt (so a
+stubborn noise group costs one attempt per 12 turns, not one per turn). A cluster whose add
+buffer reaches 5 gets its centroid recomputed and its experiences re-induced (`mw_experience`).
+Single-turn groups are not clustered (no call): they pend.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from memcore.systems.memweaver import MemWeaverSystem
+
+MAX_INDUCTION_TURNS = 24  # most recent members shown to the induction role
+
+
+def dbscan_groups(vecs: np.ndarray, eps: float, min_samples: int) -> list[list[int]]:
+    """DBSCAN (cosine) groups as index lists: clusters in label order, then the noise group."""
+    if len(vecs) == 0:
+        return []
+    if len(vecs) == 1:
+        return [[0]]
+    from sklearn.cluster import DBSCAN  # lazy: scikit-learn takes seconds to import
+
+    labels = DBSCAN(eps=eps, min_samples=min_samples, metric="cosine").fit_predict(vecs)
+    groups: dict[int, list[int]] = {}
+    for i, lab in enumerate(labels):
+        groups.setdefault(int(lab), []).append(i)
+    return [groups[k] for k in sorted(groups) if k >= 0] + ([groups[-1]] if -1 in groups else [])
+
+
+def cohesion(vecs: np.ndarray) -> float:
+    """Mean cosine of unit vectors to their normalised centroid."""
+    c = vecs.mean(axis=0)
+    n = float(np.linalg.norm(c))
+    return float((vecs @ (c / n)).mean()) if n > 0 else 0.0
+
+
+@dataclass
+class Route:
+    """A routing decision for one turn: join (direct), router (shortlist for the LLM) or pending."""
+
+    decision: str
+    best: str = ""
+    best_sim: float = 0.0
+    shortlist: dict[str, float] = field(default_factory=dict)
+
+
+def route(vec: np.ndarray, centroids: dict[str, np.ndarray], join: float, low: float, top: int) -> Route:
+    """Three-way routing by cosine to cluster centroids (ties broken by cluster id)."""
+    if not centroids:
+        return Route("pending")
+    sims = sorted(((float(vec @ c), cid) for cid, c in centroids.items()), key=lambda x: (-x[0], x[1]))
+    best_sim, best = sims[0]
+    if best_sim >= join:
+        return Route("join", best, best_sim)
+    short = {cid: round(s, 4) for s, cid in sims[:top] if s >= low}
+    return Route("router" if short else "pending", best, best_sim, short)
+
+
+class ExperienceMemory:
+    """Clusters, pending buffer and window of one conversation, writing experience items via the host."""
+
+    def __init__(self, host: MemWeaverSystem) -> None:
+        self.host = host
+        self.cfg = host.config
+        self.clusters: dict[str, dict[str, Any]] = {}
+        self.pending: list[str] = []
+        self.window: list[str] = []
+        self.pended_since = 0
+        self._cent: dict[str, np.ndarray] = {}
+
+    # ------------------------------------------------------------- state
+    def state(self) -> dict[str, Any]:
+        """JSON-able state: clusters, pending, window."""
+        return {"clusters": self.clusters, "pending": self.pending, "window": self.window,
+                "pended_since": self.pended_since}
+
+    def load(self, st: dict[str, Any]) -> None:
+        """Restore `state()`; centroids are recomputed from the members' turn vectors."""
+        self.clusters = {k: dict(v) for k, v in (st.get("clusters") or {}).items()}
+        self.pending, self.window = list(st.get("pending", [])), list(st.get("window", []))
+        self.pended_since = int(st.get("pended_since", 0))
+        self._cent = {cid: self._centroid(c["members"]) for cid, c in self.clusters.items()}
+
+    # ------------------------------------------------------------ driver
+    def add_turn(self, turn_id: str, session_end: bool) -> None:
+        """Buffer a turn; process the window when it holds 12 turns or the session ends."""
+        self.window.append(turn_id)
+        if len(self.window) >= self.cfg.window or session_end:
+            self.process_window()
+
+    def process_window(self) -> None:
+        """Cluster (no clusters yet) or route the window's turns; re-cluster pending; re-induce."""
+        ids, self.window = self.window, []
+        if not ids:
+            return
+        if not self.clusters:
+            self.cluster(ids, origin="window")
+        else:
+            for tid in ids:
+                self.route_turn(tid)
+        if self.pended_since > self.cfg.window:
+            self.cluster(list(self.pending), origin="pending")
+        for cid in sorted(self.clusters):
+            if len(self.clusters[cid]["buffer"]) >= self.cfg.buffer:
+                self.induce(cid, reason=f"add buffer reached {self.cfg.buffer}")
+
+    def finish(self) -> None:
+        """End of conversation: process the window and give recent pending turns a last clustering."""
+        self.process_window()
+        if self.pended_since > 0 and len(self.pending) >= 2:
+            self.cluster(list(self.pending), origin="pending (end of conversation)")
+
+    # ---------------------------------------------------------- clustering
+    def cluster(self, ids: list[str], origin: str) -> None:
+        """DBSCAN + coherence rounds over turns; coherent groups become clusters, the rest pends."""
+        h, cfg = self.host, self.cfg
+        self.pending = [t for t in self.pending if t not in set(ids)]
+        self.pended_since = 0
+        remaining, last_groups = list(ids), None
+        for rnd in range(1, cfg.recluster_rounds + 1):
+            if len(remaining) < 2:
+                break
+            vecs = np.stack([h.turn_vector(t) for t in remaining])
+            groups = [[remaining[i] for i in g] for g in dbscan_groups(vecs, cfg.eps, cfg.min_samples)]
+            if last_groups is not None and sorted(map(sorted, groups)) == last_groups:
+                h.emit("split", [], f"re-clustering round {rnd} gave the same groups as round {rnd - 1}: stop",
+                       item_kind="cluster", decision="recluster-stop", turns=remaining)
+                break
+            last_groups = sorted(map(sorted, groups))
+            nxt: list[str] = []
+            for g in groups:
+                if len(g) < 2:
+                    nxt += g
+                    continue
+                if not self._coherent(g, rnd, origin):
+                    nxt += g
+            remaining = nxt
+        for t in remaining:
+            self._pend(t, f"left over after clustering ({origin})", count=False)
+
+    def _coherent(self, group: list[str], rnd: int, origin: str) -> bool:
+        h = self.host
+        vecs = np.stack([h.turn_vector(t) for t in group])
+        coh = cohesion(vecs)
+        res = h.llm.run("mw_coherence", {"turns": [h.turn_line(t) for t in group], "_cohesion": coh},
+                        stage="construction")
+        out = res.output
+        offline = " (offline engine: similarity threshold instead of judgement)" if h.llm.is_offline else ""
+        if not out.is_coherent:
+            h.emit("split", [], f"candidate group of {len(group)} turns judged incoherent{offline}; "
+                   f"back to re-clustering: {out.reason}", item_kind="cluster", decision="incoherent",
+                   turns=group, cohesion=round(coh, 4), round=rnd, origin=origin, error=res.error)
+            return False
+        cid = h.new_id("cluster")
+        self.clusters[cid] = {"members": list(group), "buffer": [], "center_text": out.label, "experiences": []}
+        self._cent[cid] = self._centroid(group)
+        h.emit("created", [cid], f"cluster from DBSCAN ({origin}, round {rnd}), judged coherent{offline}: "
+               f"{out.reason}", item_kind="cluster", decision="cluster-created", turns=group,
+               cohesion=round(coh, 4), label=out.label, round=rnd)
+        self.induce(cid, reason="new coherent cluster")
+        return True
+
+    # ------------------------------------------------------------- routing
+    def route_turn(self, tid: str) -> None:
+        """Route one turn: join the best cluster, ask the router, or pend."""
+        h, cfg = self.host, self.cfg
+        r = route(h.turn_vector(tid), self._cent, cfg.join_sim, cfg.route_sim, cfg.router_top)
+        if r.decision == "join":
+            self._join(r.best, tid, f"cosine {r.best_sim:.3f} to the centroid >= {cfg.join_sim}: joined directly",
+                       decision="joined", sim=round(r.best_sim, 4))
+            return
+        if r.decision == "pending":
+            self._pend(tid, f"best centroid cosine {r.best_sim:.3f} < {cfg.route_sim}", best=r.best,
+                       sim=round(r.best_sim, 4))
+            return
+        cands = [{"cluster_id": cid, "center_text": self.clusters[cid]["center_text"],
+                  "samples": [h.turn_line(t) for t in self.clusters[cid]["members"][:3]]} for cid in r.shortlist]
+        res = h.llm.run("mw_router", {"turn": h.turn_line(tid), "candidates": cands, "_sims": r.shortlist},
+                        stage="construction")
+        choice = str(res.output.cluster_id).strip()
+        offline = " (offline engine: similarity threshold instead of judgement)" if h.llm.is_offline else ""
+        if choice in r.shortlist:
+            self._join(choice, tid, f"router chose it among {len(r.shortlist)} clusters with cosine in "
+                       f"[{cfg.route_sim}, {cfg.join_sim}){offline}: {res.output.reason}", decision="routed",
+                       sim=r.shortlist[choice], shortlist=r.shortlist)
+        else:
+            self._pend(tid, f"router returned none among {len(r.shortlist)} candidates{offline}: "
+                       f"{res.output.reason}", shortlist=r.shortlist, error=res.error)
+
+    def _join(self, cid: str, tid: str, reason: str, **data: Any) -> None:
+        c = self.clusters[cid]
+        c["members"].append(tid)
+        c["buffer"].append(tid)
+        self.host.emit("linked", [cid, tid], reason, item_kind="cluster", buffer=len(c["buffer"]), **data)
+
+    def _pend(self, tid: str, reason: str, count: bool = True, **data: Any) -> None:
+        if tid not in self.pending:
+            self.pending.append(tid)
+        if count:
+            self.pended_since += 1
+        self.host.emit("moved", [tid], f"pending: {reason}", item_kind="cluster", decision="pending",
+                       pending=len(self.pending), **data)
+
+    # ----------------------------------------------------------- induction
+    def induce(self, cid: str, reason: str) -> None:
+        """Recompute the centroid and (re-)induce the cluster's experiences, replacing the old ones."""
+        h, c = self.host, self.clusters[cid]
+        self._cent[cid] = self._centroid(c["members"])
+        c["buffer"] = []
+        members = c["members"][-MAX_INDUCTION_TURNS:]
+        units = [h.turn_unit(t) for t in members]
+        res = h.llm.run("mw_experience", {
+            "turns": [f"[{i}] Speaker={u['speaker']}: {u['text']}" for i, u in enumerate(units)],
+            "_units": units}, stage="construction")
+        out = res.output
+        if out.center_text:
+            c["center_text"] = out.center_text
+        for old in c["experiences"]:
+            if h.memory.remove(old) is not None:
+                h.graph.unlink(old)
+                h.emit("deleted", [old], f"experience replaced by re-induction of {cid}", item_kind="experience",
+                       cluster=cid)
+        c["experiences"] = []
+        how = "extractive offline induction" if h.llm.is_offline else "LLM induction"
+        seen: set[str] = set()
+        for spec in out.experiences:
+            src = [members[i] for i in spec.source_indices if 0 <= i < len(members)]
+            if not spec.content or not src or spec.content.lower() in seen:
+                continue
+            seen.add(spec.content.lower())
+            item = h.add_experience(spec.type, spec.content, src, cid)
+            c["experiences"].append(item.id)
+            h.emit("created", [item], f"experience induced ({how}; {reason}) from {len(src)} turns of {cid}",
+                   cluster=cid, type=spec.type, about=item.metadata.get("about", []), error=res.error)
+
+    def _centroid(self, members: list[str]) -> np.ndarray:
+        v = np.stack([self.host.turn_vector(t) for t in members]).mean(axis=0)
+        n = float(np.linalg.norm(v))
+        return v / n if n > 0 else v

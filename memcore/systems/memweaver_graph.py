@@ -1,0 +1,250 @@
+"""MemWeaver graph memory in RAM: a networkx MultiDiGraph over entity, passage and experience nodes.
+
+Semantic edges are relation items (key = relation id); structural edges are `contains`
+(passage -> entity) and `about` (experience -> entity). The graph holds ids and labels only;
+the items themselves live in the system's WorkingMemory and the store, and `rebuild` makes
+the graph again from them after a restore.
+
+Entity resolution (paper: "exact alias, then string similarity >= 0.7, else new node"):
+names are compared lower-cased and whitespace-collapsed; similarity is difflib's
+SequenceMatcher ratio 2M/T (M matching characters, T total length), so "Mel" vs "Melanie"
+is 2*3/10 = 0.6. Cheap upper bounds (length, real_quick_ratio, quick_ratio) skip most pairs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from typing import TYPE_CHECKING
+
+import networkx as nx
+
+from memcore.types import MemoryItem, Turn
+
+if TYPE_CHECKING:  # pragma: no cover
+    from memcore.systems.memweaver import MemWeaverSystem
+
+STRUCTURAL = ("contains", "about")
+
+
+def norm_name(name: str) -> str:
+    """The key an entity name is matched on: lower case, single spaces, no outer punctuation."""
+    return " ".join(name.lower().split()).strip(" .,!?;:'\"")
+
+
+def name_similarity(a: str, b: str) -> float:
+    """difflib SequenceMatcher ratio of two normalised names (0..1)."""
+    return SequenceMatcher(None, norm_name(a), norm_name(b)).ratio()
+
+
+@dataclass
+class Resolution:
+    """How a surface name was resolved: to an existing entity (exact or similar) or to none."""
+
+    name: str
+    entity_id: str | None
+    method: str  # "exact" | "similarity" | "new"
+    matched: str = ""  # the alias that matched
+    similarity: float = 0.0
+
+
+def dedup_key(src_id: str, rel: str, tgt_id: str, time: str) -> tuple[str, str, str, str]:
+    """The identity of a triple for de-duplication: (src, rel, tgt, time)."""
+    return (src_id, " ".join(rel.lower().split()), tgt_id, time.strip())
+
+
+class GraphMemory:
+    """Entity / passage / experience nodes and relation / contains / about edges, with an alias index."""
+
+    def __init__(self) -> None:
+        self.g = nx.MultiDiGraph()
+        self.aliases: dict[str, str] = {}  # normalised alias -> entity id
+        self.triples: dict[tuple[str, str, str, str], str] = {}  # dedup key -> relation id
+
+    # ------------------------------------------------------------ entities
+    def resolve(self, name: str, threshold: float) -> Resolution:
+        """Exact alias match, else the most similar alias with ratio >= threshold, else new."""
+        key = norm_name(name)
+        if key in self.aliases:
+            return Resolution(name, self.aliases[key], "exact", key, 1.0)
+        best, best_sim = "", 0.0
+        n = len(key)
+        for alias in self.aliases:
+            m = len(alias)
+            if 2 * min(n, m) / max(n + m, 1) < threshold:
+                continue
+            sm = SequenceMatcher(None, key, alias)
+            if sm.real_quick_ratio() < threshold or sm.quick_ratio() < threshold:
+                continue
+            r = sm.ratio()
+            if r > best_sim or (r == best_sim and alias < best):
+                best, best_sim = alias, r
+        if best and best_sim >= threshold:
+            return Resolution(name, self.aliases[best], "similarity", best, best_sim)
+        return Resolution(name, None, "new", best, best_sim)
+
+    def add_entity(self, entity_id: str, name: str, aliases: Iterable[str] = ()) -> None:
+        """Add an entity node and index its name and aliases."""
+        self.g.add_node(entity_id, kind="entity", label=name)
+        for a in [name, *aliases]:
+            self.aliases.setdefault(norm_name(a), entity_id)
+
+    def add_alias(self, entity_id: str, alias: str) -> bool:
+        """Index one more surface form of an entity; False when already known."""
+        key = norm_name(alias)
+        if key in self.aliases:
+            return False
+        self.aliases[key] = entity_id
+        return True
+
+    def label(self, node_id: str) -> str:
+        """The display label of a node."""
+        return str(self.g.nodes[node_id].get("label", node_id)) if node_id in self.g else node_id
+
+    # ----------------------------------------------------------- relations
+    def find_triple(self, src_id: str, rel: str, tgt_id: str, time: str) -> str | None:
+        """The id of an existing relation with the same (src, rel, tgt, time), if any."""
+        return self.triples.get(dedup_key(src_id, rel, tgt_id, time))
+
+    def add_relation(self, rel_id: str, src_id: str, rel: str, tgt_id: str, time: str) -> None:
+        """Add a semantic edge (key = relation id)."""
+        self.g.add_edge(src_id, tgt_id, key=rel_id, kind="relation", relation=rel, time=time)
+        self.triples.setdefault(dedup_key(src_id, rel, tgt_id, time), rel_id)
+
+    def remove_relation(self, rel_id: str, src_id: str, tgt_id: str) -> None:
+        """Remove a semantic edge and its dedup key."""
+        if self.g.has_edge(src_id, tgt_id, key=rel_id):
+            self.g.remove_edge(src_id, tgt_id, key=rel_id)
+        for k, v in list(self.triples.items()):
+            if v == rel_id:
+                del self.triples[k]
+
+    def relation_edges(self, entity_id: str) -> list[str]:
+        """Ids of semantic relations leaving or entering an entity (one hop, both directions)."""
+        if entity_id not in self.g:
+            return []
+        out = [k for _, _, k, d in self.g.out_edges(entity_id, keys=True, data=True) if d.get("kind") == "relation"]
+        out += [k for _, _, k, d in self.g.in_edges(entity_id, keys=True, data=True) if d.get("kind") == "relation"]
+        return list(dict.fromkeys(out))
+
+    # ---------------------------------------------------- structural edges
+    def link(self, node_id: str, kind: str, entity_ids: Iterable[str], label: str = "") -> None:
+        """Add a passage or experience node with `contains` / `about` edges to entities."""
+        edge = "contains" if kind == "passage" else "about"
+        self.g.add_node(node_id, kind=kind, label=label)
+        for e in entity_ids:
+            if e in self.g:
+                self.g.add_edge(node_id, e, key=f"{edge}:{node_id}", kind=edge)
+
+    def unlink(self, node_id: str) -> None:
+        """Remove a passage or experience node and its structural edges."""
+        if node_id in self.g:
+            self.g.remove_node(node_id)
+
+    def attached(self, entity_ids: Iterable[str], kind: str) -> list[str]:
+        """Passage (`contains`) or experience (`about`) nodes attached to any of the entities."""
+        edge = "contains" if kind == "passage" else "about"
+        out: dict[str, None] = {}
+        for e in entity_ids:
+            if e not in self.g:
+                continue
+            for src, _, d in self.g.in_edges(e, data=True):
+                if d.get("kind") == edge:
+                    out.setdefault(src, None)
+        return list(out)
+
+    # ------------------------------------------------------------ rebuild
+    def rebuild(self, items: Iterable[MemoryItem]) -> None:
+        """Make the graph again from stored entity, relation, passage and experience items."""
+        self.__init__()
+        items = list(items)
+        for it in items:
+            if it.kind == "entity":
+                self.add_entity(it.id, str(it.metadata.get("name", it.text)), it.metadata.get("aliases", []))
+        for it in items:
+            md = it.metadata
+            if it.kind == "relation" and md.get("src_id") in self.g and md.get("tgt_id") in self.g:
+                self.add_relation(it.id, md["src_id"], str(md.get("rel", "")), md["tgt_id"], str(md.get("time", "")))
+            elif it.kind == "passage":
+                self.link(it.id, "passage", md.get("entities", []), label=str(md.get("turn", it.id)))
+            elif it.kind == "experience":
+                self.link(it.id, "experience", md.get("about", []), label=it.text[:40])
+
+    def counts(self) -> dict[str, int]:
+        """Nodes per kind and edges per kind."""
+        out: dict[str, int] = {}
+        for _, d in self.g.nodes(data=True):
+            out[f"nodes:{d.get('kind', '?')}"] = out.get(f"nodes:{d.get('kind', '?')}", 0) + 1
+        for _, _, d in self.g.edges(data=True):
+            out[f"edges:{d.get('kind', '?')}"] = out.get(f"edges:{d.get('kind', '?')}", 0) + 1
+        return out
+
+
+# ---------------------------------------------------------------- session review
+def review_session(system: MemWeaverSystem, turn: Turn) -> None:
+    """Run `mw_review` over the session's relations and apply its add / update / deny operations."""
+    h = system
+    sess = [t for t in h.conv.turns if t.session == turn.session]
+    rels = [h.memory.get(r) for r in h.session_relations if r in h.memory]
+    if not rels:
+        return
+    ents = {e for p in h.memory.of_kind("passage") if p.metadata.get("session") == turn.session
+            for e in p.metadata.get("entities", [])}
+    res = h.llm.run("mw_review", {
+        "date": turn.session_date,
+        "dialogue": [f"{t.turn_id} | {t.speaker}: {t.content}" for t in sess],
+        "entities": sorted(h.graph.label(e) for e in ents),
+        "relations": [{"id": r.id, "source": r.metadata["src"], "relation": r.metadata["rel"],
+                       "target": r.metadata["tgt"], "time": r.metadata.get("time", ""),
+                       "condition": r.metadata.get("condition", ""), "turn": r.metadata.get("turn", "")}
+                      for r in rels]}, stage="construction")
+    how = " (offline engine: similarity thresholds instead of judgement)" if h.llm.is_offline else ""
+    valid = {r.id for r in rels}
+    out = res.output
+    for d in out.deny:
+        if d.relation_id in valid and d.relation_id in h.memory:
+            _drop(h, d.relation_id, f"denied by session review{how}: {d.reason}", decision="denied")
+    for u in out.update:
+        if u.relation_id not in valid or u.relation_id not in h.memory:
+            continue
+        item = h.memory.get(u.relation_id)
+        md = item.metadata
+        before = {"rel": md["rel"], "time": md.get("time", ""), "condition": md.get("condition", "")}
+        rel = u.relation.strip() or md["rel"]
+        time = md.get("time", "") if u.time is None else u.time.strip()
+        cond = md.get("condition", "") if u.condition is None else u.condition.strip()
+        if (rel, time, cond) == (before["rel"], before["time"], before["condition"]):
+            continue
+        dup = h.graph.find_triple(md["src_id"], rel, md["tgt_id"], time)
+        if dup is not None and dup != item.id:
+            _drop(h, item.id, f"review update made it a duplicate of {dup}: removed", decision="deduplicated")
+            continue
+        h.graph.remove_relation(item.id, md["src_id"], md["tgt_id"])
+        md.update(rel=rel, time=time, condition=cond)
+        item.text = f"{md['src']} {rel} {md['tgt']}"
+        item.embedding = [float(x) for x in h.embed_one(item.text)]
+        h.graph.add_relation(item.id, md["src_id"], rel, md["tgt_id"], time)
+        h.memory.put(item)
+        h.memory.touch(item, h.step)
+        h.emit("updated", [item], f"updated by session review{how}: {u.reason}", before=before,
+               after={"rel": rel, "time": time, "condition": cond})
+    last = h.memory.get(rels[-1].metadata["passage"]) if rels[-1].metadata.get("passage") in h.memory else None
+    for a in out.add:
+        if last is None:
+            break
+        ids = h.resolve_entities([a.source, a.target], last)
+        src, tgt = ids.get(norm_name(a.source)), ids.get(norm_name(a.target))
+        if src and tgt and src != tgt and a.relation.strip():
+            t = h.conv.turn(last.metadata["turn"]) or turn
+            h.add_relations([(src, a.relation.strip(), tgt, a.time.strip(), a.condition.strip())], t, last.id,
+                            origin=f"added by session review{how}")
+    if res.error:
+        h.emit("updated", [], f"session review failed: {res.error}", item_kind="relation", error=res.error)
+
+
+def _drop(h: MemWeaverSystem, rel_id: str, reason: str, **data: object) -> None:
+    item = h.memory.get(rel_id)
+    h.graph.remove_relation(rel_id, item.metadata["src_id"], item.metadata["tgt_id"])
+    h.memory.remove(rel_id)
+    h.emit("deleted", [item], reason, **data)
