@@ -50,8 +50,6 @@ class Job:
 
 
 JOBS: dict[str, Job] = {}
-# (space, conv_id) -> [(step, time the step finished)], recorded by in-app ingests
-STEP_TIMES: dict[tuple[str, str], list[tuple[int, float]]] = {}
 _LOCK = threading.Lock()
 
 

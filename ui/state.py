@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,17 +124,11 @@ def start_ingest(wb: Workbench, systems: list[str], conv: Conversation) -> jobs.
             if job.stop.is_set():
                 break
             job.message = f"{name}: building memory"
-            space = space_of(wb, name, conv)
-            times: list[tuple[int, float]] = []
 
-            def progress(step: int, total: int, _evs: list, i: int = i, times: list = times) -> None:
+            def progress(step: int, total: int, _evs: list, i: int = i) -> None:
                 job.done = i * n + step
-                times.append((step, time.time()))
 
             rep = wb.ingest(name, conv, progress=progress, should_stop=job.stop.is_set)
-            if rep.complete and times and times[0][0] == 1:
-                times.append((n + 1, time.time()))
-                jobs.STEP_TIMES[(space, conv.id)] = times
             reports[name] = rep
             job.done = (i + 1) * n if rep.complete else job.done
         job.message = "cancelled: committed work is kept; building again resumes" if job.stop.is_set() else "done"
@@ -169,8 +162,7 @@ def _replay(_wb: Workbench, store_uri: str, provider: str, system: str, space: s
     calls = _wb.store.llm_calls(
         f"system = {sql_str(system)} AND conv_id = {sql_str(conv_id)} AND stage = 'construction' "
         f"AND provider = {sql_str(provider)}")
-    return build_replay(system, events, item_versions(_wb, space, conv_id), calls, n_steps,
-                        jobs.STEP_TIMES.get((space, conv_id)))
+    return build_replay(system, events, item_versions(_wb, space, conv_id), calls, n_steps)
 
 
 def replay_data(wb: Workbench, system: str, conv: Conversation) -> ReplayData:
@@ -195,6 +187,22 @@ def ask(wb: Workbench, system: str, conv: Conversation, question: Question) -> A
     if key not in cache:
         cache[key] = wb.ask(system, conv, question)
     return cache[key]
+
+
+def answers_all(conv: Conversation) -> dict[tuple[str, str, str], Answer]:
+    """Answers computed this session for a conversation: (system, question id, question text) -> Answer."""
+    cache: dict = st.session_state.get("_answers", {})
+    return {(k[2], k[4], k[5]): v for k, v in cache.items() if k[3] == conv.id}
+
+
+def adhoc_question(conv: Conversation, text: str) -> Question:
+    """A free-text question (no gold answer or evidence)."""
+    return Question(id="adhoc", conv_id=conv.id, text=text, answer="")
+
+
+def benchmark_results() -> dict | None:
+    """The results JSON loaded on the Benchmark page, if any."""
+    return st.session_state.get("bm_results")
 
 
 def answers_for(conv: Conversation, question: Question) -> dict[str, Answer]:

@@ -63,12 +63,11 @@ def counts_by_step(versions: pd.DataFrame, n_steps: int) -> pd.DataFrame:
     return pd.DataFrame(out, index=idx)
 
 
-def calls_by_step(calls: pd.DataFrame, n_steps: int,
-                  step_times: Sequence[tuple[int, float]] | None = None) -> tuple[pd.DataFrame, bool]:
+def calls_by_step(calls: pd.DataFrame, n_steps: int) -> tuple[pd.DataFrame, bool]:
     """Cumulative construction tokens and calls per step, and whether the step mapping is exact.
 
-    Uses a `step` column when the ledger has one; else the ingest's step end times when the
-    app recorded them; else spreads calls evenly over the steps in time order (approximate).
+    Uses the ledger's `step` column (recorded for construction calls); stores written before
+    it existed fall back to spreading the calls evenly over the steps in time order.
     """
     idx = pd.RangeIndex(0, n_steps + 1, name="step")
     if calls is None or calls.empty:
@@ -77,13 +76,8 @@ def calls_by_step(calls: pd.DataFrame, n_steps: int,
     tokens = (c["prompt_tokens"] + c["completion_tokens"]).to_numpy()
     n_calls = (~c["cache_hit"].astype(bool)).astype(int).to_numpy()
     exact = True
-    if "step" in c.columns and c["step"].notna().all():
+    if "step" in c.columns and c["step"].notna().all() and (c["step"] > 0).any():
         steps = c["step"].astype(int).to_numpy()
-    elif step_times:
-        st_steps = np.array([s for s, _ in step_times])
-        st_ts = np.array([t for _, t in step_times])
-        pos = np.searchsorted(st_ts, c["ts"].to_numpy(), side="left")
-        steps = st_steps[np.clip(pos, 0, len(st_steps) - 1)]
     else:
         exact = False
         steps = np.ceil((np.arange(len(c)) + 1) * n_steps / len(c)).astype(int)
@@ -93,15 +87,15 @@ def calls_by_step(calls: pd.DataFrame, n_steps: int,
 
 
 def build_replay(system: str, events: Sequence[Event], versions: pd.DataFrame, calls: pd.DataFrame,
-                 n_steps: int, step_times: Sequence[tuple[int, float]] | None = None) -> ReplayData:
+                 n_steps: int) -> ReplayData:
     """All per-step aggregates for one system's ingest of one conversation."""
     ev = events_frame(events)
     idx = pd.RangeIndex(0, n_steps + 1, name="step")
     ec = (ev.groupby(["step", "event"]).size().unstack(fill_value=0).reindex(idx, fill_value=0)
           if not ev.empty else pd.DataFrame(index=idx))
-    cost, exact = calls_by_step(calls, n_steps, step_times)
-    notes = [] if exact else ["token and call curves are approximate: the usage ledger has no step per call, "
-                              "so calls are spread evenly over the steps in time order"]
+    cost, exact = calls_by_step(calls, n_steps)
+    notes = [] if exact else ["token and call curves are approximate: this store's usage ledger predates "
+                              "per-call steps, so calls are spread evenly over the steps in time order"]
     return ReplayData(system, n_steps, counts_by_step(versions, n_steps), ev, ec, cost, exact, notes)
 
 

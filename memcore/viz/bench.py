@@ -1,0 +1,121 @@
+"""Benchmark views over a results JSON (memcore.eval.report): tables, accuracy vs tokens, failures."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from memcore.viz.safe import esc
+from memcore.viz.theme import HIT, MISS, style, system_color
+
+METRICS = ("f1", "judge", "bleu1", "em", "evidence_recall", "all_evidence_hit", "coverage_blocks",
+           "coverage_tokens", "context_tokens", "retrieval_failures", "reasoning_failures", "n")
+SUMMARY = ("construction_tokens", "query_tokens_per_question", "llm_calls", "latency_ms_p50", "cost_usd")
+ROW_COLUMNS = ["system", "conv_id", "question_id", "category", "question", "gold", "answer", "f1", "judge",
+               "evidence_recall", "failure"]
+
+
+def systems_of(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The per-system blocks of a results dict (accepts the full file or its "systems" part)."""
+    if "systems" in results and isinstance(results["systems"], dict):
+        return results["systems"]
+    return {k: v for k, v in results.items() if isinstance(v, dict) and "overall" in v}
+
+
+def category_names(results: dict[str, Any]) -> dict[str, str]:
+    """Category key -> display name across systems, in first-seen order."""
+    out: dict[str, str] = {}
+    for s in systems_of(results).values():
+        for key, block in (s.get("categories") or {}).items():
+            out.setdefault(str(key), str(block.get("name", key)))
+    return out
+
+
+def category_table(results: dict[str, Any], metric: str = "f1") -> pd.DataFrame:
+    """Systems x categories (plus overall) for one metric."""
+    names = category_names(results)
+    rows = []
+    for sysname, s in systems_of(results).items():
+        row: dict[str, Any] = {"system": sysname}
+        for key, name in names.items():
+            row[name] = (s.get("categories") or {}).get(key, {}).get(metric)
+        row["overall"] = (s.get("overall") or {}).get(metric)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["system", *names.values(), "overall"])
+
+
+def summary_table(results: dict[str, Any]) -> pd.DataFrame:
+    """One row per system: overall scores and cost figures."""
+    rows = []
+    for sysname, s in systems_of(results).items():
+        o = s.get("overall") or {}
+        rows.append({"system": sysname, **{m: o.get(m) for m in ("n", "f1", "judge", "evidence_recall",
+                                                                   "context_tokens")},
+                     **{k: s.get(k) for k in SUMMARY}})
+    return pd.DataFrame(rows, columns=["system", "n", "f1", "judge", "evidence_recall", "context_tokens", *SUMMARY])
+
+
+def accuracy_tokens_scatter(results: dict[str, Any], accuracy: str = "f1",
+                            tokens: str = "query_tokens_per_question") -> go.Figure:
+    """Accuracy (y) against tokens (x, log scale), one labelled point per system."""
+    fig = go.Figure()
+    for sysname, s in systems_of(results).items():
+        x = s.get(tokens) if tokens in s else (s.get("overall") or {}).get(tokens)
+        y = (s.get("overall") or {}).get(accuracy)
+        if x is None or y is None:
+            continue
+        fig.add_trace(go.Scatter(x=[max(float(x), 1.0)], y=[y], mode="markers+text", name=esc(sysname),
+                                 text=[esc(sysname)], textposition="top center",
+                                 marker={"size": 18, "color": system_color(sysname)},
+                                 hovertemplate=f"{esc(sysname)}: {accuracy} %{{y:.3f}}, %{{x:,.0f}} tokens<extra></extra>"))
+    fig.update_xaxes(title=tokens.replace("_", " "), type="log")
+    fig.update_yaxes(title=accuracy)
+    return style(fig, f"{accuracy} vs {tokens.replace('_', ' ')}", height=380)
+
+
+def failure_bars(results: dict[str, Any], category: str | None = None) -> go.Figure:
+    """Retrieval vs reasoning failures per system (overall, or one category key)."""
+    systems = systems_of(results)
+    names = list(systems)
+
+    def block(s: dict) -> dict:
+        return (s.get("categories") or {}).get(category, {}) if category else (s.get("overall") or {})
+
+    fig = go.Figure([
+        go.Bar(x=[esc(n) for n in names], y=[block(systems[n]).get("retrieval_failures") or 0 for n in names],
+               name="retrieval failure (evidence missing)", marker_color=MISS),
+        go.Bar(x=[esc(n) for n in names], y=[block(systems[n]).get("reasoning_failures") or 0 for n in names],
+               name="reasoning failure (evidence present, answer wrong)", marker_color="#0072B2"),
+    ])
+    fig.update_layout(barmode="stack")
+    fig.update_yaxes(title="wrong answers")
+    title = "Failure attribution" + (f" · {category_names(results).get(category, category)}" if category else "")
+    return style(fig, title, height=340)
+
+
+def metric_heatmap(table: pd.DataFrame, metric: str) -> go.Figure:
+    """The systems x categories table as a heatmap (higher = greener)."""
+    cols = [c for c in table.columns if c != "system"]
+    z = table[cols].astype(float).to_numpy() if len(table) else [[]]
+    fig = go.Figure(go.Heatmap(z=z, x=[esc(c) for c in cols], y=[esc(s) for s in table["system"]],
+                               colorscale=[[0, "#F8DCCB"], [1, HIT]], texttemplate="%{z:.3f}",
+                               hovertemplate="%{y} · %{x}: %{z:.3f}<extra></extra>"))
+    return style(fig, f"{metric} by category", height=120 + 40 * len(table))
+
+
+def rows_frame(rows: list[dict[str, Any]], system: str | None = None, category: str | None = None) -> pd.DataFrame:
+    """Per-question rows of a run, filtered to one system and category (a drill-down from a table cell)."""
+    out = []
+    for r in rows:
+        if system and r.get("system") != system:
+            continue
+        if category and str(r.get("category")) != str(category) and r.get("category_name") != category:
+            continue
+        out.append({"system": r.get("system"), "conv_id": r.get("conv_id"), "question_id": r.get("question_id"),
+                    "category": r.get("category_name", r.get("category")), "question": r.get("question", ""),
+                    "gold": r.get("gold", r.get("gold_answer", "")), "answer": r.get("answer", r.get("prediction", "")),
+                    "f1": r.get("f1"), "judge": r.get("judge"), "evidence_recall": r.get("evidence_recall"),
+                    "failure": r.get("failure")})
+    return pd.DataFrame(out, columns=ROW_COLUMNS)

@@ -1,0 +1,97 @@
+"""Ready-made export bundles: a question's answer, a comparison, a replay, a benchmark run.
+
+Each returns (object for JSON, table for CSV, sections for the standalone HTML page).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from memcore.types import Answer, Question
+from memcore.viz.bench import accuracy_tokens_scatter, category_table, failure_bars, summary_table
+from memcore.viz.chains import chain_figure, chain_table
+from memcore.viz.evidence import (
+    answer_summary,
+    compare_bar,
+    context_table,
+    cost_bar,
+    evidence_table,
+    missed_table,
+)
+from memcore.viz.export import Section
+from memcore.viz.graph import graph_html, memweaver_subgraph
+from memcore.viz.hierarchy import path_sunburst, stage_one_tables, stage_two_figure, stage_two_table
+from memcore.viz.recmem import stores_figure
+from memcore.viz.replay import ReplayData, cumulative_cost_figure, layer_counts_figure
+
+Bundle = tuple[Any, pd.DataFrame | None, list[Section]]
+
+
+def structure_sections(system: str, structure: dict[str, Any], texts: Mapping[str, str] | None = None) -> list[Section]:
+    """A system's retrieval structure as export sections (figures and tables)."""
+    if system == "com" and structure.get("chains"):
+        return [("CoM chains", chain_figure(structure, dict(texts or {}))), ("Chains", chain_table(structure))]
+    if system == "xmemory" and structure.get("themes"):
+        th, se = stage_one_tables(structure)
+        return [("xMemory retrieval path", path_sunburst(structure)), ("Stage I themes", th),
+                ("Stage I semantics", se), ("Stage II", stage_two_figure(structure)),
+                ("Stage II episodes", stage_two_table(structure))]
+    if system == "recmem" and structure.get("stores"):
+        return [("RecMem stores", stores_figure(structure))]
+    if system == "memweaver" and structure.get("subgraph"):
+        return [("MemWeaver subgraph", ("html-page", graph_html(memweaver_subgraph(structure), height=500))),
+                ("Passages", pd.DataFrame(structure.get("passages") or [])),
+                ("Experiences", pd.DataFrame(structure.get("experiences") or []))]
+    return [("Structure", structure)] if structure else []
+
+
+def answer_bundle(q: Question, system: str, ans: Answer, provider: str,
+                  texts: Mapping[str, str] | None = None) -> Bundle:
+    """One system's answer to one question: JSON of everything, CSV of the context, HTML report."""
+    obj = {"question": q, "system": system, "provider": provider, "answer": ans}
+    ctx = context_table(ans.trace, q.evidence)
+    sections: list[Section] = [
+        ("Question", f"{q.text}\n\nGold answer: {q.answer or '(none)'}\nEvidence: {', '.join(q.evidence) or '(none)'}"),
+        (f"Answer by {system} ({provider})", ans.text),
+        ("Summary", pd.DataFrame([answer_summary(system, ans, q.evidence)])),
+    ]
+    if q.evidence:
+        sections += [("Why was it missed?", missed_table(ans.trace, q.evidence, texts)),
+                     ("Gold evidence", evidence_table(ans.trace, q.evidence, texts))]
+    sections += [("Retrieved context", ctx), ("Cost by stage", cost_bar({system: ans.usage}))]
+    sections += structure_sections(system, ans.trace.structure, texts)
+    return obj, ctx, sections
+
+
+def comparison_bundle(q: Question, answers: Mapping[str, Answer], provider: str) -> Bundle:
+    """The same question across systems."""
+    rows = [answer_summary(s, a, q.evidence) for s, a in answers.items()]
+    table = pd.DataFrame(rows)
+    obj = {"question": q, "provider": provider, "rows": rows, "answers": dict(answers)}
+    return obj, table, [("Question", f"{q.text}\n\nGold answer: {q.answer or '(none)'}"), ("Comparison", table),
+                        ("Context size", compare_bar(rows, "context tokens")),
+                        ("Cost by stage", cost_bar({s: a.usage for s, a in answers.items()}))]
+
+
+def replay_bundle(data: Mapping[str, ReplayData]) -> Bundle:
+    """Replay of one or more systems: events, layer counts and construction cost."""
+    events = pd.concat([rd.events for rd in data.values()], ignore_index=True) if data else pd.DataFrame()
+    obj = {s: {"events": rd.events, "counts": rd.counts.reset_index(), "cost": rd.cost.reset_index(),
+               "notes": rd.notes} for s, rd in data.items()}
+    return obj, events, [("Memory layers over time", layer_counts_figure(dict(data))),
+                         ("Construction cost", cumulative_cost_figure(dict(data))), ("Events", events)]
+
+
+def benchmark_bundle(results: dict[str, Any]) -> Bundle:
+    """A benchmark run: summary, per-category tables, accuracy vs tokens, failure attribution."""
+    summary = summary_table(results)
+    sections: list[Section] = [("Summary", summary)]
+    for metric in ("f1", "judge", "evidence_recall"):
+        t = category_table(results, metric)
+        if t.drop(columns="system").notna().any().any():
+            sections.append((f"{metric} by category", t))
+    sections += [("Accuracy vs tokens", accuracy_tokens_scatter(results)), ("Failures", failure_bars(results))]
+    return results, category_table(results, "f1"), sections

@@ -1,0 +1,129 @@
+"""xMemory views: the theme -> semantic -> episode hierarchy (growth) and the retrieval path (Stage I / II)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from memcore.viz.safe import esc, shorten
+from memcore.viz.theme import HIT, MISS, kind_color, style
+
+GREY = "#D9D9D9"
+
+
+def _label(it: Any) -> str:
+    m = it.metadata
+    return shorten(m.get("label") or m.get("title") or it.text, 28)
+
+
+def hierarchy_sunburst(items: Iterable[Any], highlight: Iterable[str] = (), max_semantics: int = 400) -> go.Figure:
+    """Sunburst of themes (inner ring) -> semantics -> source episodes; highlighted ids get a red border.
+
+    `items` are MemoryItem-like objects (id, kind, text, sources, metadata) of kinds theme,
+    semantic and episode, e.g. the items alive at one replay step.
+    """
+    items = list(items)
+    hl = set(highlight)
+    by_id = {it.id: it for it in items}
+    ids, parents, labels, hover, colors, lines = [], [], [], [], [], []
+
+    def add(nid: str, parent: str, it: Any, kind: str) -> None:
+        ids.append(nid)
+        parents.append(parent)
+        labels.append(esc(_label(it)))
+        hover.append(esc(f"{it.id} ({kind}): {shorten(it.text, 160)}"))
+        colors.append(kind_color(kind))
+        lines.append(MISS if it.id in hl else "#FFFFFF")
+
+    themes = [it for it in items if it.kind == "theme"]
+    for th in themes:
+        add(th.id, "", th, "theme")
+    theme_ids = {th.id for th in themes}
+    sems = [it for it in items if it.kind == "semantic"][:max_semantics]
+    for s in sems:
+        parent = s.metadata.get("theme", "")
+        if parent not in theme_ids:
+            continue
+        add(s.id, parent, s, "semantic")
+        for src in s.sources:
+            ep = by_id.get(src)
+            if ep is not None and ep.kind == "episode":
+                add(f"{s.id}/{ep.id}", s.id, ep, "episode")
+    fig = go.Figure(go.Sunburst(
+        ids=ids, parents=parents, labels=labels, hovertext=hover, hovertemplate="%{hovertext}<extra></extra>",
+        marker={"colors": colors, "line": {"color": lines, "width": [4 if c == MISS else 1 for c in lines]}},
+        maxdepth=3, insidetextorientation="radial"))
+    n_t, n_s = len(themes), sum(1 for p in parents if p in theme_ids)
+    return style(fig, f"xMemory hierarchy: {n_t} themes, {n_s} semantics", height=520)
+
+
+def path_sunburst(structure: dict[str, Any]) -> go.Figure:
+    """The retrieval path: candidate themes -> semantics -> included episodes; picked in colour, others grey."""
+    ids, parents, labels, hover, colors = [], [], [], [], []
+    themes = structure.get("themes") or []
+    tids = {t["id"] for t in themes}
+    for t in themes:
+        ids.append(t["id"])
+        parents.append("")
+        labels.append(esc(shorten(t.get("label") or t["id"], 24)))
+        hover.append(esc(f"{t['id']} score {t.get('score')} gain {t.get('gain')} "
+                         f"{'picked #' + str(t.get('pick_order')) if t.get('picked') else 'not picked'}"))
+        colors.append(kind_color("theme") if t.get("picked") else GREY)
+    included = {e["id"] for e in structure.get("episodes") or [] if str(e.get("decision", "")).startswith("include")}
+    for s in structure.get("semantics") or []:
+        if s.get("theme") not in tids:
+            continue
+        ids.append(s["id"])
+        parents.append(s["theme"])
+        labels.append(esc(s["id"]))
+        hover.append(esc(f"{s['id']} score {s.get('score')} "
+                         f"{'picked #' + str(s.get('pick_order')) if s.get('picked') else 'not picked'}"))
+        colors.append(kind_color("semantic") if s.get("picked") else GREY)
+        for e in s.get("episodes") or []:
+            if s.get("picked"):
+                ids.append(f"{s['id']}/{e}")
+                parents.append(s["id"])
+                labels.append(esc(e))
+                hover.append(esc(f"{e}: {'included' if e in included else 'not included'}"))
+                colors.append(HIT if e in included else GREY)
+    fig = go.Figure(go.Sunburst(ids=ids, parents=parents, labels=labels, hovertext=hover, maxdepth=3,
+                                hovertemplate="%{hovertext}<extra></extra>", marker={"colors": colors}))
+    return style(fig, "Retrieval path: themes → semantics → episodes (grey = not picked)", height=460)
+
+
+def stage_one_tables(structure: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Stage I picks: candidate themes and semantics with score, relevance, gain and pick order."""
+    tcols = ["pick_order", "id", "label", "score", "relevance", "gain", "coverage", "size", "picked"]
+    scols = ["pick_order", "id", "theme", "score", "relevance", "gain", "picked", "episodes"]
+    th = pd.DataFrame(structure.get("themes") or [], columns=tcols)
+    se = pd.DataFrame([{**s, "episodes": ", ".join(s.get("episodes") or [])} for s in structure.get("semantics") or []],
+                      columns=scols)
+    return th, se
+
+
+def stage_two_table(structure: dict[str, Any]) -> pd.DataFrame:
+    """Stage II: each candidate episode's priority, uncertainty before/after, gain and decision."""
+    cols = ["id", "title", "priority", "parent", "H_before", "H_after", "gain", "decision", "stop"]
+    return pd.DataFrame(structure.get("episodes") or [], columns=cols)
+
+
+def stage_two_figure(structure: dict[str, Any], include_gain: float | None = None,
+                     message_gain: float | None = None) -> go.Figure:
+    """Stage II gains per probed episode (bars coloured by decision) with the inclusion thresholds."""
+    eps = [e for e in structure.get("episodes") or [] if e.get("gain") is not None]
+    color = {"include": HIT, "include+messages": "#0072B2", "skip": MISS}
+    fig = go.Figure(go.Bar(
+        x=[esc(e["id"]) for e in eps], y=[e["gain"] for e in eps],
+        marker_color=[color.get(e.get("decision"), GREY) for e in eps],
+        hovertext=[esc(f"{e['id']} {shorten(e.get('title', ''), 60)}: {e.get('decision')} "
+                       f"(H {e.get('H_before')} → {e.get('H_after')})") for e in eps],
+        hovertemplate="%{hovertext}<br>gain %{y:.3f}<extra></extra>", name="gain"))
+    for thr, name in ((include_gain, "include"), (message_gain, "add messages")):
+        if thr is not None:
+            fig.add_hline(y=thr, line_dash="dot", annotation_text=f"{name} ≥ {thr}", line_color="#555555")
+    fig.update_yaxes(title="uncertainty gain")
+    fig.update_xaxes(title="episodes in probe order")
+    return style(fig, f"Stage II: uncertainty-gated inclusion (H0 = {structure.get('H0')})", height=340)

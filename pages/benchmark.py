@@ -1,0 +1,57 @@
+"""Benchmark: load (or start) an evaluation run; per-system x per-category tables, cost, failures, drill-down."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from memcore.viz.bench import (
+    METRICS,
+    accuracy_tokens_scatter,
+    category_names,
+    category_table,
+    failure_bars,
+    metric_heatmap,
+    rows_frame,
+    summary_table,
+)
+from ui import state
+from ui.bench_view import load_results, question_detail, question_rows
+
+st.title("Benchmark")
+st.caption("Scores per system and question category, accuracy against token cost, and whether wrong "
+           "answers come from retrieval (evidence missing) or reasoning (evidence present).")
+
+wb = state.workbench_or_stop()
+results = load_results()
+if not results:
+    st.info("Load a results JSON written by `memcore eval` (or the Export page).")
+    st.stop()
+if results.get("provider") or results.get("llm"):
+    st.caption(f"Run answered by: **{results.get('llm') or results.get('provider')}**")
+
+st.dataframe(summary_table(results), hide_index=True)
+metric = st.selectbox("Metric", [m for m in METRICS], key="bm_metric")
+table = category_table(results, metric)
+st.session_state["bm_table"] = table
+st.plotly_chart(metric_heatmap(table, metric), key="bm_heat")
+st.caption("Rows: systems; columns: LoCoMo question categories and overall.")
+c1, c2 = st.columns(2)
+c1.plotly_chart(accuracy_tokens_scatter(results, "judge" if metric == "judge" else "f1"), key="bm_scatter")
+cats = category_names(results)
+cat = c2.selectbox("Failures for", ["overall", *cats], format_func=lambda k: cats.get(k, k), key="bm_fcat")
+c2.plotly_chart(failure_bars(results, None if cat == "overall" else cat), key="bm_fail")
+
+st.subheader("Drill down")
+rows = question_rows(wb, results)
+if not rows:
+    st.caption("No per-question rows: this results file has no `rows` and its run is not in the store.")
+    st.stop()
+d1, d2 = st.columns(2)
+system = d1.selectbox("System", sorted({r["system"] for r in rows}), key="bm_sys")
+dcat = d2.selectbox("Category", ["all", *cats], format_func=lambda k: cats.get(k, k), key="bm_dcat")
+df = rows_frame(rows, system, None if dcat == "all" else dcat)
+sel = st.dataframe(df, hide_index=True, on_select="rerun", selection_mode="single-row", key="bm_rows", height=300)
+picked = sel.selection.rows if sel is not None else []
+if picked:
+    qid = df.iloc[picked[0]]["question_id"]
+    question_detail(next(r for r in rows if r.get("system") == system and r.get("question_id") == qid))

@@ -1,0 +1,50 @@
+"""Explore: browse every memory kind, search, and walk any item's provenance and versions."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from memcore.systems import get_system
+from ui import state, widgets
+from ui.explore_view import current_items, history, id_kinds, provenance
+
+st.title("Explore")
+st.caption("Browse what each system stored. Select a row to walk its provenance down to the raw turns "
+           "and up to everything built on it, and to see its version history.")
+
+wb = state.workbench_or_stop()
+with st.sidebar:
+    conv = widgets.conversation_picker(wb)
+if conv is None:
+    st.stop()
+built = [s for s in wb.systems() if state.ingest_status(wb, s, conv)[1]]
+if not built:
+    st.info("No memory built yet for this conversation: build one on the Replay or Ask page.")
+    st.stop()
+c1, c2, c3 = st.columns([1, 1, 2])
+system = c1.selectbox("System", built, key="ex_system")
+space = state.space_of(wb, system, conv)
+ck = wb.store.checkpoint(space, conv.id)["step"]
+counts = wb.store.kind_counts(space, conv.id)
+kinds = [k for k in get_system(system).kinds if k in counts] + [k for k in counts if k not in get_system(system).kinds]
+if not kinds:
+    st.info(f"{system} stores no memory items of its own: it searches the raw turns directly.")
+    st.stop()
+kind = c2.selectbox("Kind", kinds, format_func=lambda k: f"{k} ({counts.get(k, 0)})", key="ex_kind")
+query = c3.text_input("Search text or turn id", key="ex_query")
+df = current_items(wb, wb.store.uri, space, conv.id, kind, ck)
+if query.strip():
+    ql = query.strip().lower()
+    df = df[df["text"].str.lower().str.contains(ql, regex=False) | df["turns"].str.lower().str.contains(ql, regex=False)]
+st.caption(f"{len(df)} {kind} item(s) shown")
+sel = st.dataframe(df, hide_index=True, height=320, on_select="rerun", selection_mode="single-row", key="ex_table")
+rows = sel.selection.rows if sel is not None else []
+if not rows:
+    st.caption("Select a row to see its provenance and history.")
+    st.stop()
+item_id = df.iloc[rows[0]]["id"]
+st.subheader(item_id)
+with st.container(border=True):
+    widgets.text(df.iloc[rows[0]]["text"])
+provenance(wb, conv, space, item_id, id_kinds(wb, wb.store.uri, space, conv.id, ck))
+history(wb, conv, space, kind, item_id)
