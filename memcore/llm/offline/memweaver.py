@@ -92,7 +92,7 @@ def time_expressions(text: str, anchor: str) -> list[tuple[int, str]]:
             out.append((m.start(), val))
     a = parse_date(anchor) if anchor else None
     for m in _DIGITS_AGO.finditer(text):
-        if a is not None:
+        if a is not None and all(pos != m.start() for pos, _ in out):
             words = {"day": "days", "week": "weeks", "month": "months", "year": "years"}
             val = normalize_time(f"{_num_word(int(m.group(1)))} {words[m.group(2).lower()]} ago", a)
             if val:
