@@ -1,0 +1,343 @@
+"""xMemory (Hu et al.): messages -> episodes -> semantics -> themes, restructured by f = sparsity + semantics.
+
+Construction: a boundary decision per incoming message closes episodes; each episode yields
+semantic facts (shared roles `episode_summary`, `semantic_facts`); each semantic attaches to
+the nearest theme or starts one; themes split and merge when that raises f (see
+xmemory_themes.py). Retrieval is top-down (Stage I / II, see xmemory_retrieval.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from memcore.systems import register_system
+from memcore.systems import xmemory_retrieval as xr
+from memcore.systems import xmemory_themes as xt
+from memcore.systems.base import BaseSystem, SystemConfig, query_field, turn_sort_key
+from memcore.types import MemoryItem, Question, Trace, Turn
+
+
+@dataclass
+class XMemoryConfig(SystemConfig):
+    """Paper parameters (papers/README.md, xMemory section); query_field ones only affect retrieval."""
+
+    gap_minutes: int = 30  # time gap that always closes an episode
+    episode_messages: int = 15  # guidance: an episode should not exceed ~10-15 messages
+    buffer_cap: int = 20  # hard cap on the episode buffer
+    attach_cos: float = 0.62
+    attach_cos_small: float = 0.52  # for themes with fewer than max_theme members
+    max_theme: int = 12  # split above; merged size cap
+    split_min: int = 8  # ... or split at >= split_min members when incoherent
+    split_coherence: float = 0.72  # mean pairwise cos below which such a theme is incoherent
+    split_edge_cos: float = 0.66  # component graph for split candidates
+    merge_cos: float = 0.78
+    merge_passes: int = 2
+    neighbour_themes: int = 10  # f is evaluated on a theme and its 10 nearest themes
+    sem_eps: float = 1e-3  # sigma = MAD + eps in SemScore
+    dup_cos: float = 0.95  # a new fact this close to a stored semantic links to it instead
+    pool: int = query_field(40)
+    knn: int = query_field(10)
+    alpha: float = query_field(0.7)
+    theme_budget: int = query_field(5)
+    semantic_budget: int = query_field(20)
+    coverage_target: float = query_field(1.0)
+    episode_top: int = query_field(10)
+    parent_weight: float = query_field(0.5)
+    probe: int = query_field(10)
+    max_episodes: int = query_field(10)
+    include_gain: float = query_field(-0.4)
+    message_gain: float = query_field(0.25)
+    low_gain: float = query_field(0.0)
+    answer_tokens: int = query_field(20)
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    return obj.get(name, default) if isinstance(obj, dict) else getattr(obj, name, default)
+
+
+def _minutes(a: str, b: str) -> float | None:
+    try:
+        return (datetime.fromisoformat(b) - datetime.fromisoformat(a)).total_seconds() / 60
+    except ValueError:
+        return None
+
+
+@register_system
+class XMemorySystem(BaseSystem):
+    """Hierarchical memory with sparsity-semantics guided themes and top-down retrieval."""
+
+    name = "xmemory"
+    title = "xMemory"
+    paper = "Beyond RAG for Agent Memory: Retrieval by Decoupling and Aggregation (Hu et al.)"
+    config_class = XMemoryConfig
+    kinds = ("episode", "semantic", "theme")
+    config: XMemoryConfig
+
+    def __init__(self, *a: Any, **kw: Any) -> None:
+        super().__init__(*a, **kw)
+        self.buffer: list[Turn] = []
+        self.moved: set[str] = set()
+        self.stats: dict[str, int] = {}
+        self._dirty: dict[str, None] = {}
+        self._turn_vecs: dict[str, np.ndarray] | None = None
+
+    # ------------------------------------------------------------- episodes
+    def on_turn(self, turn: Turn) -> None:
+        if self.buffer:
+            reason = self._boundary(turn)
+            if reason:
+                self._close_episode(reason)
+        self.buffer.append(turn)
+
+    def on_finish(self) -> None:
+        if self.buffer:
+            self._close_episode("end of conversation")
+
+    def _turn_vec(self, turn: Turn) -> np.ndarray:
+        if self._turn_vecs is None:
+            ids, mat = self.store.turn_matrix(self.conv.id)
+            self._turn_vecs = {t: xt.unit(v) for t, v in zip(ids, mat, strict=True)}
+        v = self._turn_vecs.get(turn.turn_id)
+        return v if v is not None else self.embed_one(f"{turn.speaker}: {turn.content}")
+
+    def _boundary(self, turn: Turn) -> str:
+        """Why the buffer ends before `turn` ("" to keep going): hard rules, then the boundary role."""
+        cfg, last = self.config, self.buffer[-1]
+        gap = _minutes(last.timestamp, turn.timestamp)
+        if len(self.buffer) >= cfg.buffer_cap:
+            return f"buffer cap {cfg.buffer_cap}"
+        if turn.session != last.session:
+            return f"new session {turn.session}"
+        if gap is not None and gap > cfg.gap_minutes:
+            return f"time gap {gap:.0f} min > {cfg.gap_minutes} min"
+        cen = xt.unit(np.mean([self._turn_vec(t) for t in self.buffer], axis=0))
+        res = self.llm.run("episode_boundary", {
+            "history": [t.render() for t in self.buffer], "new_messages": [turn.render()],
+            "gap_minutes": cfg.gap_minutes, "max_messages": cfg.episode_messages, "n_messages": len(self.buffer),
+            "minutes_since_last": gap, "session_change": False,
+            "centroid_similarity": round(float(self._turn_vec(turn) @ cen), 4),
+        }, stage="construction")
+        if res.error:
+            self.emit("updated", [turn.turn_id], f"boundary role failed: {res.error}", item_kind="turn")
+        return (res.output.reason or "boundary") if res.output.should_end else ""
+
+    def _close_episode(self, reason: str) -> None:
+        turns, self.buffer = self.buffer, []
+        ids = [t.turn_id for t in turns]
+        msgs = [{"speaker": t.speaker, "text": t.content, "date": t.session_date, "turn_id": t.turn_id} for t in turns]
+        res = self.llm.run("episode_summary", {"messages": msgs, "max_episodes": 1}, stage="construction")
+        eps = list(_get(res.output, "episodes", None) or [])
+        title = " / ".join(str(_get(e, "title", "")) for e in eps if _get(e, "title", "")) or turns[0].content[:60]
+        content = "\n".join(str(_get(e, "content", "")) for e in eps).strip() or "\n".join(
+            f"{t.speaker}: {t.content}" for t in turns)
+        stamp = str(_get(eps[0], "timestamp", "") if eps else "") or turns[0].timestamp
+        ep = self.new_item("episode", content, ids, ids, vector=self.embed_one(f"{title}. {content}"), title=title,
+                           date=turns[0].session_date, episode_time=stamp, session=turns[0].session,
+                           boundary=reason, n_messages=len(turns))
+        self.emit("created", [ep], f"episode closed ({reason}): {len(turns)} messages", boundary=reason,
+                  **({"error": res.error} if res.error else {}))
+        self._semantics(ep, turns)
+        self._merge_passes()
+        self._relabel()
+
+    # ------------------------------------------------------------ semantics
+    def _semantics(self, ep: MemoryItem, turns: list[Turn]) -> None:
+        near = self.memory.search("semantic", self.memory.vector(ep.id), 10)
+        res = self.llm.run("semantic_facts", {
+            "content": "\n".join([f"Summary: {ep.text}", *(f"[{t.turn_id}] {t.speaker}: {t.content}" for t in turns)]),
+            "date": ep.metadata["date"], "speakers": sorted({t.speaker for t in turns}),
+            "existing_facts": [it.text for it, _ in near], "turn_ids": list(ep.turn_ids)}, stage="construction")
+        if res.error:
+            self.emit("updated", [ep], f"semantic_facts failed: {res.error}", error=res.error)
+        facts = [f for f in (_get(res.output, "facts", None) or []) if str(_get(f, "text", "")).strip()]
+        if not facts:
+            return
+        vecs = self.embedder.embed([str(_get(f, "text")) for f in facts])
+        for f, v in zip(facts, vecs, strict=True):
+            tids = [t for t in (_get(f, "turn_ids", None) or []) if t in ep.turn_ids] or list(ep.turn_ids)
+            dup = self.memory.search("semantic", v, 1)
+            if dup and dup[0][1] >= self.config.dup_cos:
+                sem = dup[0][0]
+                sem.sources = list(dict.fromkeys([*sem.sources, ep.id]))
+                sem.turn_ids = sorted(set(sem.turn_ids) | set(tids), key=turn_sort_key)
+                self.memory.touch(sem, self.step)
+                self.emit("linked", [sem, ep], f"fact repeats {sem.id} (cos {dup[0][1]:.2f}): episode linked",
+                          cos=round(dup[0][1], 4))
+                continue
+            sem = self.new_item("semantic", str(_get(f, "text")), [ep.id], tids, vector=v,
+                                type=str(_get(f, "type", "") or ""), date=ep.metadata["date"], theme="")
+            self.emit("created", [sem], f"fact distilled from {ep.id}", episode=ep.id, type=sem.metadata["type"])
+            self._attach(sem)
+
+    # --------------------------------------------------------------- themes
+    def members(self, theme_id: str) -> list[str]:
+        """Semantic ids of a theme."""
+        return list(self.memory.get(theme_id).metadata.get("members", []))
+
+    def _local(self, theme_ids: list[str], extra: dict[str, list[str]] | None = None) -> xt.Local:
+        """`theme_ids` plus the 10 nearest themes of the first; `extra` overrides membership."""
+        tids, M = self.memory.matrix("theme")
+        near = [tids[j] for j in np.argsort(-(M @ self.memory.vector(theme_ids[0])), kind="stable")
+                if tids[j] not in theme_ids][: self.config.neighbour_themes] if tids else []
+        ids = [*theme_ids, *near]
+        mem = {t: (extra or {}).get(t) or self.members(t) for t in ids}
+        ids = [t for t in ids if mem[t]]
+        return xt.Local.build(ids, [np.stack([self.memory.vector(s) for s in mem[t]]) for t in ids])
+
+    def _set_members(self, theme: MemoryItem, members: list[str]) -> None:
+        for sid in members:
+            sem = self.memory.get(sid)
+            if sem.metadata.get("theme") != theme.id:
+                if sem.metadata.get("theme"):
+                    self.moved.add(sid)
+                sem.metadata["theme"] = theme.id
+                self.memory.touch(sem, self.step)
+        theme.metadata["members"] = list(members)
+        theme.metadata["size"] = len(members)
+        theme.sources = list(members)
+        theme.turn_ids = sorted({t for s in members for t in self.memory.get(s).turn_ids}, key=turn_sort_key)
+        theme.updated_step = self.step
+        self.memory.put(theme, xt.centroid(np.stack([self.memory.vector(s) for s in members])))
+        self._dirty[theme.id] = None
+
+    def _new_theme(self, members: list[str]) -> MemoryItem:
+        first = self.memory.get(members[0])
+        th = self.new_item("theme", first.text, members, [], vector=self.memory.vector(first.id), members=[],
+                           label="", summary="")
+        self._set_members(th, members)
+        return th
+
+    def _attach(self, sem: MemoryItem) -> None:
+        cfg, v = self.config, self.memory.vector(sem.id)
+        tids, M = self.memory.matrix("theme")
+        if not tids:
+            th = self._new_theme([sem.id])
+            self.emit("created", [th], f"first theme, seeded by {sem.id}", f_before=None, f_after=None, candidates=[])
+            return
+        sims = M @ v
+        top = [int(j) for j in np.argsort(-sims, kind="stable")[:3]]
+        local = self._local([tids[top[0]]])
+        cands = []
+        for j in top:
+            size = len(self.members(tids[j]))
+            thr = cfg.attach_cos_small if size < cfg.max_theme else cfg.attach_cos
+            extra = {tids[j]: [*self.members(tids[j]), sem.id]}
+            f = self._local([tids[top[0]]], extra).f(cfg.sem_eps) if tids[j] in local.theme_ids else None
+            cands.append({"theme": tids[j], "cos": round(float(sims[j]), 4), "size": size, "threshold": thr,
+                          "f": None if f is None else round(f, 6)})
+        X_new = np.concatenate([local.X, v[None, :]])
+        f_new = xt.objective(X_new, [*local.parts, np.array([len(local.X)])], cfg.sem_eps)
+        cands.append({"theme": "(new theme)", "f": round(f_new, 6)})
+        f0, best = local.f(cfg.sem_eps), cands[0]
+        if best["cos"] >= best["threshold"]:
+            th = self.memory.get(best["theme"])
+            self._set_members(th, [*self.members(th.id), sem.id])
+            self.stats["attached"] = self.stats.get("attached", 0) + 1
+            self.emit("linked", [sem, th], f"attached to {th.id}: cos {best['cos']:.2f} >= {best['threshold']}",
+                      f_before=round(f0, 6), f_after=best["f"], candidates=cands)
+            self._maybe_split(th)
+        else:
+            th = self._new_theme([sem.id])
+            self.emit("created", [th, sem], f"new theme: nearest {best['theme']} cos {best['cos']:.2f} < "
+                      f"{best['threshold']}", f_before=round(f0, 6), f_after=round(f_new, 6), candidates=cands)
+
+    def _maybe_split(self, theme: MemoryItem, depth: int = 0) -> None:
+        cfg, mem = self.config, self.members(theme.id)
+        X = np.stack([self.memory.vector(s) for s in mem])
+        why = xt.split_trigger(X, cfg.max_theme, cfg.split_min, cfg.split_coherence)
+        if not why:
+            return
+        cands = xt.candidate_splits(X, cfg.split_edge_cos, cfg.max_theme)
+        f0, recs, best = xt.best_split(self._local([theme.id]), 0, cands, cfg.sem_eps)
+        if best is None:
+            self.stats["split_rejected"] = self.stats.get("split_rejected", 0) + 1
+            self.emit("updated", [theme], f"split considered ({why}), rejected: no candidate raises f",
+                      f_before=round(f0, 6), f_after=round(f0, 6), candidates=recs)
+            return
+        parts = sorted(cands[best][1], key=len, reverse=True)
+        groups = [[mem[i] for i in p] for p in parts]
+        self._set_members(theme, groups[0])
+        new = [self._new_theme(g) for g in groups[1:]]
+        self.stats["splits"] = self.stats.get("splits", 0) + 1
+        moved = [s for g in groups[1:] for s in g]
+        data = {"f_before": round(f0, 6), "f_after": recs[best]["f"], "candidates": recs, "trigger": why}
+        self.emit("split", [theme, *new], f"{theme.id} split by {cands[best][0]} into sizes "
+                  f"{[len(g) for g in groups]} ({why})", chosen=cands[best][0], **data)
+        self.emit("moved", moved, f"reassigned from {theme.id} by split", item_kind="semantic", cause="split",
+                  from_theme=theme.id, to={th.id: th.metadata["members"] for th in new}, **data)
+        if depth < 3:
+            for th in [theme, *new]:
+                self._maybe_split(th, depth + 1)
+
+    def _merge_passes(self) -> None:
+        cfg = self.config
+        for pass_no in range(1, cfg.merge_passes + 1):
+            tids, M = self.memory.matrix("theme")
+            only = {i for i, t in enumerate(tids) if t in self._dirty}
+            pairs = xt.merge_pairs(M, [len(self.members(t)) for t in tids], cfg.merge_cos, cfg.max_theme, only)
+            gains, recs = [], []
+            for i, j, cos in pairs:
+                local = self._local([tids[i], tids[j]])
+                f0, f1 = local.f(cfg.sem_eps), local.f_merge(0, 1, cfg.sem_eps)
+                gains.append((i, j, f1 - f0))
+                recs.append({"pair": [tids[i], tids[j]], "cos": round(cos, 4), "f_before": round(f0, 6),
+                             "f_after": round(f1, 6), "gain": round(f1 - f0, 6)})
+            chosen = xt.greedy_merges(gains)
+            for i, j, gain in chosen:
+                keep, gone = sorted([tids[i], tids[j]], key=lambda t: (-len(self.members(t)), t))
+                moved = self.members(gone)
+                self._set_members(self.memory.get(keep), [*self.members(keep), *moved])
+                self.memory.remove(gone)
+                self._dirty.pop(gone, None)
+                self.stats["merges"] = self.stats.get("merges", 0) + 1
+                rec = next(r for r in recs if set(r["pair"]) == {keep, gone})
+                data = {"f_before": rec["f_before"], "f_after": rec["f_after"], "gain": round(gain, 6),
+                        "candidates": recs, "pass": pass_no}
+                self.emit("merged", [keep, gone], f"{gone} merged into {keep} (cos {rec['cos']:.2f}, "
+                          f"gain {gain:+.4f}, pass {pass_no})", item_kind="theme", **data)
+                self.emit("moved", moved, f"reassigned from {gone} to {keep} by merge", item_kind="semantic",
+                          cause="merge", from_theme=gone, to=keep, **data)
+            if not chosen:
+                break
+
+    def _relabel(self) -> None:
+        tids, M = self.memory.matrix("theme")
+        pos = {t: i for i, t in enumerate(tids)}
+        for tid in [t for t in self._dirty if t in pos]:
+            th = self.memory.get(tid)
+            near = [tids[j] for j in np.argsort(-(M @ M[pos[tid]]), kind="stable")[1:21]]
+            facts = [self.memory.get(s).text for s in self.members(tid)]
+            others = [" ".join(self.memory.get(s).text for s in self.members(t)) for t in near]
+            res = self.llm.run("theme_label", {"facts": facts, "other_themes": others}, stage="construction")
+            label, summary = res.output.label.strip() or "theme", res.output.summary.strip()
+            th.metadata.update(label=label, summary=summary)
+            th.text = f"{label}: {summary}" if summary else label
+            self.memory.touch(th, self.step)
+            self.emit("updated", [th], f"theme labelled {label!r} ({len(facts)} members)", label=label,
+                      **({"error": res.error} if res.error else {}))
+        self._dirty.clear()
+
+    # ---------------------------------------------------------------- state
+    def reassignment_ratio(self) -> float:
+        """Share of current semantics that were ever moved to another theme."""
+        n = len(self.memory.of_kind("semantic"))
+        return len(self.moved) / n if n else 0.0
+
+    def state(self) -> dict[str, Any]:
+        return {**super().state(), "buffer": [t.index for t in self.buffer], "moved": sorted(self.moved),
+                "stats": dict(self.stats), "theme_count": len(self.memory.of_kind("theme")),
+                "reassignment_ratio": round(self.reassignment_ratio(), 4)}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        super().load_state(state)
+        self.buffer = [self.conv.turns[i] for i in state.get("buffer", [])]
+        self.moved = set(state.get("moved", []))
+        self.stats = dict(state.get("stats", {}))
+
+    # ------------------------------------------------------------ retrieval
+    def retrieve(self, question: Question) -> Trace:
+        return xr.retrieve(self, question)

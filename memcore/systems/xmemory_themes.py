@@ -1,0 +1,223 @@
+"""xMemory's theme objective and restructuring candidates (pure numpy).
+
+`X` is an (n, d) matrix of unit vectors (semantic embeddings); a partition is a list of index
+arrays into `X`, one per theme. f(P) = SparsityScore(P) + SemScore(P) (paper Eq. 1-3):
+
+- SparsityScore = N^2 / (K * sum_k n_k^2)
+- SemScore = mean_k(cohesion_k * g(s_k)), cohesion_k = mean_i cos(x_i, mu_k),
+  s_k = max_{j != k} cos(mu_k, mu_j), g(s) = exp(-(s - m)^2 / (2 sigma^2)),
+  m = median(s), sigma = MAD(s) + eps.
+
+With a single theme there is no neighbour, so g = 1 (SemScore = its cohesion).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+Parts = list[np.ndarray]
+
+
+def unit(v: np.ndarray) -> np.ndarray:
+    """v scaled to unit length (zero stays zero)."""
+    n = float(np.linalg.norm(v))
+    return v / n if n > 0 else v
+
+
+def centroid(X: np.ndarray) -> np.ndarray:
+    """The unit-length mean of the rows of X."""
+    return unit(np.asarray(X, dtype=np.float64).mean(axis=0))
+
+
+def sparsity_score(sizes: Sequence[int]) -> float:
+    """N^2 / (K * sum n_k^2): 1.0 for equal theme sizes, lower when a few themes hold most nodes."""
+    sizes = [int(s) for s in sizes if s > 0]
+    if not sizes:
+        return 0.0
+    n = sum(sizes)
+    return n * n / (len(sizes) * sum(s * s for s in sizes))
+
+
+def sem_terms(X: np.ndarray, parts: Parts, eps: float = 1e-3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-theme (cohesion, s, g) arrays of SemScore."""
+    X = np.asarray(X, dtype=np.float64)
+    mus = np.stack([centroid(X[p]) for p in parts])
+    coh = np.array([float(np.mean(X[p] @ mu)) for p, mu in zip(parts, mus, strict=True)])
+    k = len(parts)
+    if k < 2:
+        return coh, np.zeros(k), np.ones(k)
+    sims = mus @ mus.T
+    np.fill_diagonal(sims, -np.inf)
+    s = sims.max(axis=1)
+    m = float(np.median(s))
+    sigma = float(np.median(np.abs(s - m))) + eps
+    g = np.exp(-((s - m) ** 2) / (2 * sigma * sigma))
+    return coh, s, g
+
+
+def sem_score(X: np.ndarray, parts: Parts, eps: float = 1e-3) -> float:
+    """mean_k(cohesion_k * g(s_k))."""
+    if not parts:
+        return 0.0
+    coh, _, g = sem_terms(X, parts, eps)
+    return float(np.mean(coh * g))
+
+
+def objective(X: np.ndarray, parts: Parts, eps: float = 1e-3) -> float:
+    """f = SparsityScore + SemScore of a partition."""
+    parts = [np.asarray(p, dtype=int) for p in parts if len(p)]
+    return sparsity_score([len(p) for p in parts]) + sem_score(X, parts, eps)
+
+
+def mean_pairwise_cos(X: np.ndarray) -> float:
+    """Mean cosine over distinct pairs of rows (1.0 for fewer than two rows)."""
+    n = len(X)
+    if n < 2:
+        return 1.0
+    S = np.asarray(X, dtype=np.float64) @ np.asarray(X, dtype=np.float64).T
+    return float((S.sum() - np.trace(S)) / (n * (n - 1)))
+
+
+def split_trigger(X: np.ndarray, max_size: int = 12, min_size: int = 8, min_coherence: float = 0.72) -> str:
+    """Why a theme should be split ("" when it should not): too large, or large and incoherent."""
+    n = len(X)
+    if n > max_size:
+        return f"size {n} > {max_size}"
+    if n >= min_size:
+        c = mean_pairwise_cos(X)
+        if c < min_coherence:
+            return f"size {n} >= {min_size} and mean pairwise cos {c:.3f} < {min_coherence}"
+    return ""
+
+
+def components(X: np.ndarray, edge_cos: float) -> Parts:
+    """Connected components of the graph joining rows with cos >= edge_cos (ordered by first row)."""
+    n = len(X)
+    adj = (np.asarray(X) @ np.asarray(X).T) >= edge_cos
+    seen = np.zeros(n, dtype=bool)
+    out: Parts = []
+    for start in range(n):
+        if seen[start]:
+            continue
+        stack, comp = [start], []
+        seen[start] = True
+        while stack:
+            i = stack.pop()
+            comp.append(i)
+            for j in np.flatnonzero(adj[i] & ~seen):
+                seen[j] = True
+                stack.append(int(j))
+        out.append(np.array(sorted(comp), dtype=int))
+    return out
+
+
+def projection_chunks(X: np.ndarray, k: int) -> Parts:
+    """Rows ordered along their first principal direction and cut into k contiguous chunks."""
+    Xc = np.asarray(X, dtype=np.float64) - np.asarray(X, dtype=np.float64).mean(axis=0)
+    _, _, vt = np.linalg.svd(Xc, full_matrices=False)
+    proj = Xc @ vt[0]
+    if proj[int(np.argmax(np.abs(proj)))] < 0:  # fix the SVD sign so the result is deterministic
+        proj = -proj
+    order = np.argsort(proj, kind="stable")
+    return [np.sort(c) for c in np.array_split(order, k) if len(c)]
+
+
+def candidate_splits(X: np.ndarray, edge_cos: float = 0.66, max_size: int = 12) -> list[tuple[str, Parts]]:
+    """Split candidates of one theme: graph components (cos >= edge_cos), 1-D projection chunks <= max_size."""
+    n = len(X)
+    out: list[tuple[str, Parts]] = []
+    if n < 2:
+        return out
+    comps = components(X, edge_cos)
+    if len(comps) > 1:
+        out.append((f"components cos>={edge_cos}", comps))
+    kmin = max(2, math.ceil(n / max_size))
+    for k in (kmin, kmin + 1):
+        if k <= n:
+            out.append((f"projection k={k}", projection_chunks(X, k)))
+    return out
+
+
+@dataclass
+class Local:
+    """A neighbourhood of themes for evaluating f: stacked member vectors and per-theme index arrays."""
+
+    theme_ids: list[str]
+    X: np.ndarray
+    parts: Parts
+
+    @classmethod
+    def build(cls, theme_ids: list[str], members: list[np.ndarray]) -> Local:
+        """From each theme's member matrix (same order as theme_ids)."""
+        parts, start = [], 0
+        for m in members:
+            parts.append(np.arange(start, start + len(m)))
+            start += len(m)
+        return cls(list(theme_ids), np.concatenate(members, axis=0), parts)
+
+    def f(self, eps: float = 1e-3) -> float:
+        """f of this neighbourhood as it is."""
+        return objective(self.X, self.parts, eps)
+
+    def f_split(self, target: int, sub: Parts, eps: float = 1e-3) -> float:
+        """f after replacing theme `target` by sub-parts (indices local to that theme)."""
+        base = self.parts[target]
+        parts = [p for i, p in enumerate(self.parts) if i != target] + [base[s] for s in sub]
+        return objective(self.X, parts, eps)
+
+    def f_merge(self, a: int, b: int, eps: float = 1e-3) -> float:
+        """f after merging themes a and b."""
+        merged = np.concatenate([self.parts[a], self.parts[b]])
+        parts = [p for i, p in enumerate(self.parts) if i not in (a, b)] + [merged]
+        return objective(self.X, parts, eps)
+
+
+def best_split(local: Local, target: int, candidates: list[tuple[str, Parts]],
+               eps: float = 1e-3) -> tuple[float, list[dict], int | None]:
+    """(f_before, one record per candidate, index of the chosen candidate or None).
+
+    The chosen candidate is the one with the highest f_after, and only if it raises f.
+    """
+    f0 = local.f(eps)
+    recs, best, best_f = [], None, f0
+    for i, (method, sub) in enumerate(candidates):
+        f1 = local.f_split(target, sub, eps)
+        recs.append({"method": method, "sizes": [int(len(s)) for s in sub], "f": round(f1, 6)})
+        if f1 > best_f + 1e-12:
+            best, best_f = i, f1
+    return f0, recs, best
+
+
+def merge_pairs(centroids: np.ndarray, sizes: Sequence[int], merge_cos: float = 0.78,
+                max_size: int = 12, only: set[int] | None = None) -> list[tuple[int, int, float]]:
+    """Theme pairs (i < j) with centroid cos >= merge_cos and combined size <= max_size.
+
+    `only`: restrict to pairs with at least one theme in this set (themes changed lately).
+    """
+    M = np.asarray(centroids, dtype=np.float64)
+    if len(M) < 2:
+        return []
+    S = M @ M.T
+    out = []
+    for i in range(len(M)):
+        for j in range(i + 1, len(M)):
+            if only is not None and i not in only and j not in only:
+                continue
+            if S[i, j] >= merge_cos and sizes[i] + sizes[j] <= max_size:
+                out.append((i, j, float(S[i, j])))
+    return out
+
+
+def greedy_merges(gains: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
+    """Non-overlapping pairs with positive gain, largest gain first (each theme merges once)."""
+    used: set[int] = set()
+    out = []
+    for i, j, gain in sorted(gains, key=lambda t: (-t[2], t[0], t[1])):
+        if gain > 0 and i not in used and j not in used:
+            out.append((i, j, gain))
+            used.update((i, j))
+    return out
