@@ -1,0 +1,165 @@
+"""Every page's main path with Streamlit's AppTest (temp store, hashing embedder, offline engine)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+sys.path.insert(0, str(ROOT))
+
+from ui import jobs  # noqa: E402
+
+
+@pytest.fixture
+def app_env(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMCORE_STORE", str(tmp_path / "store"))
+    monkeypatch.setenv("MEMCORE_EMBEDDER", "hashing")
+    monkeypatch.setenv("MEMCORE_LLM_PROVIDER", "offline")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def errors(at: AppTest) -> list[str]:
+    return [e.value for e in at.exception] + [e.value for e in at.error]
+
+
+def home_with_demo() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    next(b for b in at.button if b.label == "Load the built-in demo").click().run()
+    return at
+
+
+def build(at: AppTest, systems: list[str], key: str, conv: str = "demo") -> AppTest:
+    at.multiselect(key=key).set_value(systems).run()
+    buttons = [b for b in at.button if b.label.startswith("Build memory")]
+    if buttons:
+        buttons[0].click().run()
+        jobs.wait(f"ingest:{conv}", 180)
+        at.run()
+    assert not errors(at), errors(at)
+    return at
+
+
+def texts(at: AppTest) -> str:
+    return "\n".join([m.value for m in at.markdown] + [t.value for t in at.text] + [c.value for c in at.caption])
+
+
+def test_home_loads_the_demo_and_shows_it(app_env):
+    at = home_with_demo()
+    assert not errors(at), errors(at)
+    assert [m.value for m in at.metric][:3] == ["74", "3", "19"]
+    assert at.session_state["conv_id"] == "demo"
+    assert "offline engine (rule-based, no LLM)" in texts(at) or any(
+        "offline engine" in str(d.value.to_dict()) for d in at.dataframe)
+
+
+def test_home_shows_turn_text_inert(app_env):
+    chat = app_env / "xss.jsonl"
+    lines = [{"conversation": "xss", "session": 1, "date": "2024-03-01 10:00", "speaker": "Eve",
+              "text": "<script>alert(1)</script> ![x](http://example.com/a.png)"},
+             {"conversation": "xss", "session": 1, "speaker": "Bob", "text": "hello"}]
+    chat.write_text("\n".join(json.dumps(x) for x in lines))
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.text_input[0].set_value(str(chat)).run()
+    next(b for b in at.button if b.label == "Load file").click().run()
+    assert not errors(at), errors(at)
+    assert at.session_state["conv_id"] == "xss"
+    at.switch_page("pages/replay.py").run()
+    at = build(at, ["naive_rag"], "replay_systems", conv="xss")
+    md = [m.value for m in at.markdown]
+    assert any("\\<script\\>" in m for m in md), md
+    assert not any("<script>" in m or "](http" in m for m in md)
+
+
+def test_replay_after_ingest_shows_events_at_a_step(app_env):
+    at = home_with_demo()
+    at.switch_page("pages/replay.py").run()
+    at = build(at, ["naive_rag_session", "com"], "replay_systems")
+    at.slider(key="replay_step").set_value(20).run()
+    body = texts(at)
+    assert "Step 20/75" in body and "**com** · 1 event(s)" in body
+    assert len(at.get("plotly_chart")) >= 1
+    ev = at.dataframe[0].value
+    assert list(ev["event"]) == ["indexed"]
+    next(b for b in at.button if b.label == "▶|").click().run()
+    assert at.session_state["replay_step"] == 21
+
+
+def test_ask_with_naive_rag_returns_answer_and_cost_chart(app_env):
+    at = home_with_demo()
+    at.switch_page("pages/ask.py").run()
+    at = build(at, ["naive_rag"], "ask_systems")
+    next(b for b in at.button if b.label == "Ask").click().run()
+    assert not errors(at), errors(at)
+    assert at.text and at.text[0].value.strip()
+    assert "Gold answer:" in texts(at)
+    assert len(at.get("plotly_chart")) >= 1
+    assert any("evidence" in d.value.columns for d in at.dataframe if hasattr(d.value, "columns"))
+
+
+def test_explore_lists_items_and_walks_provenance(app_env):
+    at = home_with_demo()
+    at.switch_page("pages/replay.py").run()
+    build(at, ["naive_rag_session"], "replay_systems")
+    at.switch_page("pages/explore.py").run()
+    at.selectbox(key="ex_system").set_value("naive_rag_session").run()
+    df = at.dataframe[0].value
+    assert len(df) == 3 and set(df["id"]) == {"session-1", "session-2", "session-3"}
+    at.session_state["ex_table"] = {"selection": {"rows": [0], "columns": []}}
+    at.run()
+    assert not errors(at), errors(at)
+    body = texts(at)
+    assert "Down to raw turns" in body and "Version history" in body
+
+
+def test_compare_two_systems(app_env):
+    at = home_with_demo()
+    at.switch_page("pages/compare.py").run()
+    at = build(at, ["naive_rag", "com"], "cmp_systems")
+    next(b for b in at.button if b.label == "Compare").click().run()
+    assert not errors(at), errors(at)
+    assert [r["system"] for r in at.session_state["cmp_rows"]] == ["naive_rag", "com"]
+    assert len(at.get("plotly_chart")) == 2
+
+
+def test_benchmark_loads_a_results_file(app_env):
+    from tests.test_viz_export import results_fixture
+
+    path = app_env / "results.json"
+    path.write_text(json.dumps(results_fixture()))
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page("pages/benchmark.py").run()
+    at.text_input(key="bm_path").set_value(str(path)).run()
+    at.button(key="bm_load").click().run()
+    assert not errors(at), errors(at)
+    assert list(at.dataframe[0].value["system"]) == ["naive_rag", "com"]
+    assert len(at.get("plotly_chart")) == 3
+    at.session_state["bm_rows"] = {"selection": {"rows": [0], "columns": []}}
+    at.run()
+    assert "Why was it missed?" in texts(at)
+
+
+def test_export_writes_json_csv_and_offline_html(app_env):
+    at = home_with_demo()
+    at.switch_page("pages/ask.py").run()
+    at = build(at, ["naive_rag"], "ask_systems")
+    next(b for b in at.button if b.label == "Ask").click().run()
+    at.switch_page("pages/export.py").run()
+    assert not errors(at), errors(at)
+    choice = next(o for o in at.selectbox(key="exp_choice").options if o.startswith("Answer"))
+    at.selectbox(key="exp_choice").set_value(choice).run()
+    at.text_input(key="exp_folder").set_value(str(app_env / "exports")).run()
+    at.button(key="exp_write").click().run()
+    assert not errors(at), errors(at)
+    paths = [Path(p) for p in at.session_state["exp_written"]]
+    assert [p.suffix for p in paths] == [".json", ".csv", ".html"]
+    html = paths[2].read_text()
+    assert "Content-Security-Policy" in html and "cdn.plot.ly/plotly" not in html
+    assert json.loads(paths[0].read_text())["system"] == "naive_rag"
