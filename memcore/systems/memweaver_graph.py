@@ -19,6 +19,7 @@ from difflib import SequenceMatcher
 from typing import TYPE_CHECKING
 
 import networkx as nx
+import numpy as np
 
 from memcore.types import MemoryItem, Turn
 
@@ -34,8 +35,16 @@ def norm_name(name: str) -> str:
 
 
 def name_similarity(a: str, b: str) -> float:
-    """difflib SequenceMatcher ratio of two normalised names (0..1)."""
-    return SequenceMatcher(None, norm_name(a), norm_name(b)).ratio()
+    """difflib SequenceMatcher ratio of two normalised names (0..1); `a` is the new name, `b` the alias."""
+    return SequenceMatcher(None, norm_name(b), norm_name(a)).ratio()
+
+
+def _char_counts(s: str) -> np.ndarray:
+    """Character counts in 64 buckets (collisions only loosen the bound, never tighten it)."""
+    v = np.zeros(64, dtype=np.float32)
+    for ch in s:
+        v[ord(ch) % 64] += 1
+    return v
 
 
 @dataclass
@@ -61,6 +70,9 @@ class GraphMemory:
         self.g = nx.MultiDiGraph()
         self.aliases: dict[str, str] = {}  # normalised alias -> entity id
         self.triples: dict[tuple[str, str, str, str], str] = {}  # dedup key -> relation id
+        self._alias_list: list[str] = []
+        self._mat: np.ndarray | None = None
+        self._lens = np.zeros(0, dtype=np.float32)
 
     # ------------------------------------------------------------ entities
     def resolve(self, name: str, threshold: float) -> Resolution:
@@ -69,14 +81,10 @@ class GraphMemory:
         if key in self.aliases:
             return Resolution(name, self.aliases[key], "exact", key, 1.0)
         best, best_sim = "", 0.0
-        n = len(key)
-        for alias in self.aliases:
-            m = len(alias)
-            if 2 * min(n, m) / max(n + m, 1) < threshold:
-                continue
-            sm = SequenceMatcher(None, key, alias)
-            if sm.real_quick_ratio() < threshold or sm.quick_ratio() < threshold:
-                continue
+        sm = SequenceMatcher(None)
+        sm.set_seq2(key)  # seq2 is the one difflib preprocesses: set it once
+        for alias in self._candidates(key, threshold):
+            sm.set_seq1(alias)
             r = sm.ratio()
             if r > best_sim or (r == best_sim and alias < best):
                 best, best_sim = alias, r
@@ -84,18 +92,30 @@ class GraphMemory:
             return Resolution(name, self.aliases[best], "similarity", best, best_sim)
         return Resolution(name, None, "new", best, best_sim)
 
+    def _candidates(self, key: str, threshold: float) -> list[str]:
+        """Aliases whose character-multiset bound 2*|common chars|/T (>= the ratio) reaches the threshold."""
+        if not self._alias_list:
+            return []
+        if self._mat is None or len(self._mat) != len(self._alias_list):
+            self._mat = np.stack([_char_counts(a) for a in self._alias_list])
+            self._lens = np.array([len(a) for a in self._alias_list], dtype=np.float32)
+        inter = np.minimum(self._mat, _char_counts(key)).sum(axis=1)
+        bound = 2 * inter / np.maximum(self._lens + len(key), 1)
+        return [self._alias_list[i] for i in np.flatnonzero(bound >= threshold - 1e-9)]
+
     def add_entity(self, entity_id: str, name: str, aliases: Iterable[str] = ()) -> None:
         """Add an entity node and index its name and aliases."""
         self.g.add_node(entity_id, kind="entity", label=name)
         for a in [name, *aliases]:
-            self.aliases.setdefault(norm_name(a), entity_id)
+            self.add_alias(entity_id, a)
 
     def add_alias(self, entity_id: str, alias: str) -> bool:
         """Index one more surface form of an entity; False when already known."""
         key = norm_name(alias)
-        if key in self.aliases:
+        if not key or key in self.aliases:
             return False
         self.aliases[key] = entity_id
+        self._alias_list.append(key)
         return True
 
     def label(self, node_id: str) -> str:
