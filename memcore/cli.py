@@ -12,12 +12,14 @@ from pathlib import Path
 import typer
 
 from memcore.errors import MemcoreError
+from memcore.eval.cli import eval_command
 from memcore.settings import Settings
 
 app = typer.Typer(help="memcore: watch LLM-agent memory systems build, retrieve and answer.",
                   no_args_is_help=True, add_completion=False)
 llm_app = typer.Typer(help="Local LLM server (bundled SmolLM2).", no_args_is_help=True)
 app.add_typer(llm_app, name="llm")
+app.command("eval")(eval_command)
 
 STORE = typer.Option(None, "--store", help="LanceDB path or URI (default .memcore or $MEMCORE_STORE)")
 PROVIDER = typer.Option(None, "--provider", help="offline | openai | local | fake (default: openai when "

@@ -1,0 +1,84 @@
+"""The `memcore eval` command: run or resume a benchmark and write results JSON + CSV."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from memcore.settings import Settings
+
+
+def _split(value: str | None) -> list[str] | None:
+    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
+class _Bar:
+    """A progress bar created on the first report (the total is known only then)."""
+
+    def __init__(self) -> None:
+        self.bar: Any = None
+        self.shown = 0
+
+    def __call__(self, done: int, total: int, info: dict) -> None:
+        if self.bar is None:
+            self.bar = typer.progressbar(length=max(total, 1), label="eval", show_pos=True)
+            self.bar.__enter__()
+        self.bar.label = f"{info.get('phase', ''):6s} {info.get('system', '')} {info.get('conv_id', '')}"[:48]
+        self.bar.update(done - self.shown)
+        self.shown = done
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+
+
+def eval_command(
+    dataset: str = typer.Option("locomo", "--dataset", "-d", help="locomo | longmemeval | jsonl | demo | auto"),
+    file: str | None = typer.Option(None, "--file", "-f", help="dataset file (not needed for demo)"),
+    conversations: str | None = typer.Option(None, "--conversations", "-c", help="comma-separated ids"),
+    systems: str = typer.Option("all", "--systems", "-s", help="comma-separated system names, or 'all'"),
+    categories: str | None = typer.Option(None, "--categories", help="e.g. 1,2,3,4 (default: all but 5)"),
+    limit: int | None = typer.Option(None, "--limit", help="at most n questions per conversation"),
+    workers: int = typer.Option(1, "--workers", "-w", help="processes, each taking whole conversations"),
+    retriever: str = typer.Option("dense", "--retriever", "-r", help="dense | lexical | hybrid"),
+    judge: bool = typer.Option(True, "--judge/--no-judge", help="judge answers (offline: the lexical judge)"),
+    store: str | None = typer.Option(None, "--store", help="LanceDB path or URI"),
+    provider: str | None = typer.Option(None, "--provider", help="offline | openai | local | fake"),
+    embedder: str | None = typer.Option(None, "--embedder", help="minilm | openai | hashing"),
+    run_id: str | None = typer.Option(None, "--run-id", help="resume or name a run (default: derived)"),
+    out: str = typer.Option("results.json", "--out", "-o", help="results JSON; the CSV goes beside it"),
+) -> None:
+    """Evaluate memory systems on a dataset: resumable, per-category scores, evidence recall, cost."""
+    from memcore.eval.report import format_table
+    from memcore.eval.runner import run_eval
+
+    changes = {k: v for k, v in {"store_uri": store, "llm_provider": provider, "embedder": embedder}.items() if v}
+    settings = Settings().with_(**changes)
+    stop = {"flag": False}
+
+    def on_sigint(signum: int, frame: Any) -> None:  # noqa: ARG001
+        if stop["flag"]:
+            raise KeyboardInterrupt
+        stop["flag"] = True
+        typer.echo("\nstopping after the current question (Ctrl-C again to abort)...", err=True)
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    bar = _Bar()
+    try:
+        res = run_eval(settings, dataset, file, "all" if systems == "all" else _split(systems) or [],
+                       conversations=_split(conversations), categories=_split(categories), limit=limit,
+                       workers=workers, retriever=retriever, judge=judge, run_id=run_id, out=out,
+                       progress=bar, should_stop=lambda: stop["flag"])
+    finally:
+        bar.close()
+        signal.signal(signal.SIGINT, previous)
+    typer.echo(f"run {res['run_id']} | {res['engine']} | embedder {res['embedder']} | judge: {res['judge']['label']}")
+    typer.echo(format_table(res))
+    typer.echo(f"wrote {out} and {Path(out).with_suffix('.csv')} ({res['questions_done']}/"
+               f"{res['questions_total']} questions, {res['wall_seconds']:.0f}s)")
+    if not res["complete"]:
+        typer.echo("incomplete: run the same command again to resume", err=True)
+        raise typer.Exit(3)

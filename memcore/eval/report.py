@@ -1,0 +1,263 @@
+"""Per-question result rows and their aggregation into the results JSON (per system and category) and CSV.
+
+A row (`build_row`) is what the runner stores per (system, question): scores, evidence diagnostics,
+failure attribution, usage by stage, latency and the full trace. Aggregates are means over rows,
+except `n` and the failure columns (counts). Metrics that do not apply to a row (no gold evidence,
+answer never covered, no judge) are None in the row and left out of that mean.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from memcore.eval.cost import Prices, cost_usd
+from memcore.eval.diagnostics import (
+    all_evidence_hit,
+    attribute_failure,
+    coverage,
+    evidence_recall,
+    first_evidence_rank,
+    split_evidence,
+)
+from memcore.eval.metrics import bleu1, count_tokens, exact_match, locomo_f1
+from memcore.types import Answer, Question
+
+TIMING_KEYS = frozenset({"created", "finished", "wall_seconds", "latency_ms", "latency_ms_p50",
+                         "latency_ms_p95", "ts"})
+CSV_FIELDS = ("system", "category", "category_name", "n", "f1", "bleu1", "em", "judge", "evidence_recall",
+              "all_evidence_hit", "coverage_blocks", "coverage_tokens", "context_tokens", "retrieval_failures",
+              "reasoning_failures", "construction_tokens", "query_tokens_per_question", "llm_calls",
+              "latency_ms_p50", "latency_ms_p95", "cost_usd")
+_DIGITS = 6
+CORRECT_RULE = ("a question counts as correct (for failure attribution) when the judge says CORRECT if the "
+                "judge ran, else when the official LoCoMo F1 >= 0.5; category 5 (adversarial) and LongMemEval "
+                "abstention questions are scored by the abstention rule")
+
+
+def build_row(q: Question, ans: Answer, meta: dict, judge: dict | None = None) -> dict[str, Any]:
+    """The stored row of one answered question. `judge` = {"correct": bool | None, "label", "usage", "error"}.
+
+    `meta` holds run-level fields copied into every row (run_id, system, provider, model, engine, ...).
+    """
+    pred, gold = ans.text or "", q.answer
+    abstain = str(q.category) == "5" or bool(q.metadata.get("abstention"))
+    f1 = locomo_f1(pred, gold, 5 if abstain else q.category)
+    verdict = judge.get("correct") if judge else None
+    correct = verdict if verdict is not None else f1 >= 0.5
+    items = list({it.id: it for it in ans.trace.items}.values())
+    ctx_ids = ans.trace.context_turn_ids()
+    recall = evidence_recall(ctx_ids, q.evidence)
+    blocks, btokens = coverage([it.text for it in items], gold) if not abstain else (None, None)
+    usage = {k: dict(vars(v)) for k, v in ans.usage.items()}
+    if judge and judge.get("usage"):
+        usage["judge"] = judge["usage"]
+    return {
+        **meta, "conv_id": q.conv_id, "question_id": q.id, "category": q.category,
+        "category_name": q.category_name, "question": q.text, "gold": gold, "prediction": pred,
+        "f1": _r(f1), "bleu1": _r(bleu1(pred, gold)), "em": exact_match(pred, gold),
+        "judge": verdict, "judge_label": (judge or {}).get("label", ""), "judge_error": (judge or {}).get("error", ""),
+        "correct": bool(correct), "evidence": split_evidence(q.evidence), "context_turn_ids": ctx_ids,
+        "evidence_recall": _r(recall), "all_evidence_hit": all_evidence_hit(ctx_ids, q.evidence),
+        "first_evidence_rank": first_evidence_rank(ctx_ids, q.evidence), "coverable": not abstain,
+        "coverage_blocks": blocks, "coverage_tokens": btokens, "context_items": len(items),
+        "context_tokens": count_tokens(ans.trace.context), "failure": attribute_failure(bool(correct), recall),
+        "usage": usage, "latency_ms": round(ans.latency_ms, 3), "error": ans.error, "trace": ans.to_dict(),
+    }
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(float(x), _DIGITS)
+
+
+def mean(values: Iterable[float | int | bool | None]) -> float | None:
+    """Mean of the non-None values (booleans count as 0/1), or None when there are none."""
+    vals = [float(v) for v in values if v is not None]
+    return _r(sum(vals) / len(vals)) if vals else None
+
+
+def percentile(values: Iterable[float], q: float) -> float | None:
+    """The q-th percentile (0-100, linear interpolation) of the values, or None when empty."""
+    vals = sorted(float(v) for v in values)
+    if not vals:
+        return None
+    pos = (len(vals) - 1) * q / 100
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return round(vals[lo] + (vals[hi] - vals[lo]) * (pos - lo), 3)
+
+
+def _natural(s: str) -> tuple:
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", str(s)))
+
+
+def row_order(row: dict) -> tuple:
+    """Sort key of a row: system, conversation, question id (natural order)."""
+    return (row.get("system", ""), _natural(row.get("conv_id", "")), _natural(row.get("question_id", "")))
+
+
+def metric_block(rows: list[dict], judge: bool) -> dict[str, Any]:
+    """Scores and diagnostics of a group of rows (one system, one category or all)."""
+    fails = [r.get("failure") for r in rows]
+    block: dict[str, Any] = {
+        "n": len(rows),
+        "f1": mean(r["f1"] for r in rows),
+        "bleu1": mean(r["bleu1"] for r in rows),
+        "em": mean(r["em"] for r in rows),
+    }
+    if judge:
+        block["judge"] = mean(r.get("judge") for r in rows)
+    block.update({
+        "evidence_recall": mean(r.get("evidence_recall") for r in rows),
+        "all_evidence_hit": mean(r.get("all_evidence_hit") for r in rows),
+        "coverage_blocks": mean(r.get("coverage_blocks") for r in rows),
+        "coverage_tokens": mean(r.get("coverage_tokens") for r in rows),
+        "coverage_found": mean(r["coverage_blocks"] is not None for r in rows if r.get("coverable", True)),
+        "context_tokens": mean(r.get("context_tokens") for r in rows),
+        "retrieval_failures": fails.count("retrieval_failure"),
+        "reasoning_failures": fails.count("reasoning_failure"),
+        "no_evidence_failures": fails.count("no_evidence"),
+    })
+    return block
+
+
+def _usage(row: dict, query: bool) -> tuple[int, int, int]:
+    """(prompt, completion, calls) of a row's query stages (query=True) or its judge stage."""
+    p = c = n = 0
+    for stage, u in (row.get("usage") or {}).items():
+        if (stage != "judge") == query:
+            p, c, n = p + u.get("prompt_tokens", 0), c + u.get("completion_tokens", 0), n + u.get("calls", 0)
+    return p, c, n
+
+
+def _stage_latency(rows: list[dict], stage: str) -> list[float]:
+    return [r["usage"][stage]["latency_ms"] for r in rows if stage in (r.get("usage") or {})]
+
+
+def system_summary(rows: list[dict], construction: dict[str, Any] | None, *, judge: bool, model: str,
+                   provider: str, prices: Prices | None = None) -> dict[str, Any]:
+    """One system's results: overall, per category, tokens, calls, latency percentiles and cost.
+
+    `construction` = {"prompt_tokens", "completion_tokens", "calls", "latencies_ms"} of the ingest
+    LLM calls of this system over the run's conversations (from the usage ledger).
+    """
+    rows = sorted(rows, key=row_order)
+    cats: dict[str, list[dict]] = {}
+    for r in rows:
+        cats.setdefault(str(r["category"]), []).append(r)
+    categories = {}
+    for key in sorted(cats, key=_natural):
+        categories[key] = {"name": cats[key][0].get("category_name", key), **metric_block(cats[key], judge)}
+    con = construction or {}
+    cp, cc, cn = con.get("prompt_tokens", 0), con.get("completion_tokens", 0), con.get("calls", 0)
+    qp = qc = qn = jp = jc = jn = 0
+    for r in rows:
+        p, c, n = _usage(r, True)
+        qp, qc, qn = qp + p, qc + c, qn + n
+        p, c, n = _usage(r, False)
+        jp, jc, jn = jp + p, jc + c, jn + n
+    lat = [r.get("latency_ms", 0.0) for r in rows]
+    latency = {"question": {"p50": percentile(lat, 50), "p95": percentile(lat, 95)},
+               "construction_call": {"p50": percentile(con.get("latencies_ms", []), 50),
+                                     "p95": percentile(con.get("latencies_ms", []), 95)}}
+    for stage in ("retrieval", "answer", "judge"):
+        vals = _stage_latency(rows, stage)
+        if vals:
+            latency[stage] = {"p50": percentile(vals, 50), "p95": percentile(vals, 95)}
+    costs = {"construction": cost_usd(cp, cc, model, provider, prices),
+             "query": cost_usd(qp, qc, model, provider, prices),
+             "judge": cost_usd(jp, jc, model, provider, prices)}
+    costs = {k: _r(v) for k, v in costs.items()}
+    total = None if costs["construction"] is None or costs["query"] is None else \
+        _r(costs["construction"] + costs["query"])
+    return {
+        "overall": metric_block(rows, judge),
+        "categories": categories,
+        "construction_tokens": cp + cc,
+        "construction_prompt_tokens": cp,
+        "construction_completion_tokens": cc,
+        "construction_calls": cn,
+        "query_tokens": qp + qc,
+        "query_tokens_per_question": _r((qp + qc) / len(rows)) if rows else None,
+        "query_calls": qn,
+        "llm_calls": cn + qn,
+        "judge_tokens": jp + jc,
+        "judge_calls": jn,
+        "latency_ms_p50": latency["question"]["p50"],
+        "latency_ms_p95": latency["question"]["p95"],
+        "latency_ms": latency,
+        "cost_usd": total,
+        "cost_usd_by_stage": costs,
+    }
+
+
+def aggregate(rows: list[dict], construction: dict[str, dict] | None = None, *, judge: bool,
+              model: str, provider: str, prices: Prices | None = None,
+              systems: list[str] | None = None) -> dict[str, dict]:
+    """Per-system summaries of per-question rows; `construction` maps system -> ingest usage."""
+    by_sys: dict[str, list[dict]] = {s: [] for s in systems or []}
+    for r in rows:
+        by_sys.setdefault(r["system"], []).append(r)
+    return {s: system_summary(rs, (construction or {}).get(s), judge=judge, model=model, provider=provider,
+                              prices=prices) for s, rs in by_sys.items()}
+
+
+def csv_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """One CSV row per system x category, plus an "overall" row per system."""
+    out = []
+    for name, s in results["systems"].items():
+        groups = [(k, v.get("name", k), v) for k, v in s["categories"].items()]
+        groups.append(("overall", "overall", s["overall"]))
+        for key, label, block in groups:
+            row = {"system": name, "category": key, "category_name": label}
+            row.update({f: block.get(f) for f in CSV_FIELDS[3:15]})
+            row.update({f: s.get(f) for f in CSV_FIELDS[15:]})
+            out.append(row)
+    return out
+
+
+def write_results(results: dict[str, Any], path: str | Path) -> tuple[Path, Path]:
+    """Write the results JSON and, beside it, the CSV (same name, .csv). Returns both paths."""
+    jpath = Path(path)
+    jpath.parent.mkdir(parents=True, exist_ok=True)
+    jpath.write_text(json.dumps(results, indent=2, default=str), encoding="utf-8")
+    cpath = jpath.with_suffix(".csv")
+    with cpath.open("w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(CSV_FIELDS))
+        w.writeheader()
+        w.writerows(csv_rows(results))
+    return jpath, cpath
+
+
+def strip_timing(obj: Any) -> Any:
+    """A copy without wall-clock fields (latencies, timestamps): what must match across resumes."""
+    if isinstance(obj, dict):
+        return {k: strip_timing(v) for k, v in obj.items() if k not in TIMING_KEYS}
+    if isinstance(obj, list):
+        return [strip_timing(v) for v in obj]
+    return obj
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.3f}" if isinstance(v, float) else str(v)
+
+
+def format_table(results: dict[str, Any]) -> str:
+    """A plain-text table: system x category with f1, judge, evidence recall, context and construction tokens."""
+    judge = results.get("judge", {}).get("enabled", False)
+    head = ["system", "cat", "n", "f1"] + (["judge"] if judge else []) + \
+        ["ev_recall", "ctx_tok", "constr_tok", "q_tok/q", "p50_ms"]
+    lines = [head]
+    for row in csv_rows(results):
+        vals = [row["system"], row["category"], row["n"], row["f1"]] + ([row["judge"]] if judge else []) + \
+            [row["evidence_recall"], row["context_tokens"], row["construction_tokens"],
+             row["query_tokens_per_question"], row["latency_ms_p50"]]
+        lines.append([_fmt(v) for v in vals])
+    widths = [max(len(str(r[i])) for r in lines) for i in range(len(head))]
+    return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in lines)

@@ -1,0 +1,174 @@
+"""The benchmark runner on the demo conversation: results JSON/CSV, stored rows, resume, provider checks."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from memcore.datasets import category_counts, load_demo, save_jsonl_chat
+from memcore.errors import ConfigError
+from memcore.eval.cost import construction_usage
+from memcore.eval.report import strip_timing
+from memcore.eval.runner import run_eval, select_questions
+from memcore.llm.ledger import CallRecord
+from memcore.settings import Settings
+from memcore.store import LanceStore
+
+SYSTEMS = ["naive_rag", "naive_rag_session"]
+SYSTEM_KEYS = {"overall", "categories", "construction_tokens", "query_tokens_per_question", "llm_calls",
+               "latency_ms_p50", "latency_ms_p95", "cost_usd"}
+BLOCK_KEYS = {"n", "f1", "bleu1", "em", "judge", "evidence_recall", "all_evidence_hit", "coverage_blocks",
+              "coverage_tokens", "context_tokens", "retrieval_failures", "reasoning_failures"}
+ROW_KEYS = {"question_id", "category", "question", "gold", "prediction", "f1", "bleu1", "em", "judge", "evidence",
+            "context_turn_ids", "evidence_recall", "all_evidence_hit", "first_evidence_rank", "coverage_blocks",
+            "coverage_tokens", "context_tokens", "failure", "usage", "latency_ms", "trace", "provider", "engine"}
+
+
+def settings(tmp_path, name: str = "store", provider: str = "offline") -> Settings:
+    return Settings(store_uri=str(tmp_path / name), llm_provider=provider, embedder="hashing")
+
+
+def comparable(res: dict) -> dict:
+    return {k: v for k, v in strip_timing(res).items() if k != "store"}
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory) -> tuple[dict, Settings, list]:
+    tmp = tmp_path_factory.mktemp("full")
+    calls: list = []
+    res = run_eval(settings(tmp), "demo", systems=SYSTEMS, out=tmp / "res.json",
+                   progress=lambda d, t, info: calls.append((d, t, info)))
+    return res, settings(tmp), calls
+
+
+def test_results_json_and_csv(full_run) -> None:
+    res, s, calls = full_run
+    expected = {str(k): v for k, v in category_counts([load_demo()]).items() if k != 5}
+    assert res["complete"] and res["questions_total"] == 2 * sum(expected.values())
+    assert res["provider"] == "offline" and res["engine"] == "offline engine (rule-based, no LLM)"
+    assert res["judge"]["enabled"] and res["judge"]["kind"] == "lexical" and "not an LLM" in res["judge"]["label"]
+    assert res["conversations"] == ["demo"] and res["retriever"] == "dense" and res["memcore_version"]
+    assert res["categories"] == ["1", "2", "3", "4"] and res["questions_per_category"] == expected
+    for name in SYSTEMS:
+        summary = res["systems"][name]
+        assert SYSTEM_KEYS <= set(summary)
+        assert {k: b["n"] for k, b in summary["categories"].items()} == expected
+        for block in [summary["overall"], *summary["categories"].values()]:
+            assert BLOCK_KEYS <= set(block)
+            assert 0 <= block["f1"] <= 1 and 0 <= block["bleu1"] <= 1 and 0 <= block["judge"] <= 1
+            assert 0 <= block["evidence_recall"] <= 1 and block["context_tokens"] > 0
+        assert summary["overall"]["n"] == sum(expected.values())
+        assert summary["construction_tokens"] >= 0 and summary["cost_usd"] == 0.0
+        assert summary["query_tokens_per_question"] > 0 and summary["llm_calls"] >= summary["overall"]["n"]
+        assert summary["latency_ms_p95"] >= summary["latency_ms_p50"] >= 0
+    with open(s.store_uri.rsplit("/", 1)[0] + "/res.csv") as f:
+        got = [(r["system"], r["category"]) for r in csv.DictReader(f)]
+    assert got == [(n, c) for n in SYSTEMS for c in [*expected, "overall"]]
+    assert json.loads(open(s.store_uri.rsplit("/", 1)[0] + "/res.json").read())["run_id"] == res["run_id"]
+    assert calls[-1][0] == calls[-1][1] == res["questions_total"]
+
+
+def test_rows_persisted_in_store(full_run) -> None:
+    res, s, _ = full_run
+    rows = LanceStore(s.store_uri, dim=256).results(res["run_id"])
+    assert len(rows) == res["questions_total"]
+    for r in rows:
+        assert ROW_KEYS <= set(r)
+        assert r["failure"] in ("correct", "retrieval_failure", "reasoning_failure", "no_evidence")
+        assert r["trace"]["trace"]["question_id"] == r["question_id"]
+        assert r["correct"] == bool(r["judge"])  # the judge ran, so it decides "correct"
+
+
+def test_rerun_redoes_nothing_and_matches(full_run) -> None:
+    res, s, _ = full_run
+    calls: list = []
+    again = run_eval(s, "demo", systems=SYSTEMS, progress=lambda *a: calls.append(a))
+    assert not [c for c in calls if c[2].get("done")]
+    assert comparable(again) == comparable(res)
+
+
+def test_resume_after_stop_equals_uninterrupted(full_run, tmp_path) -> None:
+    res, _, _ = full_run
+    s = settings(tmp_path)
+    done: list = []
+    part = run_eval(s, "demo", systems=SYSTEMS, progress=lambda d, t, i: done.append(d),
+                    should_stop=lambda: bool(done) and done[-1] >= 5)
+    assert not part["complete"] and part["questions_done"] == 5
+    assert len(LanceStore(s.store_uri, dim=256).results(part["run_id"])) == 5
+    answered: list = []
+    final = run_eval(s, "demo", systems=SYSTEMS, progress=lambda d, t, i: answered.append(i.get("done", 0)))
+    assert sum(answered) == res["questions_total"] - 5  # finished questions are not redone
+    assert final["complete"] and comparable(final) == comparable(res)
+
+
+def test_resume_after_stop_during_ingest(full_run, tmp_path) -> None:
+    res, _, _ = full_run
+    s = settings(tmp_path)
+    phases: list = []
+    part = run_eval(s, "demo", systems=SYSTEMS, progress=lambda d, t, i: phases.append(i),
+                    should_stop=lambda: any(p["phase"] == "ingest" and p["system"] == SYSTEMS[1] for p in phases))
+    assert not part["complete"] and part["systems"][SYSTEMS[1]]["overall"]["n"] == 0
+    final = run_eval(s, "demo", systems=SYSTEMS)
+    assert comparable(final) == comparable(res)
+
+
+def test_provider_mismatch_refused(tmp_path) -> None:
+    run_eval(settings(tmp_path), "demo", systems=["naive_rag"], limit=1, run_id="mine")
+    with pytest.raises(ConfigError, match="never mix providers"):
+        run_eval(settings(tmp_path, provider="fake"), "demo", systems=["naive_rag"], limit=1, run_id="mine")
+    other = run_eval(settings(tmp_path, provider="fake"), "demo", systems=["naive_rag"], limit=1)
+    assert other["run_id"] != "mine" and other["provider"] == "fake" and other["complete"]
+    with pytest.raises(ConfigError, match="other settings"):
+        run_eval(settings(tmp_path), "demo", systems=["naive_rag"], limit=1, run_id="mine", retriever="lexical")
+
+
+def test_categories_limit_and_bad_input(tmp_path) -> None:
+    demo = load_demo()
+    assert [q.category for q in select_questions(demo, None, None)].count(5) == 0
+    assert {q.category for q in select_questions(demo, ["5"], None)} == {5}
+    assert len(select_questions(demo, ["2", "4"], 3)) == 3
+    res = run_eval(settings(tmp_path), "demo", systems=["naive_rag"], categories=[5], judge=False)
+    block = res["systems"]["naive_rag"]
+    assert list(block["categories"]) == ["5"] and "judge" not in block["overall"]
+    assert res["judge"]["enabled"] is False
+    with pytest.raises(ConfigError, match="unknown system"):
+        run_eval(settings(tmp_path), "demo", systems=["nope"])
+    with pytest.raises(ConfigError, match="no conversation"):
+        run_eval(settings(tmp_path), "demo", systems=["naive_rag"], conversations=["zzz"])
+    with pytest.raises(ConfigError, match="--file"):
+        run_eval(settings(tmp_path), "locomo", None, ["naive_rag"])
+
+
+def test_jsonl_dataset_with_two_workers(tmp_path) -> None:
+    a = load_demo()
+    b = load_demo()
+    b.id = "demo2"
+    for x in (*b.turns, *b.questions):
+        x.conv_id = "demo2"
+    for q in b.questions:
+        q.id = q.id.replace("demo:", "demo2:")
+    path = tmp_path / "two.jsonl"
+    save_jsonl_chat([a, b], path)
+    one = run_eval(settings(tmp_path, "s1"), "jsonl", path, ["naive_rag"], limit=3, workers=1)
+    two = run_eval(settings(tmp_path, "s2"), "jsonl", path, ["naive_rag"], limit=3, workers=2)
+    assert two["complete"] and two["conversations"] == ["demo", "demo2"]
+    assert comparable(one) == comparable(two)
+
+
+def test_construction_usage_counts_resumed_steps_once(tmp_path) -> None:
+    store = LanceStore(str(tmp_path / "st"), dim=8)
+
+    def rec(step: int, ts: float, conv: str = "c1") -> CallRecord:
+        return CallRecord(role="r", stage="construction", system="s", conv_id=conv, provider="openai",
+                          model="gpt-4o-mini-2024-07-18", prompt_tokens=10, completion_tokens=1, step=step, ts=ts)
+    # checkpoint at step 2; the killed ingest's records of steps 3-4 reached the store; the resume redoes 3-5
+    killed = [rec(1, 1.0), rec(2, 2.0), rec(3, 3.0), rec(3, 3.5), rec(4, 4.0)]
+    resumed = [rec(3, 10.0), rec(4, 11.0), rec(4, 11.5), rec(5, 12.0)]
+    store.add_llm_calls(killed + resumed + [rec(1, 5.0, "c2")])
+    got = construction_usage(store, "s", ["c1"], "openai", "gpt-4o-mini")
+    assert (got["prompt_tokens"], got["completion_tokens"], got["calls"]) == (60, 6, 6)
+    assert construction_usage(store, "s", ["c1", "c2"], "openai", "gpt-4o-mini")["calls"] == 7
+    assert construction_usage(store, "s", ["c1"], "openai", "gpt-4o")["calls"] == 0  # another model
+    assert construction_usage(store, "s", ["c1"], "offline", "offline-engine")["calls"] == 0
