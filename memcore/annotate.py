@@ -1,0 +1,221 @@
+"""Human evaluation: blind helpfulness annotation tasks, labels, results, export / import.
+
+Protocol (MemWeaver paper): per question, show the question, the knowledge a system
+retrieved and the reference answer; the annotator judges helpful / not helpful (is the
+retrieved knowledge sufficient to derive the answer?); 25 questions per category.
+
+Retrieval runs once when a task is created and is frozen into the task, so every
+annotator sees identical evidence. Labels are append-only rows (the latest row per
+task, item and annotator wins), so annotators working at the same time in separate
+browser sessions or processes never overwrite each other.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import random
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+
+import pyarrow as pa
+
+from memcore.annotate_stats import agreement, wilson_interval
+from memcore.store import LanceStore, sql_str
+from memcore.types import Conversation, Question
+
+LABELS = ("helpful", "not_helpful", "skip")
+TASKS = pa.schema([pa.field("task_id", pa.string()), pa.field("payload", pa.string()), pa.field("ts", pa.float64())])
+ITEMS = pa.schema([pa.field("task_id", pa.string()), pa.field("item_id", pa.string()),
+                   pa.field("system", pa.string()), pa.field("category", pa.string()), pa.field("payload", pa.string())])
+LABEL_ROWS = pa.schema([
+    pa.field("task_id", pa.string()), pa.field("item_id", pa.string()), pa.field("annotator", pa.string()),
+    pa.field("label", pa.string()), pa.field("note", pa.string()), pa.field("ts", pa.float64()),
+])
+
+
+@dataclass
+class AnnotationItem:
+    """One (question, system) pair as frozen in a task. `system` is never shown to annotators."""
+
+    item_id: str
+    question_id: str
+    conv_id: str
+    category: str
+    question: str
+    reference: str
+    knowledge: list[str]
+    system: str
+
+
+@dataclass
+class AnnotationTask:
+    """A task: what was sampled, with which seed, and the frozen items."""
+
+    task_id: str
+    name: str
+    systems: list[str]
+    per_category: int
+    seed: int
+    conversations: list[str]
+    created: float = field(default_factory=time.time)
+
+
+def stratified_sample(questions: Sequence[Question], per_category: int, seed: int,
+                      categories: Sequence[int | str] | None = None) -> list[Question]:
+    """Up to `per_category` questions per category, reproducible for a seed."""
+    by_cat: dict[str, list[Question]] = defaultdict(list)
+    for q in sorted(questions, key=lambda q: q.id):
+        if categories is None or q.category in categories or str(q.category) in map(str, categories):
+            by_cat[str(q.category)].append(q)
+    rng = random.Random(seed)
+    out: list[Question] = []
+    for cat in sorted(by_cat):
+        pool = by_cat[cat]
+        out.extend(rng.sample(pool, min(per_category, len(pool))))
+    return out
+
+
+def _item_id(task_id: str, qid: str, system: str) -> str:
+    return hashlib.sha256(f"{task_id}|{qid}|{system}".encode()).hexdigest()[:12]
+
+
+class Annotations:
+    """Annotation tasks and labels on a LanceStore."""
+
+    def __init__(self, store: LanceStore) -> None:
+        self.store = store
+
+    def create_task(self, name: str, convs: Sequence[Conversation], systems: Sequence[str],
+                    retrieve: Callable[[str, Conversation, Question], list[str]], per_category: int = 25,
+                    seed: int = 0, categories: Sequence[int | str] | None = (1, 2, 3, 4)) -> AnnotationTask:
+        """Sample questions, run retrieval once per (question, system) and freeze it into a task."""
+        task_id = hashlib.sha256(f"{name}|{seed}|{time.time()}".encode()).hexdigest()[:10]
+        task = AnnotationTask(task_id, name, list(systems), per_category, seed, [c.id for c in convs])
+        rows = []
+        for conv in convs:
+            for q in stratified_sample(conv.questions, per_category, seed, categories):
+                for sysname in systems:
+                    it = AnnotationItem(_item_id(task_id, q.id, sysname), q.id, conv.id, str(q.category), q.text,
+                                        q.answer, retrieve(sysname, conv, q), sysname)
+                    rows.append({"task_id": task_id, "item_id": it.item_id, "system": sysname,
+                                 "category": it.category, "payload": json.dumps(asdict(it))})
+        self.store.table("ann_items", ITEMS).add(rows)
+        self.store.table("ann_tasks", TASKS).add([{"task_id": task_id, "payload": json.dumps(asdict(task)),
+                                                   "ts": task.created}])
+        return task
+
+    def tasks(self) -> list[AnnotationTask]:
+        """All tasks, newest first."""
+        df = self._df("ann_tasks", TASKS, None)
+        tasks = [AnnotationTask(**json.loads(p)) for p in df["payload"]]
+        return sorted(tasks, key=lambda t: -t.created)
+
+    def items(self, task_id: str) -> list[AnnotationItem]:
+        """The frozen items of a task."""
+        df = self._df("ann_items", ITEMS, f"task_id = {sql_str(task_id)}")
+        return sorted((AnnotationItem(**json.loads(p)) for p in df["payload"]), key=lambda i: i.item_id)
+
+    def queue(self, task_id: str, annotator: str) -> list[AnnotationItem]:
+        """The task's items in this annotator's own shuffled order (stable across sessions)."""
+        key = lambda i: hashlib.sha256(f"{annotator}|{i.item_id}".encode()).hexdigest()  # noqa: E731
+        return sorted(self.items(task_id), key=key)
+
+    def label(self, task_id: str, item_id: str, annotator: str, label: str, note: str = "") -> None:
+        """Record (or change) one label; appends a row, so concurrent writers never collide."""
+        if label not in LABELS:
+            raise ValueError(f"label must be one of {LABELS}, not {label!r}")
+        if not annotator.strip():
+            raise ValueError("annotator name is empty: type your name first")
+        self.store.table("labels", LABEL_ROWS).add([{"task_id": task_id, "item_id": item_id,
+                                                     "annotator": annotator.strip(), "label": label,
+                                                     "note": note, "ts": time.time()}])
+
+    def labels(self, task_id: str, annotator: str | None = None) -> dict[tuple[str, str], dict]:
+        """Latest label per (item, annotator)."""
+        where = f"task_id = {sql_str(task_id)}" + (f" AND annotator = {sql_str(annotator)}" if annotator else "")
+        df = self._df("labels", LABEL_ROWS, where)
+        out: dict[tuple[str, str], dict] = {}
+        for r in sorted(df.to_dict("records"), key=lambda r: r["ts"]):
+            out[(r["item_id"], r["annotator"])] = {"label": r["label"], "note": r["note"], "ts": r["ts"]}
+        return out
+
+    def results(self, task_id: str) -> dict:
+        """Helpfulness per system and category (with 95% intervals), agreement, disagreements."""
+        items = {i.item_id: i for i in self.items(task_id)}
+        labs = self.labels(task_id)
+        counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+        per_item: dict[str, dict[str, str]] = defaultdict(dict)
+        for (iid, ann), lab in labs.items():
+            if lab["label"] == "skip" or iid not in items:
+                continue
+            it = items[iid]
+            per_item[iid][ann] = lab["label"]
+            for cat in (it.category, "all"):
+                c = counts[(it.system, cat)]
+                c[0] += lab["label"] == "helpful"
+                c[1] += 1
+        rates = [{"system": s, "category": cat, "helpful": k, "n": n, "rate": k / n if n else None,
+                  "ci95": wilson_interval(k, n)} for (s, cat), (k, n) in sorted(counts.items())]
+        disagreements = [{"item_id": iid, "question": items[iid].question, "system": items[iid].system,
+                          "labels": per} for iid, per in sorted(per_item.items()) if len(set(per.values())) > 1]
+        return {"rates": rates, "agreement": agreement(per_item), "disagreements": disagreements,
+                "annotators": sorted({a for _, a in labs})}
+
+    def export_labels(self, task_id: str, fmt: str = "json") -> str:
+        """Every label row of a task (full history) as JSON or CSV text."""
+        df = self._df("labels", LABEL_ROWS, f"task_id = {sql_str(task_id)}")
+        rows = sorted(df.to_dict("records"), key=lambda r: (r["ts"], r["item_id"], r["annotator"]))
+        if fmt == "json":
+            return json.dumps(rows, indent=1)
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=LABEL_ROWS.names)
+        w.writeheader()
+        for r in rows:
+            w.writerow({**r, "ts": repr(r["ts"])})
+        return buf.getvalue()
+
+    def import_labels(self, text: str, fmt: str = "json") -> int:
+        """Add label rows exported by `export_labels` (rows already present are skipped)."""
+        rows = json.loads(text) if fmt == "json" else list(csv.DictReader(io.StringIO(text)))
+        for r in rows:
+            r["ts"] = float(r["ts"])
+            r["note"] = r.get("note") or ""
+            if r["label"] not in LABELS:
+                raise ValueError(f"bad label {r['label']!r} in import; expected one of {LABELS}")
+        have = set()
+        for tid in {r["task_id"] for r in rows}:
+            df = self._df("labels", LABEL_ROWS, f"task_id = {sql_str(tid)}")
+            have |= {(x["task_id"], x["item_id"], x["annotator"], x["ts"]) for x in df.to_dict("records")}
+        new = [{k: r[k] for k in LABEL_ROWS.names} for r in rows
+               if (r["task_id"], r["item_id"], r["annotator"], r["ts"]) not in have]
+        if new:
+            self.store.table("labels", LABEL_ROWS).add(new)
+        return len(new)
+
+    def _df(self, name: str, schema: pa.Schema, where: str | None):  # noqa: ANN202
+        t = self.store.table(name, schema)
+        q = t.search()
+        if where:
+            q = q.where(where)
+        return q.limit(None).to_pandas()
+
+
+def workbench_retriever(wb) -> Callable[[str, Conversation, Question], list[str]]:  # noqa: ANN001 - Workbench
+    """A `retrieve` function for create_task: the knowledge a system retrieves, one line per item."""
+
+    def retrieve(system: str, conv: Conversation, q: Question) -> list[str]:
+        if not wb.is_ingested(system, conv):
+            wb.ingest(system, conv)
+        trace = wb.system(system, conv).retrieve(q)
+        seen: dict[str, str] = {}
+        for it in trace.items:
+            date = it.metadata.get("date", "")
+            seen.setdefault(it.id, f"[{date}] {it.text}" if date else it.text)
+        return list(seen.values())
+
+    return retrieve
