@@ -141,6 +141,41 @@ def test_categories_limit_and_bad_input(tmp_path) -> None:
         run_eval(settings(tmp_path), "locomo", None, ["naive_rag"])
 
 
+@pytest.fixture
+def broken_systems():
+    """Two registered systems that fail: one while ingesting, one while answering (removed afterwards)."""
+    from memcore.systems import SYSTEMS, register_system
+    from memcore.systems.naive_rag import NaiveRAGSystem
+
+    class BrokenIngest(NaiveRAGSystem):
+        name = "test_broken_ingest"
+
+        def on_turn(self, turn):  # noqa: ANN001, ANN202
+            raise RuntimeError("boom in ingest")
+
+    class BrokenAnswer(NaiveRAGSystem):
+        name = "test_broken_answer"
+
+        def answer(self, question):  # noqa: ANN001, ANN202
+            raise RuntimeError("boom in answer")
+
+    register_system(BrokenIngest)
+    register_system(BrokenAnswer)
+    yield [BrokenIngest.name, BrokenAnswer.name]
+    SYSTEMS.pop(BrokenIngest.name, None)
+    SYSTEMS.pop(BrokenAnswer.name, None)
+
+
+def test_broken_systems_do_not_stop_the_others(tmp_path, broken_systems) -> None:
+    res = run_eval(settings(tmp_path), "demo", systems=[*broken_systems, "naive_rag"], limit=2)
+    assert not res["complete"] and res["systems"]["naive_rag"]["overall"]["n"] == 2
+    assert res["systems"]["test_broken_ingest"]["overall"]["n"] == 0
+    assert res["systems"]["test_broken_answer"]["overall"]["n"] == 0  # failed questions are not saved
+    errs = {(e["system"], e.get("question_id", "")): e["error"] for e in res["errors"]}
+    assert "boom in ingest" in errs[("test_broken_ingest", "")]
+    assert "boom in answer" in errs[("test_broken_answer", "demo:q0")]
+
+
 def test_jsonl_dataset_with_two_workers(tmp_path) -> None:
     a = load_demo()
     b = load_demo()

@@ -79,6 +79,8 @@ def eval_command(
     typer.echo(format_table(res))
     typer.echo(f"wrote {out} and {Path(out).with_suffix('.csv')} ({res['questions_done']}/"
                f"{res['questions_total']} questions, {res['wall_seconds']:.0f}s)")
+    for err in res.get("errors", [])[:10]:
+        typer.echo(f"error: {err['system']} on {err['conv_id']} {err.get('question_id', '')}: {err['error']}", err=True)
     if not res["complete"]:
         typer.echo("incomplete: run the same command again to resume", err=True)
         raise typer.Exit(3)

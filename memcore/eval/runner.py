@@ -1,20 +1,15 @@
-"""Benchmark runner: ingest, answer, score and persist every question; resumable; parallel over conversations.
+"""Benchmark runner: ingest, answer, judge, score and persist every question; resumable; parallel.
 
-    from memcore.eval.runner import run_eval
     results = run_eval(Settings(), "locomo", "locomo8.json", ["naive_rag", "com"], out="results.json")
 
-Per-question rows are saved to the store (`store.save_results(run_id, rows)`) in small batches as
-they finish, so a killed or stopped run resumes where it was: finished questions are not redone.
-The run id hashes the dataset file, systems, configs, retriever, embedder, provider/model/engine and
-the judge switch; a run id given by hand whose stored rows came from another provider is refused.
-
-"Correct" (for failure attribution) is the judge's label when the judge ran, else official
-F1 >= 0.5. With the offline engine the judge is the lexical judge (not an LLM) and is labelled so.
-
-Workers: `workers > 1` runs one process per conversation at a time (spawned), each with its own
-Workbench on the same store. Concurrent LanceDB commits from several processes to the same tables
-(different conversations) were checked to be safe: Lance commits optimistically and retries on
-conflict (see bench/eval_workers.py and docs in the module of the CLI command).
+Rows are saved to the store (`store.save_results`) in small batches as questions finish: a stopped
+or killed run resumes and never redoes a saved question. The run id hashes the dataset file, systems,
+configs, retriever, embedder, provider/model/engine and the judge switch; stored rows from another
+provider are never mixed in (refused). "Correct" = the judge's label when the judge ran, else
+official F1 >= 0.5 (the offline engine's judge is the lexical judge, labelled as such).
+`workers > 1`: spawned processes take whole conversations, each with its own Workbench on the same
+store; concurrent LanceDB commits to the same tables for different conversations are safe (Lance
+commits optimistically and rebases/retries; checked with 4 writers, see bench/eval_workers.py).
 """
 
 from __future__ import annotations
@@ -80,8 +75,9 @@ def _existing(store: Any, run_id: str) -> tuple[set[tuple[str, str]], dict | Non
     """(system, question_id) pairs already stored for the run, and one stored row (for checks)."""
     if "results" not in store.table_names():
         return set(), None
-    t = store.table("results")
-    where = f"run_id = '{run_id}'"
+    from memcore.store import sql_str
+
+    t, where = store.table("results"), f"run_id = {sql_str(run_id)}"
     df = t.search().where(where).select(["system", "question_id"]).limit(None).to_pandas()
     if df.empty:
         return set(), None
@@ -114,45 +110,28 @@ def run_meta(wb: Any, settings: Settings) -> dict[str, Any]:
             "memcore_version": __version__}
 
 
-def _has_judge_role() -> bool:
-    from memcore.llm.roles import load_all as load_roles
-
-    return "judge" in load_roles()
+LEXICAL_JUDGE = ("lexical judge (offline engine, not an LLM): official F1 >= 0.5 or every gold part contained "
+                 "in the answer; abstention rule for category 5")
 
 
-def judge_info(wb: Any, enabled: bool) -> dict[str, Any]:
-    """What judges the answers: {"enabled", "kind": lexical | llm | fake | None, "label"}; raises if unusable."""
-    lexical = ("lexical judge (offline engine, not an LLM): official F1 >= 0.5 or every gold part contained "
-               "in the answer; abstention rule for category 5")
-    if not enabled:
-        return {"enabled": False, "kind": None, "label": "no judge (--no-judge)"}
-    name = wb.llm.provider.name
-    if not _has_judge_role():
-        if not wb.llm.is_offline and name != "fake":
-            raise ConfigError("the 'judge' LLM role is not registered (memcore/llm/roles/judge.py). "
-                              "Fix: rerun with --no-judge, or use --provider offline (lexical judge)")
-        return {"enabled": True, "kind": "lexical", "label": lexical}
-    if wb.llm.is_offline:
-        return {"enabled": True, "kind": "lexical", "label": lexical}
-    if name == "fake":
-        return {"enabled": True, "kind": "fake", "label": "fake judge (scripted test replies)"}
-    return {"enabled": True, "kind": "llm", "label": f"LLM judge: {wb.llm.provider.model} ({wb.provider_label})"}
-
-
-def make_judge(wb: Any, enabled: bool) -> Callable[[Any, Question, str], dict] | None:
-    """A function (llm, question, prediction) -> judge dict, or None when the judge is off."""
+def make_judge(wb: Any, enabled: bool) -> tuple[Callable[[Any, Question, str], dict] | None, dict[str, Any]]:
+    """(judge function (llm, question, prediction) -> verdict dict, or None; {"enabled", "kind", "label"})."""
     from memcore.eval.metrics import lexical_judge
     from memcore.llm.ledger import by_stage
+    from memcore.llm.roles import load_all as load_roles
 
     if not enabled:
-        return None
-    if not _has_judge_role():
-        judge_info(wb, enabled)  # raises unless the provider is offline / fake
+        return None, {"enabled": False, "kind": None, "label": "no judge (--no-judge)"}
+    name, offline = wb.llm.provider.name, wb.llm.is_offline
+    if "judge" not in load_roles():
+        if not offline and name != "fake":
+            raise ConfigError("the 'judge' LLM role is not registered (memcore/llm/roles/judge.py). "
+                              "Fix: rerun with --no-judge, or use --provider offline (lexical judge)")
 
         def lexical(llm: Any, q: Question, pred: str) -> dict:
             ok = lexical_judge(pred, q.answer, 5 if q.metadata.get("abstention") else q.category)
             return {"correct": ok, "label": "CORRECT" if ok else "WRONG", "usage": None, "error": ""}
-        return lexical
+        return lexical, {"enabled": True, "kind": "lexical", "label": LEXICAL_JUDGE}
 
     def llm_judge(llm: Any, q: Question, pred: str) -> dict:
         mark = llm.ledger.mark()
@@ -164,34 +143,30 @@ def make_judge(wb: Any, enabled: bool) -> Callable[[Any, Question, str], dict] |
         ok = None if res.error or label not in ("CORRECT", "WRONG") else label == "CORRECT"
         return {"correct": ok, "label": label, "usage": dict(vars(usage)) if usage else None,
                 "error": res.error or ("" if ok is not None else f"unreadable judge label {label!r}")}
-    return llm_judge
+    info = {"enabled": True, "kind": "lexical", "label": LEXICAL_JUDGE} if offline else \
+        {"enabled": True, "kind": "fake", "label": "fake judge (scripted test replies)"} if name == "fake" else \
+        {"enabled": True, "kind": "llm", "label": f"LLM judge: {wb.llm.provider.model} ({wb.provider_label})"}
+    return llm_judge, info
 
 
 def score_question(wb: Any, system: Any, q: Question, meta: dict, judge: Callable | None) -> dict:
-    """Answer one question with a system, judge it, and build its row (system errors go into the row)."""
-    from memcore.types import Answer, Trace
-
-    try:
-        ans = system.answer(q)
-    except Exception as e:  # noqa: BLE001 - one broken question must not end a long run
-        ans = Answer(text="", trace=Trace(system=system.name, question=q.text, question_id=q.id,
-                                          errors=[f"{type(e).__name__}: {e}"]), error=f"{type(e).__name__}: {e}")
+    """Answer one question with a system, judge it, and build its row."""
+    ans = system.answer(q)
     verdict = judge(system.llm, q, ans.text) if judge is not None else None
     row_meta = {k: meta[k] for k in ("run_id", "provider", "model", "engine", "embedder", "fingerprint")}
     return build_row(q, ans, {**row_meta, "system": system.name, "retriever": system.config.retriever}, verdict)
 
 
 def load_rows(store: Any, run_id: str, systems: list[str]) -> list[dict]:
-    """Stored rows of a run without their traces (read one system at a time to bound memory)."""
-    from memcore.store import sql_str
+    """Stored rows of a run without their traces (streamed in batches to bound memory)."""
+    from memcore.store import sql_in, sql_str
 
     if "results" not in store.table_names():
         return []
+    q = store.table("results").search().where(f"run_id = {sql_str(run_id)} AND system IN {sql_in(systems)}")
     out = []
-    for name in systems:
-        df = store.table("results").search().where(f"run_id = {sql_str(run_id)} AND system = {sql_str(name)}") \
-            .select(["payload"]).limit(None).to_pandas()
-        for payload in df["payload"]:
+    for batch in q.select(["payload"]).limit(None).to_batches(256):
+        for payload in batch.column("payload").to_pylist():
             row = json.loads(payload)
             row.pop("trace", None)
             out.append(row)
@@ -201,24 +176,32 @@ def load_rows(store: Any, run_id: str, systems: list[str]) -> list[dict]:
 def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Question]], job: dict,
                           emit: Callable[[dict], None], stop: StopCb) -> int:
     """Ingest each system (resumable), answer and score its pending questions, persist rows in batches."""
-    judge = make_judge(wb, job["judge"])
+    judge, _ = make_judge(wb, job["judge"])
     done = 0
     for name in job["systems"]:
         qs = todo.get(name) or []
         if not qs:
             continue
-        cfg = job["configs"][name]
-        emit({"phase": "ingest", "system": name, "conv_id": conv.id})
-        rep = wb.ingest(name, conv, should_stop=stop, **cfg)
+        cfg, where = job["configs"][name], {"system": name, "conv_id": conv.id}
+        emit({"phase": "ingest", **where})
+        try:
+            rep = wb.ingest(name, conv, should_stop=stop, progress=lambda d, t, ev, w=where: d % 50 or emit(
+                {"phase": "ingest", **w, "turn": d, "turns": t}), **cfg)
+        except Exception as e:  # noqa: BLE001 - a broken system must not end the other systems' run
+            emit({"phase": "error", **where, "error": f"ingest failed: {type(e).__name__}: {e}"})
+            continue
         if not rep.complete:
             break
         sys_ = wb.system(name, conv, **cfg)
         buf: list[dict] = []
         last = time.monotonic()
         for q in qs:
-            buf.append(score_question(wb, sys_, q, job["meta"], judge))
+            try:
+                buf.append(score_question(wb, sys_, q, job["meta"], judge))
+            except Exception as e:  # noqa: BLE001 - not saved, so a resumed run retries it
+                emit({"phase": "error", **where, "question_id": q.id, "error": f"{type(e).__name__}: {e}"})
             done += 1
-            emit({"phase": "answer", "system": name, "conv_id": conv.id, "question_id": q.id, "done": 1})
+            emit({"phase": "answer", **where, "question_id": q.id, "done": 1})
             stopping = stop()
             if stopping or len(buf) >= FLUSH_ROWS or time.monotonic() - last > FLUSH_SECONDS:
                 wb.store.save_results(job["run_id"], buf)
@@ -312,7 +295,7 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
     full_cfg = {n: config_to_dict(make_config(n, **c)) for n, c in cfgs.items()}
     wb = workbench or Workbench(settings)
     meta = run_meta(wb, settings)
-    jinfo = judge_info(wb, judge)
+    _, jinfo = make_judge(wb, judge)  # fails early when the judge cannot run
     fingerprint = {"dataset_sha256": sha, "format": fmt, "systems": names, "configs": full_cfg,
                    "retriever": retriever, "embedder": meta["embedder"], "judge": judge,
                    **{k: meta[k] for k in ("provider", "model", "engine")}}
@@ -325,11 +308,13 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
     todo = {c.id: {n: [q for q in selected[c.id] if (n, q.id) not in have] for n in names} for c in convs}
     total = sum(len(qs) for t in todo.values() for qs in t.values())
     job = {"systems": names, "configs": cfgs, "meta": meta, "run_id": run_id, "judge": judge}
-    count = 0
+    count, errors = 0, []
 
     def on_msg(msg: dict) -> None:
         nonlocal count
         count += msg.get("done", 0)
+        if msg.get("phase") == "error" and len(errors) < 100:
+            errors.append(msg)  # the first 100; unanswered questions also show as complete = False
         if progress is not None:
             progress(count, total, msg)
 
@@ -342,7 +327,7 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
             evaluate_conversation(wb, c, todo[c.id], job, on_msg, stop)
     results = assemble(wb, run_id, convs, selected, names, meta, jinfo, fingerprint, path, dataset)
     results.update(created=created, wall_seconds=round(time.perf_counter() - t0, 3),
-                   finished=time.time(), configs=full_cfg, limit=limit)
+                   finished=time.time(), configs=full_cfg, limit=limit, errors=errors)
     if out:
         write_results(results, out)
     return results
