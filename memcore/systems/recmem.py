@@ -1,0 +1,247 @@
+"""RecMem: a cheap subconscious store; LLM consolidation only when a topic recurs.
+
+Each exchange unit (two consecutive messages of a session) first tries to merge into its
+nearest episode (cos >= theta_merge, LLM decides). Otherwise its neighbours in the
+subconscious store with cos >= theta_sim are counted; when they and the unit reach
+theta_count, the cluster is consolidated into 1-3 episodes plus refined semantic facts and
+leaves the subconscious store. Otherwise the unit is stored there as is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from memcore.llm.offline.memory_writing import day_of
+from memcore.llm.roles.memory_writing import verbatim_episodes
+from memcore.llm.roles.recmem import merge_inputs
+from memcore.systems import register_system
+from memcore.systems.base import BaseSystem, SystemConfig, query_field, turn_sort_key
+from memcore.systems.recmem_retrieval import retrieve_three_stores
+from memcore.types import MemoryItem, Question, Trace, Turn
+
+PRESETS: dict[str, dict[str, float]] = {
+    "locomo": {"theta_sim": 0.7, "theta_count": 5, "theta_merge": 0.7},
+    "longmemeval": {"theta_sim": 0.6, "theta_count": 4, "theta_merge": 0.6},
+}
+
+
+@dataclass
+class RecMemConfig(SystemConfig):
+    """Paper defaults; `preset` (locomo | longmemeval) fills the thresholds left at None."""
+
+    preset: str = "locomo"
+    theta_sim: float | None = None  # neighbour similarity in the subconscious store (0.7 / 0.6)
+    theta_count: int | None = None  # cluster size that triggers consolidation, unit included (5 / 4)
+    theta_merge: float | None = None  # nearest-episode similarity that asks the LLM to merge (0.7 / 0.6)
+    max_episodes: int = 3  # episodes one consolidation may write
+    k_facts_context: int = 10  # existing facts shown to semantic refinement
+    k_sub: int = query_field(10)
+    k_epi: int = query_field(5)
+    k_sem: int = query_field(10)
+    pool: int = query_field(20)  # candidates per store kept in the trace
+
+    def __post_init__(self) -> None:
+        for key, value in PRESETS.get(self.preset, PRESETS["locomo"]).items():
+            if getattr(self, key) is None:
+                setattr(self, key, int(value) if key == "theta_count" else float(value))
+
+    def validate(self) -> None:
+        """Raise ValueError on an invalid setting."""
+        super().validate()
+        if self.preset not in PRESETS:
+            raise ValueError(f"preset must be one of {sorted(PRESETS)}, not {self.preset!r}")
+        for key in ("theta_sim", "theta_merge"):
+            if not -1.0 <= float(getattr(self, key)) <= 1.0:
+                raise ValueError(f"{key} is a cosine similarity in [-1, 1], not {getattr(self, key)!r}")
+        if int(self.theta_count) < 1 or self.max_episodes < 1:
+            raise ValueError("theta_count and max_episodes must be >= 1")
+        if min(self.k_sub, self.k_epi, self.k_sem) < 0:
+            raise ValueError("retrieval budgets k_sub, k_epi, k_sem must be >= 0")
+
+
+@register_system
+class RecMemSystem(BaseSystem):
+    """Subconscious units, recurrence-triggered episodes, refined semantic facts."""
+
+    name = "recmem"
+    title = "RecMem"
+    paper = "RecMem: Recurrence-based Memory Consolidation for Efficient and Effective Long-Running LLM Agents"
+    config_class = RecMemConfig
+    kinds = ("unit", "episode", "semantic")
+
+    def __init__(self, *a: Any, **kw: Any) -> None:
+        super().__init__(*a, **kw)
+        self.buffer: list[Turn] = []
+        self._by_id: dict[str, Turn] = {t.turn_id: t for t in self.conv.turns}
+        self._unit_vecs: dict[str, np.ndarray] = {}
+
+    # ---------------------------------------------------------------- ingest
+    def on_turn(self, turn: Turn) -> None:
+        if self.buffer and self.buffer[-1].session != turn.session:
+            self._flush()
+        self.buffer.append(turn)
+        nxt = self.conv.turns[turn.index + 1] if turn.index + 1 < len(self.conv.turns) else None
+        if len(self.buffer) >= 2 or nxt is None or nxt.session != turn.session:
+            self._flush()
+
+    def on_finish(self) -> None:
+        self._flush()
+
+    def _flush(self) -> None:
+        turns, self.buffer = self.buffer, []
+        if turns:
+            self.process_unit(turns)
+
+    def state(self) -> dict:
+        return {**super().state(), "buffer": [t.index for t in self.buffer]}
+
+    def load_state(self, state: dict) -> None:
+        super().load_state(state)
+        self.buffer = [self.conv.turns[i] for i in state.get("buffer", [])]
+
+    def process_unit(self, turns: list[Turn]) -> None:
+        """One exchange unit: merge into an episode, consolidate a recurring cluster, or store."""
+        cfg = self.config
+        text = unit_text(turns)
+        tids = [t.turn_id for t in turns]
+        vec = self._unit_vector(turns)
+        check = self._try_merge(turns, vec)
+        if check is None:
+            return  # merged
+        hits = self.memory.search("unit", vec, 2 * int(cfg.theta_count))
+        neigh = [(u, s) for u, s in hits if s >= cfg.theta_sim]
+        trigger = {"neighbours": [u.id for u, _ in neigh], "similarities": [round(s, 4) for _, s in neigh],
+                   "count": len(neigh) + 1, "theta_count": cfg.theta_count, "theta_sim": cfg.theta_sim,
+                   "exchange": tids, "merge_check": check or None}
+        if len(neigh) + 1 >= cfg.theta_count:
+            self._consolidate(turns, [u for u, _ in neigh], trigger)
+            return
+        unit = self.new_item("unit", text, tids, tids, vector=vec, layer="subconscious",
+                             date=day_of(turns[0].session_date), session=turns[0].session,
+                             speakers=list(dict.fromkeys(t.speaker for t in turns)))
+        unit.timestamp = turns[0].timestamp
+        self.emit("created", [unit], f"stored in the subconscious layer: {len(neigh) + 1} similar exchange(s) "
+                  f"< theta_count {cfg.theta_count}", **trigger)
+
+    # ----------------------------------------------------------------- merge
+    def _try_merge(self, turns: list[Turn], vec: np.ndarray) -> dict | None:
+        """Merge-first; None when merged, else the check made ({} when no episode was close)."""
+        near = self.memory.search("episode", vec, 1)
+        if not near or near[0][1] < self.config.theta_merge:
+            return {}
+        ep, sim = near[0]
+        msgs = self._messages(turns)
+        res = self.llm.run("recmem_merge", merge_inputs(ep.metadata.get("title", ""), ep.text, ep.timestamp[:10],
+                                                         msgs, self.conv.speakers, sim), stage="construction")
+        out = res.output
+        check = {"episode": ep.id, "similarity": round(sim, 4), "merge": bool(out.merge), "reason": out.reason,
+                 "error": res.error}
+        if not out.merge or res.error:
+            return check
+        tids = [t.turn_id for t in turns]
+        ep.text = out.content.strip() or f"{ep.text}\n" + "\n".join(f"{m['speaker']}: {m['text']}" for m in msgs)
+        ep.metadata["title"] = out.title.strip() or ep.metadata.get("title", "")
+        ep.metadata["merges"] = int(ep.metadata.get("merges", 0)) + 1
+        ep.sources = list(dict.fromkeys(ep.sources + tids))
+        ep.turn_ids = sorted(set(ep.turn_ids) | set(tids), key=turn_sort_key)
+        self.memory.put(ep, self.embed_one(ep.text))
+        self.memory.touch(ep, self.step)
+        self.emit("merged", [ep], f"exchange {', '.join(tids)} merged into {ep.id}: cos {sim:.2f} >= theta_merge "
+                  f"{self.config.theta_merge} and the LLM agreed ({out.reason})", similarity=round(sim, 4),
+                  decision=True, reason_llm=out.reason, exchange=tids, theta_merge=self.config.theta_merge)
+        self._refine(ep, msgs)
+        return None
+
+    # ---------------------------------------------------------- consolidate
+    def _consolidate(self, turns: list[Turn], units: list[MemoryItem], trigger: dict) -> None:
+        """Cluster -> 1..max_episodes episodes (time-sorted input) -> semantic refinement; units leave."""
+        owner: dict[str, str] = {t.turn_id: "" for t in turns}
+        for u in units:
+            owner.update({tid: u.id for tid in u.turn_ids})
+        cluster = sorted(owner, key=lambda tid: self._by_id[tid].index if tid in self._by_id else 1 << 30)
+        msgs = self._messages([self._by_id[t] for t in cluster if t in self._by_id])
+        res = self.llm.run("episode_summary", {"messages": msgs, "max_episodes": self.config.max_episodes},
+                           stage="construction")
+        eps = [e for e in res.output.episodes if e.content.strip()][: self.config.max_episodes]
+        if not eps:
+            eps = verbatim_episodes({"messages": msgs}).episodes
+        covered: set[str] = set()
+        made: list[tuple[MemoryItem, list[dict]]] = []
+        for n, e in enumerate(eps):
+            etids = [t for t in e.turn_ids if t in owner] or list(cluster)
+            if n == len(eps) - 1:  # turns no episode claimed stay attached to the last one
+                etids += [t for t in cluster if t not in covered and t not in etids]
+            covered |= set(etids)
+            etids = sorted(set(etids), key=turn_sort_key)
+            srcs = list(dict.fromkeys(owner[t] or t for t in etids))
+            first = self._by_id.get(etids[0])
+            item = self.new_item("episode", e.content.strip(), srcs, etids, title=e.title,
+                                 date=day_of(e.timestamp) or (day_of(first.session_date) if first else ""))
+            item.timestamp = first.timestamp if first else item.timestamp
+            self.emit("created", [item], f"recurrence: {trigger['count']} similar exchanges (>= theta_count "
+                      f"{trigger['theta_count']} at cos >= {trigger['theta_sim']}) consolidated into an episode",
+                      **trigger, units=[u.id for u in units], llm_error=res.error)
+            made.append((item, [m for m in msgs if m["turn_id"] in set(etids)]))
+        ep_ids = [it.id for it, _ in made]
+        if units:
+            self.emit("promoted", units, f"consolidated into {', '.join(ep_ids)}", to=ep_ids,
+                      exchange=trigger["exchange"])
+            for u in units:
+                self.memory.remove(u.id)
+            self.emit("deleted", [u.id for u in units], "left the subconscious store after consolidation",
+                      item_kind="unit", to=ep_ids)
+        for item, emsgs in made:
+            self._refine(item, emsgs)
+
+    def _refine(self, ep: MemoryItem, msgs: list[dict]) -> None:
+        """Semantic refinement: new typed facts from the raw messages, with top-k known facts as context."""
+        known = self.memory.search("semantic", self.memory.vector(ep.id), self.config.k_facts_context)
+        lines = "\n".join(f"[{m['turn_id']}] ({m['date']}) {m['speaker']}: {m['text']}" for m in msgs)
+        res = self.llm.run("semantic_facts", {
+            "content": f"Summary: {ep.text}\n{lines}", "date": msgs[0]["date"] if msgs else "",
+            "speakers": list(self.conv.speakers), "existing_facts": [f.text for f, _ in known],
+            "turn_ids": [m["turn_id"] for m in msgs]}, stage="construction")
+        seen = {f.text.strip().lower() for f, _ in known}
+        facts = []
+        for f in res.output.facts:
+            if f.text.strip() and f.text.strip().lower() not in seen:
+                seen.add(f.text.strip().lower())
+                facts.append(f)
+        if not facts:
+            return
+        vecs = self.embedder.embed([f.text.strip() for f in facts])
+        allowed = {m["turn_id"] for m in msgs}
+        for f, v in zip(facts, vecs, strict=True):
+            tids = [t for t in f.turn_ids if t in allowed] or sorted(allowed, key=turn_sort_key)
+            item = self.new_item("semantic", f.text.strip(), [ep.id], tids, vector=v, fact_type=f.type,
+                                 episode=ep.id, date=ep.metadata.get("date", ""))
+            self.emit("created", [item], f"semantic refinement of {ep.id}: {f.type}", type=f.type,
+                      episode=ep.id, context_facts=[k.id for k, _ in known], llm_error=res.error)
+
+    def _unit_vector(self, turns: list[Turn]) -> np.ndarray:
+        """The unit's embedding; all units of the conversation are embedded in one batch on first use."""
+        key = "|".join(t.turn_id for t in turns)
+        if key not in self._unit_vecs:
+            units = [ts[i:i + 2] for ts in self.conv.sessions().values() for i in range(0, len(ts), 2)]
+            if key not in {"|".join(t.turn_id for t in u) for u in units}:
+                units = [turns]
+            vecs = self.embedder.embed([unit_text(u) for u in units])
+            self._unit_vecs.update({"|".join(t.turn_id for t in u): v for u, v in zip(units, vecs, strict=True)})
+        return self._unit_vecs[key]
+
+    def _messages(self, turns: list[Turn]) -> list[dict]:
+        return [{"speaker": t.speaker, "text": t.content, "date": day_of(t.session_date) or t.session_date,
+                 "turn_id": t.turn_id} for t in turns]
+
+    # ------------------------------------------------------------- retrieve
+    def retrieve(self, question: Question) -> Trace:
+        return retrieve_three_stores(self, question)
+
+
+def unit_text(turns: list[Turn]) -> str:
+    """An exchange unit as stored and embedded: one "Speaker: text" line per message (photo included)."""
+    return "\n".join(f"{t.speaker}: {t.content}" for t in turns)
+

@@ -1,0 +1,247 @@
+"""RecMem: recurrence trigger, merge-first, consolidation, provenance, resume, retrieval."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from memcore.ingest import ingest_conversation
+from memcore.llm.fake import FakeLLM
+from memcore.llm.offline.recmem import offline_merge
+from memcore.settings import Settings
+from memcore.systems.recmem import RecMemConfig, RecMemSystem
+from memcore.types import Conversation, Question, Turn
+from memcore.workbench import Workbench
+
+TOPICS = ("puppy", "pottery", "marathon", "guitar")
+
+
+class TopicEmbedder:
+    """One axis per topic word present in the text (the last axis for texts without one)."""
+
+    name = "topic-test"
+    dim = len(TOPICS) + 1
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            hit = [j for j, w in enumerate(TOPICS) if w in t.lower()]
+            for j in hit or [self.dim - 1]:
+                out[i, j] = 1.0
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def topic_conv(sessions: list[list[str]], conv_id: str = "topics") -> Conversation:
+    """Sessions of messages alternating Ana / Ben; each session on its own day in May 2023."""
+    turns = []
+    for s, msgs in enumerate(sessions, start=1):
+        for j, text in enumerate(msgs, start=1):
+            turns.append(Turn(conv_id, f"D{s}:{j}", len(turns), s, f"{s} May, 2023", f"2023-05-{s:02d}T10:00:00",
+                              "Ana" if j % 2 else "Ben", text))
+    qs = [Question(f"{conv_id}:q0", conv_id, "What is the puppy called?", "Biscuit", ["D1:1"], 4)]
+    return Conversation(conv_id, ["Ana", "Ben"], turns, qs, source="test")
+
+
+def pair(topic: str, n: int) -> list[str]:
+    return [f"I took my {topic} out today, round {n}.", f"Your {topic} sounds great, round {n}!"]
+
+
+def make(tmp_path, conv: Conversation, fake: FakeLLM | None = None, sub: str = "s",
+         **cfg: object) -> RecMemSystem:
+    settings = Settings(store_uri=str(tmp_path / sub), llm_provider="fake" if fake else "offline")
+    wb = Workbench(settings, embedder=TopicEmbedder(), provider=fake)
+    return RecMemSystem(wb.runtime, conv, RecMemConfig(**cfg))
+
+
+def episode_reply(content: str = "Ana walks the puppy every day."):
+    """A scripted episode_summary reply covering all messages it was given."""
+    def reply(role: str, inputs: dict, messages: list) -> dict:
+        tids = [m["turn_id"] for m in inputs["messages"]]
+        return {"episodes": [{"title": "puppy walks", "content": content, "timestamp": "1 May 2023",
+                              "turn_ids": tids}]}
+    return reply
+
+
+def facts_reply(role: str, inputs: dict, messages: list) -> dict:
+    return {"facts": [{"text": "Ana has a puppy.", "type": "ENTITY_RELATION", "turn_ids": [inputs["turn_ids"][0]]},
+                      {"text": "Ana walks the puppy daily.", "type": "user_event", "turn_ids": ["D99:1"]}]}
+
+
+def feed(system: RecMemSystem, start: int = 0, stop: int | None = None) -> list:
+    events = []
+    for t in system.conv.turns[start:stop]:
+        events += system.ingest(t)
+    if stop is None:
+        events += system.finish()
+    return events
+
+
+def test_preset_sets_thresholds_and_explicit_values_win():
+    assert (RecMemConfig().theta_sim, RecMemConfig().theta_count, RecMemConfig().theta_merge) == (0.7, 5, 0.7)
+    lme = RecMemConfig(preset="longmemeval")
+    assert (lme.theta_sim, lme.theta_count, lme.theta_merge) == (0.6, 4, 0.6)
+    assert RecMemConfig(preset="longmemeval", theta_count=7).theta_count == 7
+    with pytest.raises(ValueError, match="preset"):
+        RecMemConfig(preset="nope").validate()
+
+
+def test_units_pair_messages_by_position_and_leftover_stands_alone(tmp_path):
+    conv = topic_conv([pair("puppy", 1) + ["odd puppy message"], pair("guitar", 1)])
+    system = make(tmp_path, conv, theta_count=99)
+    feed(system, 0, 1)
+    assert system.buffer and not system.memory.of_kind("unit")  # first message waits for its pair
+    feed(system, 1)
+    units = system.memory.of_kind("unit")
+    assert [u.turn_ids for u in units] == [["D1:1", "D1:2"], ["D1:3"], ["D2:1", "D2:2"]]
+    assert units[0].text.startswith("Ana: I took my puppy") and "\nBen: Your puppy" in units[0].text
+    assert units[0].metadata["layer"] == "subconscious" and units[0].timestamp.startswith("2023-05-01")
+
+
+def test_fires_at_exactly_theta_count_similar_units(tmp_path):
+    fake = FakeLLM(by_role={"episode_summary": episode_reply(), "semantic_facts": facts_reply})
+    conv = topic_conv([pair("puppy", 1) + pair("pottery", 1) + pair("puppy", 2) + pair("guitar", 1)
+                       + pair("puppy", 3) + pair("pottery", 2)])
+    system = make(tmp_path, conv, fake, theta_count=3, theta_sim=0.7)
+    feed(system, 0, 8)  # two puppy units so far
+    assert not system.memory.of_kind("episode") and not fake.calls()
+    assert len([u for u in system.memory.of_kind("unit") if "puppy" in u.text]) == 2
+    assert not system.memory.of_kind("episode")
+    events = feed(system, 8, 10)  # the third puppy unit arrives
+    episodes = system.memory.of_kind("episode")
+    assert len(episodes) == 1 and len(fake.calls("episode_summary")) == 1
+    created = [e for e in events if e.kind == "created" and e.item_kind == "episode"][0]
+    assert created.data["count"] == 3 and len(created.data["neighbours"]) == 2
+    assert all(s >= 0.7 for s in created.data["similarities"])
+    # the cluster went to the LLM in time order
+    assert [m["turn_id"] for m in fake.calls("episode_summary")[0].inputs["messages"]] == \
+        ["D1:1", "D1:2", "D1:5", "D1:6", "D1:9", "D1:10"]
+
+
+def test_consolidated_units_leave_subconscious_with_provenance(tmp_path):
+    fake = FakeLLM(by_role={"episode_summary": episode_reply(), "semantic_facts": facts_reply})
+    conv = topic_conv([pair("puppy", 1) + pair("pottery", 1) + pair("puppy", 2) + pair("puppy", 3)])
+    system = make(tmp_path, conv, fake, theta_count=3)
+    events = feed(system)
+    units = system.memory.of_kind("unit")
+    assert [u.turn_ids for u in units] == [["D1:3", "D1:4"]]  # only pottery is left
+    ep = system.memory.of_kind("episode")[0]
+    assert ep.sources == ["unit-1", "unit-3", "D1:7", "D1:8"]
+    assert ep.turn_ids == ["D1:1", "D1:2", "D1:5", "D1:6", "D1:7", "D1:8"]
+    promoted = [e for e in events if e.kind == "promoted"][0]
+    deleted = [e for e in events if e.kind == "deleted"][0]
+    assert promoted.item_ids == deleted.item_ids == ["unit-1", "unit-3"] and promoted.data["to"] == [ep.id]
+    facts = system.memory.of_kind("semantic")
+    assert [f.text for f in facts] == ["Ana has a puppy.", "Ana walks the puppy daily."]
+    assert all(f.sources == [ep.id] for f in facts)
+    assert facts[0].turn_ids == ["D1:1"] and facts[1].turn_ids == ep.turn_ids  # unknown turn id -> all
+    assert [f.metadata["fact_type"] for f in facts] == ["ENTITY_RELATION", "USER_EVENT"]
+    fact_events = [e for e in events if e.kind == "created" and e.item_kind == "semantic"]
+    assert [e.data["type"] for e in fact_events] == ["ENTITY_RELATION", "USER_EVENT"]
+    assert all(e.data["episode"] == ep.id for e in fact_events)
+
+
+@pytest.mark.parametrize("decision", [True, False])
+def test_merge_follows_the_llm_decision(tmp_path, decision):
+    merged = {"merge": decision, "reason": "same walks", "title": "puppy walks",
+              "content": "Ana walks the puppy every day; on 2 May she walked it twice." if decision else ""}
+    fake = FakeLLM(by_role={"episode_summary": episode_reply(), "semantic_facts": facts_reply,
+                            "recmem_merge": [merged]})
+    conv = topic_conv([pair("puppy", 1) + pair("puppy", 2), pair("puppy", 3)])
+    system = make(tmp_path, conv, fake, theta_count=2)
+    feed(system, 0, 4)
+    ep = system.memory.of_kind("episode")[0]
+    n_facts = len(system.memory.of_kind("semantic"))
+    events = feed(system, 4)
+    call = fake.calls("recmem_merge")[0]
+    assert call.inputs["content"] == "Ana walks the puppy every day." and call.inputs["similarity"] == 1.0
+    if decision:
+        assert ep.text == merged["content"] and ep.turn_ids[-2:] == ["D2:1", "D2:2"]
+        assert not system.memory.of_kind("unit")  # the merged unit is not stored
+        ev = [e for e in events if e.kind == "merged"][0]
+        assert ev.item_ids == [ep.id] and ev.data["similarity"] == 1.0 and ev.data["decision"] is True
+        assert ep.updated_step == 6
+        refine = fake.calls("semantic_facts")[-1].inputs  # semantics refined from the merged exchange
+        assert len(fake.calls("semantic_facts")) == 2 and refine["turn_ids"] == ["D2:1", "D2:2"]
+        assert refine["content"].startswith(f"Summary: {merged['content']}\n[D2:1] (2 May 2023) Ana:")
+        assert set(refine["existing_facts"]) == {"Ana has a puppy.", "Ana walks the puppy daily."}
+        assert len(system.memory.of_kind("semantic")) == n_facts  # known facts are not stored twice
+    else:
+        assert ep.text == "Ana walks the puppy every day." and "D2:1" not in ep.turn_ids
+        unit = system.memory.of_kind("unit")[0]
+        assert unit.turn_ids == ["D2:1", "D2:2"]
+        ev = [e for e in events if e.kind == "created" and e.item_kind == "unit"][0]
+        assert ev.data["merge_check"]["merge"] is False and ev.data["merge_check"]["episode"] == ep.id
+        assert not [e for e in events if e.kind == "merged"]
+
+
+def test_no_merge_check_below_theta_merge(tmp_path):
+    fake = FakeLLM(by_role={"episode_summary": episode_reply(), "semantic_facts": facts_reply})
+    conv = topic_conv([pair("puppy", 1) + pair("puppy", 2) + pair("guitar", 1)])
+    system = make(tmp_path, conv, fake, theta_count=2)
+    feed(system)
+    assert not fake.calls("recmem_merge")  # guitar is orthogonal to the puppy episode
+
+
+def snapshot(system: RecMemSystem) -> dict:
+    store, space, cid = system.store, system.space, system.conv.id
+    items = {k: sorted((i.id, i.text, tuple(i.sources), tuple(i.turn_ids)) for i in store.items(space, cid, k))
+             for k in system.kinds}
+    events = [(e.step, e.kind, tuple(e.item_ids), e.item_kind) for e in store.events(space, cid)]
+    return {"items": items, "events": events}
+
+
+def test_resume_after_partial_ingest_gives_the_same_memory(tmp_path):
+    conv = topic_conv([
+        pair("puppy", 1) + pair("pottery", 1) + pair("puppy", 2) + ["I love my puppy Biscuit."],
+        pair("puppy", 3) + pair("marathon", 1) + pair("puppy", 4) + pair("pottery", 2),
+        pair("pottery", 3) + pair("puppy", 5) + pair("pottery", 4) + pair("marathon", 2),
+    ])
+    whole = make(tmp_path, conv, sub="a", theta_count=3)
+    assert ingest_conversation(whole).complete
+    expected = snapshot(whole)
+    assert expected["items"]["episode"] and expected["items"]["semantic"]
+    part = make(tmp_path, conv, sub="b", theta_count=3)
+    assert not ingest_conversation(part, stop_after=3).complete  # stops with a half pair in the buffer
+    assert part.store.checkpoint(part.space, conv.id)["state"]["buffer"] == [2]
+    part2 = make(tmp_path, conv, sub="b", theta_count=3)
+    assert not ingest_conversation(part2, stop_after=9).complete
+    part3 = make(tmp_path, conv, sub="b", theta_count=3)
+    assert ingest_conversation(part3).complete
+    assert snapshot(part3) == expected
+
+
+def test_retrieval_reads_three_stores_with_budgets(tmp_path):
+    conv = topic_conv([pair("puppy", 1) + pair("pottery", 1) + pair("puppy", 2) + pair("puppy", 3)
+                       + pair("guitar", 1)])
+    system = make(tmp_path, conv, theta_count=3, k_sub=1, k_epi=5, k_sem=2)
+    ingest_conversation(system)
+    tr = system.retrieve(conv.questions[0])
+    origins = [i.origin for i in tr.items]
+    assert set(origins) == {"subconscious", "episodic", "semantic"}
+    assert origins.count("subconscious") == 1 and origins.count("episodic") == 1
+    assert origins.count("semantic") == min(2, tr.structure["stores"]["semantic"])
+    assert tr.structure["stores"] == {"subconscious": 2, "episodic": 1,
+                                      "semantic": len(system.store.items(system.space, conv.id, "semantic"))}
+    assert tr.structure["budgets"] == {"k_sub": 1, "k_epi": 5, "k_sem": 2}
+    assert tr.stages == ["subconscious", "episodic", "semantic"]
+    sub = [c for c in tr.candidates if c.stage == "subconscious"]
+    assert [c.kept for c in sub] == [True, False] and "budget" in sub[1].reason
+    assert "D1:1" in tr.context_turn_ids() and "## Episodes" in tr.context
+
+
+def test_offline_merge_needs_shared_salient_words():
+    base = {"title": "Ana: puppy, biscuit", "content": "On 1 May 2023, Ana adopted a puppy named Biscuit.",
+            "speakers": ["Ana", "Ben"]}
+    yes = offline_merge({**base, "messages": [
+        {"speaker": "Ana", "text": "Biscuit the puppy learned to sit yesterday.", "date": "3 May 2023",
+         "turn_id": "D3:1"}]})
+    assert yes["merge"] and "biscuit" in yes["reason"]
+    assert yes["content"].startswith(base["content"]) and "(2 May 2023)" in yes["content"]
+    no = offline_merge({**base, "messages": [
+        {"speaker": "Ben", "text": "My pottery teacher praised my bowl.", "date": "3 May 2023", "turn_id": "D3:2"}]})
+    assert not no["merge"] and no["content"] == base["content"]
+    chat = offline_merge({**base, "messages": [{"speaker": "Ben", "text": "Wow, so cool! Thanks!", "date": "",
+                                                "turn_id": "D3:3"}]})
+    assert not chat["merge"] and "small talk" in chat["reason"]
