@@ -1,0 +1,311 @@
+"""CoM (Chain-of-Memory): a flat turn index with post-retrieval chains.
+
+Paper: "Chain-of-Memory: Lightweight Memory Construction with Dynamic Evolution for LLM
+Agents" (../shared/papers/000_*.txt). Construction is the shared `turns` table (no LLM).
+At question time: a pool of K turns by the configured retriever; the top-L become
+anchors; each anchor grows one chain by the gate S(m) = cos(m, q) * cos(m, C), C the
+mean embedding of the chain so far; a chain stops when the best gate falls below
+beta * the previous gate (a "cliff"), when the pool is exhausted, or at max_len nodes.
+
+With the lexical or hybrid retriever only the pool changes: the gate's relevance term
+stays the cosine cos(m, q), because the gate multiplies two cosines (BM25 or RRF scores
+are on other scales).
+
+Extended mode (not in the paper; every option off by default, `EXTENDED` turns them on):
+query-side re-ranking of the whole turn index before the pool is cut - a boost for turns
+by a speaker named in the question, and neighbour smoothing (a turn's score plus a share
+of its same-session neighbours', since the reply to a matching turn often holds the
+answer) - then, after the chains, a backfill of pool turns up to a word budget, and dates
+rendered as days ("8 May 2023"). The chains themselves are grown exactly as in the paper.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from memcore.llm.offline.text import fmt_day, parse_date
+from memcore.systems import register_system
+from memcore.systems.base import BaseSystem, SystemConfig, query_field, render_context, turn_trace_item
+from memcore.types import Candidate, Question, Trace, TraceItem, Turn
+
+
+@dataclass
+class CoMConfig(SystemConfig):
+    """CoM parameters at the paper's defaults (all query-side: the memory is the turn index).
+
+    K: candidate pool size; L: anchors (one chain each); beta: relative-drop truncation;
+    max_len: longest chain (anchor included); trace_pool: turns shown in the trace's pool
+    stage (those beyond K are marked "ranked below the top K" and never enter a chain).
+    """
+
+    K: int = query_field(20)
+    L: int = query_field(3)
+    beta: float = query_field(0.5)
+    max_len: int = query_field(8)
+    trace_pool: int = query_field(40)
+    speaker_boost: float = query_field(0.0)  # extended: z-score boost for turns by a named speaker
+    neighbour_weight: float = query_field(0.0)  # extended: share of same-session neighbours' scores
+    word_budget: int = query_field(0)  # extended: backfill pool turns after the chains up to this
+    date_style: str = query_field("dataset")  # "dataset" (as written) | "day" ("8 May 2023")
+
+    @property
+    def extended(self) -> bool:
+        """Whether any non-paper option is on."""
+        return bool(self.speaker_boost or self.neighbour_weight or self.word_budget or self.date_style != "dataset")
+
+    def validate(self) -> None:
+        """Raise ValueError on an invalid setting."""
+        super().validate()
+        if self.K < 1 or not 1 <= self.L <= self.K:
+            raise ValueError(f"CoM needs K >= 1 and 1 <= L <= K (got K={self.K}, L={self.L})")
+        if not 0.0 <= self.beta <= 1.0:
+            raise ValueError(f"CoM beta must be in [0, 1], not {self.beta}")
+        if self.max_len < 1:
+            raise ValueError(f"CoM max_len must be >= 1, not {self.max_len}")
+        if self.date_style not in ("dataset", "day"):
+            raise ValueError(f"CoM date_style must be 'dataset' or 'day', not {self.date_style!r}")
+
+
+# The extended (non-paper) query-side mode measured in bench/retrieval_recall.py.
+EXTENDED: dict[str, Any] = {"K": 40, "speaker_boost": 3.0, "neighbour_weight": 0.3, "word_budget": 690,
+                            "date_style": "day"}
+
+
+@dataclass
+class Chain:
+    """One grown chain: member pool indices in selection order, their gates, and every step."""
+
+    anchor: int
+    members: list[int]
+    gates: list[float]
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    stop_reason: str = ""
+    stop_step: int = 0
+    rejected: int | None = None  # pool index whose gate fell below beta * previous
+
+
+def unit(mat: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero)."""
+    mat = np.asarray(mat, dtype=np.float64)
+    norms = np.linalg.norm(mat, axis=-1, keepdims=True)
+    return np.divide(mat, norms, out=np.zeros_like(mat), where=norms > 0)
+
+
+def grow_chain(emb: np.ndarray, rel: np.ndarray, anchor: int, beta: float, max_len: int,
+               ids: list[str] | None = None) -> Chain:
+    """Grow one chain from `anchor` over the pool (rows of unit vectors `emb`, relevances `rel`).
+
+    The anchor's own gate is its relevance (a one-node chain is its own centroid, cos = 1).
+    Each step scores every pool node not yet in the chain and appends the best, unless its
+    gate is below beta times the gate of the node appended before it.
+    """
+    name = (lambda i: ids[i]) if ids is not None else (lambda i: i)
+    ch = Chain(anchor=anchor, members=[anchor], gates=[float(rel[anchor])])
+    n = len(rel)
+    while True:
+        step_no = len(ch.steps) + 1
+        if len(ch.members) >= max_len:
+            ch.steps.append({"step": step_no, "candidates": [], "chosen": None, "gate": None, "stopped": True,
+                             "stop_reason": f"max length {max_len} reached"})
+            break
+        cand = np.array([i for i in range(n) if i not in ch.members], dtype=int)
+        if cand.size == 0:
+            ch.steps.append({"step": step_no, "candidates": [], "chosen": None, "gate": None, "stopped": True,
+                             "stop_reason": "pool empty"})
+            break
+        centroid = emb[ch.members].mean(axis=0)
+        cnorm = float(np.linalg.norm(centroid))
+        cons = emb[cand] @ centroid / cnorm if cnorm > 0 else np.zeros(cand.size)
+        gate = rel[cand] * cons
+        best = int(np.argmax(gate))  # first maximum: ties go to the better-ranked pool node
+        prev = ch.gates[-1]
+        rows = [{"id": name(int(i)), "relevance": round(float(rel[i]), 4), "consistency": round(float(c), 4),
+                 "gate": round(float(g), 4)} for i, c, g in zip(cand, cons, gate, strict=True)]
+        step = {"step": step_no, "candidates": rows, "best": name(int(cand[best])),
+                "gate": round(float(gate[best]), 4), "threshold": round(beta * prev, 4)}
+        if gate[best] < beta * prev:
+            step.update(chosen=None, stopped=True,
+                        stop_reason=f"best gate {gate[best]:.3f} < beta {beta} x previous gate {prev:.3f}")
+            ch.rejected = int(cand[best])
+            ch.steps.append(step)
+            break
+        step.update(chosen=name(int(cand[best])), stopped=False, stop_reason="")
+        ch.steps.append(step)
+        ch.members.append(int(cand[best]))
+        ch.gates.append(float(gate[best]))
+    ch.stop_reason, ch.stop_step = ch.steps[-1]["stop_reason"], ch.steps[-1]["step"]
+    return ch
+
+
+def fused_scores(dense: np.ndarray, lexical: np.ndarray | None, retriever: str) -> np.ndarray:
+    """Whole-index scores for one retriever: cosine, BM25, or RRF (k=60) of the two rankings."""
+    if retriever == "dense" or lexical is None:
+        return dense
+    if retriever == "lexical":
+        return lexical
+    rd = np.argsort(np.argsort(-dense, kind="stable"), kind="stable")
+    rb = np.argsort(np.argsort(-lexical, kind="stable"), kind="stable")
+    rb = np.where(lexical > 0, rb, int((lexical > 0).sum()))  # turns without a term match tie
+    return 1.0 / (61 + rd) + 1.0 / (61 + rb)
+
+
+def rerank(scores: np.ndarray, named: np.ndarray, sessions: np.ndarray, boost: float, nw: float) -> np.ndarray:
+    """Standardised scores + `boost` for turns by a named speaker, then + `nw` x each same-session neighbour."""
+    z = (scores - scores.mean()) / (scores.std() + 1e-9) + boost * named
+    same = sessions[1:] == sessions[:-1]
+    out = z.copy()
+    out[1:] += nw * np.where(same, z[:-1], 0.0)
+    out[:-1] += nw * np.where(same, z[1:], 0.0)
+    return out
+
+
+def day_date(date: str) -> str:
+    """ "1:56 pm on 8 May, 2023" -> "8 May 2023" (unchanged when it does not parse)."""
+    d = parse_date(date)
+    return fmt_day(d) if d else date
+
+
+@register_system
+class CoMSystem(BaseSystem):
+    """Chain-of-Memory: flat turn index, query-time chains grown by a relevance x consistency gate."""
+
+    name = "com"
+    title = "CoM (Chain-of-Memory)"
+    paper = "000"
+    config_class = CoMConfig
+
+    def __init__(self, *a: Any, **kw: Any) -> None:
+        super().__init__(*a, **kw)
+        self._index: tuple[list[str], np.ndarray] | None = None
+
+    def on_turn(self, turn: Turn) -> None:
+        self.emit("indexed", [turn.turn_id], "turn stored as a memory node (raw text, time, speaker, embedding)",
+                  item_kind="turn", speaker=turn.speaker, session=turn.session)
+
+    def retrieve(self, question: Question) -> Trace:
+        cfg = self.config
+        tr = self.new_trace(question)
+        tr.stages = ["pool", "chains"] + (["backfill"] if cfg.word_budget else [])
+        tr.structure = {"chains": [], "K": cfg.K, "L": cfg.L, "beta": cfg.beta, "max_len": cfg.max_len,
+                        "retriever": cfg.retriever, "extended": cfg.extended}
+        qvec = unit(self.embed_one(question.text))
+        n = max(cfg.K, cfg.trace_pool)
+        if cfg.speaker_boost or cfg.neighbour_weight:
+            ranked = self._reranked(question.text, qvec, n, tr)
+        else:
+            ranked = self.search_turns(question.text, n, qvec)
+        rows, below = ranked[: cfg.K], ranked[cfg.K:]
+        if not rows:
+            tr.notes.append("no turns indexed for this conversation: empty context")
+            return tr
+        if cfg.retriever != "dense":
+            tr.notes.append(f"pool by {cfg.retriever} search; the gate's relevance term is still cos(m, q)")
+        ids = [r["turn_id"] for r, _ in rows]
+        emb = unit(np.stack([np.asarray(r["vector"], dtype=np.float64) for r, _ in rows]))
+        rel = emb @ qvec
+        chains = [grow_chain(emb, rel, a, cfg.beta, cfg.max_len, ids) for a in range(min(cfg.L, len(rows)))]
+        self._fill(tr, rows, below, ids, rel, chains)
+        if cfg.word_budget:
+            self._backfill(tr, rows, {m for ch in chains for m in ch.members})
+        tr.context = render_context(tr.items)
+        return tr
+
+    def _item(self, row: dict, score: float, rank: int, origin: str) -> TraceItem:
+        ti = turn_trace_item(row, score, rank, origin=origin)
+        if self.config.date_style == "day":
+            ti.metadata["date"] = day_date(ti.metadata["date"])
+        return ti
+
+    def _reranked(self, text: str, qvec: np.ndarray, n: int, tr: Trace) -> list[tuple[dict, float]]:
+        """Extended pool: the whole index scored by the retriever, speaker-boosted and neighbour-smoothed."""
+        cfg = self.config
+        if self._index is None:
+            ids, mat = self.store.turn_matrix(self.conv.id)
+            if not ids:
+                return []
+            self._index = (ids, unit(mat))
+        ids, mat = self._index
+        by_id = {t.turn_id: t for t in self.conv.turns}
+        turns = [by_id[i] for i in ids]
+        dense = mat @ qvec
+        lexical = None
+        if cfg.retriever != "dense":
+            pos = {t: i for i, t in enumerate(ids)}
+            lexical = np.zeros(len(ids))
+            for r, s in self.store.search_turns(self.conv.id, text, qvec, len(ids), "lexical"):
+                lexical[pos[r["turn_id"]]] = s
+        named_spk = [s for s in self.conv.speakers if re.search(rf"\b{re.escape(s)}\b", text, re.I)]
+        named = np.array([t.speaker in named_spk for t in turns], dtype=float)
+        sessions = np.array([t.session for t in turns])
+        score = rerank(fused_scores(dense, lexical, cfg.retriever), named, sessions, cfg.speaker_boost,
+                       cfg.neighbour_weight)
+        order = np.argsort(-score, kind="stable")[:n]
+        tr.notes.append(f"extended pool (not in the paper): whole index by {cfg.retriever}, speaker boost "
+                        f"{cfg.speaker_boost} for {named_spk or 'no named speaker'}, neighbour weight "
+                        f"{cfg.neighbour_weight}")
+        return [({"turn_id": ids[i], "speaker": turns[i].speaker, "text": turns[i].content,
+                  "session_date": turns[i].session_date, "session": turns[i].session, "vector": mat[i]},
+                 float(score[i])) for i in order]
+
+    def _backfill(self, tr: Trace, rows: list[tuple[dict, float]], in_chain: set[int]) -> None:
+        """Extended: after the chains, pool turns in pool order while the context stays within the budget."""
+        budget = self.config.word_budget
+        words = len(render_context(tr.items).split())
+        full = False
+        for i, (row, s) in enumerate(rows):
+            if i in in_chain:
+                continue
+            ti = self._item(row, s, len(tr.items) + 1, "backfill")
+            w = len(render_context([ti]).split())
+            full = full or words + w > budget
+            if not full:
+                tr.items.append(ti)
+                words += w
+            tr.candidates.append(Candidate(stage="backfill", id=ti.id, score=float(s), rank=i + 1, kept=not full,
+                                           turn_ids=[ti.id], reason=f"word budget {budget} reached" if full else ""))
+        tr.notes.append(f"extended: pool turns after the chains up to {budget} words ({words} used)")
+    def _fill(self, tr: Trace, rows: list[tuple[dict, float]], below: list[tuple[dict, float]], ids: list[str],
+              rel: np.ndarray, chains: list[Chain]) -> None:
+        """Items (chain by chain), candidates per stage and the chain structure."""
+        cfg = self.config
+        for ci, ch in enumerate(chains, start=1):
+            for pos, (m, g) in enumerate(zip(ch.members, ch.gates, strict=True), start=1):
+                ti = self._item(rows[m][0], g, len(tr.items) + 1, f"chain {ci}")
+                ti.metadata.update(chain=ci, position=pos, relevance=round(float(rel[m]), 4))
+                tr.items.append(ti)
+            tr.structure["chains"].append({
+                "anchor": ids[ch.anchor], "anchor_score": round(float(rows[ch.anchor][1]), 4),
+                "anchor_relevance": round(float(rel[ch.anchor]), 4), "steps": ch.steps,
+                "members": [ids[m] for m in ch.members], "gates": [round(g, 4) for g in ch.gates],
+                "stop_reason": ch.stop_reason, "stop_step": ch.stop_step})
+        for r, (row, s) in enumerate(rows + below, start=1):
+            in_pool = r <= cfg.K
+            tr.candidates.append(Candidate(
+                stage="pool", id=row["turn_id"], score=float(s), rank=r, kept=in_pool, turn_ids=[row["turn_id"]],
+                reason="" if in_pool else f"ranked below the top {cfg.K} by {cfg.retriever} search",
+                data={"relevance": round(float(rel[r - 1]), 4) if in_pool else None, "anchor": r <= cfg.L}))
+        in_chain = {m for ch in chains for m in ch.members}
+        rejected = {ch.rejected: (ci, ch.stop_step) for ci, ch in enumerate(chains, start=1)
+                    if ch.rejected is not None}
+        best_gate: dict[int, float] = {}
+        for ch in chains:
+            for st in ch.steps:
+                for c in st["candidates"]:
+                    i = ids.index(c["id"])
+                    best_gate[i] = max(best_gate.get(i, -1.0), c["gate"])
+        for i, tid in enumerate(ids):
+            if i in in_chain:
+                reason = ""
+            elif i in rejected:
+                ci, st = rejected[i]
+                reason = f"gate dropped below beta * previous at step {st} of chain {ci}"
+            else:
+                reason = "never the best gate"
+            chains_of = [ci for ci, ch in enumerate(chains, start=1) if i in ch.members]
+            tr.candidates.append(Candidate(
+                stage="chains", id=tid, score=round(best_gate.get(i, float(rel[i])), 4), rank=i + 1,
+                kept=i in in_chain, turn_ids=[tid], reason=reason, data={"chains": chains_of}))
