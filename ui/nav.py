@@ -14,6 +14,7 @@ ASK = "Ask"
 COMPARE = "Compare"
 BENCHMARK = "Benchmark"
 ANNOTATE = "Annotate"  # built by another helper: shown once pages/annotate.py exists
+ANNOTATION_RESULTS = "Annotation results"
 EXPORT = "Export"
 
 
@@ -41,6 +42,8 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec(COMPARE, "pages/compare.py", ":material/compare:", "compare"),
     PageSpec(BENCHMARK, "pages/benchmark.py", ":material/leaderboard:", "benchmark", "Evaluate"),
     PageSpec(ANNOTATE, "pages/annotate.py", ":material/rate_review:", "annotate", "Evaluate"),
+    PageSpec(ANNOTATION_RESULTS, "pages/annotation_results.py", ":material/fact_check:", "annotation-results",
+             "Evaluate"),
     PageSpec(EXPORT, "pages/export.py", ":material/download:", "export", "Evaluate"),
 )
 

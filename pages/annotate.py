@@ -1,0 +1,32 @@
+"""Annotate: blind helpfulness labelling (the MemWeaver human-evaluation protocol)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from memcore.annotate import Annotations
+from ui import state
+from ui.annotate_view import card
+
+st.title("Annotate")
+st.caption("Judge whether the knowledge a memory system retrieved is sufficient to derive the reference "
+           "answer. Systems are hidden and items come in your own shuffled order; you can stop at any "
+           "time and resume later, or go back and change a label.")
+
+wb = state.workbench_or_stop()
+ann = Annotations(wb.store)
+tasks = ann.tasks()
+if not tasks:
+    st.info("No annotation task yet. Create one on the Annotation results page.")
+    st.stop()
+names = {t.task_id: f"{t.name} ({t.task_id})" for t in tasks}
+task_id = st.selectbox("Task", list(names), format_func=names.__getitem__)
+annotator = st.text_input("Your name", key="annotator", placeholder="e.g. annotator-1").strip()
+if not annotator:
+    st.info("Type your name to start: your labels are kept under it.")
+    st.stop()
+queue = ann.queue(task_id, annotator)
+if not queue:
+    st.warning("This task has no items.")
+    st.stop()
+card(ann, task_id, annotator, queue, pos_key=f"pos-{task_id}-{annotator}")

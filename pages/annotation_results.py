@@ -1,0 +1,64 @@
+"""Annotation results: create tasks; helpfulness per system and category, agreement, export."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from memcore.annotate import Annotations, workbench_retriever
+from memcore.viz.annotation import helpfulness_figure, rates_table
+from ui import state, widgets
+
+st.title("Annotation results")
+st.caption("Create a human-evaluation task (retrieval runs once and is frozen so every annotator sees the "
+           "same evidence), then follow helpfulness rates with 95% intervals and agreement between annotators.")
+
+wb = state.workbench_or_stop()
+ann = Annotations(wb.store)
+with st.expander("Create a task", expanded=not ann.tasks()):
+    convs = wb.store.conversations()
+    with st.form("new_task"):
+        name = st.text_input("Task name", "helpfulness")
+        conv_ids = st.multiselect("Conversations", list(convs["conv_id"]), default=list(convs["conv_id"])[:1])
+        systems = st.multiselect("Systems", wb.systems(), default=[s for s in ("naive_rag", "com") if s in wb.systems()])
+        c1, c2 = st.columns(2)
+        per_cat = c1.number_input("Questions per category", 1, 200, 25)
+        seed = c2.number_input("Seed", 0, 10**6, 0)
+        go = st.form_submit_button("Create task", type="primary")
+    if go:
+        if not conv_ids or not systems:
+            st.error("Pick at least one conversation and one system.")
+        else:
+            with st.spinner("Retrieving evidence once for every sampled question and system…"):
+                task = ann.create_task(name, [wb.conversation(c) for c in conv_ids], systems,
+                                       workbench_retriever(wb), int(per_cat), int(seed))
+            st.success(f"Created task {task.task_id} with {len(ann.items(task.task_id))} items.")
+tasks = ann.tasks()
+if not tasks:
+    st.stop()
+names = {t.task_id: f"{t.name} ({t.task_id})" for t in tasks}
+task_id = st.selectbox("Task", list(names), format_func=names.__getitem__, key="res_task")
+res = ann.results(task_id)
+st.write(f"Annotators: {', '.join(widgets.md_escape(a) for a in res['annotators']) or 'none yet'}")
+if res["rates"]:
+    st.plotly_chart(helpfulness_figure(res["rates"]), key="help_fig")
+    st.dataframe(pd.DataFrame(rates_table(res["rates"])), hide_index=True)
+agr = res["agreement"]
+c1, c2 = st.columns(2)
+fk = agr["fleiss_kappa"]
+c1.metric("Fleiss' kappa (all annotators)", "—" if fk is None else f"{fk:.3f}")
+c2.metric("Items labelled by every annotator", agr["n_items_all_raters"])
+if agr["pairs"]:
+    st.caption("Pairwise Cohen's kappa")
+    st.dataframe(pd.DataFrame(agr["pairs"]), hide_index=True)
+if res["disagreements"]:
+    st.caption("Disagreements to review")
+    st.dataframe(pd.DataFrame([{**d, "labels": ", ".join(f"{k}: {v}" for k, v in d["labels"].items())}
+                               for d in res["disagreements"]]), hide_index=True)
+c1, c2 = st.columns(2)
+c1.download_button("Labels (JSON)", ann.export_labels(task_id, "json"), f"labels-{task_id}.json")
+c2.download_button("Labels (CSV)", ann.export_labels(task_id, "csv"), f"labels-{task_id}.csv")
+up = st.file_uploader("Import labels (JSON or CSV exported here)", type=["json", "csv"])
+if up is not None and st.button("Import"):
+    n = ann.import_labels(up.getvalue().decode(), "csv" if up.name.endswith(".csv") else "json")
+    st.success(f"Imported {n} new label rows.")

@@ -1,0 +1,57 @@
+"""Annotate page pieces: the blind labelling card. Never renders a system name."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from memcore.annotate import AnnotationItem, Annotations
+from memcore.viz.safe import md_escape
+
+CHOICES = {"helpful": ("Helpful", "h", ":material/thumb_up:"),
+           "not_helpful": ("Not helpful", "n", ":material/thumb_down:"),
+           "skip": ("Skip", "s", ":material/skip_next:")}
+
+
+def current_index(queue: list[AnnotationItem], done: dict, key: str) -> int:
+    """Where this annotator is: the chosen position, else the first unlabelled item."""
+    if key in st.session_state:
+        return min(st.session_state[key], len(queue) - 1)
+    todo = [i for i, it in enumerate(queue) if it.item_id not in done]
+    return todo[0] if todo else len(queue) - 1
+
+
+def card(ann: Annotations, task_id: str, annotator: str, queue: list[AnnotationItem], pos_key: str) -> None:
+    """One item: question, retrieved knowledge, reference answer, and the label buttons."""
+    done = {iid: lab for (iid, _), lab in ann.labels(task_id, annotator).items()}
+    idx = current_index(queue, done, pos_key)
+    item = queue[idx]
+    n_done = sum(1 for it in queue if it.item_id in done)
+    st.progress(n_done / len(queue), text=f"{n_done} of {len(queue)} labelled · item {idx + 1}")
+    st.markdown(f"**Question:** {md_escape(item.question)}")
+    with st.container(border=True):
+        st.caption("Retrieved knowledge")
+        if not item.knowledge:
+            st.write("(nothing was retrieved)")
+        for line in item.knowledge:
+            st.markdown(f"- {md_escape(line)}")
+    st.markdown(f"**Reference answer:** {md_escape(item.reference)}")
+    prev = done.get(item.item_id)
+    if prev:
+        st.info(f"Your label: {CHOICES[prev['label']][0]}" + (f" — {md_escape(prev['note'])}" if prev["note"] else ""))
+    st.caption("Is the retrieved knowledge sufficient to derive the reference answer? "
+               "Keys: h = helpful, n = not helpful, s = skip.")
+    note = st.text_input("Note (optional)", key=f"note-{task_id}-{item.item_id}")
+    cols = st.columns(5)
+    for col, (label, (title, key, icon)) in zip(cols, CHOICES.items(), strict=False):
+        if col.button(title, key=f"b-{label}", icon=icon, shortcut=key, type="primary" if label == "helpful" else
+                      "secondary"):
+            ann.label(task_id, item.item_id, annotator, label, note)
+            st.session_state[pos_key] = min(idx + 1, len(queue) - 1)
+            st.rerun()
+    if cols[3].button("Previous", key="b-prev", icon=":material/arrow_back:", disabled=idx == 0, shortcut="k"):
+        st.session_state[pos_key] = idx - 1
+        st.rerun()
+    if cols[4].button("Next", key="b-next", icon=":material/arrow_forward:", disabled=idx >= len(queue) - 1,
+                      shortcut="j"):
+        st.session_state[pos_key] = idx + 1
+        st.rerun()
