@@ -184,7 +184,7 @@ def llm_serve(port: int = typer.Option(8088, "--port"), host: str = typer.Option
     """Serve the bundled SmolLM2 model over an OpenAI-compatible API (blocks)."""
     from memcore.llm import local_server
 
-    local_server.serve(port=port, host=host)
+    raise typer.Exit(local_server.serve(port=port, host=host))
 
 
 def main() -> None:

@@ -24,8 +24,8 @@ def _openai(s: Settings) -> OpenAIProvider:
 def _local(s: Settings) -> OpenAIProvider:
     from memcore.llm import local_server
 
-    url = local_server.ensure_running()
-    return OpenAIProvider(local_server.model_id(url), "local", url, s.llm_timeout_s, s.llm_retries,
+    url, model = local_server.ensure_running()
+    return OpenAIProvider(model, "local", url, max(s.llm_timeout_s, 300.0), s.llm_retries,
                           label="local SmolLM2-135M (llama.cpp)")
 
 

@@ -247,3 +247,19 @@ def serve(port: int = DEFAULT_PORT, host: str = DEFAULT_HOST) -> int:
         return 0
     finally:
         server.stop()
+
+
+_SHARED: LocalServer | None = None
+
+
+def ensure_running(port: int = DEFAULT_PORT, host: str = DEFAULT_HOST) -> tuple[str, str]:
+    """(base_url, model id) of a local server: one already answering on host:port, or one
+    started now for this process (stopped at exit). Used by the `local` provider."""
+    global _SHARED
+    url = find_running(port, host)
+    if url:
+        models = _get_models(url) or [MODEL_ALIAS]
+        return url, models[0]
+    if _SHARED is None or not _SHARED.running:
+        _SHARED = LocalServer().start(port=port, host=host)
+    return _SHARED.base_url, _SHARED.model_id

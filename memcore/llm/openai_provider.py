@@ -97,8 +97,9 @@ class OpenAIProvider:
         }
         if json_mode:
             kwargs["response_format"] = {"type": "json_object"}
-        if logprobs:
+        if logprobs:  # llama.cpp's server returns logprobs only when top_logprobs is set too
             kwargs["logprobs"] = True
+            kwargs["top_logprobs"] = 1
         call = retry(
             retry=retry_if_exception_type(RETRYABLE),
             stop=stop_after_attempt(max(1, self.retries)),
