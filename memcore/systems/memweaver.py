@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from memcore.systems import register_system
-from memcore.systems.base import BaseSystem, SystemConfig, query_field
+from memcore.systems.base import BaseSystem, SystemConfig, query_field, turn_sort_key
 from memcore.systems.memweaver_experience import ExperienceMemory
 from memcore.systems.memweaver_graph import GraphMemory, Resolution, norm_name, review_session
 from memcore.types import MemoryItem, Question, Trace, Turn
@@ -63,6 +63,7 @@ class MemWeaverSystem(BaseSystem):
         self.session_relations: list[str] = []
         self._turn_vecs: dict[str, np.ndarray] | None = None
         self._turns = {t.turn_id: t for t in self.conv.turns}
+        self._unembedded: list[str] = []
 
     # --------------------------------------------------------------- helpers
     def turn_vector(self, turn_id: str) -> np.ndarray:
@@ -85,8 +86,29 @@ class MemWeaverSystem(BaseSystem):
         t = self._turns[turn_id]
         return {"id": turn_id, "speaker": t.speaker, "text": t.content, "date": t.session_date}
 
-    def _embed(self, texts: list[str]) -> list[np.ndarray]:
-        return list(self.embedder.embed(texts)) if texts else []
+    def lazy_item(self, kind: str, text: str, sources: list[str], turn_ids: list[str], **md: Any) -> MemoryItem:
+        """Create an item now and embed it at the next batch flush (or at commit, if that comes first)."""
+        item = MemoryItem(id=self.new_id(kind), kind=kind, text=text, system=self.name, conv_id=self.conv.id,
+                          sources=list(sources), turn_ids=sorted(set(turn_ids), key=turn_sort_key),
+                          created_step=self.step, updated_step=self.step,
+                          timestamp=self.turn.timestamp if self.turn else "", metadata=md)
+        self.memory.put(item)
+        self._unembedded.append(item.id)
+        return item
+
+    def flush_embeddings(self) -> int:
+        """Embed every item still without a vector in batches (one model call per 64 texts)."""
+        items = [self.memory.get(i) for i in dict.fromkeys(self._unembedded) if i in self.memory]
+        todo = [it for it in items if it.embedding is None]
+        for it in items:  # embedded by a commit in between: register the vector, keep it clean
+            if it.embedding is not None and it.id not in self.memory._vecs:
+                self.memory.put(it, dirty=False)
+        self._unembedded = []
+        for i in range(0, len(todo), 64):
+            chunk = todo[i:i + 64]
+            for it, vec in zip(chunk, self.embedder.embed([it.text for it in chunk]), strict=True):
+                self.memory.put(it, vec)
+        return len(todo)
 
     # ------------------------------------------------------------------ turn
     def on_turn(self, turn: Turn) -> None:
@@ -96,6 +118,8 @@ class MemWeaverSystem(BaseSystem):
         self.exp.add_turn(turn.turn_id, session_end)
         if session_end:
             self.end_session(turn)
+        if session_end or len(self._unembedded) >= 256:
+            self.flush_embeddings()
 
     def write_graph(self, turn: Turn) -> None:
         """Passage node, entities, relations and their times for one turn."""
@@ -147,10 +171,8 @@ class MemWeaverSystem(BaseSystem):
                 self.emit("merged", [ent], f"'{n}' resolved to '{ent.text}' by string similarity "
                           f"{r.similarity:.3f} >= {self.config.entity_sim} (alias '{r.matched}')",
                           alias=n, similarity=round(r.similarity, 4), method="similarity")
-        fresh = list(new.values())
-        for r, vec in zip(fresh, self._embed([r.name for r in fresh]), strict=True):
-            ent = self.new_item("entity", r.name, [passage.id], [passage.turn_ids[0]], vector=vec, name=r.name,
-                                aliases=[])
+        for r in new.values():
+            ent = self.lazy_item("entity", r.name, [passage.id], [passage.turn_ids[0]], name=r.name, aliases=[])
             self.graph.add_entity(ent.id, r.name)
             out[norm_name(r.name)] = ent.id
             self.emit("created", [ent], f"new entity: no exact alias and no alias with similarity >= "
@@ -176,11 +198,11 @@ class MemWeaverSystem(BaseSystem):
                           item_kind="relation", decision="deduplicated", duplicate_of=dup, turn=turn.turn_id)
                 continue
             fresh.append((src, rel, tgt, time, cond))
-        texts = [f"{self.graph.label(s)} {r} {self.graph.label(t)}" for s, r, t, _, _ in fresh]
         items = []
-        for (src, rel, tgt, time, cond), text, vec in zip(fresh, texts, self._embed(texts), strict=True):
-            item = self.new_item("relation", text, [passage_id], [turn.turn_id], vector=vec,
-                                 src=self.graph.label(src), rel=rel, tgt=self.graph.label(tgt), time=time,
+        for src, rel, tgt, time, cond in fresh:
+            text = f"{self.graph.label(src)} {rel} {self.graph.label(tgt)}"
+            item = self.lazy_item("relation", text, [passage_id], [turn.turn_id],
+                                  src=self.graph.label(src), rel=rel, tgt=self.graph.label(tgt), time=time,
                                  condition=cond, src_id=src, tgt_id=tgt, passage=passage_id, turn=turn.turn_id,
                                  session=turn.session, date=turn.session_date)
             self.graph.add_relation(item.id, src, rel, tgt, time)
@@ -198,8 +220,8 @@ class MemWeaverSystem(BaseSystem):
                       for e in p.metadata.get("entities", [])]
             about = list(dict.fromkeys(linked))[:5]
         date = self._turns[turn_ids[-1]].session_date
-        item = self.new_item("experience", content, turn_ids, turn_ids, type=kind, cluster=cluster, about=about,
-                             date=date)
+        item = self.lazy_item("experience", content, turn_ids, turn_ids, type=kind, cluster=cluster, about=about,
+                              date=date)
         self.graph.link(item.id, "experience", about, label=content[:40])
         return item
 
@@ -222,6 +244,7 @@ class MemWeaverSystem(BaseSystem):
 
     def on_finish(self) -> None:
         self.exp.finish()
+        self.flush_embeddings()
 
     # ---------------------------------------------------------------- state
     def state(self) -> dict[str, Any]:

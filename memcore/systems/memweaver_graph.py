@@ -243,9 +243,9 @@ def review_session(system: MemWeaverSystem, turn: Turn) -> None:
         h.graph.remove_relation(item.id, md["src_id"], md["tgt_id"])
         md.update(rel=rel, time=time, condition=cond)
         item.text = f"{md['src']} {rel} {md['tgt']}"
-        item.embedding = [float(x) for x in h.embed_one(item.text)]
+        item.embedding = None  # re-embedded at the session's batch flush
+        h._unembedded.append(item.id)
         h.graph.add_relation(item.id, md["src_id"], rel, md["tgt_id"], time)
-        h.memory.put(item)
         h.memory.touch(item, h.step)
         h.emit("updated", [item], f"updated by session review{how}: {u.reason}", before=before,
                after={"rel": rel, "time": time, "condition": cond})
