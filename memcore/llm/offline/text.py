@@ -8,9 +8,11 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import date, datetime, timedelta
 from functools import lru_cache
+
+from nltk.stem import PorterStemmer
 
 WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\-]*")
 STOPWORDS = frozenset("""a an the and or but if then so of to in on at for with by from as into onto about over
@@ -21,12 +23,41 @@ both each few more most other some such no nor not only own same than too very c
 may might must shall also yeah yes oh ok okay really like get got go going gonna wanna lot lots thing things
 one ones much many well sure hey hi hello thanks thank bit way still even though""".split())
 
+_PORTER = PorterStemmer()
 MONTHS = ("january february march april may june july august september october november december").split()
 
 
 def terms(text: str) -> list[str]:
     """Lower-cased content words of a text (stopwords removed), in order."""
     return [w for w in (m.group(0).lower().strip("'-") for m in WORD.finditer(text)) if w and w not in STOPWORDS]
+
+
+IRREGULAR = dict(pair.split(":") for pair in """made:make went:go gone:go saw:see seen:see took:take taken:take
+gave:give given:give found:find met:meet ran:run bought:buy brought:bring taught:teach thought:think felt:feel
+kept:keep left:leave lost:lose won:win wrote:write written:write drew:draw drawn:draw sang:sing sung:sing
+began:begin begun:begin swam:swim told:tell said:say heard:hear built:build sent:send spent:spend held:hold
+chose:choose chosen:choose grew:grow grown:grow knew:know known:know flew:fly drove:drive driven:drive rode:ride
+ate:eat eaten:eat fell:fall broke:break broken:break spoke:speak stood:stand caught:catch fought:fight sold:sell
+led:lead hid:hide hidden:hide threw:throw wore:wear became:become came:come got:get did:do done:do paid:pay
+learnt:learn read:read kids:kid children:child mom:mother mum:mother dad:father""".split())
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """Porter stem of a lower-cased word, irregular verb forms first mapped to their base ("made" -> "make")."""
+    return _PORTER.stem(IRREGULAR.get(word, word))
+
+
+def stems(text: str) -> list[str]:
+    """Stems of the content words of a text, in order ("painted pots" -> ["paint", "pot"])."""
+    out = []
+    for w in terms(text.replace("\u2019", "'")):
+        if w.endswith("n't"):
+            continue
+        for part in re.split(r"[-']", re.sub(r"'(s|re|ve|ll|d|m)$", "", w)):
+            if len(part) > 1 and part not in STOPWORDS:
+                out.append(stem(part))
+    return out
 
 
 def term_set(text: str) -> set[str]:
@@ -68,7 +99,8 @@ def overlap(a: str | set[str], b: str | set[str]) -> float:
 _FIRST_PERSON = [
     (r"\bI am\b", "{s} is"), (r"\bI'm\b", "{s} is"), (r"\bI was\b", "{s} was"), (r"\bI have\b", "{s} has"),
     (r"\bI've\b", "{s} has"), (r"\bI'll\b", "{s} will"), (r"\bI'd\b", "{s} would"), (r"\bI\b", "{s}"),
-    (r"\bmyself\b", "{o}self"), (r"\bmy\b", "{p}"), (r"\bMy\b", "{p}"), (r"\bme\b", "{s}"), (r"\bmine\b", "{p}s"),
+    (r"\b[Mm]yself\b", "themself"), (r"\bmy\b", "{p}"), (r"\bMy\b", "{p}"), (r"\bme\b", "{s}"),
+    (r"\bmine\b", "{p}"),
 ]
 
 
@@ -77,9 +109,14 @@ def third_person(text: str, speaker: str) -> str:
     out = text
     for pat, rep in _FIRST_PERSON:
         out = re.sub(pat, rep.format(s=speaker, p=f"{speaker}'s", o=speaker), out)
+    out = re.sub(rf"\b{re.escape(speaker)} (don't|haven't|do not|have not)\b",
+                 lambda m: f"{speaker} {_NEG3[m.group(1)]}", out)
     out = re.sub(rf"\b{re.escape(speaker)} (do|go|love|like|want|need|think|feel|hope|plan|know|see|get|make|"
                  rf"take|try|run|work|live|enjoy|have)\b", lambda m: f"{speaker} {_s3(m.group(1))}", out)
     return out
+
+
+_NEG3 = {"don't": "doesn't", "haven't": "hasn't", "do not": "does not", "have not": "has not"}
 
 
 def _s3(verb: str) -> str:
@@ -118,65 +155,110 @@ def fmt_month(d: date) -> str:
 
 
 _WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
-_NUM = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "few": 3, "couple of": 2}
+_WD_ABBR = {"mon": "monday", "tue": "tuesday", "tues": "tuesday", "wed": "wednesday", "thu": "thursday",
+            "thur": "thursday", "thurs": "thursday", "fri": "friday", "sat": "saturday", "sun": "sunday"}
+_SEASONS = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
+_NUM = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+        "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "few": 3, "a few": 3, "couple of": 2, "a couple of": 2,
+        "couple": 2, "a couple": 2, "several": 3}
+NUMBER_WORDS = {w: n for w, n in _NUM.items() if " " not in w and w not in ("a", "an", "few", "couple", "several")}
 
+_WD = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)"
+_UNIT = r"(?:week|weekend|month|year|summer|winter|spring|fall|autumn|" + _WD + r")"
+_COUNT = r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d{1,2}|a few|few|" \
+         r"a couple of|couple of|a couple|several)"
 RELATIVE = re.compile(
-    r"\b(yesterday|today|tonight|tomorrow|last night|this morning|"
-    r"(?:last|this|next) (?:week|weekend|month|year|summer|winter|spring|fall|"
-    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
-    r"(?:a|an|one|two|three|four|five|six|a few|a couple of) (?:days?|weeks?|months?|years?) ago|"
-    r"on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b", re.I)
+    r"\b(yesterday|today|tonight|tomorrow|last night|this (?:morning|afternoon|evening)|earlier today|"
+    r"(?:earlier|later) this (?:week|month|year)|"
+    r"(?:last|this past|past|this|next|this coming) " + _UNIT + r"|"
+    + _COUNT + r" (?:days?|weeks?|weekends?|months?|years?) ago|"
+    r"on " + _WD + r")\b(?!-)", re.I)
 
 
-def normalize_time(expr: str, anchor: date | str | None) -> str:
+def _shift_month(a: date, n: int) -> date:
+    y, mo = divmod(a.month - 1 + n, 12)
+    return date(a.year + y, mo + 1, 1)
+
+
+def _weekday_name(word: str) -> str:
+    w = word.lower().rstrip(".")
+    return _WD_ABBR.get(w, w)
+
+
+def normalize_time(expr: str, anchor: date | str | None, *, style: str = "exact") -> str:
     """Absolute time for a relative expression, at the granularity it names.
 
     "yesterday" on 8 May 2023 -> "7 May 2023"; "last year" -> "2022"; "next month" ->
     "June 2023"; "last week" -> "the week before 8 May 2023"; "" when not understood.
+    style="locomo" words weekdays and week counts as LoCoMo's gold answers do:
+    "last Friday" -> "the Friday before 8 May 2023", "two weeks ago" -> "two weeks before 8 May 2023".
     """
     a = parse_date(anchor) if isinstance(anchor, str) else anchor
     if a is None:
         return ""
-    e = expr.lower().strip()
-    if e in ("today", "tonight", "this morning"):
+    loc = style == "locomo"
+    e = " ".join(expr.lower().split())
+    if e in ("today", "tonight", "earlier today") or e.startswith("this ") and e[5:] in ("morning", "afternoon",
+                                                                                      "evening"):
         return fmt_day(a)
     if e in ("yesterday", "last night"):
         return fmt_day(a - timedelta(days=1))
     if e == "tomorrow":
         return fmt_day(a + timedelta(days=1))
-    m = re.fullmatch(r"(last|this|next) (\w+)", e)
+    m = re.fullmatch(r"(?:earlier|later) this (week|month|year)", e)
+    if m:
+        e = f"this {m.group(1)}"
+    m = re.fullmatch(r"(last|this past|past|this|next|this coming|on) (\w+)", e)
     if m:
         rel, unit = m.groups()
+        rel = {"this past": "last", "past": "last", "this coming": "next", "on": "last"}.get(rel, rel)
+        unit = _weekday_name(unit)
         shift = {"last": -1, "this": 0, "next": 1}[rel]
         if unit == "year":
             return str(a.year + shift)
         if unit == "month":
-            y, mo = divmod(a.month - 1 + shift, 12)
-            return fmt_month(date(a.year + y, mo + 1, 1))
+            return fmt_month(_shift_month(a, shift))
         if unit in ("week", "weekend"):
             word = {"last": "before", "this": "of", "next": "after"}[rel]
             return f"the {unit} {word} {fmt_day(a)}"
         if unit in _WEEKDAYS:
-            delta = (a.weekday() - _WEEKDAYS.index(unit)) % 7 or 7
+            if loc and rel != "this":
+                return f"the {unit.capitalize()} {'before' if rel == 'last' else 'after'} {fmt_day(a)}"
             if rel == "last":
-                return fmt_day(a - timedelta(days=delta))
+                return fmt_day(a - timedelta(days=(a.weekday() - _WEEKDAYS.index(unit)) % 7 or 7))
             fwd = (_WEEKDAYS.index(unit) - a.weekday()) % 7 or 7
             return fmt_day(a + timedelta(days=fwd if rel == "next" else fwd % 7))
-        return f"{rel} {unit} ({a.year})"
-    m = re.fullmatch(r"on (\w+)", e)
-    if m and m.group(1) in _WEEKDAYS:
-        delta = (a.weekday() - _WEEKDAYS.index(m.group(1))) % 7 or 7
-        return fmt_day(a - timedelta(days=delta))
-    m = re.fullmatch(r"(a|an|one|two|three|four|five|six|a few|a couple of) (day|week|month|year)s? ago", e)
+        if unit in _SEASONS:
+            start = _SEASONS[unit]
+            year = a.year + shift if rel != "this" else a.year
+            if rel == "last" and a.month >= start + 3:
+                year = a.year  # the season already ended this year
+            if rel == "next" and a.month < start:
+                year = a.year
+            return f"{unit} {year}"
+        return ""
+    m = re.fullmatch(r"(a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d{1,2}|a few|few|"
+                     r"a couple of|couple of|a couple|several) (day|week|weekend|month|year)s? ago", e)
     if m:
-        n, unit = _NUM[m.group(1)], m.group(2)
+        word, unit = m.groups()
+        n = int(word) if word.isdigit() else _NUM[word]
+        vague = word in ("a few", "few", "several", "a couple", "couple of", "a couple of")
         if unit == "day":
+            if loc and vague:
+                return f"{word} days before {fmt_day(a)}"
             return fmt_day(a - timedelta(days=n))
-        if unit == "week":
+        if unit in ("week", "weekend"):
+            if n == 1:
+                return f"the {unit} before {fmt_day(a)}"
+            if loc:
+                return f"{word} {unit}s before {fmt_day(a)}"
+            if unit == "weekend":
+                return f"the weekend before {fmt_day(a - timedelta(weeks=n - 1))}"
             return f"the week of {fmt_day(a - timedelta(weeks=n))}"
         if unit == "month":
-            y, mo = divmod(a.month - 1 - n, 12)
-            return fmt_month(date(a.year + y, mo + 1, 1))
+            return fmt_month(_shift_month(a, -n))
+        if loc and vague:
+            return f"{word} years before {a.year}"
         return str(a.year - n)
     return ""
 
@@ -209,16 +291,50 @@ def answer_type(question: str) -> str:
     return "thing"
 
 
-def capitalised_spans(text: str, skip: Iterable[str] = ()) -> list[str]:
-    """Runs of capitalised words that are not sentence-initial stopwords (rough named entities)."""
+# Words that start sentences capitalised without naming anything: relative times,
+# interjections, discourse markers.
+SENTENCE_STARTERS = frozenset("""yesterday today tonight tomorrow last next this earlier lately recently later
+now soon sometimes wow congrats congratulations awesome cool great sounds glad sorry nice haha lol omg aw aww
+btw anyway anyways definitely totally absolutely exactly yup yep nope true love loved wish hope guess maybe
+right sweet amazing wonderful woohoo yay ugh hmm um ah ooh whoa honestly actually seriously plus besides
+speaking wait look check gonna thinking guess seeing being having making getting taking here there almost
+never always perhaps let lets let's appreciate started start finally luckily unfortunately hopefully thankfully
+sadly especially looks seems nothing something anything everything someone everyone please keep take make made
+went had did tell told happy excited proud""".split())
+
+
+def capitalised_spans(text: str, skip: Iterable[str] = (), *, common: Collection[str] = ()) -> list[str]:
+    """Runs of capitalised words that look like names (rough named entities), in order, unique.
+
+    Leading stopwords, interjections and relative-time words are dropped ("Hey Mel" -> "Mel",
+    "Last Friday" and "Yesterday" -> nothing), as are months, weekdays, "I" / "I'm" and the
+    possessive "'s" ("Caroline's" -> "Caroline"). Spans starting with a `skip` word are left out.
+    A sentence-initial word that also occurs in lower case (in the text or in `common`, a
+    vocabulary of lower-case words) is an ordinary word, not a name.
+    """
     skip_l = {s.lower() for s in skip}
+    lower = set(re.findall(r"\b[a-z][a-z'\-]*", text)) | set(common)
     out: list[str] = []
-    for m in re.finditer(r"\b([A-Z][a-zA-Z'\-]+(?:\s+(?:of|de|the|van|von)?\s*[A-Z][a-zA-Z'\-]+)*)", text):
-        span = m.group(1).strip()
-        first = span.split()[0].lower()
-        if first in STOPWORDS or first in skip_l or first.rstrip("'s") in ("i",):
+    for m in re.finditer(r"\b([A-Z][a-zA-Z'\u2019\-]*(?:\s+(?:of|de|the|van|von)?\s*[A-Z][a-zA-Z'\u2019\-]*)*)",
+                         text):
+        words = m.group(1).replace("\u2019", "'").split()
+        initial = re.search(r"(^|[.!?:\"\u201c(\-]\s*)$", text[: m.start()]) is not None
+        while words and (_not_a_name(words[0]) or initial and words[0].lower().removesuffix("'s") in lower):
+            words, initial = words[1:], False
+        while words and words[-1].lower() in ("of", "de", "the", "van", "von"):
+            words = words[:-1]
+        if not words or words[0].lower() in skip_l or words[0].lower().removesuffix("'s") in skip_l:
             continue
-        if span.lower() in (m_.capitalize().lower() for m_ in MONTHS) or span.lower() in _WEEKDAYS:
+        span = " ".join(words)
+        span = span[:-2] if span.endswith("'s") else span.rstrip("'")
+        low = span.lower()
+        if low in MONTHS or low in _WEEKDAYS or low in _WD_ABBR or len(span) < 2 or RELATIVE.fullmatch(span):
             continue
         out.append(span)
     return list(dict.fromkeys(out))
+
+
+def _not_a_name(word: str) -> bool:
+    low = word.lower().rstrip("'").removesuffix("'s")
+    return (low in STOPWORDS or low in SENTENCE_STARTERS or low == "i" or bool(re.match(r"i'", low))
+            or low in MONTHS or low in _WEEKDAYS or low in _WD_ABBR or bool(re.search(r"n't$|'(re|ve|ll|d|m)$", low)))

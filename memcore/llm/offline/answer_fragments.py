@@ -1,0 +1,127 @@
+"""Short answer fragments for open ("what ...") questions in the offline `answer` role.
+
+Sentences are cut into clauses; each clause gives candidates (the words after the question's
+matched words, the words before them, or the whole clause), and candidates are scored by how
+well their sentence matches the question, how much new information they carry (content words
+not in the question), their length, and whether they are small talk or a bare time expression.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memcore.llm.offline.text import RELATIVE, STOPWORDS, stem
+
+_SYNONYM_GROUPS = ("symbolize represent mean stand", "realize learn understand", "like love enjoy fan favorite fave",
+                   "recommend suggest", "motivate inspire", "kid child", "job work career", "buy purchase",
+                   "make create build", "photo picture pic", "trip travel vacation", "excited thrilled",
+                   "destress relax unwind", "attend visit", "gift present", "hobby enjoy", "feel felt",
+                   "watch see", "favorite best", "remind reminder")
+SYNONYMS: dict[str, frozenset[str]] = {}
+for _g in _SYNONYM_GROUPS:
+    _st = [stem(w) for w in _g.split()]
+    for _w in _st:
+        SYNONYMS[_w] = SYNONYMS.get(_w, frozenset()) | frozenset(x for x in _st if x != _w)
+
+JUNK = frozenset(stem(w) for w in """great awesome amazing cool thanks congrats wow glad nice super sound sounds fun
+totally absolutely definitely cute sweet lovely happy proud hear heard stunning gorgeous beautiful incredible
+wonderful fantastic best talk chat catch good bad feel tough hard stuff wish luck hug hugs course agree
+yay woohoo exciting special hope means""".split())
+_PRONOUN_ONLY = frozenset("it this that these those them they he she him her one something anything everything".split())
+_CLAUSE_BREAK = re.compile(
+    r"\s*(?:[;:!?()\"\u201c\u201d]|\.(?:\s|$)|\s[-\u2013\u2014]+\s?|[\u2013\u2014]|--|"
+    r",(?=\s+(?:I|I'm|I've|we|you|he|she|they|it|it's|that|which|who|but|so|because|and (?:I|we|it|she|he|they))\b)|"
+    r"\b(?:but|because|although|though|while|whereas|so that)\b)")
+_LEAD = frozenset("""that is was are were be been of for about it so really just to the a an some with on in at by
+as like my our me up out and or i we you he she they am have has had this these those there here did do does
+go went got get from into very also even still then i'm i've we're it's that's what which who when""".split())
+_TRAIL = frozenset("""the a an and or to of for with my our that is was it in on at so really too though lately
+recently now together yesterday today ago last this week weekend year month as very""".split())
+MAX_WORDS = 9
+
+
+def matches(stem_set: frozenset[str] | set[str], term: str) -> bool:
+    """Whether a set of stems holds a question term or one of its synonyms."""
+    return term in stem_set or bool(SYNONYMS.get(term, frozenset()) & stem_set)
+
+
+def word_stem(word: str) -> str:
+    """The stem of one token ("" for stopwords)."""
+    w = re.sub(r"'(s|re|ve|ll|d|m)$", "", word.lower().replace("\u2019", "'"))
+    return stem(w) if w and w not in STOPWORDS else ""
+
+
+@dataclass(frozen=True)
+class FragmentSource:
+    """A sentence offered to fragment extraction with its question-coverage score."""
+
+    text: str
+    cover: float
+    caption: bool = False
+    question: bool = False
+
+
+def trim(span: str) -> str:
+    """Drop leading/trailing function words and punctuation, keep at most MAX_WORDS words."""
+    words = span.split()
+    while words and words[0].lower().strip(",.!?'\"") in _LEAD:
+        words = words[1:]
+    while words and words[-1].lower().strip(",.!?'\"") in _TRAIL:
+        words = words[:-1]
+    return " ".join(words[:MAX_WORDS]).strip(" ,.!?;:-\"'")
+
+
+def _clauses(sentence: str) -> list[str]:
+    parts, last = [], 0
+    for m in _CLAUSE_BREAK.finditer(sentence):
+        parts.append(sentence[last:m.start()])
+        last = m.end()
+    parts.append(sentence[last:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _novel(piece: str, qstems: set[str], names: set[str]) -> list[str]:
+    out = []
+    for w in re.findall(r"[A-Za-z0-9][\w'\-]*", piece):
+        st = word_stem(w)
+        if st and len(st) > 1 and not matches(qstems, st) and st not in qstems and w.lower() not in names:
+            out.append(st)
+    return out
+
+
+def _candidates(clause: str, qstems: set[str]) -> list[tuple[str, str]]:
+    toks = list(re.finditer(r"[A-Za-z0-9][\w'\-]*", clause))
+    hits = [i for i, m in enumerate(toks) if (st := word_stem(m.group(0))) and (st in qstems or any(
+        matches(frozenset([st]), q) for q in qstems))]
+    if not hits:
+        return [("clause", clause)]
+    out = [("after", clause[toks[hits[-1]].end():]), ("before", clause[: toks[hits[0]].start()])]
+    if len(hits) > 1:
+        out.append(("between", clause[toks[hits[0]].end(): toks[hits[-1]].start()]))
+    return out
+
+
+def best_fragment(sources: Sequence[FragmentSource], qstems: set[str], names: Sequence[str] = ()) -> str:
+    """The best-scoring short fragment over the sources ("" when none carries new information)."""
+    lower_names = {n.lower() for n in names}
+    best, best_score = "", float("-inf")
+    for rank, src in enumerate(sources):
+        for ci, clause in enumerate(_clauses(src.text)):
+            for where, raw in _candidates(clause, qstems):
+                piece = trim(raw)
+                novel = _novel(piece, qstems, lower_names)
+                if not piece or not novel or all(w.lower() in _PRONOUN_ONLY for w in piece.split()):
+                    continue
+                n = len(piece.split())
+                score = src.cover + {"after": 0.35, "between": 0.2, "before": 0.15, "clause": 0.0}[where]
+                score += 0.1 * min(len(novel), 3) - 0.04 * max(0, n - 5) - 0.02 * rank - 0.01 * ci
+                score -= 0.5 * sum(1 for w in novel if w in JUNK) / len(novel)
+                if RELATIVE.search(piece) and len(novel) <= 2:
+                    score -= 0.4
+                if src.question:
+                    score -= 0.4
+                if score > best_score:
+                    best, best_score = piece, score
+    return best

@@ -1,0 +1,226 @@
+"""Answer spans by expected type for the offline `answer` role: dates, numbers, names, places, titles.
+
+`question_kind` refines text.answer_type ("how long ago", "what year", titles, lists, hedged
+yes/no); `extract_typed` finds a span of that type in evidence sentences, ordered best first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+
+from memcore.llm.offline.answer_fragments import trim, word_stem
+from memcore.llm.offline.text import (
+    MONTHS,
+    NUMBER_WORDS,
+    RELATIVE,
+    answer_type,
+    capitalised_spans,
+    fmt_day,
+    fmt_month,
+    normalize_time,
+    parse_date,
+)
+
+_MON = r"(?:" + "|".join(m.capitalize() for m in MONTHS) + r"|" + "|".join(m[:3].capitalize() for m in MONTHS) + r")"
+_DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?(?: of)? (" + _MON + r")\.?,?(?: (\d{4}))?\b")
+_MONTH_DAY = re.compile(r"\b(" + _MON + r")\.? (\d{1,2})(?:st|nd|rd|th)?\b,?(?: (\d{4}))?")
+_MONTH_YEAR = re.compile(r"\b(?:in |of |during |since |by )?(" + _MON + r"),? (\d{4})\b")
+_YEAR = re.compile(r"\b(in|since|during|of|back in|from|by)? ?((?:19|20)\d{2})\b")
+_IN_MONTH = re.compile(r"\b(in|since|during|by|until|this|next|last) (" + _MON + r")\b")
+_NUMWORD = r"(?:\d+(?:\.\d+)?|" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + r"|a few|a couple of|several|a)"
+_DURATION = re.compile(r"\b((?:about |around |nearly |almost |over )?" + _NUMWORD +
+                       r"\+? (?:years?|months?|weeks?|days?|hours?|decades?))\b", re.I)
+_SINCE = re.compile(r"\b(since (?:I was )?(?:\d+|" + _MON + r"|(?:19|20)\d{2})(?: \d{4})?)", re.I)
+_AGO = re.compile(r"\b(" + _NUMWORD + r" (?:years?|months?|weeks?|days?) ago)\b", re.I)
+_FREQ = re.compile(r"\b((?:once|twice|" + _NUMWORD + r" times?)(?: or (?:once|twice|\w+ times?))? "
+                   r"(?:a|per|every) (?:day|week|month|year|weekend)|every (?:day|week|month|year|weekend|\w+day|"
+                   r"other \w+|morning|night)|daily|weekly|monthly|yearly|annually)\b", re.I)
+_COUNT = re.compile(r"\b(\d+|" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + r")\b(?!:)", re.I)
+_PLACE_PREP = re.compile(r"\b(?:in|at|to|from|near|around|visit(?:ed|ing)?|across|through|into) (?:the )?$")
+_PLACE_NOUN = re.compile(r"\b(?:to|at|in|from|near|by) ((?:the|a|my|our) )?((?:\w+ ){0,2}(?:beach|park|lake|mountains?|"
+                         r"forest|museum|city|town|country|island|coast|river|hills?|trail|cafe|café|restaurant|"
+                         r"library|school|church|center|centre|studio|gym|shelter|market|festival|camp|"
+                         r"home|house|village|state|national park|canyon|ocean|sea))\b", re.I)
+_KIN = re.compile(r"\bmy ((?:\w+ )?(?:mom|mother|dad|father|sister|brother|wife|husband|partner|son|daughter|"
+                  r"grandma|grandmother|grandpa|grandfather|friend|friends|cousin|aunt|uncle|boss|kids|"
+                  r"children|family|neighbou?r|mentor|teacher|coworker|colleague|roommate|boyfriend|girlfriend))\b",
+                  re.I)
+_REASON = re.compile(r"\b(?:because|'cause|cause|since|as|so that|in order to)\b (.+)", re.I)
+_NEG = re.compile(r"\b(not|no|never|n't|nothing|nobody|neither|nor)\b|n't\b", re.I)
+_QUOTED = re.compile(r"[\"\u201c]([^\"\u201d]{2,60})[\"\u201d]")
+_TITLE_NOUN = re.compile(r"\b(book|books|novel|song|songs|movie|movies|film|films|show|series|album|band|poem|play|"
+                         r"game|podcast|title|name|called|named|artist|singer|author|musician|musicians)\b")
+
+
+def question_kind(question: str) -> dict:
+    """Expected answer type plus sub-type and flags: {"type", "sub", "list", "hedge"}."""
+    q = " ".join(question.lower().split())
+    kind = {"type": answer_type(question), "sub": "", "list": False, "hedge": False}
+    if "how long ago" in q:
+        kind.update(type="date", sub="ago")
+    elif re.match(r"^(what|which) year\b", q) or re.search(r"\bin what year\b", q):
+        kind.update(type="date", sub="year")
+    elif re.match(r"^(what|which) month\b", q):
+        kind.update(type="date", sub="month")
+    elif re.match(r"^how (many|much)\b", q):
+        kind["sub"] = "count"
+    elif re.match(r"^how long\b", q):
+        kind["sub"] = "duration"
+    elif re.match(r"^how often\b", q):
+        kind["sub"] = "frequency"
+    elif re.match(r"^how old\b", q):
+        kind["sub"] = "age"
+    elif re.match(r"^(which|what) (city|country|state|town|place|park|beach|island|location)\b", q):
+        kind["type"] = "place"
+    elif kind["type"] in ("thing", "person") and _TITLE_NOUN.search(q):
+        kind["sub"] = "title"
+    if kind["type"] == "yesno":
+        kind["hedge"] = bool(re.match(r"^(would|could|might|will|is it likely|does it seem)\b", q)) or "likely" in q
+    m = re.match(r"^(?:what|which)(?: (?:kind|kinds|type|types) of)? (\w+)", q)
+    plural_noun = bool(m and m.group(1).endswith("s") and not m.group(1).endswith("ss")
+                       and m.group(1) not in ("is", "was", "does", "has", "this", "its", "his", "plans", "yes"))
+    kind["list"] = plural_noun or bool(re.match(r"^(in what ways|what are some|what \w+ has \w+|where has)\b", q))
+    return kind
+
+
+def extract_typed(kind: dict, texts: Sequence[str], date: str, qstems: set[str], question: str,
+                  strict: bool = False, common: Collection[str] = ()) -> str:
+    """A span of the expected type from the first text that has one ("" when none; strict: no fallbacks)."""
+    t, sub = kind["type"], kind["sub"]
+    for text in texts:
+        ans = ""
+        if t == "date":
+            ans = _date_span(text, date, sub)
+        elif t == "number":
+            ans = _number_span(text, sub, date)
+        elif sub == "title":
+            ans = _title_span(text, question, qstems, common)
+        elif t == "person":
+            ans = _person_span(text, question, qstems, common)
+        elif t == "place":
+            ans = _place_span(text, question, qstems, common)
+        elif t == "reason" and not strict:
+            m = _REASON.search(text)
+            ans = trim(m.group(1)) if m else ""
+        if ans:
+            return ans
+        if strict:
+            return ""
+    if strict or not texts:
+        return ""
+    if t == "date":
+        d = parse_date(date) if date else None
+        if d is not None:
+            return str(d.year) if sub == "year" else fmt_month(d) if sub == "month" else fmt_day(d)
+    if t == "yesno":
+        neg = _NEG.search(texts[0]) is not None
+        word = "no" if neg else "yes"
+        return f"Likely {word}" if kind.get("hedge") else word.capitalize()
+    return ""
+
+
+def _date_span(text: str, date: str, sub: str) -> str:
+    if sub == "ago":
+        m = _AGO.search(text)
+        return m.group(1) if m else ""
+    anchor = parse_date(date) if date else None
+    found: list[tuple[int, str]] = []
+    for m in RELATIVE.finditer(text):
+        val = normalize_time(m.group(0), anchor, style="locomo") if anchor else ""
+        if val:
+            found.append((m.start(), val))
+    for m in _DAY_MONTH.finditer(text):
+        found.append((m.start(), f"{int(m.group(1))} {_month(m.group(2))} {m.group(3) or _year(anchor)}".strip()))
+    for m in _MONTH_DAY.finditer(text):
+        found.append((m.start(), f"{int(m.group(2))} {_month(m.group(1))} {m.group(3) or _year(anchor)}".strip()))
+    for m in _MONTH_YEAR.finditer(text):
+        found.append((m.start(), f"{_month(m.group(1))} {m.group(2)}"))
+    for m in _IN_MONTH.finditer(text):
+        found.append((m.start(), f"{_month(m.group(2))} {_year(anchor)}".strip()))
+    for m in _YEAR.finditer(text):
+        found.append((m.start(), f"since {m.group(2)}" if m.group(1) == "since" else m.group(2)))
+    if not found:
+        return ""
+    found.sort(key=lambda f: (f[0], -len(f[1])))
+    val = found[0][1]
+    if sub == "year":
+        y = re.search(r"(?:19|20)\d{2}", val)
+        return y.group(0) if y else val
+    return val
+
+
+def _month(name: str) -> str:
+    low = name.lower()[:3]
+    return next(m.capitalize() for m in MONTHS if m.startswith(low))
+
+
+def _year(anchor) -> str:  # noqa: ANN001
+    return str(anchor.year) if anchor else ""
+
+
+def _number_span(text: str, sub: str, date: str) -> str:
+    if sub == "frequency":
+        m = _FREQ.search(text)
+        return m.group(1) if m else ""
+    if sub in ("duration", "age"):
+        m = _SINCE.search(text) if sub == "duration" else None
+        d = _DURATION.search(text)
+        if m and (not d or m.start() < d.start()):
+            return m.group(1)
+        if d:
+            return re.sub(r"\s*old$", "", d.group(1))
+    m = _COUNT.search(text)
+    return m.group(1) if m else ""
+
+
+def _qwords(question: str) -> set[str]:
+    return {w.lower().removesuffix("'s") for w in re.findall(r"[A-Za-z']+", question)}
+
+
+def _by_proximity(text: str, spans: list[str], qstems: set[str]) -> list[str]:
+    """Spans ordered by distance to the nearest matched question word (then by position)."""
+    hits = [m.start() for m in re.finditer(r"[A-Za-z][\w'\-]*", text) if word_stem(m.group(0)) in qstems]
+
+    def key(span: str) -> tuple[int, int]:
+        i = text.find(span)
+        return (min((abs(i - h) for h in hits), default=0), i)
+
+    return sorted(spans, key=key)
+
+
+def _names(text: str, question: str, qstems: set[str], common: Collection[str]) -> list[str]:
+    qw = _qwords(question)
+    spans = [sp for sp in capitalised_spans(text, common=common) if sp.lower() not in qw and not _vocative(text, sp)
+             and not all(w.lower() in qw for w in sp.split())]
+    return _by_proximity(text, spans, qstems)
+
+
+def _person_span(text: str, question: str, qstems: set[str], common: Collection[str]) -> str:
+    names = _names(text, question, qstems, common)
+    if names:
+        return names[0]
+    m = _KIN.search(text)
+    return m.group(1) if m else ""
+
+
+def _title_span(text: str, question: str, qstems: set[str], common: Collection[str]) -> str:
+    qw = _qwords(question)
+    quoted = [q.strip(" ,.!?") for q in _QUOTED.findall(text) if q.lower().strip(" ,.!?") not in qw]
+    if quoted:
+        return _by_proximity(text, quoted, qstems)[0]
+    names = [n for n in _names(text, question, qstems, common) if not n.isupper()]
+    return names[0] if names else ""
+
+
+def _vocative(text: str, span: str) -> bool:
+    return any(re.match(r"\s*[,!?]", text[m.end():]) for m in re.finditer(re.escape(span), text))
+
+
+def _place_span(text: str, question: str, qstems: set[str], common: Collection[str]) -> str:
+    names = _names(text, question, qstems, common)
+    after_prep = [n for n in names if _PLACE_PREP.search(text[max(0, text.find(n) - 14):text.find(n)])]
+    if after_prep or names:
+        return (after_prep or names)[0]
+    m = _PLACE_NOUN.search(text)
+    return m.group(2) if m else ""
