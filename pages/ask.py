@@ -22,7 +22,7 @@ q = widgets.question_picker(conv, key="ask_q")
 if q is None:
     st.stop()
 gold_panel(conv, q)
-default = ["naive_rag"] + [s for s in ("com", "xmemory", "memcot", "recmem", "memweaver") if s in wb.systems()][:2]
+default = ["naive_rag"] + [s for s in ("com", "xmemory", "memweaver") if s in wb.systems()]
 systems = widgets.system_picker("Systems", default, key="ask_systems")
 if not systems or not widgets.ingest_panel(wb, conv, systems):
     st.stop()

@@ -15,19 +15,21 @@ from memcore.viz.bench import (
     summary_table,
 )
 from ui import state
-from ui.bench_view import load_results, question_detail, question_rows
+from ui.bench_view import full_row, load_results, question_detail, question_rows, run_panel
 
 st.title("Benchmark")
 st.caption("Scores per system and question category, accuracy against token cost, and whether wrong "
            "answers come from retrieval (evidence missing) or reasoning (evidence present).")
 
 wb = state.workbench_or_stop()
+run_panel(wb)
 results = load_results()
 if not results:
-    st.info("Load a results JSON written by `memcore eval` (or the Export page).")
+    st.info("Start a run above, or load a results JSON written by `memcore eval` (or the Export page).")
     st.stop()
 if results.get("provider") or results.get("llm"):
-    st.caption(f"Run answered by: **{results.get('llm') or results.get('provider')}**")
+    st.caption(f"Run answered by: **{results.get('llm') or results.get('provider')}**"
+               + (f" · judge: {results['judge'].get('label', '')}" if isinstance(results.get("judge"), dict) else ""))
 
 st.dataframe(summary_table(results), hide_index=True)
 metric = st.selectbox("Metric", [m for m in METRICS], key="bm_metric")
@@ -54,4 +56,5 @@ sel = st.dataframe(df, hide_index=True, on_select="rerun", selection_mode="singl
 picked = sel.selection.rows if sel is not None else []
 if picked:
     qid = df.iloc[picked[0]]["question_id"]
-    question_detail(next(r for r in rows if r.get("system") == system and r.get("question_id") == qid))
+    row = next(r for r in rows if r.get("system") == system and r.get("question_id") == qid)
+    question_detail(full_row(wb, str(results.get("run_id", "")), row))

@@ -88,7 +88,7 @@ def test_replay_after_ingest_shows_events_at_a_step(app_env):
     assert len(at.get("plotly_chart")) >= 1
     ev = at.dataframe[0].value
     assert list(ev["event"]) == ["indexed"]
-    next(b for b in at.button if b.label == "▶|").click().run()
+    at.button(key="rp_next").click().run()
     assert at.session_state["replay_step"] == 21
 
 
@@ -163,3 +163,19 @@ def test_export_writes_json_csv_and_offline_html(app_env):
     html = paths[2].read_text()
     assert "Content-Security-Policy" in html and "cdn.plot.ly/plotly" not in html
     assert json.loads(paths[0].read_text())["system"] == "naive_rag"
+
+
+def test_benchmark_starts_a_run_on_the_demo_and_drills_into_a_question(app_env):
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page("pages/benchmark.py").run()
+    at.number_input(key="bm_limit").set_value(3).run()
+    at.button(key="bm_start").click().run()
+    job = jobs.wait("benchmark-run", 300)
+    assert job is not None and job.status == jobs.DONE, (job.status, job.error, job.message)
+    at.run()
+    assert not errors(at), errors(at)
+    assert list(at.dataframe[0].value["system"]) == ["naive_rag"]
+    at.session_state["bm_rows"] = {"selection": {"rows": [0], "columns": []}}
+    at.run()
+    assert not errors(at), errors(at)
+    assert "Q: " in "\n".join(t.value for t in at.text)

@@ -1,4 +1,4 @@
-"""Benchmark helpers: load a results JSON, find its per-question rows, drill into one question's trace."""
+"""Benchmark helpers: load or start a run, find its per-question rows, drill into one question's trace."""
 
 from __future__ import annotations
 
@@ -8,9 +8,13 @@ from typing import Any
 
 import streamlit as st
 
+from memcore.store import sql_str
 from memcore.types import Trace
 from memcore.viz.evidence import context_table, missed_table
 from memcore.workbench import Workbench
+from ui import jobs, widgets
+
+RUN_JOB = "benchmark-run"
 
 
 def load_results() -> dict[str, Any] | None:
@@ -28,25 +32,90 @@ def load_results() -> dict[str, Any] | None:
     return st.session_state.get("bm_results")
 
 
+def run_panel(wb: Workbench) -> None:
+    """Start (or resume) an evaluation run in the background on the demo or a dataset file."""
+    job = jobs.get(RUN_JOB)
+    if job is not None and job.running:
+        widgets.job_progress(RUN_JOB, "questions")
+        return
+    if job is not None and job.status == jobs.DONE and job.result and st.session_state.get("bm_job") != job.started:
+        st.session_state["bm_results"], st.session_state["bm_job"] = job.result, job.started
+    if job is not None and job.status in (jobs.FAILED, jobs.CANCELLED):
+        (st.error if job.status == jobs.FAILED else st.warning)(f"{job.title}: {job.error or job.message}")
+    with st.expander("Start a run", expanded=job is None and not st.session_state.get("bm_results")):
+        c1, c2 = st.columns(2)
+        dataset = c1.selectbox("Dataset", ["demo", "locomo", "longmemeval", "jsonl"], key="bm_ds")
+        file = c2.text_input("Dataset file", key="bm_file", disabled=dataset == "demo",
+                             placeholder="../shared/datasets/locomo/locomo10.json")
+        systems = st.multiselect("Systems", wb.systems(), default=["naive_rag"], key="bm_run_systems")
+        c3, c4 = st.columns(2)
+        limit = c3.number_input("Questions per conversation (0 = all)", 0, 10_000, 0, key="bm_limit")
+        judge = c4.toggle("Judge answers", True, key="bm_judge",
+                          help=f"With {wb.provider_label} the judge is the lexical judge (labelled so in results).")
+        if st.button("Start run", type="primary", disabled=not systems, key="bm_start"):
+            start_run(wb, dataset, file.strip() or None, systems, int(limit) or None, judge)
+            st.rerun()
+
+
+def start_run(wb: Workbench, dataset: str, file: str | None, systems: list[str], limit: int | None,
+              judge: bool) -> jobs.Job:
+    """Run memcore.eval.runner.run_eval in the background (resumable; cancel stops after saving)."""
+    from memcore.eval.runner import run_eval
+
+    def run(job: jobs.Job) -> dict[str, Any]:
+        def progress(done: int, total: int, info: dict) -> None:
+            job.done, job.total = done, total
+            job.message = f"{info.get('phase', '')} · {info.get('system', '')} · {info.get('conv_id', '')}"
+
+        res = run_eval(wb.settings, dataset, file, systems, limit=limit, judge=judge, progress=progress,
+                       should_stop=job.stop.is_set, workbench=wb)
+        job.message = "cancelled: saved answers are kept; starting again resumes" if job.stop.is_set() else "done"
+        return res
+
+    return jobs.start(RUN_JOB, f"Evaluation on {dataset}", run)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _rows(_wb: Workbench, store_uri: str, run_id: str, systems: tuple[str, ...], n: int) -> list[dict]:
+    from memcore.eval.runner import load_rows
+
+    return load_rows(_wb.store, run_id, list(systems))
+
+
 def question_rows(wb: Workbench, results: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per-question rows: embedded in the file, else from the store by run id."""
+    """Per-question rows (without traces): embedded in the file, else from the store by run id."""
     if isinstance(results.get("rows"), list):
         return results["rows"]
     run_id = results.get("run_id")
     if not run_id:
         return []
     try:
-        return wb.store.results(str(run_id))
+        return _rows(wb, wb.store.uri, str(run_id), tuple(results.get("systems") or ()),
+                     int(results.get("questions_done") or 0))
     except Exception:  # noqa: BLE001 - the store may not hold this run
         return []
+
+
+def full_row(wb: Workbench, run_id: str, row: dict[str, Any]) -> dict[str, Any]:
+    """The stored row with its trace (one lookup by key), or the row as given."""
+    if "trace" in row or not run_id:
+        return row
+    key = f"{run_id}|{row['system']}|{row['question_id']}"
+    try:
+        df = wb.store.table("results").search().where(f"key = {sql_str(key)}").select(["payload"]).to_pandas()
+    except Exception:  # noqa: BLE001
+        return row
+    return json.loads(df.iloc[0]["payload"]) if len(df) else row
 
 
 def question_detail(row: dict[str, Any]) -> None:
     """One question of a run: answer vs gold, and its trace's context and missed evidence."""
     st.markdown(f"**{row.get('system')} · {row.get('question_id')}**")
-    st.text(f"Q: {row.get('question', '')}\nGold: {row.get('gold', row.get('gold_answer', ''))}\n"
-            f"Answer: {row.get('answer', row.get('prediction', ''))}")
+    st.text(f"Q: {row.get('question', '')}\nGold: {row.get('gold', '')}\n"
+            f"Answer: {row.get('prediction', row.get('answer', ''))}")
     tr = row.get("trace")
+    if isinstance(tr, dict) and isinstance(tr.get("trace"), dict):
+        tr = tr["trace"]  # the row keeps the whole Answer
     if not isinstance(tr, dict):
         st.caption("This row carries no trace.")
         return

@@ -33,20 +33,24 @@ def replay_viewer(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]
 
     @st.fragment(run_every=speed if playing else None)
     def viewer() -> None:
-        if st.session_state.get(PLAYING, False):
+        if st.session_state.get(PLAYING, False) != playing:
+            st.rerun()  # play / pause changed inside the fragment: redefine it with the new timer
+        if playing:
             if st.session_state[STEP] >= n:
                 st.session_state[PLAYING] = False
                 st.rerun()
             else:
                 st.session_state[STEP] += 1
-        c = st.columns([1, 1, 1, 1, 6])
+        c = st.columns([1, 1, 1, 1, 1, 7], vertical_alignment="center")
         step = st.session_state[STEP]
-        c[0].button("⏮", help="first step", on_click=_set, args=(0, n), key="rp_first")
-        c[1].button("◀", help="previous step", on_click=_set, args=(step - 1, n), key="rp_prev")
-        c[2].button("⏸" if st.session_state.get(PLAYING) else "▶", help="play / pause", on_click=_toggle_play,
-                    args=(n,), key="rp_play")
-        c[3].button("▶|", help="next step", on_click=_set, args=(step + 1, n), key="rp_next")
-        c[4].slider("Step", 0, n, key=STEP, label_visibility="collapsed")
+        playing_now = st.session_state.get(PLAYING, False)
+        c[0].button("First", icon=":material/first_page:", on_click=_set, args=(0, n), key="rp_first")
+        c[1].button("Prev", icon=":material/chevron_left:", on_click=_set, args=(step - 1, n), key="rp_prev")
+        c[2].button("Pause" if playing_now else "Play", icon=":material/pause:" if playing_now else
+                    ":material/play_arrow:", on_click=_toggle_play, args=(n,), key="rp_play")
+        c[3].button("Next", icon=":material/chevron_right:", on_click=_set, args=(step + 1, n), key="rp_next")
+        c[4].button("Last", icon=":material/last_page:", on_click=_set, args=(n, n), key="rp_last")
+        c[5].slider("Step", 0, n, key=STEP, label_visibility="collapsed")
         _step_body(wb, conv, data, st.session_state[STEP])
 
     viewer()

@@ -138,7 +138,7 @@ def ingest_panel(wb: Workbench, conv: Conversation, systems: list[str]) -> bool:
     todo = [s for s, (_, done) in status.items() if not done]
     job = jobs.get(state.ingest_job_id(conv))
     if job is not None and job.running:
-        _job_progress(job.id)
+        job_progress(job.id)
         return False
     if job is not None and job.status in (jobs.FAILED, jobs.CANCELLED):
         (st.error if job.status == jobs.FAILED else st.warning)(f"{job.title}: {job.error or job.message}")
@@ -152,14 +152,15 @@ def ingest_panel(wb: Workbench, conv: Conversation, systems: list[str]) -> bool:
     return True
 
 
-@st.fragment(run_every=0.5)
-def _job_progress(job_id: str) -> None:
+@st.fragment(run_every=1.0)
+def job_progress(job_id: str, unit: str = "turns") -> None:
+    """Progress bar and Cancel button of a background job (refreshes every second; reruns the page at the end)."""
     job = jobs.get(job_id)
     if job is None:
         return
     if not job.running:
         st.rerun()
-    st.progress(job.fraction, text=f"{job.message} · {job.done}/{job.total} turns")
+    st.progress(job.fraction, text=f"{job.message} · {job.done}/{job.total} {unit}")
     if st.button("Cancel", icon=":material/stop_circle:", key=f"cancel_{job_id}"):
         job.cancel()
         st.toast("Stopping after the next commit; what is built so far is kept.")

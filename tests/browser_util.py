@@ -1,0 +1,92 @@
+"""Helpers for the browser test and bench/app_latency.py: start the app, launch Debian chromium."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def app_server(store: Path, timeout: float = 90.0) -> Iterator[str]:
+    """Run `streamlit run app.py` on a free port with a temp store; yields the base URL."""
+    port = free_port()
+    env = {**os.environ, "MEMCORE_STORE": str(store), "MEMCORE_EMBEDDER": os.environ.get("MEMCORE_EMBEDDER", "hashing"),
+           "MEMCORE_LLM_PROVIDER": "offline", "PYTHONUNBUFFERED": "1"}
+    env.pop("OPENAI_API_KEY", None)
+    log = open(store.parent / f"streamlit-{port}.log", "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                if proc.poll() is not None or time.time() > deadline:
+                    raise RuntimeError(f"streamlit did not start; see {log.name}") from None
+                time.sleep(0.3)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@contextlib.contextmanager
+def launch() -> Iterator[Any]:
+    """Debian's chromium under Playwright (never `playwright install`)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def wait_text(page: Any, text: str, seconds: float) -> None:
+    """Wait until some visible element shows `text`."""
+    page.get_by_text(text).first.wait_for(state="visible", timeout=seconds * 1000)
+
+
+def shoot(page: Any, folder: Path, name: str) -> Path:
+    """A full-page screenshot."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def offsite(urls: list[str], base: str) -> list[str]:
+    """Requests that left the app's own origin (should be none: the app works offline)."""
+    local = (base, "data:", "blob:", "about:", "chrome-extension:")
+    return [u for u in urls if not u.startswith(local)]

@@ -1,0 +1,76 @@
+"""End to end in headless Debian chromium: load the demo, replay to the end, ask with several systems.
+
+Skips when /usr/bin/chromium is absent (scripts/install-browser.sh installs it). Screenshots go
+to the test's tmp dir (and to $MEMCORE_SCREENSHOTS when set).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.browser_util import CHROMIUM, app_server, launch, offsite, shoot, wait_text
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+if not Path(CHROMIUM).exists():
+    pytest.skip(f"{CHROMIUM} not installed (run scripts/install-browser.sh)", allow_module_level=True)
+
+
+def test_demo_replay_and_ask_in_a_browser(tmp_path):
+    shots = tmp_path / "screenshots"
+    with app_server(tmp_path / "store") as base, launch() as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        requests: list[str] = []
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(base, wait_until="domcontentloaded")
+        page.get_by_role("button", name="Load the built-in demo").click(timeout=60_000)
+        wait_text(page, "Questions", 60)
+        page.get_by_text("19", exact=True).first.wait_for(timeout=30_000)
+        shoot(page, shots, "01-home")
+
+        page.goto(f"{base}/replay", wait_until="domcontentloaded")
+        page.get_by_role("button", name="Build memory").click(timeout=60_000)
+        wait_text(page, "Step 1/75", 300)
+        slider = page.get_by_role("slider").first
+        slider.focus()
+        page.keyboard.press("End")
+        wait_text(page, "end of conversation", 30)
+        page.get_by_text("Memory layers over time").first.wait_for(timeout=30_000)
+        shoot(page, shots, "02-replay-end")
+        page.get_by_role("tab", name="Growth").click()
+        page.get_by_role("tab", name="xMemory").first.click()
+        page.get_by_text("xMemory hierarchy").first.wait_for(timeout=30_000)
+        shoot(page, shots, "03-replay-growth-xmemory")
+
+        page.goto(f"{base}/ask", wait_until="domcontentloaded")
+        build = page.get_by_role("button", name="Build memory")
+        ask = page.get_by_role("button", name="Ask", exact=True)
+        build.or_(ask).first.wait_for(timeout=60_000)
+        if build.count():
+            build.click()
+        ask.click(timeout=300_000)
+        wait_text(page, "Tokens per question by stage", 180)
+        cost = page.locator("[data-testid='stPlotlyChart']").first
+        assert cost.is_visible()
+        shoot(page, shots, "04-ask-naive-rag")
+
+        for system, marker in (("com", "CoM chains"), ("xmemory", "Retrieval path"), ("memweaver", None)):
+            page.get_by_role("tab", name=system, exact=True).click()
+            page.locator("[role=tab]:visible", has_text="System structure").click()
+            if marker:
+                page.get_by_text(marker).locator("visible=true").first.wait_for(timeout=30_000)
+            else:
+                frame = page.locator("iframe:visible").first
+                frame.wait_for(timeout=30_000)
+                frame.content_frame.locator("canvas").first.wait_for(timeout=30_000)
+            shoot(page, shots, f"05-ask-{system}")
+        assert offsite(requests, base) == []
+    if os.environ.get("MEMCORE_SCREENSHOTS"):
+        out = Path(os.environ["MEMCORE_SCREENSHOTS"])
+        out.mkdir(parents=True, exist_ok=True)
+        for p in shots.glob("*.png"):
+            shutil.copy(p, out / p.name)
