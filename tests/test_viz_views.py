@@ -154,3 +154,20 @@ def test_memweaver_and_relation_subgraphs():
                                  "rel": "owns", "time": ""})]
     sub2 = relation_subgraph(ents, rels, highlight=["relation-1"])
     assert len(sub2["nodes"]) == 2 and sub2["edges"][0]["highlight"]
+
+
+def test_memcot_loop_views():
+    from memcore.viz.memcot import iterations_figure, iterations_table
+
+    s = {"stop_reason": "judge can answer at step 2", "answered_from": "short-term memory", "iterations": [
+        {"step": 1, "queries": [XSS], "zoom_in_hits": ["D1:1", "D1:2"], "useful": ["D1:2"], "missing": "date",
+         "zoom_out_windows": [["D1:1", "D1:2", "D1:3"]], "picked": ["D1:2", "D1:3"],
+         "judge": {"can_answer": False, "useful_id": []}, "action": "Break", "accepted_queries": ["when?"]},
+        {"step": 2, "queries": ["when?"], "zoom_in_hits": ["D2:1"], "useful": ["D2:1"], "missing": "",
+         "zoom_out_windows": [["D2:1"]], "picked": ["D2:1"], "judge": {"can_answer": True, "useful_id": ["D2:1"]},
+         "action": "answer", "accepted_queries": []}]}
+    t = iterations_table(s)
+    assert list(t["zoom-in hits"]) == [2, 1] and list(t["zoom-out turns"]) == [3, 1]
+    fig = iterations_figure(s)
+    assert list(fig.data[-1].y) == [2, 3]  # short-term memory grows
+    assert "<script>" not in fig.to_json()

@@ -12,6 +12,7 @@ from memcore.viz.chains import chain_figure, chain_steps_table, chain_table
 from memcore.viz.evidence import context_table
 from memcore.viz.graph import graph_html, memweaver_subgraph
 from memcore.viz.hierarchy import path_sunburst, stage_one_tables, stage_two_figure, stage_two_table
+from memcore.viz.memcot import iterations_figure, iterations_table
 from memcore.viz.recmem import stores_figure
 from memcore.workbench import Workbench
 
@@ -91,6 +92,18 @@ def _memweaver(wb: Workbench, conv: Conversation, ans: Answer, key: str) -> None
                                for x in s.get("experiences") or []]), hide_index=True, height=240)
 
 
+def _memcot(wb: Workbench, conv: Conversation, ans: Answer, key: str) -> None:
+    s = ans.trace.structure
+    if not s.get("iterations"):
+        st.info("MemCoT ran no loop step for this question.")
+        return
+    st.plotly_chart(iterations_figure(s), key=f"{key}_loop")
+    st.caption("Each step: zoom-in searches every queued query, keeps the useful hits; zoom-out reads the "
+               "turns around them; the judge answers or breaks / rewrites the query. The green line is the "
+               f"short-term memory. Answered from: {s.get('answered_from', '')}.")
+    st.dataframe(iterations_table(s), hide_index=True)
+
+
 def _generic(wb: Workbench, conv: Conversation, ans: Answer, key: str) -> None:
     if ans.trace.structure:
         st.json(ans.trace.structure, expanded=False)
@@ -99,7 +112,7 @@ def _generic(wb: Workbench, conv: Conversation, ans: Answer, key: str) -> None:
 
 
 VIEWS: dict[str, Callable[[Workbench, Conversation, Answer, str], None]] = {
-    "com": _com, "xmemory": _xmemory, "recmem": _recmem, "memweaver": _memweaver,
+    "com": _com, "xmemory": _xmemory, "recmem": _recmem, "memweaver": _memweaver, "memcot": _memcot,
 }
 
 

@@ -24,6 +24,7 @@ from memcore.viz.evidence import (
 from memcore.viz.export import Section
 from memcore.viz.graph import graph_html, memweaver_subgraph
 from memcore.viz.hierarchy import path_sunburst, stage_one_tables, stage_two_figure, stage_two_table
+from memcore.viz.memcot import iterations_figure, iterations_table
 from memcore.viz.recmem import stores_figure
 from memcore.viz.replay import ReplayData, cumulative_cost_figure, layer_counts_figure
 
@@ -45,6 +46,8 @@ def structure_sections(system: str, structure: dict[str, Any], texts: Mapping[st
         return [("MemWeaver subgraph", ("html-page", graph_html(memweaver_subgraph(structure), height=500))),
                 ("Passages", pd.DataFrame(structure.get("passages") or [])),
                 ("Experiences", pd.DataFrame(structure.get("experiences") or []))]
+    if system == "memcot" and structure.get("iterations"):
+        return [("MemCoT loop", iterations_figure(structure)), ("Steps", iterations_table(structure))]
     return [("Structure", structure)] if structure else []
 
 
