@@ -245,3 +245,20 @@ def test_offline_merge_needs_shared_salient_words():
     chat = offline_merge({**base, "messages": [{"speaker": "Ben", "text": "Wow, so cool! Thanks!", "date": "",
                                                 "turn_id": "D3:3"}]})
     assert not chat["merge"] and "small talk" in chat["reason"]
+
+
+def test_llm_failures_are_recorded_and_lose_nothing(tmp_path):
+    fake = FakeLLM(by_role={"episode_summary": "no json here", "semantic_facts": RuntimeError("model down"),
+                            "recmem_merge": "nope"})
+    conv = topic_conv([pair("puppy", 1) + pair("puppy", 2), pair("puppy", 3)])
+    system = make(tmp_path, conv, fake, theta_count=2)
+    events = feed(system)
+    ep = system.memory.of_kind("episode")[0]  # the verbatim fallback keeps every turn
+    assert ep.turn_ids == ["D1:1", "D1:2", "D1:3", "D1:4"] and "I took my puppy out today, round 1." in ep.text
+    created = [e for e in events if e.kind == "created" and e.item_kind == "episode"][0]
+    assert "episode_summary" in created.data["llm_error"]
+    failed = [e for e in events if e.kind == "updated"]
+    assert failed and "model down" in failed[0].data["llm_error"]
+    unit = [e for e in events if e.kind == "created" and e.item_kind == "unit"][-1]
+    assert unit.item_ids == ["unit-2"] and unit.data["merge_check"]["error"]  # failed merge: unit kept
+    assert system.memory.get("unit-2").turn_ids == ["D2:1", "D2:2"]

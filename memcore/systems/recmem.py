@@ -134,8 +134,9 @@ class RecMemSystem(BaseSystem):
             return {}
         ep, sim = near[0]
         msgs = self._messages(turns)
-        res = self.llm.run("recmem_merge", merge_inputs(ep.metadata.get("title", ""), ep.text, ep.timestamp[:10],
-                                                         msgs, self.conv.speakers, sim), stage="construction")
+        inputs = merge_inputs(ep.metadata.get("title", ""), ep.text, ep.metadata.get("date", ep.timestamp[:10]),
+                              msgs, list(self.conv.speakers), sim)
+        res = self.llm.run("recmem_merge", inputs, stage="construction")
         out = res.output
         check = {"episode": ep.id, "similarity": round(sim, 4), "merge": bool(out.merge), "reason": out.reason,
                  "error": res.error}
@@ -204,6 +205,8 @@ class RecMemSystem(BaseSystem):
             "content": f"Summary: {ep.text}\n{lines}", "date": msgs[0]["date"] if msgs else "",
             "speakers": list(self.conv.speakers), "existing_facts": [f.text for f, _ in known],
             "turn_ids": [m["turn_id"] for m in msgs]}, stage="construction")
+        if res.error:
+            self.emit("updated", [ep], f"semantic refinement of {ep.id} failed; no facts added", llm_error=res.error)
         seen = {f.text.strip().lower() for f, _ in known}
         facts = []
         for f in res.output.facts:

@@ -23,6 +23,7 @@ from memcore.llm.offline.text import (
     parse_date,
     resolve_dates,
     sentences,
+    term_set,
     terms,
 )
 
@@ -40,9 +41,11 @@ congrats congratulations glad blast keep keeping cheers luck wish hug hugs care 
 interesting cool neat rad kind thoughtful supportive appreciate awesome pretty special means mean
 something anything everything always never totally true agree happen happens happened yay woohoo couldn't can't
 don't won't wouldn't didn't done without lucky thankful grateful wanna gonna kinda really lot glad""".split())
-_YOU = [(r"\byou are\b", "{o} is"), (r"\byou were\b", "{o} was"), (r"\byou're\b", "{o} is"), (r"\byou've\b", "{o} has"), (r"\byou'll\b", "{o} will"), (r"\byour\b", "{o}'s"),
-        (r"\byourself\b", "{o}"), (r"(?<!thank )(?<!see )(?<!love )\byou\b(?! know| guys| all)", "{o}")]
-_WE = [(r"\bWe're\b|\bwe're\b", "{s} and others are"), (r"\bWe've\b|\bwe've\b", "{s} and others have"),
+_YOU = [(r"\byou are\b", "{o} is"), (r"\byou were\b", "{o} was"), (r"\byou're\b", "{o} is"),
+        (r"\byou've\b", "{o} has"), (r"\byou'll\b", "{o} will"), (r"\byour\b", "{o}'s"), (r"\byourself\b", "{o}"),
+        (r"(?<!thank )(?<!see )(?<!love )\byou\b(?! know| guys| all)", "{o}")]
+_WE = [(r"\b[Ww]e're\b", "{s} and others are"), (r"\b[Ww]e've\b", "{s} and others have"),
+       (r"\b[Ww]e'll\b", "{s} and others will"), (r"\b[Ww]e'd\b", "{s} and others would"),
        (r"\b[Ww]e\b", "{s} and others"), (r"\b[Oo]ur\b", "{s}'s"), (r"\bus\b", "{s} and others")]
 _VERBS = frozenset("""paint play write cook volunteer teach study believe mean miss guess remember prefer adore
 hate swim dance sing draw collect own use keep spend watch visit want need hope plan love like enjoy think feel
@@ -53,6 +56,8 @@ _NEG = {"don't": "doesn't", "haven't": "hasn't", "aren't": "isn't", "weren't": "
 _FIRST = re.compile(r"^(I|I'm|I've|I'd|I'll|My|We|We're|We've|Our|Me and|Myself)\b")
 _TAGGED = re.compile(r"^\s*\[([^\]]+)\]\s*(?:\(([^)]*)\)\s*)?([^:\n]{1,40}):\s*(.*)$")
 _SPEAKER_LINE = re.compile(r"^\s*([^:\n\[\]]{1,40}):\s*(.+)$")
+_PHOTO = re.compile(r"\[shares a photo of (.+?)\]")
+_ON_DATE = re.compile(r"^On [^,]{3,30}, ")
 
 
 # ------------------------------------------------------------------ sentences
@@ -81,10 +86,13 @@ def informative(sentence: str, names: Sequence[str] = ()) -> bool:
 
 def fact_worthy(sentence: str, names: Sequence[str] = ()) -> bool:
     """An informative sentence that says something concrete (3+ content words, or a name/number)."""
-    if not informative(sentence, names):
-        return False
-    return len(set(content_terms(sentence, names))) >= 3 or bool(capitalised_spans(sentence, skip=names)) or \
-        bool(re.search(r"\d", sentence))
+    concrete = len(set(content_terms(sentence, names))) >= 3 or re.search(r"\d", sentence)
+    return informative(sentence, names) and bool(concrete or entities(sentence, names))
+
+
+def entities(sentence: str, names: Sequence[str] = ()) -> list[str]:
+    """Capitalised spans other than the speakers' names and "I'm", "I've", ..."""
+    return [e for e in capitalised_spans(sentence, skip=names) if not re.match(r"I'|I\b", e)]
 
 
 def content_terms(text: str, names: Sequence[str] = ()) -> list[str]:
@@ -102,7 +110,7 @@ def _filler_contraction(term: str) -> bool:
 def info_score(sentence: str, names: Sequence[str] = ()) -> float:
     """How much a sentence says: content words, named entities, numbers, dates, first person."""
     ct = content_terms(sentence, names)
-    ents = capitalised_spans(sentence, skip=names)
+    ents = entities(sentence, names)
     score = min(len(set(ct)), 8) + 2.0 * len(ents) + (1.0 if re.search(r"\d", sentence) else 0.0)
     score += 1.0 if RELATIVE.search(sentence) or has_date(sentence) else 0.0
     return score + (1.0 if _FIRST.match(sentence) else 0.0)
@@ -115,18 +123,21 @@ def has_date(text: str) -> bool:
 
 
 # ------------------------------------------------------------------ rewriting
-_SUBJ = [(r"\bI am\b", "\0 is"), (r"\bI'm\b", "\0 is"), (r"\bI was\b", "\0 was"), (r"\bI have\b", "\0 has"),
-         (r"\bI've\b", "\0 has"), (r"\bI'll\b", "\0 will"), (r"\bI'd\b", "\0 would"), (r"\bI\b", "\0")]
+# the speaker as subject is marked with \x00 so that only its verb is conjugated
+_SUBJ = [(r"\bI am\b", "\x00 is"), (r"\bI'm\b", "\x00 is"), (r"\bI was\b", "\x00 was"), (r"\bI have\b", "\x00 has"),
+         (r"\bI've\b", "\x00 has"), (r"\bI'll\b", "\x00 will"), (r"\bI'd\b", "\x00 would"), (r"\bI\b", "\x00")]
 _ADV = r"(?:(?:really|also|still|just|totally|usually|often|always|never|sometimes|actually|definitely) )?"
-_GONNA = re.compile(r"^(gonna|going to|planning|thinking|hoping|trying|looking forward|working on|about to)\b", re.I)
+_GONNA = re.compile(r"^(going to|planning|thinking|hoping|trying|looking forward|working on|about to)\b", re.I)
+_PAST = re.compile(r"^(lost|got|went|had|made|took|saw|just|finally|started|finished|bought|found|met|visited|tried|"
+                   r"learned|been|spent|joined|won|signed|moved)\b", re.I)
 
 
 def rewrite(sentence: str, speaker: str, other: str = "", date: str = "") -> str:
     """Third person with names, relative dates resolved against `date` (in parentheses)."""
     s = re.sub(r"\bwanna\b", "want to", re.sub(r"\bgonna\b", "going to", sentence.strip()))
-    s = _GONNA.sub(lambda m: "I'm " + m[1].lower(), s)
-    for pat, rep in _SUBJ:  # mark the speaker as subject, conjugate its verb, then name it
-        s = re.sub(pat, rep.replace("\0", "\x00"), s)
+    s = _PAST.sub(lambda m: "I " + m[1].lower(), _GONNA.sub(lambda m: "I'm " + m[1].lower(), s))
+    for pat, rep in _SUBJ:
+        s = re.sub(pat, rep, s)
     s = re.sub(r"\x00 (don't|haven't|aren't|weren't)\b", lambda m: f"\x00 {_NEG[m[1]]}", s)
     s = re.sub(rf"\x00 ({_ADV})([a-z]+)\b", lambda m: f"\x00 {m[1]}{_s3(m[2]) if m[2] in _VERBS else m[2]}", s)
     s = s.replace("\x00", speaker)
@@ -142,13 +153,9 @@ def rewrite(sentence: str, speaker: str, other: str = "", date: str = "") -> str
 
 
 def _s3(verb: str) -> str:
-    if verb in ("have", "do", "go"):
-        return {"have": "has", "do": "does", "go": "goes"}[verb]
-    if verb.endswith(("ch", "sh", "ss", "x", "o")):
-        return verb + "es"
-    if verb.endswith("y") and verb[-2:-1] not in "aeiou":
-        return verb[:-1] + "ies"
-    return verb + "s"
+    if verb in ("have", "do", "go") or verb.endswith(("ch", "sh", "ss", "x")):
+        return {"have": "has", "do": "does", "go": "goes"}.get(verb, verb + "es")
+    return verb[:-1] + "ies" if verb.endswith("y") and verb[-2:-1] not in "aeiou" else verb + "s"
 
 
 def narrate(sentence: str, speaker: str, other: str, date: str) -> str:
@@ -165,7 +172,8 @@ def narrate(sentence: str, speaker: str, other: str, date: str) -> str:
 
 def day_of(date: str) -> str:
     """"8 May 2023" for any date string memcore knows, else the string itself."""
-    d = parse_date(date) if date else None
+    m = re.match(r"^(\d{4})/(\d{1,2})/(\d{1,2})\b", date)  # LongMemEval: "2023/05/20 (Sat) 02:21"
+    d = parse_date(f"{m[1]}-{int(m[2]):02d}-{int(m[3]):02d}" if m else date) if date else None
     return fmt_day(d) if d else date
 
 
@@ -186,7 +194,8 @@ def _picked(messages: list[dict], names: list[str], budget: int) -> list[tuple[i
             s = clean(raw, names)
             if informative(s, names):
                 central = sum(weight.get(t, 0.0) for t in set(terms(s)))
-                cands.append((info_score(s, names) + 1.5 * central, i, j, s))
+                user_side = 0.5 if str(m.get("speaker", "")).lower() == "assistant" else 1.0
+                cands.append(((info_score(s, names) + 1.5 * central) * user_side, i, j, s))
     cands.sort(key=lambda c: (-c[0], c[1], c[2]))
     return sorted((i, j, s) for _, i, j, s in cands[:budget])
 
@@ -213,7 +222,7 @@ def _segments(messages: list[dict], max_episodes: int) -> list[list[int]]:
     if max_episodes <= 1 or n < 6:
         return [list(range(n))]
     kws = set(keywords([m.get("text", "") for m in messages], k=12))
-    sets = [term_set_of(m.get("text", "")) & kws for m in messages]
+    sets = [term_set(m.get("text", "")) & kws for m in messages]
     parent = list(range(n))
 
     def find(a: int) -> int:
@@ -237,11 +246,6 @@ def _segments(messages: list[dict], max_episodes: int) -> list[list[int]]:
         if g not in keep:
             keep[0] = keep[0] + g
     return sorted((sorted(g) for g in keep), key=lambda g: g[0])
-
-
-def term_set_of(text: str) -> set[str]:
-    """Content words of a text as a set."""
-    return set(terms(text))
 
 
 def title_of(messages: list[dict], speakers: Sequence[str]) -> str:
@@ -279,13 +283,14 @@ def offline_episodes(inputs: dict[str, Any]) -> list[dict]:
 
 # --------------------------------------------------------------------- facts
 _PREF = re.compile(r"\b(lov(e|es|ed)|lik(es|ed)|enjoy(s|ed)?|prefer(s|red)?|favou?rite|hate[sd]?|dislike|can't stand|"
-                   r"allergic|avoid|vegan|vegetarian|passionate|(is|am|'m|are) into|fan of|dream|wish|goal|want to|wants to)\b", re.I)
+                   r"allergic|avoid|vegan|vegetarian|passionate|(is|am|'m|are) into|fan of|dream|wish|goal|"
+                   r"wants? to)\b", re.I)
 _UPDATE = re.compile(r"\b(now|recently|just|no longer|anymore|started|starting|stopped|quit|switched|moved|finally|"
                      r"changed|became|new|decided|planning|plans|next|soon|upcoming|will)\b", re.I)
 _RELATION = re.compile(r"\b(sister|brother|mom|mother|dad|father|parents?|husband|wife|partner|boyfriend|girlfriend|"
                        r"kids?|children|son|daughter|friends?|family|grandma|grandmother|grandpa|cousin|aunt|uncle|"
-                       r"dog|cat|pet|pup|puppy|kitty|kitten|named|called|works? (at|for|as)|lives? in|is from|married|colleague|boss|"
-                       r"neighbou?r|team|member of)\b", re.I)
+                       r"dog|cat|pet|pup|puppy|kitty|kitten|named|called|works? (at|for|as)|lives? in|is from|married|"
+                       r"colleague|boss|neighbou?r|team|member of)\b", re.I)
 
 
 def fact_type(text: str) -> str:
@@ -334,8 +339,8 @@ def offline_facts(inputs: dict[str, Any], limit: int = 16) -> list[dict]:
                 continue
             if spk and spk.lower() != "assistant" and _FIRST.match(s):
                 fact = rewrite(s, spk, other_speaker(spk, names), date)
-            elif not spk and any(s.startswith(x) for x in speakers):
-                fact = s if s.endswith(".") else s + "."
+            elif not spk and any(_ON_DATE.sub("", s).startswith(x) for x in speakers):
+                fact = _ON_DATE.sub("", s).rstrip(".") + "."
             else:
                 continue
             cands.append((info_score(s, names), n, {"text": fact, "type": fact_type(fact), "turn_ids": tids}))
@@ -355,9 +360,9 @@ def offline_facts(inputs: dict[str, Any], limit: int = 16) -> list[dict]:
 
 
 def _photo(text: str) -> str:
-    m = re.search(r"\[shares a photo of (.+?)\]", text)
+    m = _PHOTO.search(text)
     return m.group(1).strip() if m else ""
 
 
 def _strip_photo(text: str) -> str:
-    return re.sub(r"\[shares a photo of .+?\]", "", text).strip()
+    return _PHOTO.sub("", text).strip()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from memcore.llm.offline.memory_writing import clean, content_terms, informative, narrative
-from memcore.llm.offline.text import capitalised_spans, sentences, terms
+from memcore.llm.offline.memory_writing import clean, content_terms, entities, informative, narrative
+from memcore.llm.offline.text import sentences, terms
 
 MIN_SHARED = 2  # salient words the exchange must share with the episode
 MIN_RATIO = 0.25  # ... and this share of the exchange's salient words
@@ -30,7 +30,7 @@ def salient(messages: list[dict], names: list[str]) -> set[str]:
             s = clean(raw, names)
             if informative(s, names):
                 out |= {stem(t) for t in content_terms(s, names)}
-                out |= {stem(w) for e in capitalised_spans(s, skip=names) for w in e.split()}
+                out |= {stem(w) for e in entities(s, names) for w in e.split()}
     return out
 
 
