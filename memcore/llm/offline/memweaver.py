@@ -38,7 +38,9 @@ sounds glad sorry good omg lol absolutely definitely totally exactly sure love h
 happy amazing hmm aw aww agreed true right luckily unfortunately honestly actually also plus speaking last next
 welcome bye see take keep let let's wishing wish best dear bro man dude oops whoa yay ugh gosh hi hello wow
 totally indeed really maybe perhaps sometimes exciting interesting fantastic wonderful brilliant lovely sweet
-thats it's that's i'm i've you're you've we're what's how's super incredible""".split())
+thats it's that's i'm i've you're you've we're what's how's super incredible now since here's fri lately later
+tonight still long just even""".split())
+_ADJ_ONLY = frozenset("best fave favorite favourite own new old last first next little big whole only".split())
 _CONTRACTION = re.compile(r"'(?:d|ll|re|ve|m|t)$|n't$", re.I)
 _WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
 _PRONOUNS = frozenset("""anything something nothing everyone someone anyone everybody somebody nobody
@@ -50,7 +52,10 @@ _AUX = (r"is|was|are|were|am|has|have|had|will|would|can|could|did|does|do|just|
 _PREPS = r"to|for|at|in|on|with|about|from|into|up|out|of|by|as|through|around|over|after"
 _BOUNDARY = frozenset("""and but because which who that when while so since if as or then where though although
 until unless whereas like than with for at in on from into about to by after before during over through around
-is was are were""".split())
+is was are were can could will would should might must has have had do does did go goes went get gets got
+- -- — i""".split())
+_NOT_VERB = _BOUNDARY - frozenset("is was are were can could will would should might must has have had do does did go "
+                                  "goes went get gets got".split())
 _DETS = re.compile(r"^(?:(?:a|an|the|my|his|her|their|our|your|its|some|this|that|these|those|every|any|"
                    r"all|such|another|other|[A-Z][\w\-]*'s)\s+)+")
 _TRAIL = re.compile(r"\s+(?:today|yesterday|tonight|recently|lately|again|now|too|already|together|soon|"
@@ -127,7 +132,7 @@ def _clean_object(raw: str) -> tuple[str, str]:
     obj: list[str] = []
     rest: list[str] = []
     for i, w in enumerate(words):
-        if w.lower() in _BOUNDARY and obj:
+        if obj and (w.lower() in _BOUNDARY or (w.endswith("ed") and len(w) > 4 and w.islower())):
             rest = words[i:]
             break
         obj.append(w)
@@ -164,7 +169,7 @@ def clauses(text: str, speaker: str, speakers: list[str]) -> list[dict[str, str]
                         rf"(?:\s+(?P<to>to\s+[a-z][a-z\-]+))?(?:\s+(?P<prep>{_PREPS}))?\s+(?P<obj>[^.,!?;:()]+)")
         for m in rx.finditer(s3):
             verb = m.group("verb")
-            if verb in _BOUNDARY and verb not in ("is", "was", "are", "were"):
+            if verb in _NOT_VERB:
                 continue
             rel = " ".join(x for x in [m.group("aux").strip(), verb, m.group("to") or "", m.group("prep") or ""] if x)
             obj, rest = _clean_object(m.group("obj"))
@@ -182,9 +187,9 @@ def clauses(text: str, speaker: str, speakers: list[str]) -> list[dict[str, str]
             if m.group(1) not in STOPWORDS:
                 out.append({"source": m.group(1), "relation": m.group(2), "target": m.group(3),
                             "condition": "", "sentence": sent})
-        for m in re.finditer(rf"\b({alt})'s ([a-z][a-z\-]+(?: [a-z][a-z\-]+)?)", s3):
+        for m in re.finditer(rf"\b({alt})'s ([a-z][a-z\-]+(?: [a-z][a-z\-]+){{0,2}})", s3):
             obj, _ = _clean_object(m.group(2))
-            if _good_object(obj, m.group(1)) and obj.split()[0] not in STOPWORDS:
+            if _good_object(obj, m.group(1)) and obj.split()[0] not in STOPWORDS and obj not in _ADJ_ONLY:
                 out.append({"source": m.group(1), "relation": "has", "target": obj, "condition": "",
                             "sentence": sent})
     for m in re.finditer(r"\[shares a photo of ([^\]]+)\]", text):
@@ -212,8 +217,13 @@ def named_spans(text: str, speakers: list[str]) -> list[str]:
             words = words[1:]
         if not words or any(_CONTRACTION.search(w) for w in words):
             continue
+        if "I" in words:
+            continue
         span = " ".join(words)
         span = span[:-2] if span.endswith("'s") else span
+        initial = m.start() == 0 or text[:m.start()].rstrip()[-1:] in ".!?"
+        if initial and len(words) == 1 and re.search(r"(ing|ed|ly|s)$", span.lower()) and span not in speakers:
+            continue  # "Making ...", "Looks ...": a capitalised verb or adverb, not a name
         low = span.lower()
         if low in MONTHS or low in _WEEKDAYS or low in _PRONOUNS or RELATIVE.fullmatch(span) or len(span) < 2:
             continue
