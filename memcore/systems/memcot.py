@@ -1,0 +1,228 @@
+"""MemCoT: an iterative memory-reasoning loop over the flat turn index.
+
+Paper: "MemCoT: Test-Time Scaling through Memory-Driven Chain-of-Thought"
+(../shared/papers/002_*.txt). Each step: zoom-in (top-K turns per query in the queue,
+de-duplicated and shown in conversation order with dates; the `memcot_zoom_in` role keeps the
+useful ones and says what is missing), zoom-out (+-W turns around each useful hit within its
+session; the `memcot_zoom_out` role picks useful lines), then the `memcot_judge` role decides:
+answer, or Break / Delete the query into at most two new ones. Short-term memory = the growing
+list of picked turns (semantic part) + the failed-query trajectory (episodic part; the last
+three are fed back, and no failed query is ever issued again). The loop answers when the judge
+can, or at step J-1; if it ends without an answer, the full conversation is the context.
+The paper's panoramic visual grounding (page images) has no counterpart on text-only data.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from memcore.systems import register_system
+from memcore.systems.base import BaseSystem, SystemConfig, query_field, turn_sort_key
+from memcore.types import Candidate, Question, Trace, TraceItem, Turn
+
+
+@dataclass
+class MemCoTConfig(SystemConfig):
+    """J: max steps; K: zoom-in hits per query; W: zoom-out window (W_longmemeval on LongMemEval data);
+    max_queries: new queries per step; max_failed: failed queries fed back to the judge."""
+
+    J: int = query_field(8)
+    K: int = query_field(10)
+    W: int = query_field(4)
+    W_longmemeval: int = query_field(15)
+    max_queries: int = query_field(2)
+    max_failed: int = query_field(3)
+
+    def validate(self) -> None:
+        """Raise ValueError on an invalid setting."""
+        super().validate()
+        if self.J < 2 or self.K < 1 or self.W < 0 or self.W_longmemeval < 0:
+            raise ValueError(f"MemCoT needs J >= 2, K >= 1, W >= 0 (got J={self.J}, K={self.K}, W={self.W})")
+
+
+def _norm(q: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", q.lower()))
+
+
+def line(t: Turn) -> str:
+    """How a turn is shown to the MemCoT roles: "D3:5 [date] Speaker: text"."""
+    return f"{t.turn_id} [{t.session_date}] {t.speaker}: {t.content}"
+
+
+@register_system
+class MemCoTSystem(BaseSystem):
+    """Zoom-in / zoom-out perception and a judge-driven query loop over raw turns."""
+
+    name = "memcot"
+    title = "MemCoT (memory-driven chain of thought)"
+    paper = "002"
+    config_class = MemCoTConfig
+
+    def __init__(self, *a: Any, **kw: Any) -> None:
+        super().__init__(*a, **kw)
+        self.by_id = {t.turn_id: t for t in self.conv.turns}
+
+    @property
+    def window(self) -> int:
+        """The zoom-out half-width in force for this conversation."""
+        return self.config.W_longmemeval if self.conv.source == "longmemeval" else self.config.W
+
+    def on_turn(self, turn: Turn) -> None:
+        self.emit("indexed", [turn.turn_id], "turn stored in the long-term memory (flat index, position kept "
+                  "for zoom-out)", item_kind="turn", session=turn.session, index=turn.index)
+
+    def _item(self, t: Turn) -> dict[str, Any]:
+        return {"id": t.turn_id, "date": t.session_date, "speaker": t.speaker, "text": t.content}
+
+    def _ids(self, raw: list, shown: list[str]) -> list[str]:
+        """Valid turn ids from a role's id list (dialogue ids, or 1-based positions in `shown`)."""
+        out: list[str] = []
+        for x in raw:
+            s = str(x).strip().strip("[]'\"")
+            if s.isdigit() and 1 <= int(s) <= len(shown) and s not in shown:
+                s = shown[int(s) - 1]
+            if s in shown and s not in out:
+                out.append(s)
+        return out
+
+    def _windows(self, centres: list[str]) -> list[list[str]]:
+        """Merged +-W windows around the centres, each within one session, in conversation order."""
+        spans: list[tuple[int, int]] = []
+        turns = self.conv.turns
+        for tid in sorted(centres, key=turn_sort_key):
+            t = self.by_id[tid]
+            lo, hi = t.index, t.index
+            while lo > 0 and t.index - lo < self.window and turns[lo - 1].session == t.session:
+                lo -= 1
+            while hi + 1 < len(turns) and hi - t.index < self.window and turns[hi + 1].session == t.session:
+                hi += 1
+            if spans and lo <= spans[-1][1] + 1 and turns[spans[-1][1]].session == t.session:
+                spans[-1] = (spans[-1][0], max(hi, spans[-1][1]))
+            else:
+                spans.append((lo, hi))
+        return [[turns[i].turn_id for i in range(lo, hi + 1)] for lo, hi in spans]
+
+    def retrieve(self, question: Question) -> Trace:
+        cfg = self.config
+        tr = self.new_trace(question)
+        tr.stages = ["zoom_in", "zoom_out", "judge"]
+        speakers = list(self.conv.speakers)
+        queue, issued, failed = [question.text], {_norm(question.text)}, []
+        stm: dict[str, str] = {}  # picked turn id -> where it was picked (semantic short-term memory)
+        iterations: list[dict[str, Any]] = []
+        answered, reason = False, ""
+        for step in range(1, cfg.J + 1):
+            base = {"query": question.text, "queries": queue, "failed": list(failed),
+                    "speakers": speakers}
+            hits = self._zoom_in_hits(queue)
+            known = [line(self.by_id[i]) for i in sorted(stm, key=turn_sort_key)] or ["(nothing yet)"]
+            zi = self.llm.run("memcot_zoom_in", {**base, "known": known, "results": [line(self.by_id[h]) for h in hits],
+                                                 "items": [self._item(self.by_id[h]) for h in hits]},
+                              stage="retrieval")
+            useful = self._ids(zi.output.useful_ids, hits)
+            if zi.error:
+                tr.errors.append(f"step {step}: {zi.error}")
+                tr.notes.append(f"step {step}: zoom-in role unusable; every zoom-in hit treated as useful")
+                useful = list(hits)
+            for r, h in enumerate(hits, start=1):
+                tr.candidates.append(self.candidate("zoom_in", h, r, h in useful, f"zoom-in role did not mark "
+                                                    f"it useful (step {step})", score=hits[h][1], step=step,
+                                                    query=hits[h][0]))
+            wins = self._windows(useful)
+            flat = [tid for w in wins for tid in w]
+            zo = self.llm.run("memcot_zoom_out", {
+                **base, "known": known, "windows": ["\n".join(line(self.by_id[t]) for t in w) for w in wins],
+                "items": [{**self._item(self.by_id[t]), "window": k} for k, w in enumerate(wins) for t in w]},
+                stage="retrieval")
+            picked_out = self._ids(zo.output.useful_ids, flat)
+            if zo.error:
+                tr.errors.append(f"step {step}: {zo.error}")
+                tr.notes.append(f"step {step}: zoom-out role unusable; kept the zoom-in picks only")
+            picked = list(dict.fromkeys(useful + picked_out))
+            for r, tid in enumerate(flat, start=1):
+                tr.candidates.append(self.candidate("zoom_out", tid, r, tid in picked, f"zoom-out role did not "
+                                                    f"pick it (step {step})", step=step, centre=tid in useful))
+            for tid in picked:
+                stm.setdefault(tid, f"step {step} " + ("zoom-in" if tid in useful else "zoom-out"))
+            shown = list(dict.fromkeys([*sorted(stm, key=turn_sort_key), *hits]))
+            jd = self.llm.run("memcot_judge", {
+                **base, "queries_num": cfg.max_queries,
+                "short_memory": [line(self.by_id[i]) for i in sorted(stm, key=turn_sort_key)] or ["(empty)"],
+                "conv_memory": [line(self.by_id[h]) for h in hits] or ["(nothing retrieved)"],
+                "stm_items": [self._item(self.by_id[i]) for i in sorted(stm, key=turn_sort_key)],
+                "conv_items": [self._item(self.by_id[h]) for h in hits]}, stage="retrieval")
+            j = jd.output
+            for tid in self._ids(j.useful_id, shown):
+                stm.setdefault(tid, f"step {step} judge")
+            for r, tid in enumerate(shown, start=1):
+                tr.candidates.append(self.candidate("judge", tid, r, tid in stm, f"not picked by zoom-out nor "
+                                                    f"marked useful by the judge (step {step})", step=step))
+            new = [q for q in (str(x).strip() for x in j.new_queries) if q and _norm(q) not in issued]
+            new = list(dict.fromkeys(new))[: cfg.max_queries]
+            iterations.append({
+                "step": step, "queries": list(queue), "zoom_in_hits": list(hits), "useful": useful,
+                "missing": zi.output.missing_information, "zoom_out_windows": wins, "picked": picked,
+                "judge": {"useful_id": [str(x) for x in j.useful_id], "can_answer": j.can_answer,
+                          "action": j.action, "new_queries": list(j.new_queries), "thinking": j.thinking,
+                          "error": jd.error},
+                "action": j.action, "accepted_queries": new, "failed": list(failed)})
+            if jd.error:
+                tr.errors.append(f"step {step}: {jd.error}")
+                tr.notes.append(f"step {step}: judge role unusable; answering from the short-term memory"
+                                if stm else f"step {step}: judge role unusable and nothing picked")
+                answered, reason = bool(stm), "judge role unusable"
+                break
+            if j.can_answer and stm:
+                answered, reason = True, f"judge can answer at step {step}"
+                break
+            if step >= cfg.J - 1:
+                answered, reason = bool(stm), f"reached step J-1 = {cfg.J - 1}"
+                break
+            failed = (failed + queue)[-cfg.max_failed:]
+            if not new:
+                reason = f"no new query at step {step} (all proposed ones already issued or failed)"
+                break
+            issued.update(_norm(q) for q in new)
+            queue = new
+        tr.structure = {"iterations": iterations, "stop_reason": reason, "steps": len(iterations),
+                        "answered_from": "short-term memory" if answered else "full conversation",
+                        "J": cfg.J, "K": cfg.K, "W": self.window, "failed_queries": failed}
+        self.finish_trace(tr, stm, answered, reason)
+        return tr
+
+    def _zoom_in_hits(self, queue: list[str]) -> dict[str, tuple[str, float]]:
+        """Top-K turns per query, de-duplicated by turn id (best score kept), in conversation order."""
+        hits: dict[str, tuple[str, float]] = {}
+        for q in queue:
+            for row, s in self.search_turns(q, self.config.K):
+                tid = row["turn_id"]
+                if tid in self.by_id and (tid not in hits or s > hits[tid][1]):
+                    hits[tid] = (q, float(s))
+        return {tid: hits[tid] for tid in sorted(hits, key=turn_sort_key)}
+
+    def finish_trace(self, tr: Trace, stm: dict[str, str], answered: bool, reason: str) -> None:
+        """Items = short-term memory in conversation order, or the full conversation as the fallback."""
+        if answered and stm:
+            ids = sorted(stm, key=turn_sort_key)
+            origin = stm
+        else:
+            ids = [t.turn_id for t in self.conv.turns]
+            origin = {i: "full conversation (fallback)" for i in ids}
+            tr.notes.append(f"MemCoT loop ended without an answer ({reason}): answering from the full "
+                            "conversation")
+        for r, tid in enumerate(ids, start=1):
+            t = self.by_id[tid]
+            tr.items.append(TraceItem(id=tid, kind="turn", text=f"{t.speaker}: {t.content}", score=1.0,
+                                      turn_ids=[tid], origin=origin[tid], rank=r,
+                                      metadata={"date": t.session_date, "speaker": t.speaker,
+                                                "session": t.session}))
+
+    @staticmethod
+    def candidate(stage: str, tid: str, rank: int, kept: bool, reason: str, score: float = 0.0,
+                  **data: Any) -> Candidate:
+        """A candidate record for one turn at one stage."""
+        return Candidate(stage=stage, id=tid, score=score, rank=rank, kept=kept, turn_ids=[tid],
+                         reason="" if kept else reason, data=data)
+
