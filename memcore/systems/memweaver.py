@@ -64,6 +64,7 @@ class MemWeaverSystem(BaseSystem):
         self._turn_vecs: dict[str, np.ndarray] | None = None
         self._turns = {t.turn_id: t for t in self.conv.turns}
         self._unembedded: list[str] = []
+        self._resolution: dict[str, dict[str, Any]] = {}
 
     # --------------------------------------------------------------- helpers
     def turn_vector(self, turn_id: str) -> np.ndarray:
@@ -137,8 +138,9 @@ class MemWeaverSystem(BaseSystem):
         self.graph.link(passage.id, "passage", passage.metadata["entities"], label=turn.turn_id)
         if passage.metadata["entities"]:
             self.emit("linked", [passage.id, *passage.metadata["entities"]],
-                      f"contains edges from the passage to {len(passage.metadata['entities'])} entities",
-                      item_kind="passage", error=res.error)
+                      f"contains edges from the passage to {len(passage.metadata['entities'])} entities "
+                      "(names resolved by exact alias, string similarity, or as new nodes)",
+                      item_kind="passage", resolution=self._resolution, error=res.error)
         if len(names) < 2:
             return
         rres = self.llm.run("mw_relations", {**base, "entities": names}, stage="construction")
@@ -157,8 +159,10 @@ class MemWeaverSystem(BaseSystem):
         """Map each surface name (normalised) to an entity id, creating or merging nodes."""
         out: dict[str, str] = {}
         new: dict[str, Resolution] = {}
+        self._resolution = {}
         for n in names:
             r = self.graph.resolve(n, self.config.entity_sim)
+            self._resolution[n] = {"entity": r.entity_id, "method": r.method, "similarity": round(r.similarity, 4)}
             if r.entity_id is None:
                 new.setdefault(norm_name(n), r)
                 continue
@@ -175,6 +179,7 @@ class MemWeaverSystem(BaseSystem):
             ent = self.lazy_item("entity", r.name, [passage.id], [passage.turn_ids[0]], name=r.name, aliases=[])
             self.graph.add_entity(ent.id, r.name)
             out[norm_name(r.name)] = ent.id
+            self._resolution[r.name]["entity"] = ent.id
             self.emit("created", [ent], f"new entity: no exact alias and no alias with similarity >= "
                       f"{self.config.entity_sim}", nearest=r.matched, similarity=round(r.similarity, 4))
         return out
