@@ -179,8 +179,8 @@ class RecMemSystem(BaseSystem):
             etids = sorted(set(etids), key=turn_sort_key)
             srcs = list(dict.fromkeys(owner[t] or t for t in etids))
             first = self._by_id.get(etids[0])
-            item = self.new_item("episode", e.content.strip(), srcs, etids, title=e.title,
-                                 date=day_of(e.timestamp) or (day_of(first.session_date) if first else ""))
+            date = day_of(first.session_date) if first else day_of(e.timestamp)
+            item = self.new_item("episode", e.content.strip(), srcs, etids, title=e.title, date=date)
             item.timestamp = first.timestamp if first else item.timestamp
             self.emit("created", [item], f"recurrence: {trigger['count']} similar exchanges (>= theta_count "
                       f"{trigger['theta_count']} at cos >= {trigger['theta_sim']}) consolidated into an episode",
