@@ -7,6 +7,11 @@ per relation (`mw_time`); duplicate (src, rel, tgt, time) dropped. At each sessi
 turn: the session review (`mw_review`: add / update / deny), a dedup pass, and the session's
 experience window. Experience memory: memweaver_experience. Retrieval: memweaver_retrieval.
 The graph lives in networkx (memweaver_graph) and is rebuilt from the stored items on restore.
+
+Vectors: passages reuse the shared turn embedding; entities carry the vector of the turn that
+first mentions them (entities are matched by name, never by vector, and embedding ~500 names
+per conversation cost ~40% of construction time); relations ("src rel tgt") and experiences
+are embedded in one batched call per session.
 """
 
 from __future__ import annotations
@@ -176,7 +181,8 @@ class MemWeaverSystem(BaseSystem):
                           f"{r.similarity:.3f} >= {self.config.entity_sim} (alias '{r.matched}')",
                           alias=n, similarity=round(r.similarity, 4), method="similarity")
         for r in new.values():
-            ent = self.lazy_item("entity", r.name, [passage.id], [passage.turn_ids[0]], name=r.name, aliases=[])
+            ent = self.new_item("entity", r.name, [passage.id], [passage.turn_ids[0]], name=r.name, aliases=[],
+                                vector=self.turn_vector(passage.turn_ids[0]), vector_of="first-mention turn")
             self.graph.add_entity(ent.id, r.name)
             out[norm_name(r.name)] = ent.id
             self._resolution[r.name]["entity"] = ent.id
