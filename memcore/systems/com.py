@@ -289,8 +289,10 @@ class CoMSystem(BaseSystem):
                 reason="" if in_pool else f"ranked below the top {cfg.K} by {cfg.retriever} search",
                 data={"relevance": round(float(rel[r - 1]), 4) if in_pool else None, "anchor": r <= cfg.L}))
         in_chain = {m for ch in chains for m in ch.members}
-        rejected = {ch.rejected: (ci, ch.stop_step) for ci, ch in enumerate(chains, start=1)
-                    if ch.rejected is not None}
+        rejected: dict[int, tuple[int, int]] = {}  # first chain (in anchor order) whose cliff it was
+        for ci, ch in enumerate(chains, start=1):
+            if ch.rejected is not None:
+                rejected.setdefault(ch.rejected, (ci, ch.stop_step))
         best_gate: dict[int, float] = {}
         for ch in chains:
             for st in ch.steps:

@@ -15,6 +15,7 @@ The paper's panoramic visual grounding (page images) has no counterpart on text-
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,8 +77,9 @@ class MemCoTSystem(BaseSystem):
     def _item(self, t: Turn) -> dict[str, Any]:
         return {"id": t.turn_id, "date": t.session_date, "speaker": t.speaker, "text": t.content}
 
-    def _ids(self, raw: list, shown: list[str]) -> list[str]:
+    def _ids(self, raw: list, shown: Iterable[str]) -> list[str]:
         """Valid turn ids from a role's id list (dialogue ids, or 1-based positions in `shown`)."""
+        shown = list(shown)
         out: list[str] = []
         for x in raw:
             s = str(x).strip().strip("[]'\"")
