@@ -105,8 +105,6 @@ def extract_typed(kind: dict, texts: Sequence[str], date: str, qstems: set[str],
             ans = trim(m.group(1)) if m else ""
         if ans:
             return ans
-        if strict:
-            return ""
     if strict or not texts:
         return ""
     if t == "date":

@@ -1,0 +1,141 @@
+"""Evidence passages for the offline `answer` role: parsing, speakers, and who a sentence is about.
+
+A passage is one retrieved item (a dialogue turn "Caroline: ..." or a memory item) with its
+date, retrieval score and sentences (an image caption "[shares a photo of X]" becomes its own
+sentence "X"). Speakers are the passages' speakers plus names used to address someone
+("Thanks, Caroline!"). A sentence is about a person when it names them (not as a form of
+address), when they say it in the first person, or when the other speaker says it to them
+("you ...", a question, or addressing them by name).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from memcore.llm.offline.text import SENTENCE_STARTERS, STOPWORDS, capitalised_spans, sentences, stems
+
+_PREFIX = re.compile(r"^\s*(?:\[[^\]]{0,60}\]\s*)?([A-Z][\w .'\-]{0,40}?):\s+")
+_CAPTION = re.compile(r"\[shares? (?:a |an )?(?:photo|picture|image|pic) of ([^\]]+)\]", re.I)
+_DATED_LINE = re.compile(r"^\s*\[([^\]]{4,60})\]\s*(.*)$")
+_INTERJECTION = re.compile(r"(?:^|[,!.?]\s*|\b(?:hey|hi|hello|thanks|thank you|wow|congrats|oh|yeah|yes|sorry|aw+|"
+                           r"yay|woohoo|bye|dear|omg|haha|ha|so|well|ok|okay|great|cool|awesome|yep|nice)\W*)$", re.I)
+_FIRST = re.compile(r"\b(I|I'm|I've|I'd|I'll|me|my|mine|myself|we|we're|we've|our|us)\b", re.I)
+_SECOND = re.compile(r"\b(you|your|yours|you're|you've|you'd|you'll|yourself)\b", re.I)
+
+
+@dataclass
+class Sent:
+    """One sentence of a passage with its stems."""
+
+    text: str
+    passage: int
+    pos: int
+    stems: frozenset[str]
+    question: bool
+    caption: bool = False
+
+
+@dataclass
+class Passage:
+    """One evidence passage: body text, speaker, date, retrieval score and sentences."""
+
+    text: str
+    speaker: str
+    date: str
+    score: float
+    sents: list[Sent] = field(default_factory=list)
+    stems: frozenset[str] = frozenset()
+
+
+def parse_passages(inputs: dict[str, Any]) -> list[Passage]:
+    """Passages from the role inputs ("passages", else the dated lines of "context"), in order."""
+    raw = inputs.get("passages")
+    if not raw:
+        raw = []
+        for line in str(inputs.get("context", "")).splitlines():
+            m = _DATED_LINE.match(line)
+            if line.strip():
+                raw.append({"text": m.group(2) if m else line, "date": m.group(1) if m else "", "score": 0.0})
+    out: list[Passage] = []
+    for r in raw:
+        text, speaker = str(r.get("text", "") or ""), str(r.get("speaker", "") or "")
+        m = _PREFIX.match(text)
+        if m and (not speaker or m.group(1) == speaker):
+            speaker, text = m.group(1), text[m.end():]
+        try:
+            score = float(r.get("score") or 0.0)
+        except (TypeError, ValueError):
+            score = 0.0
+        p = Passage(text=text, speaker=speaker, date=str(r.get("date", "") or ""), score=score)
+        i = len(out)
+        for j, sent in enumerate(sentences(_CAPTION.sub("", text).strip())):
+            p.sents.append(Sent(sent, i, j, frozenset(stems(sent)), sent.rstrip().endswith("?")))
+        for cap in _CAPTION.findall(text):
+            p.sents.append(Sent(cap.strip(), i, len(p.sents), frozenset(stems(cap)), False, caption=True))
+        if p.sents:
+            p.stems = frozenset().union(*(s.stems for s in p.sents))
+            out.append(p)
+    return out
+
+
+def vocatives(text: str) -> set[str]:
+    """Names used to address someone: "Thanks, Caroline!", "Hey Mel," -> {"Caroline", "Mel"}."""
+    out = set()
+    for m in re.finditer(r"\b([A-Z][a-z]{2,})(?=\s*[,!?])", text):
+        word = m.group(1)
+        if word.lower() not in STOPWORDS and word.lower() not in SENTENCE_STARTERS and \
+                _INTERJECTION.search(text[max(0, m.start() - 16):m.start()]):
+            out.add(word)
+    return out
+
+
+def speakers_of(passages: list[Passage]) -> list[str]:
+    """Participants: passage speakers and addressed names, short forms ("Mel") folded into full ones."""
+    names = {p.speaker for p in passages if p.speaker}
+    for p in passages:
+        names |= vocatives(p.text)
+    names = {n for n in names if n.lower() not in {"i", "you"}}
+    return sorted(n for n in names if not any(o != n and o.lower().startswith(n.lower()) for o in names))
+
+
+def mentions(text: str, name: str) -> bool:
+    """Whether a text names a person, by full name or a short form of at least 3 letters ("Mel")."""
+    first = name.split()[0].lower()
+    return any(len(w) >= 3 and first.startswith(w.lower().removesuffix("'s"))
+               for w in re.findall(r"[A-Z][a-z']+", text))
+
+
+def subject_of(question: str, speakers: list[str]) -> str:
+    """The one person a question asks about ("" when none or several are named)."""
+    known = [s for s in speakers if mentions(question, s)]
+    if known:
+        return known[0] if len(known) == 1 else ""
+    persons = [s for s in capitalised_spans(question) if " " not in s and not s.isupper()]
+    return persons[0] if len(persons) == 1 else ""
+
+
+def _named(text: str, name: str) -> bool:
+    first = re.escape(name.split()[0])
+    return any(not re.match(r"\s*[,!?]", text[m.end():]) for m in re.finditer(rf"\b{first}\b", text))
+
+
+def is_about(p: Passage, s: Sent, name: str) -> bool:
+    """Whether a sentence is by or about a person (see the module docstring)."""
+    if _named(s.text, name):
+        return True
+    if not p.speaker:  # a memory item, not a turn: about whoever it names
+        return _named(p.text, name)
+    by = p.speaker == name or name.lower().startswith(p.speaker.lower()) or p.speaker.lower().startswith(name.lower())
+    if s.caption:
+        return by
+    me = bool(_FIRST.search(s.text))
+    addressed = any(not name.lower().startswith(v.lower()) for v in vocatives(s.text))
+    to_other = not me and (bool(_SECOND.search(s.text)) or s.question or addressed)
+    return by != to_other
+
+
+def vocabulary(passages: list[Passage]) -> frozenset[str]:
+    """Lower-case words of all passages (sentence-initial capitals of these are not names)."""
+    return frozenset(w for p in passages for w in re.findall(r"\b[a-z][a-z'\-]*", p.text))

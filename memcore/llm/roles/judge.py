@@ -1,0 +1,74 @@
+"""The `judge` role: label a predicted answer CORRECT or WRONG against the gold answer.
+
+inputs  {"question", "gold", "prediction", "category", "question_type"}
+output  {"label": "CORRECT" | "WRONG", "reason"}
+
+Real models get the benchmark's own judge prompt (memcore.eval.judge_prompts.judge_prompt:
+the mem0-style LoCoMo prompt, LoCoMo category 5 / LongMemEval abstention prompts, LongMemEval
+per-type prompts), chosen by `question_type` when given, else by `category`. The offline
+engine uses the lexical judge (memcore.eval.metrics.lexical_judge) and says so in `reason`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, field_validator
+
+from memcore.eval.judge_prompts import judge_prompt, parse_judge_label
+from memcore.llm.offline.judge import offline_judge_verdict
+from memcore.llm.roles import Role, register, render_value
+
+
+class JudgeOutput(BaseModel):
+    """A judge's verdict: CORRECT or WRONG, and a one-sentence reason."""
+
+    label: str = "WRONG"
+    reason: str = ""
+
+    @field_validator("label", mode="before")
+    @classmethod
+    def _label(cls, v: Any) -> str:
+        ok = v if isinstance(v, bool) else parse_judge_label(str(v))
+        if ok is None:
+            raise ValueError(f"label must be CORRECT or WRONG, got {v!r}")
+        return "CORRECT" if ok else "WRONG"
+
+    @property
+    def correct(self) -> bool:
+        """Whether the verdict is CORRECT."""
+        return self.label == "CORRECT"
+
+
+class JudgeRole(Role):
+    """A role whose user message is the benchmark's judge prompt, filled in."""
+
+    def messages(self, inputs: dict[str, Any]) -> list[dict[str, str]]:
+        """The judge prompt for these inputs (plus the JSON instruction), as chat messages."""
+        kind = inputs.get("question_type") or inputs.get("category") or ""
+        prompt = judge_prompt(kind, render_value(inputs.get("question", "")), render_value(inputs.get("gold", "")),
+                              render_value(inputs.get("prediction", "")))
+        schema = json.dumps(self.output.model_json_schema(), separators=(",", ":"))
+        system = f"{self.system}\nReply with one JSON object only, matching this JSON schema: {schema}"
+        return [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+
+
+def offline_judge(inputs: dict[str, Any]) -> JudgeOutput:
+    """The lexical judge's verdict (labelled as such in the reason)."""
+    ok, reason = offline_judge_verdict(inputs)
+    return JudgeOutput(label="CORRECT" if ok else "WRONG", reason=reason)
+
+
+JUDGE = register(JudgeRole(
+    name="judge",
+    system="You grade answers to questions about long conversations. Be fair and follow the instructions.",
+    user="",
+    output=JudgeOutput,
+    offline=offline_judge,
+    fallback=lambda inputs: JudgeOutput(label="WRONG", reason="the judge's reply could not be read"),
+    json_output=True,
+    max_tokens=128,
+    description="answer judge: CORRECT / WRONG against the gold answer",
+    tags=("eval",),
+))

@@ -1,0 +1,159 @@
+"""The offline `answer` and `judge` roles: typed answers, dates, abstention, prompts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memcore.llm import LLMClient, OfflineEngine
+from memcore.llm.offline.answer import ABSTAIN, offline_answer
+from memcore.llm.offline.answer_types import question_kind
+from memcore.llm.roles import get_role
+
+D1 = "1:56 pm on 8 May, 2023"
+D2 = "1:14 pm on 25 May, 2023"
+
+
+def turn(speaker: str, text: str, date: str = D1, score: float = 0.5) -> dict[str, Any]:
+    return {"text": f"{speaker}: {text}", "date": date, "score": score, "speaker": speaker}
+
+
+def ask(question: str, *passages: dict[str, Any]) -> str:
+    return offline_answer({"question": question, "context": "", "question_date": "",
+                           "passages": list(passages)}).text
+
+
+CHAT = [
+    turn("Caroline", "Hey Mel! Good to see you! How have you been?"),
+    turn("Melanie", "Hey Caroline! I'm swamped with the kids & work. What's up with you?"),
+    turn("Caroline", "I went to a LGBTQ support group yesterday and it was so powerful."),
+    turn("Melanie", "Yeah, I painted that lake sunrise last year! It's special to me."),
+    turn("Caroline", "I'm off to go do some research on adoption agencies."),
+    turn("Melanie", "I ran a charity race for mental health last Saturday.", D2),
+    turn("Melanie", "We have three kids and two cats at home.", D2),
+    turn("Caroline", "My friend Matt Patterson sang at the concert. It was amazing!", D2),
+    turn("Melanie", "We went camping at Yosemite National Park last summer.", D2),
+    turn("Caroline", "I just signed up for a pottery class, so exciting!", D2),
+    turn("Melanie", 'I loved reading "Charlotte\'s Web" as a kid.', D2),
+]
+
+
+def test_when_resolves_yesterday_against_the_passage_date() -> None:
+    assert ask("When did Caroline go to the LGBTQ support group?", *CHAT) == "7 May 2023"
+
+
+def test_when_last_year_gives_the_year() -> None:
+    assert ask("When did Melanie paint a sunrise?", *CHAT) == "2022"
+
+
+def test_when_last_weekday_in_locomo_style() -> None:
+    assert ask("When did Melanie run a charity race?", *CHAT) == "the Saturday before 25 May 2023"
+
+
+def test_when_plain_event_is_the_session_date() -> None:
+    assert ask("When did Caroline sign up for a pottery class?", *CHAT) == "25 May 2023"
+
+
+def test_who_picks_a_person() -> None:
+    assert ask("Who sang at the concert?", *CHAT) == "Matt Patterson"
+
+
+def test_how_many_picks_a_number() -> None:
+    assert ask("How many kids does Melanie have?", *CHAT) == "three"
+
+
+def test_where_picks_a_place() -> None:
+    assert ask("Where did Melanie go camping?", *CHAT) == "Yosemite National Park"
+
+
+def test_what_book_picks_the_title() -> None:
+    assert ask("What book did Melanie love as a kid?", *CHAT) == "Charlotte's Web"
+
+
+def test_what_gives_the_new_words_after_the_matched_verb() -> None:
+    assert ask("What did Caroline research?", *CHAT) == "adoption agencies"
+
+
+def test_no_support_abstains() -> None:
+    assert ask("What is Caroline's favourite football team?", *CHAT) == ABSTAIN
+    assert ask("When did Caroline go to the support group?") == ABSTAIN
+    assert ask("", *CHAT) == ABSTAIN
+
+
+def test_fact_about_the_other_speaker_abstains() -> None:
+    # Melanie ran the race; a question putting it on Caroline is unanswerable (LoCoMo category 5).
+    assert ask("What did Caroline raise money for at the charity race?", *CHAT) == ABSTAIN
+    assert ask("What did Melanie raise money for at the charity race?", *CHAT) != ABSTAIN
+
+
+def test_context_lines_without_passages() -> None:
+    ctx = "[8 May, 2023] Caroline: I went to a LGBTQ support group yesterday.\n[9 May, 2023] Melanie: Nice!"
+    out = offline_answer({"question": "When did Caroline go to the LGBTQ support group?", "context": ctx})
+    assert out.text == "7 May 2023"
+
+
+def test_question_kinds() -> None:
+    assert question_kind("How long ago was Caroline's 18th birthday?")["sub"] == "ago"
+    assert question_kind("What books has Melanie read?")["list"] is True
+    assert question_kind("What book did Caroline recommend?")["sub"] == "title"
+    assert question_kind("Would Caroline pursue writing?")["hedge"] is True
+
+
+def test_answer_is_deterministic() -> None:
+    q = "What did Caroline research?"
+    assert {ask(q, *CHAT) for _ in range(3)} == {"adoption agencies"}
+
+
+def test_answer_role_through_the_client() -> None:
+    llm = LLMClient(OfflineEngine())
+    inputs = {"question": "When did Caroline go to the LGBTQ support group?", "context": "[8 May, 2023] ...",
+              "question_date": "", "passages": CHAT}
+    res = llm.run("answer", inputs, stage="answer")
+    assert res.ok and res.output.text == "7 May 2023"
+    assert res.prompt_tokens > 0 and res.completion_tokens > 0
+    msgs = get_role("answer").messages(inputs)
+    assert "No information available" in msgs[0]["content"] and inputs["question"] in msgs[1]["content"]
+
+
+def judge(prediction: str, gold: str, category: Any = 4, question_type: str = "") -> Any:
+    llm = LLMClient(OfflineEngine())
+    res = llm.run("judge", {"question": "When did Caroline go to the support group?", "gold": gold,
+                            "prediction": prediction, "category": category, "question_type": question_type},
+                  stage="judge")
+    assert res.ok
+    return res.output
+
+
+def test_judge_offline_is_lexical() -> None:
+    ok = judge("7 May 2023", "7 May 2023", 2)
+    assert ok.label == "CORRECT" and "lexical judge" in ok.reason
+    assert judge("She went on 7 May 2023, a Sunday", "7 May 2023", 2).label == "CORRECT"  # gold contained
+    bad = judge("June 2023", "7 May 2023", 2)
+    assert bad.label == "WRONG" and "lexical judge" in bad.reason
+
+
+def test_judge_offline_abstention_questions() -> None:
+    assert judge("No information available", "Not mentioned in the conversation", 5).label == "CORRECT"
+    assert judge("Sweden", "Not mentioned in the conversation", 5).label == "WRONG"
+    assert judge("Not mentioned.", "The user never said", "", "single-session-user_abs").label == "CORRECT"
+
+
+def test_judge_role_renders_the_benchmark_prompt() -> None:
+    role = get_role("judge")
+    inputs = {"question": "When did Caroline go to the support group?", "gold": "7 May 2023",
+              "prediction": "May 7", "category": 2, "question_type": ""}
+    msgs = role.messages(inputs)
+    user = msgs[1]["content"]
+    assert "Question: When did Caroline go to the support group?" in user
+    assert "Gold answer: 7 May 2023" in user and "Generated answer: May 7" in user
+    assert "JSON" in msgs[0]["content"]
+    lme = role.messages({**inputs, "question_type": "temporal-reasoning", "category": ""})[1]["content"]
+    assert "off-by-one" in lme and "Correct Answer: 7 May 2023" in lme
+
+
+def test_judge_role_reads_model_labels() -> None:
+    from memcore.llm.client import parse_output
+
+    role = get_role("judge")
+    assert parse_output(role, '{"label": "INCORRECT", "reason": "different date"}').label == "WRONG"
+    assert parse_output(role, '{"label": "CORRECT"}').label == "CORRECT"
+    assert role.default({}).label == "WRONG"

@@ -1,0 +1,146 @@
+"""The offline engine's shared text tools: dates, names, rewriting, stems, question types."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from memcore.llm.offline.text import (
+    RELATIVE,
+    answer_type,
+    capitalised_spans,
+    fmt_day,
+    keywords,
+    normalize_time,
+    overlap,
+    parse_date,
+    resolve_dates,
+    sentences,
+    stems,
+    terms,
+    third_person,
+)
+
+ANCHOR = "1:14 pm on 25 May, 2023"  # a Thursday
+
+
+@pytest.mark.parametrize("expr, exact, locomo", [
+    ("yesterday", "24 May 2023", "24 May 2023"),
+    ("last night", "24 May 2023", "24 May 2023"),
+    ("today", "25 May 2023", "25 May 2023"),
+    ("tonight", "25 May 2023", "25 May 2023"),
+    ("this morning", "25 May 2023", "25 May 2023"),
+    ("tomorrow", "26 May 2023", "26 May 2023"),
+    ("last year", "2022", "2022"),
+    ("this year", "2023", "2023"),
+    ("next year", "2024", "2024"),
+    ("earlier this year", "2023", "2023"),
+    ("last month", "April 2023", "April 2023"),
+    ("this month", "May 2023", "May 2023"),
+    ("next month", "June 2023", "June 2023"),
+    ("last week", "the week before 25 May 2023", "the week before 25 May 2023"),
+    ("this week", "the week of 25 May 2023", "the week of 25 May 2023"),
+    ("next week", "the week after 25 May 2023", "the week after 25 May 2023"),
+    ("last weekend", "the weekend before 25 May 2023", "the weekend before 25 May 2023"),
+    ("this past weekend", "the weekend before 25 May 2023", "the weekend before 25 May 2023"),
+    ("last Saturday", "20 May 2023", "the Saturday before 25 May 2023"),
+    ("last Fri", "19 May 2023", "the Friday before 25 May 2023"),
+    ("last tues", "23 May 2023", "the Tuesday before 25 May 2023"),
+    ("on Sunday", "21 May 2023", "the Sunday before 25 May 2023"),
+    ("next Monday", "29 May 2023", "the Monday after 25 May 2023"),
+    ("two days ago", "23 May 2023", "23 May 2023"),
+    ("3 days ago", "22 May 2023", "22 May 2023"),
+    ("a few days ago", "22 May 2023", "a few days before 25 May 2023"),
+    ("a week ago", "the week before 25 May 2023", "the week before 25 May 2023"),
+    ("two weeks ago", "the week of 11 May 2023", "two weeks before 25 May 2023"),
+    ("two weekends ago", "the weekend before 18 May 2023", "two weekends before 25 May 2023"),
+    ("two months ago", "March 2023", "March 2023"),
+    ("ten years ago", "2013", "2013"),
+    ("last summer", "summer 2022", "summer 2022"),
+    ("next summer", "summer 2023", "summer 2023"),
+])
+def test_normalize_time_patterns(expr: str, exact: str, locomo: str) -> None:
+    assert RELATIVE.fullmatch(expr), expr
+    assert normalize_time(expr, ANCHOR) == exact
+    assert normalize_time(expr, ANCHOR, style="locomo") == locomo
+
+
+def test_normalize_time_accepts_dates_and_refuses_nonsense() -> None:
+    assert normalize_time("yesterday", date(2023, 5, 8)) == "7 May 2023"
+    assert normalize_time("last year", "8 May 2023") == "2022"
+    assert normalize_time("someday", ANCHOR) == ""
+    assert normalize_time("yesterday", None) == ""
+    assert normalize_time("yesterday", "not a date") == ""
+
+
+def test_parse_date_formats() -> None:
+    assert parse_date("1:56 pm on 8 May, 2023") == date(2023, 5, 8)
+    assert parse_date("2023-05-08T13:56:00") == date(2023, 5, 8)
+    assert parse_date("May 8, 2023") == date(2023, 5, 8)
+    assert parse_date("") is None
+    assert fmt_day(date(2023, 5, 7)) == "7 May 2023"
+
+
+def test_resolve_dates_annotates_in_place() -> None:
+    out = resolve_dates("I went last Fri and I painted it last year.", "8 May 2023")
+    assert out == "I went last Fri (5 May 2023) and I painted it last year (2022)."
+    assert resolve_dates("a two-week trip", "8 May 2023") == "a two-week trip"
+
+
+def test_capitalised_spans_skip_sentence_initial_time_words_and_interjections() -> None:
+    text = ("Yesterday I took the kids out. Last Friday we met Jon. Hey Mel! Wow, Caroline's necklace is from Sweden. "
+            "I'm reading The Lean Startup in May. Today is Sunday.")
+    spans = capitalised_spans(text)
+    assert spans == ["Jon", "Mel", "Caroline", "Sweden", "Lean Startup"]
+    for word in ("Yesterday", "Last Friday", "Today", "Wow", "I'm", "May", "Sunday"):
+        assert word not in spans
+
+
+def test_capitalised_spans_common_words_and_skip() -> None:
+    assert capitalised_spans("Here's a pic of Oscar. Never been to Rome!") == ["Oscar", "Rome"]
+    assert capitalised_spans("Appreciate it, Jon.", common={"appreciate"}) == ["Jon"]
+    assert capitalised_spans("Hey Caroline, Melanie said hi.", skip=["Caroline"]) == ["Melanie"]
+    assert capitalised_spans("I like Bach and Mozart.") == ["Bach", "Mozart"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("I am happy.", "Ana is happy."),
+    ("I'm training for a race.", "Ana is training for a race."),
+    ("I love my dog.", "Ana loves Ana's dog."),
+    ("My sister called me.", "Ana's sister called Ana."),
+    ("I don't like it.", "Ana doesn't like it."),
+    ("I've been there and I go often.", "Ana has been there and Ana goes often."),
+    ("I did it myself.", "Ana did it themself."),
+    ("That one is mine.", "That one is Ana's."),
+])
+def test_third_person(text: str, expected: str) -> None:
+    assert third_person(text, "Ana") == expected
+
+
+def test_stems_terms_sentences() -> None:
+    assert stems("Caroline's kids painted pots") == ["carolin", "kid", "paint", "pot"]
+    assert stems("I made a self-portrait, don't you think?") == ["make", "self", "portrait", "think"]
+    assert stems("We bought it") == ["buy"]
+    assert terms("The dog and the CAT") == ["dog", "cat"]
+    assert sentences("Hi there! How are you?\nFine.") == ["Hi there!", "How are you?", "Fine."]
+
+
+def test_keywords_and_overlap() -> None:
+    docs = ["pottery class pottery wheel", "pottery kiln"]
+    assert keywords(docs, k=1, background=["weather today", "running shoes"]) == ["pottery"]
+    assert overlap("pottery class", "pottery wheel") == pytest.approx(1 / 3)
+    assert overlap("", "anything") == 0.0
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("When did Caroline go to the support group?", "date"),
+    ("How many kids does Melanie have?", "number"),
+    ("Who performed at the concert?", "person"),
+    ("Where did Oliver hide his bone?", "place"),
+    ("Did Melanie make the bowl?", "yesno"),
+    ("Why did Jon start a studio?", "reason"),
+    ("What did Caroline research?", "thing"),
+])
+def test_answer_type(question: str, kind: str) -> None:
+    assert answer_type(question) == kind
