@@ -135,7 +135,8 @@ class XMemorySystem(BaseSystem):
         content = "\n".join(str(_get(e, "content", "")) for e in eps).strip() or "\n".join(
             f"{t.speaker}: {t.content}" for t in turns)
         stamp = str(_get(eps[0], "timestamp", "") if eps else "") or turns[0].timestamp
-        ep = self.new_item("episode", content, ids, ids, vector=self.embed_one(f"{title}. {content}"), title=title,
+        vec = xt.centroid(np.stack([self._turn_vec(t) for t in turns]))  # its messages' mean: no extra encoding
+        ep = self.new_item("episode", content, ids, ids, vector=vec, title=title,
                            date=turns[0].session_date, episode_time=stamp, session=turns[0].session,
                            boundary=reason, n_messages=len(turns))
         self.emit("created", [ep], f"episode closed ({reason}): {len(turns)} messages", boundary=reason,

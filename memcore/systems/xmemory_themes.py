@@ -45,8 +45,10 @@ def sparsity_score(sizes: Sequence[int]) -> float:
 def sem_terms(X: np.ndarray, parts: Parts, eps: float = 1e-3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-theme (cohesion, s, g) arrays of SemScore."""
     X = np.asarray(X, dtype=np.float64)
-    mus = np.stack([centroid(X[p]) for p in parts])
-    coh = np.array([float(np.mean(X[p] @ mu)) for p, mu in zip(parts, mus, strict=True)])
+    sums = np.stack([X[p].sum(axis=0) for p in parts])
+    norms = np.linalg.norm(sums, axis=1, keepdims=True)
+    mus = sums / np.where(norms > 0, norms, 1.0)
+    coh = np.array([float((X[p] @ mu).mean()) for p, mu in zip(parts, mus, strict=True)])
     k = len(parts)
     if k < 2:
         return coh, np.zeros(k), np.ones(k)
@@ -157,7 +159,7 @@ class Local:
         for m in members:
             parts.append(np.arange(start, start + len(m)))
             start += len(m)
-        return cls(list(theme_ids), np.concatenate(members, axis=0), parts)
+        return cls(list(theme_ids), np.concatenate(members, axis=0).astype(np.float64), parts)
 
     def f(self, eps: float = 1e-3) -> float:
         """f of this neighbourhood as it is."""
@@ -202,14 +204,13 @@ def merge_pairs(centroids: np.ndarray, sizes: Sequence[int], merge_cos: float = 
     if len(M) < 2:
         return []
     S = M @ M.T
-    out = []
-    for i in range(len(M)):
-        for j in range(i + 1, len(M)):
-            if only is not None and i not in only and j not in only:
-                continue
-            if S[i, j] >= merge_cos and sizes[i] + sizes[j] <= max_size:
-                out.append((i, j, float(S[i, j])))
-    return out
+    n = np.asarray(sizes)
+    ok = np.triu(S >= merge_cos, k=1) & (n[:, None] + n[None, :] <= max_size)
+    if only is not None:
+        mark = np.zeros(len(M), dtype=bool)
+        mark[list(only)] = True
+        ok &= mark[:, None] | mark[None, :]
+    return [(int(i), int(j), float(S[i, j])) for i, j in np.argwhere(ok)]
 
 
 def greedy_merges(gains: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:

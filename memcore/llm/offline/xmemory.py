@@ -26,7 +26,7 @@ TRANSITIONS = ("by the way", "btw", "anyway", "speaking of", "changing topics", 
                "unrelated", "switching gears", "on a different note")
 _TRANSITION = re.compile(r"\b(" + "|".join(re.escape(t) for t in TRANSITIONS) + r")\b", re.I)
 
-TOPIC_DROP = 0.22  # cosine to the running episode centroid below which a topic change is assumed
+TOPIC_DROP = 0.45  # cosine to the running episode centroid below which a topic change is assumed
 MIN_TOPIC_MESSAGES = 4  # no topic split before the episode has this many messages
 
 
