@@ -165,3 +165,18 @@ def test_answer_uses_the_assembled_context(demo_system) -> None:
     wb, conv = demo_system
     ans = wb.ask("memweaver", conv, conv.questions[0])
     assert ans.text and ans.trace.context and "answer" in ans.usage
+
+
+def test_offline_judgements_say_so_in_event_reasons(demo_system) -> None:
+    wb, conv = demo_system
+    sys_ = wb.system("memweaver", conv)
+    events = wb.store.events(sys_.space, conv.id)
+    judged = [e for e in events if e.data.get("decision") in ("cluster-created", "incoherent", "routed", "denied")
+              or (e.item_kind == "experience" and e.kind == "created")]
+    assert judged
+    for e in judged:
+        assert "offline" in e.reason, e.reason
+    kinds = {(e.item_kind, e.kind) for e in events}
+    assert {("entity", "created"), ("relation", "created"), ("passage", "created"), ("passage", "linked")} <= kinds
+    linked = next(e for e in events if e.item_kind == "passage" and e.kind == "linked")
+    assert all(r["method"] in ("exact", "similarity", "new") for r in linked.data["resolution"].values())
