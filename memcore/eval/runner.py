@@ -21,6 +21,7 @@ import signal
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -141,7 +142,8 @@ def make_judge(wb: Any, enabled: bool) -> tuple[Callable[[Any, Question, str], d
         usage = by_stage(llm.ledger.since(mark)).get("judge")
         label = str(getattr(res.output, "label", "")).upper()
         ok = None if res.error or label not in ("CORRECT", "WRONG") else label == "CORRECT"
-        return {"correct": ok, "label": label, "usage": dict(vars(usage)) if usage else None,
+        return {"correct": ok, "label": label, "reason": getattr(res.output, "reason", ""),
+                "usage": dict(vars(usage)) if usage else None,
                 "error": res.error or ("" if ok is not None else f"unreadable judge label {label!r}")}
     info = {"enabled": True, "kind": "lexical", "label": LEXICAL_JUDGE} if offline else \
         {"enabled": True, "kind": "fake", "label": "fake judge (scripted test replies)"} if name == "fake" else \
@@ -256,6 +258,10 @@ def _run_parallel(settings: Settings, convs: list[Conversation], todo: dict, job
             if should_stop():
                 stop_event.set()
             for f in finished:
+                if isinstance(f.exception(), BrokenProcessPool):
+                    raise RuntimeError("a worker process died. If run_eval(workers > 1) is called from a script, "
+                                       "call it under `if __name__ == '__main__':` (processes are spawned)") \
+                        from f.exception()
                 if f.exception() is not None:
                     stop_event.set()
                     raise f.exception()
