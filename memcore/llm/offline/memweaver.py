@@ -11,7 +11,6 @@ the system passes in hidden `_`-prefixed inputs (never shown to a real model).
 from __future__ import annotations
 
 import re
-from datetime import date
 from difflib import SequenceMatcher
 from typing import Any
 
@@ -69,11 +68,6 @@ _DIGITS_AGO = re.compile(r"\b(\d+)\s+(day|week|month|year)s?\s+ago\b", re.I)
 
 
 # ----------------------------------------------------------------- time formats
-def fmt_paper_day(d: date) -> str:
-    """"20 May, 2022" (the paper's day-level format)."""
-    return f"{d.day} {MONTHS[d.month - 1].capitalize()}, {d.year}"
-
-
 def to_paper_format(value: str) -> str:
     """Rewrite normalize_time output ("7 May 2023", "June 2023") in the paper's formats."""
     m = re.fullmatch(r"(\d{1,2}) ([A-Z][a-z]+) (\d{4})", value)
