@@ -51,7 +51,9 @@ class XMemoryConfig(SystemConfig):
     max_episodes: int = query_field(10)
     include_gain: float = query_field(-0.4)
     message_gain: float = query_field(0.25)
-    low_gain: float = query_field(0.0)
+    low_gain: float = query_field(0.0)  # a probe with gain <= low_gain did not reduce uncertainty
+    early_window: int = query_field(3)  # one low-gain probe among the first 3 stops Stage II
+    max_low: int = query_field(2)  # ... and so does the second low-gain probe among the 10
     answer_tokens: int = query_field(20)
 
 

@@ -132,13 +132,13 @@ class StageTwoResult:
 Scorer = Callable[[list[str]], tuple[float, str]]  # episode ids in context -> (uncertainty H, error)
 
 
-def stage_two(ranked: list[tuple[str, float]], scorer: Scorer, cfg: StageTwoConfig | None = None) -> StageTwoResult:
+def stage_two(ranked: list[tuple[str, float]], scorer: Scorer, cfg: Any = None) -> StageTwoResult:
     """Uncertainty-gated inclusion over episodes ranked by priority.
 
     H0 = scorer([]) is the uncertainty with semantics only; each probed episode e gets
     gain = H0 - scorer([e]). Include when gain > include_gain; with messages when gain >
     message_gain. Stop after `max_episodes` inclusions, a low-gain probe among the first
-    `early_window`, or `max_low` low-gain probes.
+    `early_window`, or `max_low` low-gain probes. `cfg`: a StageTwoConfig or anything with its fields.
     """
     cfg = cfg or StageTwoConfig()
     h0, _ = scorer([])
@@ -197,198 +197,152 @@ def _restrict(graph: list[dict[int, float]], idx: list[int]) -> list[dict[int, f
     return [{loc[u]: w for u, w in graph[g].items() if u in loc} for g in idx]
 
 
-def _graph(sys_: Any, kind: str, k: int) -> tuple[list[str], np.ndarray, list[dict[int, float]]]:
+def _graph(sys_: Any, kind: str, k: int) -> tuple[dict[str, int], np.ndarray, list[dict[int, float]]]:
+    """Row positions, vectors and kNN graph of one kind (graph cached until the kind changes)."""
     ids, mat = sys_.memory.matrix(kind)
     cache = sys_.__dict__.setdefault("_xr_knn", {})
-    key = (kind, k, id(mat), len(ids))
-    if key not in cache:
-        cache[key] = knn_graph(mat, k)
-    return ids, mat, cache[key]
+    hit = cache.get((kind, k))
+    if hit is None or hit[0] is not mat:
+        hit = cache[(kind, k)] = (mat, knn_graph(mat, k))
+    return {x: i for i, x in enumerate(ids)}, mat, hit[1]
 
 
-def _stop_reason(picks: list[Pick], budget: int, target: float, what: str) -> str:
-    if len(picks) >= budget:
-        return f"{what} budget {budget} reached"
-    if picks and picks[-1].covered >= target:
-        return f"candidates fully covered after {len(picks)} picks"
-    return "no candidates left"
-
-
-@dataclass
-class Run:
-    """What the stages decided for one question (input to the trace builder)."""
-
-    cand_t: list[str]
-    t_raw: list[float]
-    picks_t: list[Pick]
-    t_stop: str
-    cand_s: list[str]
-    s_raw: list[float]
-    picks_s: list[Pick]
-    s_stop: str
-    ranked: list[tuple[str, float]]
-    parent: dict[str, float]
-    st: StageTwoResult
+def _select(sys_: Any, tr: Trace, stage: str, cand: list[str], raw: list[float], kind: str,
+            budget: int) -> tuple[list[str], list[dict]]:
+    """Greedy Stage I selection over `cand` (one kind); records candidates; returns picked ids, rows."""
+    cfg, mem = sys_.config, sys_.memory
+    pos, _, graph = _graph(sys_, kind, cfg.knn)
+    picks = greedy_select(raw, _restrict(graph, [pos[c] for c in cand]), cfg.alpha, budget, cfg.coverage_target)
+    stop = (f"{stage} budget {budget} reached" if len(picks) >= budget else
+            f"candidates fully covered after {len(picks)} picks" if picks else "no candidates")
+    by_id, rel = {cand[p.index]: (n, p) for n, p in enumerate(picks, start=1)}, minmax(raw)
+    rows = []
+    for rank, i in enumerate(sorted(range(len(cand)), key=lambda i: -raw[i]), start=1):
+        c, it = cand[i], mem.get(cand[i])
+        n, p = by_id.get(c, (None, None))
+        rows.append({"id": c, "score": round(raw[i], 4), "relevance": round(float(rel[i]), 4),
+                     "gain": round(p.score, 4) if p else None, "coverage": round(p.coverage, 4) if p else None,
+                     "picked": p is not None, "pick_order": n})
+        tr.candidates.append(Candidate(stage, c, raw[i], rank, p is not None, list(it.turn_ids),
+                                       "" if p else f"not picked in Stage I ({stop})"))
+    tr.structure.setdefault("stop", {})[stage] = stop
+    return [cand[p.index] for p in picks], rows
 
 
 def retrieve(sys_: Any, q: Question) -> Trace:
     """xMemory's top-down retrieval for an XMemorySystem: Stage I (themes, semantics), Stage II (episodes)."""
-    from memcore.llm.offline.xmemory import PROXY_DOC, support_uncertainty
-
     cfg, mem = sys_.config, sys_.memory
     tr = sys_.new_trace(q)
     tr.stages = ["semantic_pool", "themes", "semantics", "episodes", "messages"]
-    sem_ids, S, sem_graph = _graph(sys_, "semantic", cfg.knn)
-    th_ids, T, th_graph = _graph(sys_, "theme", cfg.knn)
-    tr.structure = {"reassignment_ratio": round(sys_.reassignment_ratio(), 4), "theme_count": len(th_ids),
-                    "semantic_count": len(sem_ids), "episode_count": len(mem.of_kind("episode"))}
-    if not sem_ids or not th_ids:
+    themes, sems = mem.of_kind("theme"), mem.of_kind("semantic")
+    tr.structure = {"reassignment_ratio": round(sys_.reassignment_ratio(), 4), "theme_count": len(themes),
+                    "semantic_count": len(sems), "episode_count": len(mem.of_kind("episode"))}
+    if not themes or not sems:
         tr.notes.append("xMemory holds no semantics/themes yet: empty context")
         return tr
-    qv = sys_.embed_one(q.text)
-    dense = cfg.retriever == "dense"
-    pool = [(it, s) for it, s in sys_.search_items("semantic", q.text, cfg.pool, qv) if it.id in mem]
-    pool_score = {it.id: float(s) for it, s in pool}
-    for r, (it, s) in enumerate(pool, start=1):
-        tr.candidates.append(Candidate("semantic_pool", it.id, float(s), r, True, list(it.turn_ids),
-                                       data={"theme": mem.get(it.id).metadata.get("theme", "")}))
-    # Stage I (a): themes holding pooled semantics
-    tpos, spos = {t: i for i, t in enumerate(th_ids)}, {s: i for i, s in enumerate(sem_ids)}
-    cand_t = [t for t in dict.fromkeys(mem.get(i).metadata.get("theme", "") for i in pool_score) if t in tpos]
-    t_raw = [float(T[tpos[t]] @ qv) if dense else max(pool_score.get(s, 0.0) for s in sys_.members(t))
+    qv, dense = sys_.embed_one(q.text), cfg.retriever == "dense"
+    pool = {it.id: float(s) for it, s in sys_.search_items("semantic", q.text, cfg.pool, qv) if it.id in mem}
+    for r, (sid, s) in enumerate(pool.items(), start=1):
+        tr.candidates.append(Candidate("semantic_pool", sid, s, r, True, list(mem.get(sid).turn_ids),
+                                       data={"theme": mem.get(sid).metadata.get("theme", "")}))
+    # Stage I: themes holding pooled semantics, then semantics drawn from the chosen themes' members.
+    # Query scores: cosine (dense); the retriever's pool score otherwise (a theme: its best member).
+    cand_t = [t for t in dict.fromkeys(mem.get(i).metadata.get("theme", "") for i in pool) if t in mem]
+    t_raw = [float(mem.vector(t) @ qv) if dense else max(pool.get(s, 0.0) for s in sys_.members(t))
              for t in cand_t]
-    picks_t = greedy_select(t_raw, _restrict(th_graph, [tpos[t] for t in cand_t]), cfg.alpha,
-                            cfg.theme_budget, cfg.coverage_target)
-    t_stop = _stop_reason(picks_t, cfg.theme_budget, cfg.coverage_target, "theme")
-    chosen_t = [cand_t[p.index] for p in picks_t]
-    # Stage I (b): semantics drawn from the chosen themes' members
-    cand_s = [s for t in chosen_t for s in sys_.members(t) if s in spos]
-    s_raw = [float(S[spos[s]] @ qv) if dense else pool_score.get(s, 0.0) for s in cand_s]
-    picks_s = greedy_select(s_raw, _restrict(sem_graph, [spos[s] for s in cand_s]), cfg.alpha,
-                            cfg.semantic_budget, cfg.coverage_target)
-    s_stop = _stop_reason(picks_s, cfg.semantic_budget, cfg.coverage_target, "semantic")
-    chosen_s = [cand_s[p.index] for p in picks_s]
-    rel_s = dict(zip(cand_s, minmax(s_raw), strict=True))
-    # Stage II: episodes linked to chosen semantics plus top episodes by the retriever
+    chosen_t, t_rows = _select(sys_, tr, "themes", cand_t, t_raw, "theme", cfg.theme_budget)
+    cand_s = [s for t in chosen_t for s in sys_.members(t)]
+    s_raw = [float(mem.vector(s) @ qv) if dense else pool.get(s, 0.0) for s in cand_s]
+    chosen_s, s_rows = _select(sys_, tr, "semantics", cand_s, s_raw, "semantic", cfg.semantic_budget)
+    for row in t_rows:
+        row.update(label=mem.get(row["id"]).metadata.get("label", ""), size=len(sys_.members(row["id"])))
+    for row in s_rows:
+        it = mem.get(row["id"])
+        row.update(theme=it.metadata.get("theme", ""), episodes=[e for e in it.sources if e in mem])
+    tr.structure.update(themes=t_rows, semantics=s_rows)
+    rel_s = {r["id"]: r["relevance"] for r in s_rows}
+    _stage_two(sys_, tr, q, qv, chosen_s, rel_s)
+    tr.structure["path"] = [{"theme": t, "label": mem.get(t).metadata.get("label", ""),
+                             "semantics": [s for s in chosen_s if mem.get(s).metadata.get("theme") == t],
+                             "episodes": [e["id"] for e in tr.structure["episodes"] if e["decision"] != "skip"
+                                          and e["decision"] != "not probed" and any(
+                                              mem.get(s).metadata.get("theme") == t for s in e["parents"])]}
+                            for t in chosen_t]
+    return tr
+
+
+def _stage_two(sys_: Any, tr: Trace, q: Question, qv: np.ndarray, chosen_s: list[str],
+               rel_s: dict[str, float]) -> None:
+    """Stage II over episodes linked to the chosen semantics plus the top episodes by the retriever."""
+    from memcore.llm.offline.xmemory import PROXY_DOC, support_uncertainty
+
+    cfg, mem = sys_.config, sys_.memory
     parent: dict[str, float] = {}
+    parents: dict[str, list[str]] = {}
     for s in chosen_s:
         for e in mem.get(s).sources:
             if e in mem and mem.get(e).kind == "episode":
-                parent[e] = max(parent.get(e, 0.0), float(rel_s[s]))
-    top_e = [it.id for it, _ in sys_.search_items("episode", q.text, cfg.episode_top, qv) if it.id in mem]
-    cand_e = list(dict.fromkeys([*parent, *top_e]))
-    ranked = episode_priority({e: float(mem.vector(e) @ qv) for e in cand_e}, parent, cfg.parent_weight)
+                parent[e] = max(parent.get(e, 0.0), rel_s[s])
+                parents.setdefault(e, []).append(s)
+    top = [it.id for it, _ in sys_.search_items("episode", q.text, cfg.episode_top, qv) if it.id in mem]
+    cand = list(dict.fromkeys([*parent, *top]))
+    ranked = episode_priority({e: float(mem.vector(e) @ qv) for e in cand}, parent, cfg.parent_weight)
     sem_block = "\n".join(f"[{mem.get(s).metadata.get('date', '')}] {mem.get(s).text}" for s in chosen_s)
+    ep_text = {e: f"{mem.get(e).metadata.get('title', '')}: {mem.get(e).text}" for e in cand}
     mode: dict[str, int] = {}
 
-    def ep_line(e: str) -> str:
-        it = mem.get(e)
-        return f"[{it.metadata.get('date', '')}] {it.metadata.get('title', '')}: {it.text}"
-
     def scorer(eps: list[str]) -> tuple[float, str]:
-        episodic = "\n".join(ep_line(e) for e in eps)
+        episodic = "\n".join(f"[{mem.get(e).metadata.get('date', '')}] {ep_text[e]}" for e in eps)
         res = sys_.llm.run("xmemory_probe", {"question": q.text, "question_date": q.question_date,
                                               "semantic": sem_block or "(none)", "episodic": episodic or "(none)"},
                            stage="retrieval", logprobs=True)
         h = mean_nll(res.logprobs, cfg.answer_tokens)
-        if h is None:
-            mode["proxy"] = mode.get("proxy", 0) + 1
-            h = support_uncertainty(q.text, f"{sem_block}\n{episodic}")
-        else:
-            mode["logprobs"] = mode.get("logprobs", 0) + 1
-        return h, res.error
+        kind = "proxy" if h is None else "logprobs"
+        mode[kind] = mode.get(kind, 0) + 1
+        return (support_uncertainty(q.text, f"{sem_block}\n{episodic}") if h is None else h), res.error
 
-    st_cfg = StageTwoConfig(cfg.probe, cfg.max_episodes, cfg.include_gain, cfg.message_gain, cfg.low_gain)
-    st = stage_two(ranked, scorer, st_cfg)
-    _fill(sys_, tr, Run(cand_t, t_raw, picks_t, t_stop, cand_s, s_raw, picks_s, s_stop, ranked, parent, st))
-    if "proxy" in mode:
-        tr.notes.append(f"Stage II uncertainty: the reader gave no token logprobs "
-                        f"({sys_.llm.label}); used the {PROXY_DOC}")
-    tr.structure["uncertainty"] = "logprobs" if "proxy" not in mode else (
-        "proxy: " + PROXY_DOC if "logprobs" not in mode else f"mixed: {mode}; proxy: {PROXY_DOC}")
-    tr.errors.extend(sorted({p.error for p in st.probes if p.error}))
-    return tr
-
-
-def _fill(sys_: Any, tr: Trace, r: Run) -> None:
-    """Items, candidates per stage, structure (hierarchy path) and context from a Run."""
-    mem = sys_.memory
-    t_pick = {r.cand_t[p.index]: p for p in r.picks_t}
-    s_pick = {r.cand_s[p.index]: p for p in r.picks_s}
-    t_norm, s_norm = dict(zip(r.cand_t, minmax(r.t_raw), strict=True)), dict(zip(r.cand_s, minmax(r.s_raw),
-                                                                                  strict=True))
-    themes, sems = [], []
-    for rank, (t, raw) in enumerate(sorted(zip(r.cand_t, r.t_raw, strict=True), key=lambda x: -x[1]), start=1):
-        it, p = mem.get(t), t_pick.get(t)
-        themes.append({"id": t, "label": it.metadata.get("label", ""), "score": round(raw, 4),
-                       "relevance": round(float(t_norm[t]), 4), "gain": round(p.score, 4) if p else None,
-                       "coverage": round(p.coverage, 4) if p else None, "picked": p is not None,
-                       "pick_order": r.picks_t.index(p) + 1 if p else None, "size": len(sys_.members(t))})
-        tr.candidates.append(Candidate("themes", t, raw, rank, p is not None, list(it.turn_ids),
-                                       "" if p else f"not picked in Stage I ({r.t_stop})",
-                                       {"label": it.metadata.get("label", "")}))
-    for rank, (s, raw) in enumerate(sorted(zip(r.cand_s, r.s_raw, strict=True), key=lambda x: -x[1]), start=1):
-        it, p = mem.get(s), s_pick.get(s)
-        sems.append({"id": s, "theme": it.metadata.get("theme", ""), "score": round(raw, 4),
-                     "relevance": round(float(s_norm[s]), 4), "gain": round(p.score, 4) if p else None,
-                     "picked": p is not None, "pick_order": r.picks_s.index(p) + 1 if p else None,
-                     "episodes": [e for e in it.sources if e in mem]})
-        tr.candidates.append(Candidate("semantics", s, raw, rank, p is not None, list(it.turn_ids),
-                                       "" if p else f"not picked in Stage I ({r.s_stop})"))
-    probes = {p.id: p for p in r.st.probes}
-    episodes, messages = [], []
-    for rank, (e, prio) in enumerate(r.ranked, start=1):
-        it, p = mem.get(e), probes.get(e)
-        rec = p.to_dict() if p else {"id": e, "priority": round(prio, 4), "decision": "not probed"}
-        rec.update(parent=round(r.parent.get(e, 0.0), 4), title=it.metadata.get("title", ""))
-        episodes.append(rec)
-        kept = bool(p and p.decision != "skip")
-        why = "" if kept else (f"skipped: gain {p.gain:.3f} <= {sys_.config.include_gain}" if p else
-                               f"not probed ({r.st.stop})")
-        tr.candidates.append(Candidate("episodes", e, prio, rank, kept, list(it.turn_ids), why,
-                                       {"gain": round(p.gain, 4) if p else None}))
-        if kept:
-            expand = p.decision == "include+messages"
-            for tid in it.turn_ids:
-                tr.candidates.append(Candidate("messages", tid, p.gain, rank, expand, [tid], "" if expand else
-                                               f"{e} gain {p.gain:.3f} <= {sys_.config.message_gain}: messages "
-                                               "not added", {"episode": e}))
-                if expand:
-                    messages.append(tid)
-    _items(sys_, tr, r, s_pick, probes)
-    path = [{"theme": t, "label": mem.get(t).metadata.get("label", ""),
-             "semantics": [s for s in s_pick if mem.get(s).metadata.get("theme") == t]} for t in t_pick]
-    for node in path:
-        node["episodes"] = [e for s in node["semantics"] for e in mem.get(s).sources
-                            if e in probes and probes[e].decision != "skip"]
-    tr.structure.update(themes=themes, semantics=sems, episodes=episodes, messages=messages, path=path,
-                        H0=round(r.st.H0, 4), stop={"themes": r.t_stop, "semantics": r.s_stop, "episodes": r.st.stop})
-
-
-def _items(sys_: Any, tr: Trace, r: Run, s_pick: dict[str, Pick], probes: dict[str, Probe]) -> None:
-    mem = sys_.memory
+    st = stage_two(ranked, scorer, cfg)
+    probes = {p.id: p for p in st.probes}
     turns = {t.turn_id: t for t in sys_.conv.turns}
     lines = ["Semantic memories:"]
-    for rank, s in enumerate(s_pick, start=1):
+    for rank, s in enumerate(chosen_s, start=1):
         it = mem.get(s)
-        ti = TraceItem(s, "semantic", it.text, s_pick[s].score, list(it.turn_ids),
-                       f"Stage I: {it.metadata.get('theme', '')}", rank, {"date": it.metadata.get("date", "")})
-        tr.items.append(ti)
-        lines.append(f"[{ti.metadata['date']}] {it.text}")
+        tr.items.append(TraceItem(s, "semantic", it.text, rel_s[s], list(it.turn_ids),
+                                  f"Stage I: {it.metadata.get('theme', '')}", rank, {"date": it.metadata.get("date", "")}))
+        lines.append(f"[{it.metadata.get('date', '')}] {it.text}")
     lines += ["", "Episodic memories:"]
-    for rank, p in enumerate([p for p in r.st.probes if p.decision != "skip"], start=1):
-        it = mem.get(p.id)
+    rows, messages = [], []
+    for rank, (e, prio) in enumerate(ranked, start=1):
+        it, p = mem.get(e), probes.get(e)
+        row = p.to_dict() if p else {"id": e, "priority": round(prio, 4), "decision": "not probed"}
+        rows.append({**row, "parent": round(parent.get(e, 0.0), 4), "parents": parents.get(e, []),
+                     "title": it.metadata.get("title", "")})
+        kept, expand = bool(p and p.decision != "skip"), bool(p and p.decision == "include+messages")
+        why = "" if kept else (f"skipped: gain {p.gain:.3f} <= {cfg.include_gain}" if p else f"not probed ({st.stop})")
+        tr.candidates.append(Candidate("episodes", e, prio, rank, kept, list(it.turn_ids), why,
+                                       {"gain": round(p.gain, 4) if p else None}))
+        if not kept:
+            continue
         date = it.metadata.get("date", "")
-        text = f"{it.metadata.get('title', '')}: {it.text}"
-        tr.items.append(TraceItem(p.id, "episode", text, p.gain, list(it.turn_ids),
-                                  f"Stage II: gain {p.gain:+.3f}", rank, {"date": date}))
-        lines.append(f"[{date}] {text}")
-        if p.decision == "include+messages":
-            for tid in it.turn_ids:
-                t = turns.get(tid)
-                if t is not None:
-                    tr.items.append(TraceItem(tid, "turn", f"{t.speaker}: {t.content}", p.gain, [tid],
-                                              f"messages of {p.id}", rank,
-                                              {"date": t.session_date, "speaker": t.speaker}))
-                    lines.append(f"    [{t.session_date}] {t.speaker}: {t.content}")
+        tr.items.append(TraceItem(e, "episode", ep_text[e], p.gain, list(it.turn_ids), f"Stage II: gain {p.gain:+.3f}",
+                                  rank, {"date": date}))
+        lines.append(f"[{date}] {ep_text[e]}")
+        for tid in it.turn_ids:
+            tr.candidates.append(Candidate("messages", tid, p.gain, rank, expand, [tid], "" if expand else
+                                           f"{e} gain {p.gain:.3f} <= {cfg.message_gain}: messages not added",
+                                           {"episode": e}))
+            t = turns.get(tid)
+            if expand and t is not None:
+                messages.append(tid)
+                tr.items.append(TraceItem(tid, "turn", f"{t.speaker}: {t.content}", p.gain, [tid],
+                                          f"messages of {e}", rank, {"date": t.session_date, "speaker": t.speaker}))
+                lines.append(f"    [{t.session_date}] {t.speaker}: {t.content}")
     tr.context = "\n".join(lines)
+    tr.structure.update(episodes=rows, messages=messages, H0=round(st.H0, 4))
+    tr.structure["stop"]["episodes"] = st.stop
+    tr.structure["uncertainty"] = "logprobs" if "proxy" not in mode else (
+        "proxy: " + PROXY_DOC if "logprobs" not in mode else f"mixed {mode}; proxy: {PROXY_DOC}")
+    if "proxy" in mode:
+        tr.notes.append(f"Stage II uncertainty: the reader gave no token logprobs ({sys_.llm.label}); "
+                        f"used the {PROXY_DOC}")
+    tr.errors.extend(sorted({p.error for p in st.probes if p.error}))
