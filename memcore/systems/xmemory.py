@@ -168,6 +168,8 @@ class XMemorySystem(BaseSystem):
                 sem.sources = list(dict.fromkeys([*sem.sources, ep.id]))
                 sem.turn_ids = sorted(set(sem.turn_ids) | set(tids), key=turn_sort_key)
                 self.memory.touch(sem, self.step)
+                if sem.metadata.get("theme") in self.memory:  # refresh the theme's turn ids
+                    self._set_members(self.memory.get(sem.metadata["theme"]), self.members(sem.metadata["theme"]))
                 self.emit("linked", [sem, ep], f"fact repeats {sem.id} (cos {dup[0][1]:.2f}): episode linked",
                           cos=round(dup[0][1], 4))
                 continue
