@@ -70,6 +70,7 @@ class MemWeaverSystem(BaseSystem):
         self._turns = {t.turn_id: t for t in self.conv.turns}
         self._unembedded: list[str] = []
         self._resolution: dict[str, dict[str, Any]] = {}
+        self._last_passage = ""
 
     # --------------------------------------------------------------- helpers
     def turn_vector(self, turn_id: str) -> np.ndarray:
@@ -132,6 +133,7 @@ class MemWeaverSystem(BaseSystem):
         passage = self.new_item("passage", turn.render(), [turn.turn_id], [turn.turn_id],
                                 vector=self.turn_vector(turn.turn_id), speaker=turn.speaker, session=turn.session,
                                 turn=turn.turn_id, date=turn.session_date, entities=[])
+        self._last_passage = passage.id
         self.emit("created", [passage], "passage node for the turn (vector = the shared turn embedding)")
         dialogue = f"Date/Time: {turn.session_date}\nSpeaker {turn.speaker} says: {turn.content}"
         base = {"dialogue": dialogue, "speaker": turn.speaker, "text": turn.content,
@@ -193,29 +195,22 @@ class MemWeaverSystem(BaseSystem):
     def add_relations(self, specs: list[tuple[str, str, str, str, str]], turn: Turn, passage_id: str,
                       origin: str) -> list[MemoryItem]:
         """Create relation items for (src_id, rel, tgt_id, time, condition), dropping duplicates."""
-        fresh: list[tuple[str, str, str, str, str]] = []
+        items = []
         for src, rel, tgt, time, cond in specs:
             dup = self.graph.find_triple(src, rel, tgt, time)
-            if dup is None:
-                dup = next((f"(this turn) {r}" for s, r, t, tm, _ in fresh
-                            if (s, r.lower(), t, tm) == (src, rel.lower(), tgt, time)), None)
-            if dup is not None:
-                if dup in self.memory:
-                    item = self.memory.get(dup)
-                    item.metadata.setdefault("also_turns", []).append(turn.turn_id)
-                    self.memory.touch(item, self.step)
-                self.emit("merged", [dup] if dup in self.memory else [], f"duplicate triple dropped: "
-                          f"({self.graph.label(src)}, {rel}, {self.graph.label(tgt)}, {time or '-'}) exists",
-                          item_kind="relation", decision="deduplicated", duplicate_of=dup, turn=turn.turn_id)
+            if dup is not None and dup in self.memory:
+                item = self.memory.get(dup)
+                item.metadata.setdefault("also_turns", []).append(turn.turn_id)
+                self.memory.touch(item, self.step)
+                self.emit("merged", [dup], f"duplicate triple dropped: ({self.graph.label(src)}, {rel}, "
+                          f"{self.graph.label(tgt)}, {time or '-'}) already exists", item_kind="relation",
+                          decision="deduplicated", duplicate_of=dup, turn=turn.turn_id)
                 continue
-            fresh.append((src, rel, tgt, time, cond))
-        items = []
-        for src, rel, tgt, time, cond in fresh:
             text = f"{self.graph.label(src)} {rel} {self.graph.label(tgt)}"
             item = self.lazy_item("relation", text, [passage_id], [turn.turn_id],
                                   src=self.graph.label(src), rel=rel, tgt=self.graph.label(tgt), time=time,
-                                 condition=cond, src_id=src, tgt_id=tgt, passage=passage_id, turn=turn.turn_id,
-                                 session=turn.session, date=turn.session_date)
+                                  condition=cond, src_id=src, tgt_id=tgt, passage=passage_id, turn=turn.turn_id,
+                                  session=turn.session, date=turn.session_date)
             self.graph.add_relation(item.id, src, rel, tgt, time)
             self.session_relations.append(item.id)
             self.emit("created", [item], f"relation {origin}" + (f" (time: {time})" if time else " (no time)"),
@@ -248,10 +243,11 @@ class MemWeaverSystem(BaseSystem):
         """Session review, dedup pass and the triple-index note."""
         if self.config.review and self.session_relations:
             review_session(self, turn)
+        ids = [r for r in self.session_relations if r in self.memory] or [self._last_passage]
         self.session_relations = []
         n = len(self.memory.of_kind("relation"))
-        self.emit("indexed", [], f"session {turn.session} closed: triple index rebuilt over {n} relations",
-                  item_kind="relation", relations=n, **self.graph.counts())
+        self.emit("indexed", ids, f"session {turn.session} closed: triple index rebuilt over {n} relations "
+                  f"({len(ids)} from this session)", item_kind="relation", relations=n, **self.graph.counts())
 
     def on_finish(self) -> None:
         self.exp.finish()

@@ -137,7 +137,7 @@ class ExperienceMemory:
             vecs = np.stack([h.turn_vector(t) for t in remaining])
             groups = [[remaining[i] for i in g] for g in dbscan_groups(vecs, cfg.eps, cfg.min_samples)]
             if last_groups is not None and sorted(map(sorted, groups)) == last_groups:
-                h.emit("split", [], f"re-clustering round {rnd} gave the same groups as round {rnd - 1}: stop",
+                h.emit("split", list(remaining), f"re-clustering round {rnd} gave the same groups as round {rnd - 1}: stop",
                        item_kind="cluster", decision="recluster-stop", turns=remaining)
                 break
             last_groups = sorted(map(sorted, groups))
@@ -161,7 +161,7 @@ class ExperienceMemory:
         out = res.output
         offline = " (offline engine: similarity threshold instead of judgement)" if h.llm.is_offline else ""
         if not out.is_coherent:
-            h.emit("split", [], f"candidate group of {len(group)} turns judged incoherent{offline}; "
+            h.emit("split", list(group), f"candidate group of {len(group)} turns judged incoherent{offline}; "
                    f"back to re-clustering: {out.reason}", item_kind="cluster", decision="incoherent",
                    turns=group, cohesion=round(coh, 4), round=rnd, origin=origin, error=res.error)
             return False

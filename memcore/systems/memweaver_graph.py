@@ -260,7 +260,7 @@ def review_session(system: MemWeaverSystem, turn: Turn) -> None:
             h.add_relations([(src, a.relation.strip(), tgt, a.time.strip(), a.condition.strip())], t, last.id,
                             origin=f"added by session review{how}")
     if res.error:
-        h.emit("updated", [], f"session review failed: {res.error}", item_kind="relation", error=res.error)
+        h.emit("updated", sorted(valid), f"session review failed: {res.error}", item_kind="relation", error=res.error)
 
 
 def _drop(h: MemWeaverSystem, rel_id: str, reason: str, **data: object) -> None:
