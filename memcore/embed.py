@@ -5,8 +5,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import sqlite3
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -14,6 +12,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from memcore.errors import ConfigError
+from memcore.sqlite_util import LocalSQLite
 
 
 @runtime_checkable
@@ -119,19 +118,9 @@ class CachedEmbedder:
         self.inner = inner
         self.name, self.dim = inner.name, inner.dim
         self.path = Path(directory) / "embeddings.sqlite"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._local = threading.local()
-        self._conn().execute("CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+        self._conn = LocalSQLite(self.path, "CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, vec BLOB NOT NULL)").conn
         self.hits = 0
         self.misses = 0
-
-    def _conn(self) -> sqlite3.Connection:
-        c = getattr(self._local, "conn", None)
-        if c is None:
-            c = sqlite3.connect(self.path, timeout=30)
-            c.execute("PRAGMA journal_mode=WAL")
-            self._local.conn = c
-        return c
 
     def _key(self, text: str) -> str:
         return hashlib.sha256(f"{self.name}\x00{text}".encode()).hexdigest()

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
-import threading
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from memcore.llm.base import ChatResult
+from memcore.sqlite_util import LocalSQLite
 
 
 def call_key(**parts: Any) -> str:
@@ -24,18 +23,8 @@ class CallCache:
 
     def __init__(self, directory: str | Path) -> None:
         self.path = Path(directory) / "llm_cache.sqlite"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._local = threading.local()
-        with self._conn() as c:
-            c.execute("CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-
-    def _conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30)
-            conn.execute("PRAGMA journal_mode=WAL")
-            self._local.conn = conn
-        return conn
+        self._db = LocalSQLite(self.path, "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        self._conn = self._db.conn
 
     def get(self, key: str) -> ChatResult | None:
         """The cached result for `key`, marked cached, or None."""
