@@ -31,7 +31,7 @@ from memcore.llm.offline.answer_passages import (
     subject_of,
     vocabulary,
 )
-from memcore.llm.offline.answer_types import extract_typed, question_kind
+from memcore.llm.offline.answer_types import extract_typed, in_period, question_kind, question_period
 from memcore.llm.offline.text import stem, stems
 from memcore.llm.roles import TextOutput
 
@@ -44,6 +44,7 @@ REPLY = 0.8  # share of a question sentence's coverage passed on to the reply th
 TYPE_BONUS = 0.15  # added when a sentence holds a span of the expected answer type
 FOCUS = 1.5  # weight factor of the question's main verb ("What did Caroline *research*?")
 LIST_PARTS = 3  # answers joined for list questions
+DATE_TERM = "@date"  # pseudo-term: the passage's date falls in the question's period ("in May 2023")
 _TYPED = ("date", "number", "person", "place")
 _CROSS = ("number", "person", "place")  # types looked for beyond the best passage
 
@@ -73,11 +74,14 @@ def answer_question(question: str, passages: list[Passage]) -> str:
     speakers = speakers_of(passages)
     subject = subject_of(question, speakers)
     names = {stem(w.lower()) for n in speakers + ([subject] if subject else []) for w in n.split()}
-    qstems = [s for s in stems(question) if s not in names]
+    period = question_period(question)
+    qstems = [s for s in stems(question) if s not in names and s not in set(stems(period[3]))]
     if not qstems:
         return ABSTAIN
     weights = _weights(qstems, passages, question, subject)
-    ranked = _rank(passages, weights, kind, subject, question)
+    if period[3]:  # the question's time restriction counts as one more (average) term
+        weights[DATE_TERM] = sum(weights.values()) / len(weights)
+    ranked = _rank(passages, weights, kind, subject, question, period)
     if not ranked or ranked[0].pcov < MIN_COVER:
         return ABSTAIN
     best = ranked[0]
@@ -133,19 +137,21 @@ def _weights(qstems: list[str], passages: list[Passage], question: str, subject:
     return out
 
 
-def _cover(stem_set: frozenset[str], weights: dict[str, float]) -> float:
-    return sum(w for t, w in weights.items() if matches(stem_set, t)) / (sum(weights.values()) or 1.0)
+def _cover(stem_set: frozenset[str], weights: dict[str, float], date_ok: bool = False) -> float:
+    got = sum(w for t, w in weights.items() if t == DATE_TERM and date_ok or matches(stem_set, t))
+    return got / (sum(weights.values()) or 1.0)
 
 
-def _rank(passages: list[Passage], weights: dict[str, float], kind: dict, subject: str,
-          question: str) -> list[Cand]:
+def _rank(passages: list[Passage], weights: dict[str, float], kind: dict, subject: str, question: str,
+          period: tuple = (None, None, None, "")) -> list[Cand]:
     top = max((p.score for p in passages), default=0.0) or 1.0
     typed = kind["type"] in _TYPED or kind["sub"] == "title"
     inherited: dict[int, tuple[float, float]] = {}  # reply passage -> (pcov, scov) of the question before it
     out: list[Cand] = []
     for i, p in enumerate(passages):
-        pcov = _cover(p.stems, weights)
-        q_cov = max((_cover(s.stems, weights) for s in p.sents if s.question), default=0.0)
+        date_ok = bool(period[3]) and in_period(p.date, period)
+        pcov = _cover(p.stems, weights, date_ok)
+        q_cov = max((_cover(s.stems, weights, date_ok) for s in p.sents if s.question), default=0.0)
         if q_cov > 0 and i + 1 < len(passages):
             nxt = passages[i + 1]
             if nxt.speaker and nxt.speaker != p.speaker and nxt.date == p.date:
@@ -155,7 +161,7 @@ def _rank(passages: list[Passage], weights: dict[str, float], kind: dict, subjec
         if pcov <= 0:
             continue
         for s in p.sents:
-            scov = _cover(s.stems, weights)
+            scov = _cover(s.stems, weights, date_ok)
             if s.pos < 2 and not s.question and not s.caption:
                 scov = max(scov, sin)
             score = 0.7 * scov + 0.3 * pcov + 0.05 * max(0.0, p.score) / top

@@ -33,10 +33,11 @@ _PRONOUN_ONLY = frozenset("it this that these those them they he she him her one
 _CLAUSE_BREAK = re.compile(
     r"\s*(?:[;:!?()\"\u201c\u201d]|\.(?:\s|$)|\s[-\u2013\u2014]+\s?|[\u2013\u2014]|--|"
     r",(?=\s+(?:I|I'm|I've|we|you|he|she|they|it|it's|that|which|who|but|so|because|and (?:I|we|it|she|he|they))\b)|"
-    r"\b(?:but|because|although|though|while|whereas|so that)\b)")
+    r"\b(?:but|because|although|though|while|whereas|so that|when|whenever|where|if|unless|until)\b)")
 _LEAD = frozenset("""that is was are were be been of for about it so really just to the a an some with on in at by
 as like my our me up out and or i we you he she they am have has had this these those there here did do does
-go went got get from into very also even still then i'm i've we're it's that's what which who when""".split())
+go went got get from into very also even still then i'm i've we're it's that's what which who when finally
+actually recently lately always usually btw""".split())
 _TRAIL = frozenset("""the a an and or to of for with my our that is was it in on at so really too though lately
 recently now together yesterday today ago last this week weekend year month as very""".split())
 MAX_WORDS = 9
@@ -64,7 +65,8 @@ class FragmentSource:
 
 
 def trim(span: str) -> str:
-    """Drop leading/trailing function words and punctuation, keep at most MAX_WORDS words."""
+    """Drop leading/trailing function words, time expressions and punctuation; keep at most MAX_WORDS words."""
+    span = RELATIVE.sub(" ", span)
     words = span.split()
     while words and words[0].lower().strip(",.!?'\"") in _LEAD:
         words = words[1:]
@@ -115,7 +117,7 @@ def best_fragment(sources: Sequence[FragmentSource], qstems: set[str], names: Se
                 if not piece or not novel or all(w.lower() in _PRONOUN_ONLY for w in piece.split()):
                     continue
                 n = len(piece.split())
-                score = src.cover + {"after": 0.35, "between": 0.2, "before": 0.15, "clause": 0.0}[where]
+                score = src.cover + {"after": 0.35, "between": 0.35, "before": 0.15, "clause": 0.0}[where]
                 score += 0.1 * min(len(novel), 3) - 0.04 * max(0, n - 5) - 0.02 * rank - 0.01 * ci
                 score -= 0.5 * sum(1 for w in novel if w in JUNK) / len(novel)
                 if RELATIVE.search(piece) and len(novel) <= 2:

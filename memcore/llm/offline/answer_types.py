@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
+from datetime import date, timedelta
 
 from memcore.llm.offline.answer_fragments import trim, word_stem
 from memcore.llm.offline.text import (
@@ -49,8 +50,8 @@ _KIN = re.compile(r"\bmy ((?:\w+ )?(?:mom|mother|dad|father|sister|brother|wife|
 _REASON = re.compile(r"\b(?:because|'cause|cause|since|as|so that|in order to)\b (.+)", re.I)
 _NEG = re.compile(r"\b(not|no|never|n't|nothing|nobody|neither|nor)\b|n't\b", re.I)
 _QUOTED = re.compile(r"[\"\u201c]([^\"\u201d]{2,60})[\"\u201d]")
-_TITLE_NOUN = re.compile(r"\b(book|books|novel|song|songs|movie|movies|film|films|show|series|album|band|poem|play|"
-                         r"game|podcast|title|name|called|named|artist|singer|author|musician|musicians)\b")
+_TITLE_NOUN = re.compile(r"\b(book|books|novel|novels|song|songs|movie|movies|film|films|series|album|albums|band|"
+                         r"bands|poem|podcast|title|called|named|artist|artists|singer|author|musician|musicians)\b")
 
 
 def question_kind(question: str) -> dict:
@@ -82,6 +83,55 @@ def question_kind(question: str) -> dict:
                        and m.group(1) not in ("is", "was", "does", "has", "this", "its", "his", "plans", "yes"))
     kind["list"] = plural_noun or bool(re.match(r"^(in what ways|what are some|what \w+ has \w+|where has)\b", q))
     return kind
+
+
+_Q_DAY = re.compile(r"\b(?:on |in )?(?:(\d{1,2})(?:st|nd|rd|th)? (" + _MON + r")|(" + _MON + r") (\d{1,2})(?:st|nd|rd|th)?),? "
+                    r"((?:19|20)\d{2})\b")
+_Q_MONTH = re.compile(r"\b(?:in |during |of )?(?:the )?(?:(?:beginning|start|end|middle) of )?(" + _MON +
+                      r")\b(?:,? ((?:19|20)\d{2}))?")
+_Q_YEAR = re.compile(r"\b(?:in|during) ((?:19|20)\d{2})\b")
+_NOT_A_PERIOD = re.compile(r"\b(by|before|after|since|until|as of|between)\s*$", re.I)
+
+
+def question_period(question: str) -> tuple[date | None, date | None, int | None, str]:
+    """The time a question restricts itself to: (first day, last day, month-only, matched text).
+
+    "on May 3, 2023" -> 3..11 May 2023 (conversations report events up to a week later);
+    "in January 2022" -> January 2022 plus a week; "in May" -> month 5 of any year;
+    "in 2023" -> the year. "by/before/after/as of ..." are not restrictions (None, None, None, "").
+    """
+    for rx in (_Q_DAY, _Q_MONTH, _Q_YEAR):
+        for m in rx.finditer(question):
+            if _NOT_A_PERIOD.search(question[: m.start()]):
+                continue
+            g = m.groups()
+            if rx is _Q_DAY:
+                day, mon = (g[0], g[1]) if g[0] else (g[3], g[2])
+                d = date(int(g[4]), MONTHS.index(_month(mon).lower()) + 1, int(day))
+                return d, d + timedelta(days=8), None, m.group(0)
+            if rx is _Q_MONTH:
+                if g[0] in ("May",) and not g[1] and not re.match(r"\s*(?:in|during|of)\b", m.group(0)):
+                    continue  # "may" as a verb
+                month = MONTHS.index(_month(g[0]).lower()) + 1
+                if not g[1]:
+                    return None, None, month, m.group(0)
+                start = date(int(g[1]), month, 1)
+                nxt = date(start.year + (month == 12), month % 12 + 1, 1)
+                return start, nxt + timedelta(days=7), None, m.group(0)
+            y = int(g[0])
+            return date(y, 1, 1), date(y + 1, 1, 7), None, m.group(0)
+    return None, None, None, ""
+
+
+def in_period(when: str, period: tuple[date | None, date | None, int | None, str]) -> bool:
+    """Whether a passage date falls in a question's period (see question_period)."""
+    start, end, month, _ = period
+    d = parse_date(when) if when else None
+    if d is None or (start is None and month is None):
+        return False
+    if month is not None:
+        return d.month == month or (d.month == month % 12 + 1 and d.day <= 7)
+    return start <= d <= end
 
 
 def extract_typed(kind: dict, texts: Sequence[str], date: str, qstems: set[str], question: str,
