@@ -6,7 +6,7 @@ import streamlit as st
 
 from ui import nav, widgets
 
-st.set_page_config(page_title="memcore workbench", page_icon=":material/memory:", layout="wide")
+st.set_page_config(page_title="memcore workbench", page_icon=str(nav.ROOT / "assets" / "icon.svg"), layout="wide")
 st.logo(str(nav.ROOT / "assets" / "logo.svg"), size="large")
 
 sections: dict[str, list] = {}

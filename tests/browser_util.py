@@ -79,10 +79,10 @@ def wait_text(page: Any, text: str, seconds: float) -> None:
 
 
 def shoot(page: Any, folder: Path, name: str) -> Path:
-    """A full-page screenshot."""
+    """A screenshot of the viewport (Streamlit scrolls inside its main container, not the page)."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
+    page.screenshot(path=str(path))
     return path
 
 

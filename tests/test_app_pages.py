@@ -84,10 +84,11 @@ def test_replay_after_ingest_shows_events_at_a_step(app_env):
     at = build(at, ["naive_rag_session", "com"], "replay_systems")
     at.slider(key="replay_step").set_value(20).run()
     body = texts(at)
-    assert "Step 20/75" in body and "**com** · 1 event(s)" in body
+    assert "Step 20/75" in body
+    assert {m.label: m.value for m in at.metric}["com"] == "1 event(s)"
     assert len(at.get("plotly_chart")) >= 1
     ev = at.dataframe[0].value
-    assert list(ev["event"]) == ["indexed"]
+    assert list(ev["system"]) == ["com"] and list(ev["event"]) == ["indexed"]
     at.button(key="rp_next").click().run()
     assert at.session_state["replay_step"] == 21
 
@@ -179,3 +180,17 @@ def test_benchmark_starts_a_run_on_the_demo_and_drills_into_a_question(app_env):
     at.run()
     assert not errors(at), errors(at)
     assert "Q: " in "\n".join(t.value for t in at.text)
+
+
+def test_ask_after_replay_answers_from_the_restored_memory(app_env):
+    """Regression: checking a system's memory space must not leave an unrestored system behind."""
+    at = home_with_demo()
+    at.switch_page("pages/replay.py").run()
+    build(at, ["xmemory"], "replay_systems")
+    at.switch_page("pages/ask.py").run()
+    at.multiselect(key="ask_systems").set_value(["xmemory"]).run()
+    next(b for b in at.button if b.label == "Ask").click().run()
+    assert not errors(at), errors(at)
+    items = next(m for m in at.metric if m.label == "Context items")
+    assert int(items.value) > 0
+    assert "Stage II" in texts(at) or len(at.get("plotly_chart")) >= 2

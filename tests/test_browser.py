@@ -23,7 +23,7 @@ if not Path(CHROMIUM).exists():
 def test_demo_replay_and_ask_in_a_browser(tmp_path):
     shots = tmp_path / "screenshots"
     with app_server(tmp_path / "store") as base, launch() as browser:
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page = browser.new_page(viewport={"width": 1400, "height": 1600})
         requests: list[str] = []
         page.on("request", lambda r: requests.append(r.url))
         page.goto(base, wait_until="domcontentloaded")
@@ -34,16 +34,18 @@ def test_demo_replay_and_ask_in_a_browser(tmp_path):
 
         page.goto(f"{base}/replay", wait_until="domcontentloaded")
         page.get_by_role("button", name="Build memory").click(timeout=60_000)
-        wait_text(page, "Step 1/75", 300)
+        wait_text(page, "Step 1/75", 900)
         slider = page.get_by_role("slider").first
         slider.focus()
         page.keyboard.press("End")
         wait_text(page, "end of conversation", 30)
         page.get_by_text("Memory layers over time").first.wait_for(timeout=30_000)
+        page.get_by_text("end of conversation").first.scroll_into_view_if_needed()
         shoot(page, shots, "02-replay-end")
         page.get_by_role("tab", name="Growth").click()
         page.get_by_role("tab", name="xMemory").first.click()
         page.get_by_text("xMemory hierarchy").first.wait_for(timeout=30_000)
+        page.get_by_text("xMemory hierarchy").first.scroll_into_view_if_needed()
         shoot(page, shots, "03-replay-growth-xmemory")
 
         page.goto(f"{base}/ask", wait_until="domcontentloaded")
@@ -52,23 +54,26 @@ def test_demo_replay_and_ask_in_a_browser(tmp_path):
         build.or_(ask).first.wait_for(timeout=60_000)
         if build.count():
             build.click()
-        ask.click(timeout=300_000)
-        wait_text(page, "Tokens per question by stage", 180)
+        ask.click(timeout=600_000)
+        wait_text(page, "Tokens per question by stage", 600)
         cost = page.locator("[data-testid='stPlotlyChart']").first
         assert cost.is_visible()
+        cost.scroll_into_view_if_needed()
         shoot(page, shots, "04-ask-naive-rag")
 
         for system, marker in (("com", "CoM chains"), ("xmemory", "Retrieval path"), ("memweaver", None)):
             page.get_by_role("tab", name=system, exact=True).click()
             page.locator("[role=tab]:visible", has_text="System structure").click()
             if marker:
-                page.get_by_text(marker).locator("visible=true").first.wait_for(timeout=30_000)
+                view = page.get_by_text(marker).locator("visible=true").first
+                view.wait_for(timeout=30_000)
             else:
-                frame = page.locator("iframe:visible").first
-                frame.wait_for(timeout=30_000)
-                frame.content_frame.locator("canvas").first.wait_for(timeout=30_000)
+                view = page.locator("iframe:visible").first
+                view.wait_for(timeout=30_000)
+                view.content_frame.locator("canvas").first.wait_for(timeout=30_000)
+            view.scroll_into_view_if_needed()
             shoot(page, shots, f"05-ask-{system}")
-        assert offsite(requests, base) == []
+        assert offsite(requests, base) == [], sorted(set(offsite(requests, base)))
     if os.environ.get("MEMCORE_SCREENSHOTS"):
         out = Path(os.environ["MEMCORE_SCREENSHOTS"])
         out.mkdir(parents=True, exist_ok=True)

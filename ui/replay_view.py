@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from memcore.types import Conversation
@@ -41,15 +42,17 @@ def replay_viewer(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]
                 st.rerun()
             else:
                 st.session_state[STEP] += 1
-        c = st.columns([1, 1, 1, 1, 1, 7], vertical_alignment="center")
+        c = st.columns([1, 1, 1, 1, 1, 12], vertical_alignment="center", gap="small")
         step = st.session_state[STEP]
         playing_now = st.session_state.get(PLAYING, False)
-        c[0].button("First", icon=":material/first_page:", on_click=_set, args=(0, n), key="rp_first")
-        c[1].button("Prev", icon=":material/chevron_left:", on_click=_set, args=(step - 1, n), key="rp_prev")
-        c[2].button("Pause" if playing_now else "Play", icon=":material/pause:" if playing_now else
-                    ":material/play_arrow:", on_click=_toggle_play, args=(n,), key="rp_play")
-        c[3].button("Next", icon=":material/chevron_right:", on_click=_set, args=(step + 1, n), key="rp_next")
-        c[4].button("Last", icon=":material/last_page:", on_click=_set, args=(n, n), key="rp_last")
+        c[0].button("", icon=":material/first_page:", help="first step", on_click=_set, args=(0, n), key="rp_first")
+        c[1].button("", icon=":material/chevron_left:", help="previous step", on_click=_set, args=(step - 1, n),
+                    key="rp_prev")
+        c[2].button("", icon=":material/pause:" if playing_now else ":material/play_arrow:", help="play / pause",
+                    on_click=_toggle_play, args=(n,), key="rp_play")
+        c[3].button("", icon=":material/chevron_right:", help="next step", on_click=_set, args=(step + 1, n),
+                    key="rp_next")
+        c[4].button("", icon=":material/last_page:", help="last step", on_click=_set, args=(n, n), key="rp_last")
         c[5].slider("Step", 0, n, key=STEP, label_visibility="collapsed")
         _step_body(wb, conv, data, st.session_state[STEP])
 
@@ -69,17 +72,19 @@ def _step_body(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], s
     else:
         st.markdown(f"**Step {step}** · end of conversation: systems flush their buffers.")
     cols = st.columns(len(data))
+    frames = []
     for col, (name, rd) in zip(cols, data.items(), strict=True):
-        with col:
-            ev = rd.events_at(step)
-            counts = rd.counts.loc[min(step, rd.n_steps)] if not rd.counts.empty else None
-            total = int(counts.sum()) if counts is not None else 0
-            st.markdown(f"**{name}** · {len(ev)} event(s) · {total} item(s)")
-            if len(ev):
-                st.dataframe(ev[["event", "item_kind", "items", "reason"]], hide_index=True,
-                             height=min(38 + 35 * len(ev), 220))
-            else:
-                st.caption("no change at this step")
+        ev = rd.events_at(step)
+        counts = rd.counts.loc[min(step, rd.n_steps)] if not rd.counts.empty else None
+        total = int(counts.sum()) if counts is not None else 0
+        col.metric(name, f"{len(ev)} event(s)", f"{total} item(s) in memory", delta_color="off")
+        frames.append(ev)
+    now = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if len(now):
+        st.dataframe(now[["system", "event", "item_kind", "items", "reason"]], hide_index=True,
+                     height=min(38 + 35 * len(now), 280))
+    else:
+        st.caption("No system changed its memory at this step.")
     tabs = st.tabs(["Layers over time", "Construction cost", "Events per step", "Growth"])
     with tabs[0]:
         st.plotly_chart(layer_counts_figure(data, step), key="rp_layers")

@@ -12,6 +12,7 @@ import streamlit as st
 from memcore.settings import Settings
 from memcore.store import sql_str
 from memcore.store_schema import INF_STEP
+from memcore.systems import get_system, make_config
 from memcore.types import Answer, Conversation, Question
 from memcore.viz.replay import ReplayData, build_replay
 from memcore.workbench import Workbench
@@ -97,9 +98,19 @@ def forget_conversation(conv_id: str) -> None:
 
 
 # ----------------------------------------------------------------------- ingest
+_SPACES: dict[tuple[int, str, str], str] = {}
+
+
 def space_of(wb: Workbench, system: str, conv: Conversation) -> str:
-    """The memory space a system's ingest of a conversation writes to."""
-    return wb.system(system, conv, restore=False).space
+    """The memory space a system's ingest of a conversation writes to (default config).
+
+    Built from a throwaway instance: Workbench.system() caches instances, and a cached
+    unrestored one would later answer questions from an empty memory.
+    """
+    key = (id(wb), system, conv.id)
+    if key not in _SPACES:
+        _SPACES[key] = get_system(system)(wb.runtime, conv, make_config(system)).space
+    return _SPACES[key]
 
 
 def ingest_status(wb: Workbench, system: str, conv: Conversation) -> tuple[int, bool]:

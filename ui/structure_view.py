@@ -7,6 +7,7 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
+from memcore.systems import make_config
 from memcore.types import Answer, Conversation
 from memcore.viz.chains import chain_figure, chain_steps_table, chain_table
 from memcore.viz.evidence import context_table
@@ -51,7 +52,7 @@ def _xmemory(wb: Workbench, conv: Conversation, ans: Answer, key: str) -> None:
     c1.dataframe(th, hide_index=True, height=220)
     c2.markdown("**Stage I · semantics**")
     c2.dataframe(se, hide_index=True, height=220)
-    cfg = wb.system("xmemory", conv).config
+    cfg = make_config("xmemory")
     st.plotly_chart(stage_two_figure(s, getattr(cfg, "include_gain", None), getattr(cfg, "message_gain", None)),
                     key=f"{key}_s2")
     st.dataframe(stage_two_table(s), hide_index=True, height=220)

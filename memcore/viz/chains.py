@@ -28,7 +28,8 @@ def chain_figure(structure: dict[str, Any], texts: dict[str, str] | None = None)
     for ci, ch in enumerate(chains, start=1):
         color = CHAIN_COLORS[(ci - 1) % len(CHAIN_COLORS)]
         members, gates = ch.get("members", []), ch.get("gates", [])
-        xs = list(range(1, len(members) + 1))
+        shift = (ci - (len(chains) + 1) / 2) * 0.08  # chains side by side, labels apart
+        xs = [i + shift for i in range(1, len(members) + 1)]
         fig.add_trace(go.Scatter(
             x=xs, y=gates, mode="lines+markers+text", name=f"chain {ci}", text=[esc(m) for m in members],
             textposition="top center", line={"color": color, "width": 3}, marker={"size": 11},
@@ -36,18 +37,19 @@ def chain_figure(structure: dict[str, Any], texts: dict[str, str] | None = None)
         thr_x, thr_y = [], []
         for st in ch.get("steps", []):
             if st.get("threshold") is not None:
-                thr_x.append(st["step"] + 1)
+                thr_x.append(st["step"] + 1 + shift)
                 thr_y.append(st["threshold"])
         if thr_x:
-            fig.add_trace(go.Scatter(x=thr_x, y=thr_y, mode="lines", name=f"chain {ci} threshold (beta x previous)",
+            fig.add_trace(go.Scatter(x=thr_x, y=thr_y, mode="lines+markers", name="threshold (beta x previous gate)",
                                      line={"color": color, "width": 1.5, "dash": "dot"}, showlegend=ci == 1,
+                                     marker={"symbol": "line-ew-open", "size": 22, "color": color, "line": {"width": 2}},
                                      hovertemplate="threshold %{y:.3f}<extra></extra>"))
         last = (ch.get("steps") or [{}])[-1]
         if last.get("stopped") and last.get("best") and last.get("chosen") is None and last.get("gate") is not None:
             fig.add_trace(go.Scatter(
-                x=[len(members) + 1], y=[last["gate"]], mode="markers+text", name="cut (gate below threshold)",
+                x=[len(members) + 1 + shift], y=[last["gate"]], mode="markers+text", name="cut (gate below threshold)",
                 marker={"symbol": "x", "size": 16, "color": MISS, "line": {"width": 2}}, showlegend=ci == 1,
-                text=[esc(last["best"])], textposition="bottom center",
+                text=[esc(last["best"])], textposition="middle right",
                 hovertext=[_hover(last["best"], texts) + "<br>" + esc(last.get("stop_reason", ""))],
                 hovertemplate="%{hovertext}<extra></extra>"))
     fig.update_xaxes(title="position in chain (1 = anchor)", dtick=1)

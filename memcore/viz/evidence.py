@@ -40,7 +40,7 @@ def evidence_table(trace: Trace, evidence: list[str] | str | None, texts: Mappin
     for tid in split_evidence(evidence):
         pos = next(((i, it) for i, it in enumerate(trace.items, start=1) if tid in it.turn_ids), None)
         rows.append({"turn": tid, "result": "hit" if pos else "miss",
-                     "context position": pos[0] if pos else None, "in item": pos[1].id if pos else "",
+                     "context position": str(pos[0]) if pos else "", "in item": pos[1].id if pos else "",
                      "text": (texts or {}).get(tid, "")})
     return pd.DataFrame(rows, columns=["turn", "result", "context position", "in item", "text"])
 

@@ -21,6 +21,18 @@ _REMOTE_TAGS = (
     re.compile(r"<link\b[^>]*\bhref=[^>]*>", re.I | re.S),
     re.compile(r"<script\b[^>]*\bsrc=[^>]*>\s*</script>", re.I | re.S),
 )
+# Fit the drawing to its frame once laid out, and whenever the frame is resized or first shown
+# (a graph drawn inside a hidden tab starts with zero width).
+_FIT = """<script type="text/javascript">
+(function () {
+  function fit() { if (window.network) { window.network.fit({animation: false}); } }
+  if (window.network) { window.network.once("stabilizationIterationsDone", fit); }
+  var box = document.getElementById("mynetwork");
+  if (box && window.ResizeObserver) { new ResizeObserver(fit).observe(box); }
+  setTimeout(fit, 400); setTimeout(fit, 1500);
+})();
+</script>
+"""
 _SHAPES = {"entity": "dot", "passage": "box", "experience": "diamond", "cluster": "triangle", "turn": "box"}
 
 
@@ -61,7 +73,7 @@ def graph_html(subgraph: Mapping[str, Any], height: int = 520, physics: bool = T
     if physics:
         net.set_options('{"physics": {"stabilization": {"iterations": 200}, '
                         '"barnesHut": {"springLength": 140}}, "edges": {"smooth": false}}')
-    return strip_remote(net.generate_html(notebook=False))
+    return strip_remote(net.generate_html(notebook=False)).replace("</body>", _FIT + "</body>", 1)
 
 
 def relation_subgraph(entities: Iterable[Any], relations: Iterable[Any], highlight: Iterable[str] = (),

@@ -19,7 +19,8 @@ def _label(it: Any) -> str:
     return shorten(m.get("label") or m.get("title") or it.text, 28)
 
 
-def hierarchy_sunburst(items: Iterable[Any], highlight: Iterable[str] = (), max_semantics: int = 400) -> go.Figure:
+def hierarchy_sunburst(items: Iterable[Any], highlight: Iterable[str] = (), max_semantics: int = 400,
+                       depth: int = 2) -> go.Figure:
     """Sunburst of themes (inner ring) -> semantics -> source episodes; highlighted ids get a red border.
 
     `items` are MemoryItem-like objects (id, kind, text, sources, metadata) of kinds theme,
@@ -55,7 +56,7 @@ def hierarchy_sunburst(items: Iterable[Any], highlight: Iterable[str] = (), max_
     fig = go.Figure(go.Sunburst(
         ids=ids, parents=parents, labels=labels, hovertext=hover, hovertemplate="%{hovertext}<extra></extra>",
         marker={"colors": colors, "line": {"color": lines, "width": [4 if c == MISS else 1 for c in lines]}},
-        maxdepth=3, insidetextorientation="radial"))
+        maxdepth=depth, insidetextorientation="radial"))
     n_t, n_s = len(themes), sum(1 for p in parents if p in theme_ids)
     return style(fig, f"xMemory hierarchy: {n_t} themes, {n_s} semantics", height=520)
 

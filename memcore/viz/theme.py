@@ -88,8 +88,8 @@ def style(fig: go.Figure, title: str = "", height: int = 360) -> go.Figure:
         template="plotly_white",
         font={"size": FONT_SIZE, "family": "sans-serif"},
         height=height,
-        margin={"l": 50, "r": 20, "t": 60 if title else 30, "b": 40},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0.0},
+        margin={"l": 60, "r": 20, "t": 50 if title else 20, "b": 50},
+        legend={"orientation": "v", "yanchor": "top", "y": 1.0, "x": 1.02, "xanchor": "left"},
         hoverlabel={"font_size": FONT_SIZE - 1},
     )
     return fig
