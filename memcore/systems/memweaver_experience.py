@@ -188,7 +188,7 @@ class ExperienceMemory:
                        sim=round(r.best_sim, 4))
             return
         cands = [{"cluster_id": cid, "center_text": self.clusters[cid]["center_text"],
-                  "samples": [h.turn_line(t) for t in self.clusters[cid]["members"][:3]]} for cid in r.shortlist]
+                  "samples": [h.turn_line(t) for t in self._representatives(cid)]} for cid in r.shortlist]
         res = h.llm.run("mw_router", {"turn": h.turn_line(tid), "candidates": cands, "_sims": r.shortlist},
                         stage="construction")
         choice = str(res.output.cluster_id).strip()
@@ -246,6 +246,12 @@ class ExperienceMemory:
             c["experiences"].append(item.id)
             h.emit("created", [item], f"experience induced ({how}; {reason}) from {len(src)} turns of {cid}",
                    cluster=cid, type=spec.type, about=item.metadata.get("about", []), error=res.error)
+
+    def _representatives(self, cid: str, k: int = 3) -> list[str]:
+        """The k members closest to the cluster centroid (the router's samples)."""
+        members = self.clusters[cid]["members"]
+        sims = np.stack([self.host.turn_vector(t) for t in members]) @ self._cent[cid]
+        return [members[i] for i in np.argsort(-sims, kind="stable")[:k]]
 
     def _centroid(self, members: list[str]) -> np.ndarray:
         v = np.stack([self.host.turn_vector(t) for t in members]).mean(axis=0)
