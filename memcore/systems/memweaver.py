@@ -108,8 +108,11 @@ class MemWeaverSystem(BaseSystem):
         items = [self.memory.get(i) for i in dict.fromkeys(self._unembedded) if i in self.memory]
         todo = [it for it in items if it.embedding is None]
         for it in items:  # embedded by a commit in between: register the vector, keep it clean
-            if it.embedding is not None and it.id not in self.memory._vecs:
-                self.memory.put(it, dirty=False)
+            if it.embedding is not None:
+                try:
+                    self.memory.vector(it.id)
+                except KeyError:
+                    self.memory.put(it, dirty=False)
         self._unembedded = []
         for i in range(0, len(todo), 64):
             chunk = todo[i:i + 64]
