@@ -199,4 +199,4 @@ def _extract(kind: dict, c: Cand, passages: list[Passage], weights: dict[str, fl
     sources = [FragmentSource(x.text, max(_cover(x.stems, weights), c.scov if x.caption and shows else 0.0)
                               + (0.3 if x is c.sent else 0.0), x.caption, x.question)
                for x in _ordered(c, p, weights)]
-    return best_fragment(sources, set(weights), speakers)
+    return best_fragment(sources, set(weights), speakers, question)

@@ -28,7 +28,13 @@ for _g in _SYNONYM_GROUPS:
 JUNK = frozenset(stem(w) for w in """great awesome amazing cool thanks congrats wow glad nice super sound sounds fun
 totally absolutely definitely cute sweet lovely happy proud hear heard stunning gorgeous beautiful incredible
 wonderful fantastic best talk chat catch good bad feel tough hard stuff wish luck hug hugs course agree
-yay woohoo exciting special hope means""".split())
+yay woohoo exciting special hope means long along right want wanted lot lots way time day guy kind sort bet
+pretty check glad miss love loved thank sure wait can't yeah hey blast crazy insane wild""".split())
+FEELINGS = frozenset(stem(w) for w in """happy proud glad excited exciting amazing awesome great good bad tough hard
+beautiful incredible wonderful fantastic lovely special stunning gorgeous love loved crazy insane wild cool nice
+super fun sweet cute""".split())
+_FEELING_Q = re.compile(r"\b(feel|felt|feeling|describe|attitude|react|reaction|sentiment|think of|opinion|mood|"
+                        r"doing|going)\b|^how (is|was|are|were)\b", re.I)
 _PRONOUN_ONLY = frozenset("it this that these those them they he she him her one something anything everything".split())
 _CLAUSE_BREAK = re.compile(
     r"\s*(?:[;:!?()\"\u201c\u201d]|\.(?:\s|$)|\s[-\u2013\u2014]+\s?|[\u2013\u2014]|--|"
@@ -105,9 +111,14 @@ def _candidates(clause: str, qstems: set[str]) -> list[tuple[str, str]]:
     return out
 
 
-def best_fragment(sources: Sequence[FragmentSource], qstems: set[str], names: Sequence[str] = ()) -> str:
-    """The best-scoring short fragment over the sources ("" when none carries new information)."""
+def best_fragment(sources: Sequence[FragmentSource], qstems: set[str], names: Sequence[str] = (),
+                  question: str = "") -> str:
+    """The best-scoring short fragment over the sources ("" when none carries new information).
+
+    Small talk ("sounds great") is no answer, except to questions about feelings or opinions.
+    """
     lower_names = {n.lower() for n in names}
+    junk_words = JUNK - FEELINGS if _FEELING_Q.search(question) else JUNK
     best, best_score = "", float("-inf")
     for rank, src in enumerate(sources):
         for ci, clause in enumerate(_clauses(src.text)):
@@ -116,10 +127,13 @@ def best_fragment(sources: Sequence[FragmentSource], qstems: set[str], names: Se
                 novel = _novel(piece, qstems, lower_names)
                 if not piece or not novel or all(w.lower() in _PRONOUN_ONLY for w in piece.split()):
                     continue
+                junk = sum(1 for w in novel if w in junk_words) / len(novel)
+                if junk > 0.5:  # small talk ("sounds great", "so awesome") is no answer
+                    continue
                 n = len(piece.split())
                 score = src.cover + {"after": 0.35, "between": 0.35, "before": 0.15, "clause": 0.0}[where]
                 score += 0.1 * min(len(novel), 3) - 0.04 * max(0, n - 5) - 0.02 * rank - 0.01 * ci
-                score -= 0.5 * sum(1 for w in novel if w in JUNK) / len(novel)
+                score -= 0.5 * junk
                 if RELATIVE.search(piece) and len(novel) <= 2:
                     score -= 0.4
                 if src.question:
