@@ -142,7 +142,7 @@ class XMemorySystem(BaseSystem):
                            date=turns[0].session_date, episode_time=stamp, session=turns[0].session,
                            boundary=reason, n_messages=len(turns))
         self.emit("created", [ep], f"episode closed ({reason}): {len(turns)} messages", boundary=reason,
-                  **({"error": res.error} if res.error else {}))
+                  engine=self.llm.label, **({"error": res.error} if res.error else {}))
         self._semantics(ep, turns)
         self._merge_passes()
         self._relabel()
