@@ -85,7 +85,7 @@ class LLMClient:
         if hasattr(self.provider, "run_role"):
             return self._run_offline(r, inputs, stage)
         messages = r.messages(inputs)
-        result = RoleResult(role=role, output=r.default(inputs), provider=self.provider.label)
+        result = RoleResult(role=role, output=_PENDING, provider=self.provider.label)
         try:
             chat = self._chat(r, messages, inputs, stage, logprobs)
             result.raw, result.logprobs = chat.text, chat.logprobs
@@ -112,6 +112,8 @@ class LLMClient:
         except LLMError as e:
             result.ok = False
             result.error = f"{role}: {e}"
+        if result.output is _PENDING:
+            result.output = r.default(inputs)
         return result
 
     def _chat(self, r: Role, messages: list, inputs: dict, stage: str, logprobs: bool) -> ChatResult:
@@ -166,6 +168,13 @@ class LLMClient:
             prompt_tokens=chat.prompt_tokens, completion_tokens=chat.completion_tokens,
             latency_ms=latency, cache_hit=cache_hit, ok=not error, error=error, step=self.step,
         ))
+
+
+class _Pending(BaseModel):
+    """Placeholder until a role call has an output."""
+
+
+_PENDING = _Pending()
 
 
 def _short(e: Exception) -> str:

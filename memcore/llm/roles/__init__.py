@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 
 class TextOutput(BaseModel):
@@ -62,10 +62,14 @@ class Role:
         ]
 
     def default(self, inputs: dict[str, Any]) -> BaseModel:
-        """The output used when a real model's reply is unusable."""
+        """The output used when a real model's reply is unusable: the role's fallback, else an
+        empty output, else (required fields) the offline engine's answer."""
         if self.fallback is not None:
             return self.fallback(inputs)
-        return self.output()
+        try:
+            return self.output()
+        except ValidationError:
+            return self.offline(inputs)
 
 
 @lru_cache(maxsize=256)
