@@ -140,7 +140,7 @@ def test_extended_mode_is_opt_in_and_respects_the_budget(toy) -> None:
         "toy:q1", "toy", "What did Bob say about rowing?", "", [], 4))
     assert ext.structure["extended"] and ext.stages == ["pool", "chains", "backfill"]
     assert len(ext.context.split()) <= 30 and "[8 May 2023]" in ext.context
-    assert any("speaker boost 3.0 for ['Bob']" in n for n in ext.notes)
+    assert any(f"speaker boost {EXTENDED['speaker_boost']} for ['Bob']" in n for n in ext.notes)
     back = [c for c in ext.candidates if c.stage == "backfill"]
     assert back and any(c.reason == "word budget 30 reached" for c in back)
 

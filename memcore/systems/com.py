@@ -15,7 +15,7 @@ Extended mode (not in the paper; every option off by default, `EXTENDED` turns t
 query-side re-ranking of the whole turn index before the pool is cut - a boost for turns
 by a speaker named in the question, and neighbour smoothing (a turn's score plus a share
 of its same-session neighbours', since the reply to a matching turn often holds the
-answer) - then, after the chains, a backfill of pool turns up to a word budget, and dates
+answer) - then, after the chains, a backfill of ranked turns up to a word budget, and dates
 rendered as days ("8 May 2023"). The chains themselves are grown exactly as in the paper.
 """
 
@@ -71,8 +71,8 @@ class CoMConfig(SystemConfig):
 
 
 # The extended (non-paper) query-side mode measured in bench/retrieval_recall.py.
-EXTENDED: dict[str, Any] = {"K": 40, "speaker_boost": 3.0, "neighbour_weight": 0.3, "word_budget": 690,
-                            "date_style": "day"}
+EXTENDED: dict[str, Any] = {"speaker_boost": 4.0, "neighbour_weight": 0.3, "word_budget": 700,
+                            "trace_pool": 60, "date_style": "day"}
 
 
 @dataclass
@@ -148,8 +148,8 @@ def fused_scores(dense: np.ndarray, lexical: np.ndarray | None, retriever: str) 
     if retriever == "lexical":
         return lexical
     rd = np.argsort(np.argsort(-dense, kind="stable"), kind="stable")
-    rb = np.argsort(np.argsort(-lexical, kind="stable"), kind="stable")
-    rb = np.where(lexical > 0, rb, int((lexical > 0).sum()))  # turns without a term match tie
+    # turns without a term match rank after every match, among themselves by cosine
+    rb = np.argsort(np.argsort(-(lexical + 1e-6 * dense), kind="stable"), kind="stable")
     return 1.0 / (61 + rd) + 1.0 / (61 + rb)
 
 
@@ -210,7 +210,7 @@ class CoMSystem(BaseSystem):
         chains = [grow_chain(emb, rel, a, cfg.beta, cfg.max_len, ids) for a in range(min(cfg.L, len(rows)))]
         self._fill(tr, rows, below, ids, rel, chains)
         if cfg.word_budget:
-            self._backfill(tr, rows, {m for ch in chains for m in ch.members})
+            self._backfill(tr, ranked, {ids[m] for ch in chains for m in ch.members})
         tr.context = render_context(tr.items)
         return tr
 
@@ -251,13 +251,13 @@ class CoMSystem(BaseSystem):
                   "session_date": turns[i].session_date, "session": turns[i].session, "vector": mat[i]},
                  float(score[i])) for i in order]
 
-    def _backfill(self, tr: Trace, rows: list[tuple[dict, float]], in_chain: set[int]) -> None:
-        """Extended: after the chains, pool turns in pool order while the context stays within the budget."""
+    def _backfill(self, tr: Trace, ranked: list[tuple[dict, float]], in_chain: set[str]) -> None:
+        """Extended: after the chains, turns in ranked order (pool, then beyond) within the word budget."""
         budget = self.config.word_budget
         words = len(render_context(tr.items).split())
         full = False
-        for i, (row, s) in enumerate(rows):
-            if i in in_chain:
+        for i, (row, s) in enumerate(ranked):
+            if row["turn_id"] in in_chain:
                 continue
             ti = self._item(row, s, len(tr.items) + 1, "backfill")
             w = len(render_context([ti]).split())
@@ -267,7 +267,7 @@ class CoMSystem(BaseSystem):
                 words += w
             tr.candidates.append(Candidate(stage="backfill", id=ti.id, score=float(s), rank=i + 1, kept=not full,
                                            turn_ids=[ti.id], reason=f"word budget {budget} reached" if full else ""))
-        tr.notes.append(f"extended: pool turns after the chains up to {budget} words ({words} used)")
+        tr.notes.append(f"extended: ranked turns after the chains up to {budget} words ({words} used)")
     def _fill(self, tr: Trace, rows: list[tuple[dict, float]], below: list[tuple[dict, float]], ids: list[str],
               rel: np.ndarray, chains: list[Chain]) -> None:
         """Items (chain by chain), candidates per stage and the chain structure."""
