@@ -29,7 +29,8 @@ JUNK = frozenset(stem(w) for w in """great awesome amazing cool thanks congrats 
 totally absolutely definitely cute sweet lovely happy proud hear heard stunning gorgeous beautiful incredible
 wonderful fantastic best talk chat catch good bad feel tough hard stuff wish luck hug hugs course agree
 yay woohoo exciting special hope means long along right want wanted lot lots way time day guy kind sort bet
-pretty check glad miss love loved thank sure wait can't yeah hey blast crazy insane wild""".split())
+pretty check glad miss love loved thank sure wait can't yeah hey blast crazy insane wild yep yup nope haha lol
+oh ok okay hmm""".split())
 FEELINGS = frozenset(stem(w) for w in """happy proud glad excited exciting amazing awesome great good bad tough hard
 beautiful incredible wonderful fantastic lovely special stunning gorgeous love loved crazy insane wild cool nice
 super fun sweet cute""".split())
@@ -37,13 +38,13 @@ _FEELING_Q = re.compile(r"\b(feel|felt|feeling|describe|attitude|react|reaction|
                         r"doing|going)\b|^how (is|was|are|were)\b", re.I)
 _PRONOUN_ONLY = frozenset("it this that these those them they he she him her one something anything everything".split())
 _CLAUSE_BREAK = re.compile(
-    r"\s*(?:[;:!?()\"\u201c\u201d]|\.(?:\s|$)|\s[-\u2013\u2014]+\s?|[\u2013\u2014]|--|"
+    r"\s*(?:[;:!?()]|\.(?:\s|$)|\s[-\u2013\u2014]+\s?|[\u2013\u2014]|--|"
     r",(?=\s+(?:I|I'm|I've|we|you|he|she|they|it|it's|that|which|who|but|so|because|and (?:I|we|it|she|he|they))\b)|"
     r"\b(?:but|because|although|though|while|whereas|so that|when|whenever|where|if|unless|until)\b)")
 _LEAD = frozenset("""that is was are were be been of for about it so really just to the a an some with on in at by
 as like my our me up out and or i we you he she they am have has had this these those there here did do does
 go went got get from into very also even still then i'm i've we're it's that's what which who when finally
-actually recently lately always usually btw""".split())
+actually recently lately always usually btw yep yup yeah nope haha lol oh ok okay hmm well""".split())
 _TRAIL = frozenset("""the a an and or to of for with my our that is was it in on at so really too though lately
 recently now together yesterday today ago last this week weekend year month as very""".split())
 MAX_WORDS = 9

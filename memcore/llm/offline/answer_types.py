@@ -51,7 +51,8 @@ _REASON = re.compile(r"\b(?:because|'cause|cause|since|as|so that|in order to)\b
 _NEG = re.compile(r"\b(not|no|never|n't|nothing|nobody|neither|nor)\b|n't\b", re.I)
 _QUOTED = re.compile(r"[\"\u201c]([^\"\u201d]{2,60})[\"\u201d]")
 _TITLE_NOUN = re.compile(r"\b(book|books|novel|novels|song|songs|movie|movies|film|films|series|album|albums|band|"
-                         r"bands|poem|podcast|title|called|named|artist|artists|singer|author|musician|musicians)\b")
+                         r"bands|poem|podcast|title|called|named|artist|artists|singer|author|musician|musicians|game|games|"
+                         r"trilogy|franchise)\b")
 
 
 def question_kind(question: str) -> dict:

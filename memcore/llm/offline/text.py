@@ -319,8 +319,12 @@ def capitalised_spans(text: str, skip: Iterable[str] = (), *, common: Collection
                          text):
         words = m.group(1).replace("\u2019", "'").split()
         initial = re.search(r"(^|[.!?:\"\u201c(\-]\s*)$", text[: m.start()]) is not None
+        after = text[m.end():m.end() + 8].split()
+        verb_like = initial and len(words) == 1 and bool(after) and after[0].lower().strip(",.!?") in _OBJECTS
         while words and (_not_a_name(words[0]) or initial and words[0].lower().removesuffix("'s") in lower):
             words, initial = words[1:], False
+        if verb_like:  # "Reminds me of ..." starts with a verb, not a name
+            continue
         while words and words[-1].lower() in ("of", "de", "the", "van", "von"):
             words = words[:-1]
         if not words or words[0].lower() in skip_l or words[0].lower().removesuffix("'s") in skip_l:
@@ -332,6 +336,9 @@ def capitalised_spans(text: str, skip: Iterable[str] = (), *, common: Collection
             continue
         out.append(span)
     return list(dict.fromkeys(out))
+
+
+_OBJECTS = frozenset("me you us him them it my your our his their".split())
 
 
 def _not_a_name(word: str) -> bool:
