@@ -76,9 +76,10 @@ def ingest_conversation(
 
     def commit(step: int, done: bool = False) -> None:
         ups, dels = system.memory.drain()
-        for it in ups:
-            if it.embedding is None:
-                it.embedding = [float(x) for x in system.embed_one(it.text)]
+        todo = [it for it in ups if it.embedding is None]
+        if todo:  # items created with embed=False: one batched call
+            for it, vec in zip(todo, system.embedder.embed([it.text for it in todo]), strict=True):
+                system.memory.put(it, vec, dirty=False)
         store.commit(space, system.name, conv.id, step, ups, dels, pending, system.state(), config, done)
         system.llm.ledger.flush()
         report.events += len(pending)

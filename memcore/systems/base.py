@@ -148,13 +148,17 @@ class BaseSystem:
         return f"{kind}-{n}"
 
     def new_item(self, kind: str, text: str, sources: list[str], turn_ids: list[str],
-                 vector: np.ndarray | None = None, **metadata: Any) -> MemoryItem:
-        """Create, embed (unless a vector is given) and store an item in working memory."""
+                 vector: np.ndarray | None = None, embed: bool = True, **metadata: Any) -> MemoryItem:
+        """Create and store an item in working memory, embedded now unless a vector is given or
+        `embed=False` (then it is embedded in one batch at the next commit, and not searchable
+        in working memory before that)."""
         item = MemoryItem(id=self.new_id(kind), kind=kind, text=text, system=self.name, conv_id=self.conv.id,
                           sources=list(sources), turn_ids=sorted(set(turn_ids), key=turn_sort_key),
                           created_step=self.step, updated_step=self.step,
                           timestamp=self.turn.timestamp if self.turn else "", metadata=metadata)
-        return self.memory.put(item, vector if vector is not None else self.embed_one(text))
+        if vector is None and embed:
+            vector = self.embed_one(text)
+        return self.memory.put(item, vector)
 
     def embed_one(self, text: str) -> np.ndarray:
         """The unit vector of one text."""

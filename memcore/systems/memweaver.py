@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from memcore.systems import register_system
-from memcore.systems.base import BaseSystem, SystemConfig, query_field, turn_sort_key
+from memcore.systems.base import BaseSystem, SystemConfig, query_field
 from memcore.systems.memweaver_experience import ExperienceMemory
 from memcore.systems.memweaver_graph import GraphMemory, Resolution, norm_name, review_session
 from memcore.types import MemoryItem, Question, Trace, Turn
@@ -95,11 +95,7 @@ class MemWeaverSystem(BaseSystem):
 
     def lazy_item(self, kind: str, text: str, sources: list[str], turn_ids: list[str], **md: Any) -> MemoryItem:
         """Create an item now and embed it at the next batch flush (or at commit, if that comes first)."""
-        item = MemoryItem(id=self.new_id(kind), kind=kind, text=text, system=self.name, conv_id=self.conv.id,
-                          sources=list(sources), turn_ids=sorted(set(turn_ids), key=turn_sort_key),
-                          created_step=self.step, updated_step=self.step,
-                          timestamp=self.turn.timestamp if self.turn else "", metadata=md)
-        self.memory.put(item)
+        item = self.new_item(kind, text, sources, turn_ids, embed=False, **md)
         self._unembedded.append(item.id)
         return item
 
