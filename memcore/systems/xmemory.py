@@ -3,7 +3,7 @@
 Construction: a boundary decision per incoming message closes episodes; each episode yields
 semantic facts (shared roles `episode_summary`, `semantic_facts`); each semantic attaches to
 the nearest theme or starts one; themes split and merge when that raises f (see
-xmemory_themes.py). Retrieval is top-down (Stage I / II, see xmemory_retrieval.py).
+xmemory_themes.py). Retrieval is top-down (Stage I / II, see xmemory_retrieval.py and xmemory_trace.py).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from memcore.systems import register_system
-from memcore.systems import xmemory_retrieval as xr
 from memcore.systems import xmemory_themes as xt
+from memcore.systems import xmemory_trace as xtr
 from memcore.systems.base import BaseSystem, SystemConfig, query_field, turn_sort_key
 from memcore.types import MemoryItem, Question, Trace, Turn
 
@@ -84,7 +84,7 @@ class XMemorySystem(BaseSystem):
         self.buffer: list[Turn] = []
         self.moved: set[str] = set()
         self.stats: dict[str, int] = {}
-        self._dirty: dict[str, None] = {}
+        self.dirty: dict[str, None] = {}  # themes changed since the last merge pass / relabel
         self._turn_vecs: dict[str, np.ndarray] | None = None
 
     # ------------------------------------------------------------- episodes
@@ -144,7 +144,7 @@ class XMemorySystem(BaseSystem):
         self.emit("created", [ep], f"episode closed ({reason}): {len(turns)} messages", boundary=reason,
                   engine=self.llm.label, **({"error": res.error} if res.error else {}))
         self._semantics(ep, turns)
-        self._merge_passes()
+        xt.merge_passes(self)
         self._relabel()
 
     # ------------------------------------------------------------ semantics
@@ -169,7 +169,7 @@ class XMemorySystem(BaseSystem):
                 sem.turn_ids = sorted(set(sem.turn_ids) | set(tids), key=turn_sort_key)
                 self.memory.touch(sem, self.step)
                 if sem.metadata.get("theme") in self.memory:  # refresh the theme's turn ids
-                    self._set_members(self.memory.get(sem.metadata["theme"]), self.members(sem.metadata["theme"]))
+                    self.set_members(self.memory.get(sem.metadata["theme"]), self.members(sem.metadata["theme"]))
                 self.emit("linked", [sem, ep], f"fact repeats {sem.id} (cos {dup[0][1]:.2f}): episode linked",
                           cos=round(dup[0][1], 4))
                 continue
@@ -183,7 +183,7 @@ class XMemorySystem(BaseSystem):
         """Semantic ids of a theme."""
         return list(self.memory.get(theme_id).metadata.get("members", []))
 
-    def _local(self, theme_ids: list[str], extra: dict[str, list[str]] | None = None) -> xt.Local:
+    def local_themes(self, theme_ids: list[str], extra: dict[str, list[str]] | None = None) -> xt.Local:
         """`theme_ids` plus the 10 nearest themes of the first; `extra` overrides membership."""
         tids, M = self.memory.matrix("theme")
         near = [tids[j] for j in np.argsort(-(M @ self.memory.vector(theme_ids[0])), kind="stable")
@@ -193,7 +193,8 @@ class XMemorySystem(BaseSystem):
         ids = [t for t in ids if mem[t]]
         return xt.Local.build(ids, [np.stack([self.memory.vector(s) for s in mem[t]]) for t in ids])
 
-    def _set_members(self, theme: MemoryItem, members: list[str]) -> None:
+    def set_members(self, theme: MemoryItem, members: list[str]) -> None:
+        """Make `members` the theme's semantics (moves are tracked; centroid and turn ids refreshed)."""
         for sid in members:
             sem = self.memory.get(sid)
             if sem.metadata.get("theme") != theme.id:
@@ -207,31 +208,32 @@ class XMemorySystem(BaseSystem):
         theme.turn_ids = sorted({t for s in members for t in self.memory.get(s).turn_ids}, key=turn_sort_key)
         theme.updated_step = self.step
         self.memory.put(theme, xt.centroid(np.stack([self.memory.vector(s) for s in members])))
-        self._dirty[theme.id] = None
+        self.dirty[theme.id] = None
 
-    def _new_theme(self, members: list[str]) -> MemoryItem:
+    def new_theme(self, members: list[str]) -> MemoryItem:
+        """A new theme holding `members`."""
         first = self.memory.get(members[0])
         th = self.new_item("theme", first.text, members, [], vector=self.memory.vector(first.id), members=[],
                            label="", summary="")
-        self._set_members(th, members)
+        self.set_members(th, members)
         return th
 
     def _attach(self, sem: MemoryItem) -> None:
         cfg, v = self.config, self.memory.vector(sem.id)
         tids, M = self.memory.matrix("theme")
         if not tids:
-            th = self._new_theme([sem.id])
+            th = self.new_theme([sem.id])
             self.emit("created", [th], f"first theme, seeded by {sem.id}", f_before=None, f_after=None, candidates=[])
             return
         sims = M @ v
         top = [int(j) for j in np.argsort(-sims, kind="stable")[:3]]
-        local = self._local([tids[top[0]]])
+        local = self.local_themes([tids[top[0]]])
         cands = []
         for j in top:
             size = len(self.members(tids[j]))
             thr = cfg.attach_cos_small if size < cfg.max_theme else cfg.attach_cos
             extra = {tids[j]: [*self.members(tids[j]), sem.id]}
-            f = self._local([tids[top[0]]], extra).f(cfg.sem_eps) if tids[j] in local.theme_ids else None
+            f = self.local_themes([tids[top[0]]], extra).f(cfg.sem_eps) if tids[j] in local.theme_ids else None
             cands.append({"theme": tids[j], "cos": round(float(sims[j]), 4), "size": size, "threshold": thr,
                           "f": None if f is None else round(f, 6)})
         X_new = np.concatenate([local.X, v[None, :]])
@@ -240,79 +242,20 @@ class XMemorySystem(BaseSystem):
         f0, best = local.f(cfg.sem_eps), cands[0]
         if best["cos"] >= best["threshold"]:
             th = self.memory.get(best["theme"])
-            self._set_members(th, [*self.members(th.id), sem.id])
+            self.set_members(th, [*self.members(th.id), sem.id])
             self.stats["attached"] = self.stats.get("attached", 0) + 1
             self.emit("linked", [sem, th], f"attached to {th.id}: cos {best['cos']:.2f} >= {best['threshold']}",
                       f_before=round(f0, 6), f_after=best["f"], candidates=cands)
-            self._maybe_split(th)
+            xt.split_theme(self, th)
         else:
-            th = self._new_theme([sem.id])
+            th = self.new_theme([sem.id])
             self.emit("created", [th, sem], f"new theme: nearest {best['theme']} cos {best['cos']:.2f} < "
                       f"{best['threshold']}", f_before=round(f0, 6), f_after=round(f_new, 6), candidates=cands)
-
-    def _maybe_split(self, theme: MemoryItem, depth: int = 0) -> None:
-        cfg, mem = self.config, self.members(theme.id)
-        X = np.stack([self.memory.vector(s) for s in mem])
-        why = xt.split_trigger(X, cfg.max_theme, cfg.split_min, cfg.split_coherence)
-        if not why:
-            return
-        cands = xt.candidate_splits(X, cfg.split_edge_cos, cfg.max_theme)
-        f0, recs, best = xt.best_split(self._local([theme.id]), 0, cands, cfg.sem_eps)
-        if best is None:
-            self.stats["split_rejected"] = self.stats.get("split_rejected", 0) + 1
-            self.emit("updated", [theme], f"split considered ({why}), rejected: no candidate raises f",
-                      f_before=round(f0, 6), f_after=round(f0, 6), candidates=recs)
-            return
-        parts = sorted(cands[best][1], key=len, reverse=True)
-        groups = [[mem[i] for i in p] for p in parts]
-        self._set_members(theme, groups[0])
-        new = [self._new_theme(g) for g in groups[1:]]
-        self.stats["splits"] = self.stats.get("splits", 0) + 1
-        moved = [s for g in groups[1:] for s in g]
-        data = {"f_before": round(f0, 6), "f_after": recs[best]["f"], "candidates": recs, "trigger": why}
-        self.emit("split", [theme, *new], f"{theme.id} split by {cands[best][0]} into sizes "
-                  f"{[len(g) for g in groups]} ({why})", chosen=cands[best][0], **data)
-        self.emit("moved", moved, f"reassigned from {theme.id} by split", item_kind="semantic", cause="split",
-                  from_theme=theme.id, to={th.id: th.metadata["members"] for th in new}, **data)
-        if depth < 3:
-            for th in [theme, *new]:
-                self._maybe_split(th, depth + 1)
-
-    def _merge_passes(self) -> None:
-        cfg = self.config
-        for pass_no in range(1, cfg.merge_passes + 1):
-            tids, M = self.memory.matrix("theme")
-            only = {i for i, t in enumerate(tids) if t in self._dirty}
-            pairs = xt.merge_pairs(M, [len(self.members(t)) for t in tids], cfg.merge_cos, cfg.max_theme, only)
-            gains, recs = [], []
-            for i, j, cos in pairs:
-                local = self._local([tids[i], tids[j]])
-                f0, f1 = local.f(cfg.sem_eps), local.f_merge(0, 1, cfg.sem_eps)
-                gains.append((i, j, f1 - f0))
-                recs.append({"pair": [tids[i], tids[j]], "cos": round(cos, 4), "f_before": round(f0, 6),
-                             "f_after": round(f1, 6), "gain": round(f1 - f0, 6)})
-            chosen = xt.greedy_merges(gains)
-            for i, j, gain in chosen:
-                keep, gone = sorted([tids[i], tids[j]], key=lambda t: (-len(self.members(t)), t))
-                moved = self.members(gone)
-                self._set_members(self.memory.get(keep), [*self.members(keep), *moved])
-                self.memory.remove(gone)
-                self._dirty.pop(gone, None)
-                self.stats["merges"] = self.stats.get("merges", 0) + 1
-                rec = next(r for r in recs if set(r["pair"]) == {keep, gone})
-                data = {"f_before": rec["f_before"], "f_after": rec["f_after"], "gain": round(gain, 6),
-                        "candidates": recs, "pass": pass_no}
-                self.emit("merged", [keep, gone], f"{gone} merged into {keep} (cos {rec['cos']:.2f}, "
-                          f"gain {gain:+.4f}, pass {pass_no})", item_kind="theme", **data)
-                self.emit("moved", moved, f"reassigned from {gone} to {keep} by merge", item_kind="semantic",
-                          cause="merge", from_theme=gone, to=keep, **data)
-            if not chosen:
-                break
 
     def _relabel(self) -> None:
         tids, M = self.memory.matrix("theme")
         pos = {t: i for i, t in enumerate(tids)}
-        for tid in [t for t in self._dirty if t in pos]:
+        for tid in [t for t in self.dirty if t in pos]:
             th = self.memory.get(tid)
             near = [tids[j] for j in np.argsort(-(M @ M[pos[tid]]), kind="stable")[1:21]]
             facts = [self.memory.get(s).text for s in self.members(tid)]
@@ -324,7 +267,7 @@ class XMemorySystem(BaseSystem):
             self.memory.touch(th, self.step)
             self.emit("updated", [th], f"theme labelled {label!r} ({len(facts)} members)", label=label,
                       **({"error": res.error} if res.error else {}))
-        self._dirty.clear()
+        self.dirty.clear()
 
     # ---------------------------------------------------------------- state
     def reassignment_ratio(self) -> float:
@@ -345,4 +288,4 @@ class XMemorySystem(BaseSystem):
 
     # ------------------------------------------------------------ retrieval
     def retrieve(self, question: Question) -> Trace:
-        return xr.retrieve(self, question)
+        return xtr.retrieve(self, question)

@@ -1,4 +1,4 @@
-"""xMemory's theme objective and restructuring candidates (pure numpy).
+"""xMemory's theme objective, restructuring candidates (pure numpy), and the split / merge steps.
 
 `X` is an (n, d) matrix of unit vectors (semantic embeddings); a partition is a list of index
 arrays into `X`, one per theme. f(P) = SparsityScore(P) + SemScore(P) (paper Eq. 1-3):
@@ -9,6 +9,8 @@ arrays into `X`, one per theme. f(P) = SparsityScore(P) + SemScore(P) (paper Eq.
   m = median(s), sigma = MAD(s) + eps.
 
 With a single theme there is no neighbour, so g = 1 (SemScore = its cohesion).
+`split_theme` / `merge_passes` apply the objective to an XMemorySystem's themes and emit the
+split / merged / moved events.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -222,3 +225,67 @@ def greedy_merges(gains: list[tuple[int, int, float]]) -> list[tuple[int, int, f
             out.append((i, j, gain))
             used.update((i, j))
     return out
+
+
+# ------------------------------------------------ restructuring an XMemorySystem
+def split_theme(sys_: Any, theme: Any, depth: int = 0) -> None:
+    """Split an XMemorySystem theme when it triggers and a candidate split raises f (recursive, depth <= 3)."""
+    cfg, mem = sys_.config, sys_.members(theme.id)
+    X = np.stack([sys_.memory.vector(s) for s in mem])
+    why = split_trigger(X, cfg.max_theme, cfg.split_min, cfg.split_coherence)
+    if not why:
+        return
+    cands = candidate_splits(X, cfg.split_edge_cos, cfg.max_theme)
+    f0, recs, best = best_split(sys_.local_themes([theme.id]), 0, cands, cfg.sem_eps)
+    if best is None:
+        sys_.stats["split_rejected"] = sys_.stats.get("split_rejected", 0) + 1
+        sys_.emit("updated", [theme], f"split considered ({why}), rejected: no candidate raises f",
+                  f_before=round(f0, 6), f_after=round(f0, 6), candidates=recs)
+        return
+    parts = sorted(cands[best][1], key=len, reverse=True)
+    groups = [[mem[i] for i in p] for p in parts]
+    sys_.set_members(theme, groups[0])
+    new = [sys_.new_theme(g) for g in groups[1:]]
+    sys_.stats["splits"] = sys_.stats.get("splits", 0) + 1
+    moved = [s for g in groups[1:] for s in g]
+    data = {"f_before": round(f0, 6), "f_after": recs[best]["f"], "candidates": recs, "trigger": why}
+    sys_.emit("split", [theme, *new], f"{theme.id} split by {cands[best][0]} into sizes "
+              f"{[len(g) for g in groups]} ({why})", chosen=cands[best][0], **data)
+    sys_.emit("moved", moved, f"reassigned from {theme.id} by split", item_kind="semantic", cause="split",
+              from_theme=theme.id, to={th.id: th.metadata["members"] for th in new}, **data)
+    if depth < 3:
+        for th in [theme, *new]:
+            split_theme(sys_, th, depth + 1)
+
+
+def merge_passes(sys_: Any) -> None:
+    """Up to `merge_passes` passes of greedy merges that raise f, among an XMemorySystem's changed themes."""
+    cfg = sys_.config
+    for pass_no in range(1, cfg.merge_passes + 1):
+        tids, M = sys_.memory.matrix("theme")
+        only = {i for i, t in enumerate(tids) if t in sys_.dirty}
+        pairs = merge_pairs(M, [len(sys_.members(t)) for t in tids], cfg.merge_cos, cfg.max_theme, only)
+        gains, recs = [], []
+        for i, j, cos in pairs:
+            local = sys_.local_themes([tids[i], tids[j]])
+            f0, f1 = local.f(cfg.sem_eps), local.f_merge(0, 1, cfg.sem_eps)
+            gains.append((i, j, f1 - f0))
+            recs.append({"pair": [tids[i], tids[j]], "cos": round(cos, 4), "f_before": round(f0, 6),
+                         "f_after": round(f1, 6), "gain": round(f1 - f0, 6)})
+        chosen = greedy_merges(gains)
+        for i, j, gain in chosen:
+            keep, gone = sorted([tids[i], tids[j]], key=lambda t: (-len(sys_.members(t)), t))
+            moved = sys_.members(gone)
+            sys_.set_members(sys_.memory.get(keep), [*sys_.members(keep), *moved])
+            sys_.memory.remove(gone)
+            sys_.dirty.pop(gone, None)
+            sys_.stats["merges"] = sys_.stats.get("merges", 0) + 1
+            rec = next(r for r in recs if set(r["pair"]) == {keep, gone})
+            data = {"f_before": rec["f_before"], "f_after": rec["f_after"], "gain": round(gain, 6),
+                    "candidates": recs, "pass": pass_no}
+            sys_.emit("merged", [keep, gone], f"{gone} merged into {keep} (cos {rec['cos']:.2f}, "
+                      f"gain {gain:+.4f}, pass {pass_no})", item_kind="theme", **data)
+            sys_.emit("moved", moved, f"reassigned from {gone} to {keep} by merge", item_kind="semantic",
+                      cause="merge", from_theme=gone, to=keep, **data)
+        if not chosen:
+            break

@@ -1,0 +1,172 @@
+"""xMemory's retrieve: feeds Stage I / II (xmemory_retrieval.py) from the system's memory, builds the Trace.
+
+The trace is the hierarchy path: semantic pool -> themes -> semantics -> episodes -> messages, with
+every candidate's score and the reason it was kept or dropped, and `structure` for the UI
+(themes / semantics tables, Stage II probes with H before / after, stop reasons, path).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from memcore.systems import xmemory_retrieval as xr
+from memcore.types import Candidate, Question, Trace, TraceItem
+
+
+def _restrict(graph: list[dict[int, float]], idx: list[int]) -> list[dict[int, float]]:
+    """The kNN graph restricted to the candidate rows `idx`, re-indexed 0..len(idx)-1."""
+    loc = {g: i for i, g in enumerate(idx)}
+    return [{loc[u]: w for u, w in graph[g].items() if u in loc} for g in idx]
+
+
+def _graph(sys_: Any, kind: str, k: int) -> tuple[dict[str, int], np.ndarray, list[dict[int, float]]]:
+    """Row positions, vectors and kNN graph of one kind (graph cached until the kind changes)."""
+    ids, mat = sys_.memory.matrix(kind)
+    cache = sys_.__dict__.setdefault("_xr_knn", {})
+    hit = cache.get((kind, k))
+    if hit is None or hit[0] is not mat:
+        hit = cache[(kind, k)] = (mat, xr.knn_graph(mat, k))
+    return {x: i for i, x in enumerate(ids)}, mat, hit[1]
+
+
+def _select(sys_: Any, tr: Trace, stage: str, cand: list[str], raw: list[float], kind: str,
+            budget: int) -> tuple[list[str], list[dict]]:
+    """Greedy Stage I selection over `cand` (one kind); records candidates; returns picked ids, rows."""
+    cfg, mem = sys_.config, sys_.memory
+    pos, _, graph = _graph(sys_, kind, cfg.knn)
+    picks = xr.greedy_select(raw, _restrict(graph, [pos[c] for c in cand]), cfg.alpha, budget, cfg.coverage_target)
+    stop = (f"{stage} budget {budget} reached" if len(picks) >= budget else
+            f"candidates fully covered after {len(picks)} picks" if picks else "no candidates")
+    by_id, rel = {cand[p.index]: (n, p) for n, p in enumerate(picks, start=1)}, xr.minmax(raw)
+    rows = []
+    for rank, i in enumerate(sorted(range(len(cand)), key=lambda i: -raw[i]), start=1):
+        c, it = cand[i], mem.get(cand[i])
+        n, p = by_id.get(c, (None, None))
+        rows.append({"id": c, "score": round(raw[i], 4), "relevance": round(float(rel[i]), 4),
+                     "gain": round(p.score, 4) if p else None, "coverage": round(p.coverage, 4) if p else None,
+                     "picked": p is not None, "pick_order": n})
+        tr.candidates.append(Candidate(stage, c, raw[i], rank, p is not None, list(it.turn_ids),
+                                       "" if p else f"not picked in Stage I ({stop})"))
+    tr.structure.setdefault("stop", {})[stage] = stop
+    return [cand[p.index] for p in picks], rows
+
+
+def retrieve(sys_: Any, q: Question) -> Trace:
+    """xMemory's top-down retrieval for an XMemorySystem: Stage I (themes, semantics), Stage II (episodes)."""
+    cfg, mem = sys_.config, sys_.memory
+    tr = sys_.new_trace(q)
+    tr.stages = ["semantic_pool", "themes", "semantics", "episodes", "messages"]
+    themes, sems = mem.of_kind("theme"), mem.of_kind("semantic")
+    tr.structure = {"reassignment_ratio": round(sys_.reassignment_ratio(), 4), "theme_count": len(themes),
+                    "semantic_count": len(sems), "episode_count": len(mem.of_kind("episode"))}
+    if not themes or not sems:
+        tr.notes.append("xMemory holds no semantics/themes yet: empty context")
+        return tr
+    qv, dense = sys_.embed_one(q.text), cfg.retriever == "dense"
+    pool = {it.id: float(s) for it, s in sys_.search_items("semantic", q.text, cfg.pool, qv) if it.id in mem}
+    for r, (sid, s) in enumerate(pool.items(), start=1):
+        tr.candidates.append(Candidate("semantic_pool", sid, s, r, True, list(mem.get(sid).turn_ids),
+                                       data={"theme": mem.get(sid).metadata.get("theme", "")}))
+    # Stage I: themes holding pooled semantics, then semantics drawn from the chosen themes' members.
+    # Query scores: cosine (dense); the retriever's pool score otherwise (a theme: its best member).
+    cand_t = [t for t in dict.fromkeys(mem.get(i).metadata.get("theme", "") for i in pool) if t in mem]
+    t_raw = [float(mem.vector(t) @ qv) if dense else max(pool.get(s, 0.0) for s in sys_.members(t))
+             for t in cand_t]
+    chosen_t, t_rows = _select(sys_, tr, "themes", cand_t, t_raw, "theme", cfg.theme_budget)
+    cand_s = [s for t in chosen_t for s in sys_.members(t)]
+    s_raw = [float(mem.vector(s) @ qv) if dense else pool.get(s, 0.0) for s in cand_s]
+    chosen_s, s_rows = _select(sys_, tr, "semantics", cand_s, s_raw, "semantic", cfg.semantic_budget)
+    for row in t_rows:
+        row.update(label=mem.get(row["id"]).metadata.get("label", ""), size=len(sys_.members(row["id"])))
+    for row in s_rows:
+        it = mem.get(row["id"])
+        row.update(theme=it.metadata.get("theme", ""), episodes=[e for e in it.sources if e in mem])
+    tr.structure.update(themes=t_rows, semantics=s_rows)
+    rel_s = {r["id"]: r["relevance"] for r in s_rows}
+    _stage_two(sys_, tr, q, qv, chosen_s, rel_s)
+    tr.structure["path"] = [{"theme": t, "label": mem.get(t).metadata.get("label", ""),
+                             "semantics": [s for s in chosen_s if mem.get(s).metadata.get("theme") == t],
+                             "episodes": [e["id"] for e in tr.structure["episodes"] if e["decision"] != "skip"
+                                          and e["decision"] != "not probed" and any(
+                                              mem.get(s).metadata.get("theme") == t for s in e["parents"])]}
+                            for t in chosen_t]
+    return tr
+
+
+def _stage_two(sys_: Any, tr: Trace, q: Question, qv: np.ndarray, chosen_s: list[str],
+               rel_s: dict[str, float]) -> None:
+    """Stage II over episodes linked to the chosen semantics plus the top episodes by the retriever."""
+    from memcore.llm.offline.xmemory import PROXY_DOC, support_uncertainty
+
+    cfg, mem = sys_.config, sys_.memory
+    parent: dict[str, float] = {}
+    parents: dict[str, list[str]] = {}
+    for s in chosen_s:
+        for e in mem.get(s).sources:
+            if e in mem and mem.get(e).kind == "episode":
+                parent[e] = max(parent.get(e, 0.0), rel_s[s])
+                parents.setdefault(e, []).append(s)
+    top = [it.id for it, _ in sys_.search_items("episode", q.text, cfg.episode_top, qv) if it.id in mem]
+    cand = list(dict.fromkeys([*parent, *top]))
+    ranked = xr.episode_priority({e: float(mem.vector(e) @ qv) for e in cand}, parent, cfg.parent_weight)
+    sem_block = "\n".join(f"[{mem.get(s).metadata.get('date', '')}] {mem.get(s).text}" for s in chosen_s)
+    ep_text = {e: f"{mem.get(e).metadata.get('title', '')}: {mem.get(e).text}" for e in cand}
+    mode: dict[str, int] = {}
+
+    def scorer(eps: list[str]) -> tuple[float, str]:
+        episodic = "\n".join(f"[{mem.get(e).metadata.get('date', '')}] {ep_text[e]}" for e in eps)
+        res = sys_.llm.run("xmemory_probe", {"question": q.text, "question_date": q.question_date,
+                                              "semantic": sem_block or "(none)", "episodic": episodic or "(none)"},
+                           stage="retrieval", logprobs=True)
+        h = xr.mean_nll(res.logprobs, cfg.answer_tokens)
+        kind = "proxy" if h is None else "logprobs"
+        mode[kind] = mode.get(kind, 0) + 1
+        return (support_uncertainty(q.text, f"{sem_block}\n{episodic}") if h is None else h), res.error
+
+    st = xr.stage_two(ranked, scorer, cfg)
+    probes = {p.id: p for p in st.probes}
+    turns = {t.turn_id: t for t in sys_.conv.turns}
+    lines = ["Semantic memories:"]
+    for rank, s in enumerate(chosen_s, start=1):
+        it = mem.get(s)
+        tr.items.append(TraceItem(s, "semantic", it.text, rel_s[s], list(it.turn_ids),
+                                  f"Stage I: {it.metadata.get('theme', '')}", rank, {"date": it.metadata.get("date", "")}))
+        lines.append(f"[{it.metadata.get('date', '')}] {it.text}")
+    lines += ["", "Episodic memories:"]
+    rows, messages = [], []
+    for rank, (e, prio) in enumerate(ranked, start=1):
+        it, p = mem.get(e), probes.get(e)
+        row = p.to_dict() if p else {"id": e, "priority": round(prio, 4), "decision": "not probed"}
+        rows.append({**row, "parent": round(parent.get(e, 0.0), 4), "parents": parents.get(e, []),
+                     "title": it.metadata.get("title", "")})
+        kept, expand = bool(p and p.decision != "skip"), bool(p and p.decision == "include+messages")
+        why = "" if kept else (f"skipped: gain {p.gain:.3f} <= {cfg.include_gain}" if p else f"not probed ({st.stop})")
+        tr.candidates.append(Candidate("episodes", e, prio, rank, kept, list(it.turn_ids), why,
+                                       {"gain": round(p.gain, 4) if p else None}))
+        if not kept:
+            continue
+        date = it.metadata.get("date", "")
+        tr.items.append(TraceItem(e, "episode", ep_text[e], p.gain, list(it.turn_ids), f"Stage II: gain {p.gain:+.3f}",
+                                  rank, {"date": date}))
+        lines.append(f"[{date}] {ep_text[e]}")
+        for tid in it.turn_ids:
+            tr.candidates.append(Candidate("messages", tid, p.gain, rank, expand, [tid], "" if expand else
+                                           f"{e} gain {p.gain:.3f} <= {cfg.message_gain}: messages not added",
+                                           {"episode": e}))
+            t = turns.get(tid)
+            if expand and t is not None:
+                messages.append(tid)
+                tr.items.append(TraceItem(tid, "turn", f"{t.speaker}: {t.content}", p.gain, [tid],
+                                          f"messages of {e}", rank, {"date": t.session_date, "speaker": t.speaker}))
+                lines.append(f"    [{t.session_date}] {t.speaker}: {t.content}")
+    tr.context = "\n".join(lines)
+    tr.structure.update(episodes=rows, messages=messages, H0=round(st.H0, 4))
+    tr.structure["stop"]["episodes"] = st.stop
+    tr.structure["uncertainty"] = "logprobs" if "proxy" not in mode else (
+        "proxy: " + PROXY_DOC if "logprobs" not in mode else f"mixed {mode}; proxy: {PROXY_DOC}")
+    if "proxy" in mode:
+        tr.notes.append(f"Stage II uncertainty: the reader gave no token logprobs ({sys_.llm.label}); "
+                        f"used the {PROXY_DOC}")
+    tr.errors.extend(sorted({p.error for p in st.probes if p.error}))
