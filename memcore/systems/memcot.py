@@ -117,12 +117,12 @@ class MemCoTSystem(BaseSystem):
         answered, reason = False, ""
         for step in range(1, cfg.J + 1):
             base = {"query": question.text, "queries": queue, "failed": list(failed),
-                    "speakers": speakers}
+                    "failed_text": failed or ["(none)"], "speakers": speakers}
             hits = self._zoom_in_hits(queue)
             known = [line(self.by_id[i]) for i in sorted(stm, key=turn_sort_key)] or ["(nothing yet)"]
-            zi = self.llm.run("memcot_zoom_in", {**base, "known": known, "results": [line(self.by_id[h]) for h in hits],
-                                                 "items": [self._item(self.by_id[h]) for h in hits]},
-                              stage="retrieval")
+            zi = self.llm.run("memcot_zoom_in", {
+                **base, "known": known, "results": [line(self.by_id[h]) for h in hits],
+                "items": [self._item(self.by_id[h]) for h in hits]}, stage="retrieval")
             useful = self._ids(zi.output.useful_ids, hits)
             if zi.error:
                 tr.errors.append(f"step {step}: {zi.error}")

@@ -70,7 +70,7 @@ class JudgeOutput(BaseModel):
 
 
 _HEADER = ("Question: {query}\nCurrent search queries:\n{queries}\n"
-           "Known information (short-term memory):\n{known}\nFailed queries (do not repeat them):\n{failed}\n")
+           "Known information (short-term memory):\n{known}\nFailed queries (do not repeat them):\n{failed_text}\n")
 
 ZOOM_IN = register(Role(
     name="memcot_zoom_in",
@@ -125,7 +125,7 @@ JUDGE = register(Role(
         "at most {queries_num} focused queries for the missing information; never repeat a failed query)."
     ),
     user=("Question: {query}\nLast queries:\n{queries}\nShort-term memory (picked turns):\n{short_memory}\n"
-          "Retrieved this step:\n{conv_memory}\nFailed queries:\n{failed}\n"),
+          "Retrieved this step:\n{conv_memory}\nFailed queries (do not repeat them):\n{failed_text}\n"),
     output=JudgeOutput,
     offline=offline_judge,
     max_tokens=400,
