@@ -44,6 +44,7 @@ REPLY = 1.0  # share of a question sentence's coverage passed on to the reply th
 TYPE_BONUS = 0.15  # added when a sentence holds a span of the expected answer type
 FOCUS = 1.5  # weight factor of the question's main verb ("What did Caroline *research*?")
 LIST_PARTS = 3  # answers joined for list questions
+CAPTION_BONUS = 0.1  # fragment support of a shared photo's caption beyond the best sentence's coverage
 DATE_TERM = "@date"  # pseudo-term: the passage's date falls in the question's period ("in May 2023")
 _TYPED = ("date", "number", "person", "place")
 _CROSS = ("number", "person", "place")  # types looked for beyond the best passage
@@ -186,7 +187,9 @@ def _typed_in(kind: dict, c: Cand, passages: list[Passage], weights: dict[str, f
     return extract_typed(kind, texts, p.date, set(weights), question, strict=strict, common=vocab)
 
 
-_DEMONSTRATIVE = re.compile(r"\b(this|these|here's|here is|here are|that one|them|it)\b", re.I)
+_DEMONSTRATIVE = re.compile(r"\b(this|these|here's|here is|here are|that one|them|it|pic|photo|picture)\b", re.I)
+_SHOW_VERB = re.compile(r"\b(paint|painted|make|made|draw|drew|drawn|build|built|bake|baked|cook|cooked|create|"
+                        r"created|buy|bought|share|shared|show|showed|photo|picture|pic|look like|see|saw)\b", re.I)
 
 
 def _extract(kind: dict, c: Cand, passages: list[Passage], weights: dict[str, float], question: str,
@@ -195,8 +198,13 @@ def _extract(kind: dict, c: Cand, passages: list[Passage], weights: dict[str, fl
     if ans or kind["type"] in ("date", "number", "yesno"):
         return ans
     p = passages[c.sent.passage]
-    shows = bool(_DEMONSTRATIVE.search(c.sent.text))
-    sources = [FragmentSource(x.text, max(_cover(x.stems, weights), c.scov if x.caption and shows else 0.0)
-                              + (0.3 if x is c.sent else 0.0), x.caption, x.question)
-               for x in _ordered(c, p, weights)]
+    shows = bool(_DEMONSTRATIVE.search(c.sent.text)) or bool(_SHOW_VERB.search(question))
+
+    def support(x: Sent) -> float:
+        own = _cover(x.stems, weights)
+        if x.caption:  # the photo shared with the best sentence ("they made this! [a cup ...]")
+            return max(own, c.scov + CAPTION_BONUS) if shows else own
+        return own
+
+    sources = [FragmentSource(x.text, support(x), x.caption, x.question) for x in _ordered(c, p, weights)]
     return best_fragment(sources, set(weights), speakers, question)
