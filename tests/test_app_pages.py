@@ -85,7 +85,7 @@ def test_replay_after_ingest_shows_events_at_a_step(app_env):
     at.slider(key="replay_step").set_value(20).run()
     body = texts(at)
     assert "Step 20/75" in body
-    assert {m.label: m.value for m in at.metric}["com"] == "1 event(s)"
+    assert {m.label: m.value for m in at.metric}["com · events now"] == "1"
     assert len(at.get("plotly_chart")) >= 1
     ev = at.dataframe[0].value
     assert list(ev["system"]) == ["com"] and list(ev["event"]) == ["indexed"]

@@ -76,17 +76,24 @@ def recmem_view(wb: Workbench, conv: Conversation, rd: ReplayData, step: int) ->
                "semantic facts, only when a topic recurs.")
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def _graph_at(_wb: Workbench, store_uri: str, space: str, conv_id: str, step: int,
+              changed: frozenset[str]) -> tuple[str, int, int]:
+    ents = state.items_at(_wb, store_uri, space, conv_id, "entity", step)
+    rels = sorted(state.items_at(_wb, store_uri, space, conv_id, "relation", step), key=lambda r: r.updated_step)
+    html = graph_html(relation_subgraph(ents, rels, changed), height=480) if rels else ""
+    return html, len(ents), len(rels)
+
+
 def memweaver_view(wb: Workbench, conv: Conversation, rd: ReplayData, step: int) -> None:
     """The temporal knowledge graph at this step (last 150 relations); new nodes/edges outlined."""
     space = state.space_of(wb, rd.system, conv)
-    ents = state.items_at(wb, wb.store.uri, space, conv.id, "entity", step)
-    rels = sorted(state.items_at(wb, wb.store.uri, space, conv.id, "relation", step), key=lambda r: r.updated_step)
-    if not rels:
+    html, n_ents, n_rels = _graph_at(wb, wb.store.uri, space, conv.id, step, frozenset(_changed(rd, step)))
+    if not html:
         st.caption("No relation in the graph yet at this step.")
         return
-    hl = _changed(rd, step)
-    st.iframe(graph_html(relation_subgraph(ents, rels, hl), height=480), height=500)
-    st.caption(f"{len(ents)} entities, {len(rels)} relations (the latest 150 drawn). Orange: added at this step. "
+    st.iframe(html, height=500)
+    st.caption(f"{n_ents} entities, {n_rels} relations (the latest 150 drawn). Orange: added at this step. "
                "Drag nodes; hover for the relation text and its time.")
 
 
@@ -94,11 +101,13 @@ VIEWS: dict[str, object] = {"xmemory": xmemory_view, "recmem": recmem_view, "mem
 
 
 def growth_views(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], step: int) -> None:
-    """One tab per system: its dedicated growth view when it has one, then its memory table."""
-    tabs = st.tabs([get_system(s).title or s for s in data])
-    for tab, (name, rd) in zip(tabs, data.items(), strict=True):
-        with tab:
-            view = VIEWS.get(name)
-            if view is not None:
-                view(wb, conv, rd, step)  # type: ignore[operator]
-            memory_table(wb, conv, rd, step)
+    """The chosen system's dedicated growth view when it has one, then its memory table."""
+    names = list(data)
+    default = next((n for n in ("xmemory", "memweaver", "recmem") if n in names), names[0])
+    name = st.segmented_control("System", names, default=default, key="gr_system",
+                                format_func=lambda n: get_system(n).title or n) or default
+    rd = data[name]
+    view = VIEWS.get(name)
+    if view is not None:
+        view(wb, conv, rd, step)  # type: ignore[operator]
+    memory_table(wb, conv, rd, step)

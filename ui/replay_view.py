@@ -77,7 +77,8 @@ def _step_body(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], s
         ev = rd.events_at(step)
         counts = rd.counts.loc[min(step, rd.n_steps)] if not rd.counts.empty else None
         total = int(counts.sum()) if counts is not None else 0
-        col.metric(name, f"{len(ev)} event(s)", f"{total} item(s) in memory", delta_color="off")
+        col.metric(f"{name} · events now", len(ev))
+        col.caption(f"{total} item(s) in memory")
         frames.append(ev)
     now = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if len(now):
@@ -85,18 +86,44 @@ def _step_body(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], s
                      height=min(38 + 35 * len(now), 280))
     else:
         st.caption("No system changed its memory at this step.")
-    tabs = st.tabs(["Layers over time", "Construction cost", "Events per step", "Growth"])
-    with tabs[0]:
-        st.plotly_chart(layer_counts_figure(data, step), key="rp_layers")
-        st.caption("Items alive in each memory layer at every step (from stored item versions). "
-                   "The dashed line is the current step.")
-    with tabs[1]:
+    view = st.segmented_control("View", VIEWS, default=VIEWS[0], key="rp_view") or VIEWS[0]
+    sig = (wb.store.uri, conv.id, tuple((n, rd.n_steps, len(rd.events), int(rd.cost["tokens"].iloc[-1]))
+                                        for n, rd in data.items()))
+    if view == VIEWS[0]:
+        st.plotly_chart(_fig("layers", sig, data, step), key="rp_layers")
+        st.caption("Items alive in each memory layer at every step (from stored item versions): one colour per "
+                   "system, one dash style per memory kind. The dashed line is the current step.")
+    elif view == VIEWS[1]:
         metric = st.segmented_control("Show", ["tokens", "calls"], default="tokens", key="rp_metric") or "tokens"
-        st.plotly_chart(cumulative_cost_figure(data, step, metric), key="rp_cost")
+        st.plotly_chart(_fig(f"cost-{metric}", sig, data, step), key="rp_cost")
         notes = {note for rd in data.values() for note in rd.notes}
         st.caption("Cumulative LLM usage while building memory (stage = construction). " + " ".join(notes))
-    with tabs[2]:
-        st.plotly_chart(event_strip_figure(data, step), key="rp_events")
+    elif view == VIEWS[2]:
+        st.plotly_chart(_fig("events", sig, data, step), key="rp_events")
         st.caption("What each system did at every step: created, merged, split, moved, promoted…")
-    with tabs[3]:
+    else:
         growth.growth_views(wb, conv, data, step)
+
+
+VIEWS = ["Layers over time", "Construction cost", "Events per step", "Growth"]
+_FIGS: dict[tuple, dict] = {}
+
+
+def _fig(kind: str, sig: tuple, data: dict[str, ReplayData], step: int) -> dict:
+    """A chart built once per memory state (as a plain dict) with the current-step line added per step."""
+    key = (kind, sig)
+    if key not in _FIGS:
+        if len(_FIGS) > 32:
+            _FIGS.clear()
+        if kind == "layers":
+            fig = layer_counts_figure(data)
+        elif kind == "events":
+            fig = event_strip_figure(data)
+        else:
+            fig = cumulative_cost_figure(data, None, kind.split("-", 1)[1])
+        _FIGS[key] = fig.to_plotly_json()
+    base = _FIGS[key]
+    line = {"type": "line", "xref": "x", "yref": "paper", "x0": step, "x1": step, "y0": 0, "y1": 1,
+            "line": {"color": "#333333", "width": 2, "dash": "dash"}}
+    layout = {**base["layout"], "shapes": [*base["layout"].get("shapes", []), line]}
+    return {"data": base["data"], "layout": layout}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,10 +114,18 @@ def space_of(wb: Workbench, system: str, conv: Conversation) -> str:
     return _SPACES[key]
 
 
-def ingest_status(wb: Workbench, system: str, conv: Conversation) -> tuple[int, bool]:
-    """(last committed step, complete) of a system's ingest."""
-    ck = wb.store.checkpoint(space_of(wb, system, conv), conv.id)
+@st.cache_data(show_spinner=False, ttl=2, max_entries=256)
+def _status(_wb: Workbench, store_uri: str, space: str, conv_id: str) -> tuple[int, bool]:
+    ck = _wb.store.checkpoint(space, conv_id)
     return (ck["step"], ck["done"]) if ck else (0, False)
+
+
+def ingest_status(wb: Workbench, system: str, conv: Conversation) -> tuple[int, bool]:
+    """(last committed step, complete) of a system's ingest (re-read at most every 2 s)."""
+    job = jobs.get(ingest_job_id(conv))
+    if job is not None and (job.running or time.time() - (job.finished or 0) < 10):
+        _status.clear()  # memory is being (or was just) built: read the checkpoint afresh
+    return _status(wb, wb.store.uri, space_of(wb, system, conv), conv.id)
 
 
 def ingest_job_id(conv: Conversation) -> str:

@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 
 from memcore.types import Event
 from memcore.viz.safe import esc, shorten
-from memcore.viz.theme import event_color, kind_color, style, system_color
+from memcore.viz.theme import event_color, style, system_color
 
 EVENT_COLUMNS = ["step", "system", "event", "item_kind", "items", "turn_id", "reason", "data"]
 
@@ -105,18 +105,18 @@ def _step_line(fig: go.Figure, step: int | None) -> None:
 
 
 def layer_counts_figure(data: dict[str, ReplayData] | ReplayData, step: int | None = None) -> go.Figure:
-    """Items per memory kind over the steps (one line per kind; dashes distinguish systems)."""
+    """Items per memory kind over the steps: one colour per system, one dash style per kind."""
     data = {data.system: data} if isinstance(data, ReplayData) else data
     fig = go.Figure()
-    dashes = ["solid", "dot", "dash", "longdash", "dashdot"]
-    for i, (sysname, rd) in enumerate(data.items()):
-        for kind in rd.counts.columns:
+    dashes = ["solid", "dash", "dot", "dashdot", "longdash"]
+    for sysname, rd in data.items():
+        for i, kind in enumerate(rd.counts.columns):
             fig.add_trace(go.Scatter(
                 x=rd.counts.index, y=rd.counts[kind], mode="lines", name=f"{sysname} · {kind}",
-                line={"color": kind_color(kind), "width": 3, "dash": dashes[i % len(dashes)]},
+                line={"color": system_color(sysname), "width": 3, "dash": dashes[i % len(dashes)]},
                 hovertemplate=f"{esc(sysname)} {esc(kind)}: %{{y}} at step %{{x}}<extra></extra>"))
         if rd.counts.columns.empty:
-            fig.add_trace(go.Scatter(x=[0, rd.n_steps], y=[0, 0], mode="lines", name=f"{sysname} · (no items)",
+            fig.add_trace(go.Scatter(x=[0, rd.n_steps], y=[0, 0], mode="lines", name=f"{sysname} · (turn index only)",
                                      line={"color": system_color(sysname), "width": 2, "dash": "dot"}))
     _step_line(fig, step)
     fig.update_xaxes(title="step (turn)")
@@ -140,22 +140,29 @@ def cumulative_cost_figure(data: dict[str, ReplayData], step: int | None = None,
 
 
 def event_strip_figure(data: dict[str, ReplayData], step: int | None = None) -> go.Figure:
-    """Event counts per step, stacked by event kind, one row of bars per system."""
-    fig = go.Figure()
+    """Event counts per step: one row per system (named in its colour), bars stacked by event kind."""
+    from plotly.subplots import make_subplots
+
+    names = list(data) or ["(none)"]
+    fig = make_subplots(rows=len(names), cols=1, shared_xaxes=True, vertical_spacing=0.04)
     seen: set[str] = set()
-    for sysname, rd in data.items():
+    for row, sysname in enumerate(names, start=1):
+        rd = data.get(sysname)
+        if rd is None:
+            continue
         for kind in rd.event_counts.columns:
-            y = rd.event_counts[kind]
-            fig.add_trace(go.Bar(x=rd.event_counts.index, y=y, name=kind, legendgroup=kind,
+            fig.add_trace(go.Bar(x=rd.event_counts.index, y=rd.event_counts[kind], name=kind, legendgroup=kind,
                                  showlegend=kind not in seen, marker_color=event_color(kind),
-                                 offsetgroup=sysname,
-                                 hovertemplate=f"{esc(sysname)} {esc(kind)}: %{{y}} at step %{{x}}<extra></extra>"))
+                                 hovertemplate=f"{esc(sysname)} {esc(kind)}: %{{y}} at step %{{x}}<extra></extra>"),
+                          row=row, col=1)
             seen.add(kind)
-    _step_line(fig, step)
-    fig.update_layout(barmode="stack")
-    fig.update_xaxes(title="step (turn)")
-    fig.update_yaxes(title="events")
-    return style(fig, "Events per step", height=280)
+        fig.update_yaxes(title={"text": esc(sysname), "font": {"color": system_color(sysname), "size": 14}},
+                         row=row, col=1, rangemode="tozero")
+        if step is not None:
+            fig.add_vline(x=step, line_width=2, line_dash="dash", line_color="#333333", row=row, col=1)
+    fig.update_layout(barmode="stack", bargap=0.1)
+    fig.update_xaxes(title="step (turn)", row=len(names), col=1)
+    return style(fig, "Events per step", height=90 + 110 * len(names))
 
 
 def turn_caption(speaker: str, text: str, turn_id: str, date: str) -> str:
