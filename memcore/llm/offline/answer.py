@@ -26,6 +26,7 @@ from memcore.llm.offline.answer_passages import (
     Passage,
     Sent,
     is_about,
+    mentions,
     parse_passages,
     speakers_of,
     subject_of,
@@ -146,6 +147,7 @@ def _cover(stem_set: frozenset[str], weights: dict[str, float], date_ok: bool = 
 def _rank(passages: list[Passage], weights: dict[str, float], kind: dict, subject: str, question: str,
           period: tuple = (None, None, None, "")) -> list[Cand]:
     top = max((p.score for p in passages), default=0.0) or 1.0
+    participant = bool(subject) and any(mentions(sp, subject) or mentions(subject, sp) for sp in speakers_of(passages))
     typed = kind["type"] in _TYPED or kind["sub"] == "title"
     inherited: dict[int, tuple[float, float]] = {}  # reply passage -> (pcov, scov) of the question before it
     out: list[Cand] = []
@@ -170,7 +172,7 @@ def _rank(passages: list[Passage], weights: dict[str, float], kind: dict, subjec
                 score += TYPE_BONUS
             if s.question:
                 score *= QUESTION_SENT
-            about = not subject or is_about(p, s, subject)
+            about = not subject or is_about(p, s, subject, participant)
             out.append(Cand(score * (1.0 if about else OTHER_SPEAKER), s, pcov, scov, about))
     out.sort(key=lambda c: (-c.score, c.sent.passage, c.sent.pos))
     return out

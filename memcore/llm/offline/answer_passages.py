@@ -21,6 +21,7 @@ _CAPTION = re.compile(r"\[shares? (?:a |an )?(?:photo|picture|image|pic) of ([^\
 _DATED_LINE = re.compile(r"^\s*\[([^\]]{4,60})\]\s*(.*)$")
 _INTERJECTION = re.compile(r"(?:^|[,!.?]\s*|\b(?:hey|hi|hello|thanks|thank you|wow|congrats|oh|yeah|yes|sorry|aw+|"
                            r"yay|woohoo|bye|dear|omg|haha|ha|so|well|ok|okay|great|cool|awesome|yep|nice)\W*)$", re.I)
+_GREETING = re.compile(r"^\W*(?:hey|hi|hello|hiya|yo|morning|evening)\b[\s,!]*[A-Z][a-z]+\W*", re.I)
 _FIRST = re.compile(r"\b(I|I'm|I've|I'd|I'll|me|my|mine|myself|we|we're|we've|our|us)\b", re.I)
 _SECOND = re.compile(r"\b(you|your|yours|you're|you've|you'd|you'll|yourself)\b", re.I)
 
@@ -83,12 +84,17 @@ def parse_passages(inputs: dict[str, Any]) -> list[Passage]:
 def vocatives(text: str) -> set[str]:
     """Names used to address someone: "Thanks, Caroline!", "Hey Mel," -> {"Caroline", "Mel"}."""
     out = set()
-    for m in re.finditer(r"\b([A-Z][a-z]{2,})(?=\s*[,!?])", text):
+    for m in re.finditer(r"\b([A-Z][a-z]{2,})\b", text):
         word = m.group(1)
-        if word.lower() not in STOPWORDS and word.lower() not in SENTENCE_STARTERS and \
-                _INTERJECTION.search(text[max(0, m.start() - 16):m.start()]):
+        if word.lower() not in STOPWORDS and word.lower() not in SENTENCE_STARTERS and _is_vocative(text, m):
             out.add(word)
     return out
+
+
+def _is_vocative(text: str, m: re.Match) -> bool:
+    after = text[m.end():m.end() + 3]
+    before = text[max(0, m.start() - 16):m.start()]
+    return bool(re.match(r"\s*(?:[,!?]|\.(?:\s|$))|\s*$", after)) and bool(_INTERJECTION.search(before))
 
 
 def speakers_of(passages: list[Passage]) -> list[str]:
@@ -118,20 +124,20 @@ def subject_of(question: str, speakers: list[str]) -> str:
 
 def _named(text: str, name: str) -> bool:
     first = re.escape(name.split()[0])
-    return any(not re.match(r"\s*[,!?]", text[m.end():]) for m in re.finditer(rf"\b{first}\b", text))
+    return any(not _is_vocative(text, m) for m in re.finditer(rf"\b{first}\b", text))
 
 
-def is_about(p: Passage, s: Sent, name: str) -> bool:
-    """Whether a sentence is by or about a person (see the module docstring)."""
+def is_about(p: Passage, s: Sent, name: str, participant: bool = True) -> bool:
+    """Whether a sentence is by or about a person (see the module docstring); non-participants must be named."""
     if _named(s.text, name):
         return True
-    if not p.speaker:  # a memory item, not a turn: about whoever it names
+    if not p.speaker or not participant:  # a memory item, or a third party (a pet, a friend): named anywhere
         return _named(p.text, name)
     by = p.speaker == name or name.lower().startswith(p.speaker.lower()) or p.speaker.lower().startswith(name.lower())
     if s.caption:
         return by
     me = bool(_FIRST.search(s.text))
-    addressed = any(not name.lower().startswith(v.lower()) for v in vocatives(s.text))
+    addressed = any(not name.lower().startswith(v.lower()) for v in vocatives(_GREETING.sub("", s.text)))
     to_other = not me and (bool(_SECOND.search(s.text)) or s.question or addressed)
     return by != to_other
 
