@@ -157,3 +157,23 @@ def test_judge_role_reads_model_labels() -> None:
     assert parse_output(role, '{"label": "INCORRECT", "reason": "different date"}').label == "WRONG"
     assert parse_output(role, '{"label": "CORRECT"}').label == "CORRECT"
     assert role.default({}).label == "WRONG"
+
+
+def test_memory_item_passages_without_speakers() -> None:
+    items = [
+        {"text": "On 8 May 2023, Caroline said she went to a LGBTQ support group yesterday (7 May 2023).",
+         "date": "2023-05-08", "score": 0.6, "speaker": ""},
+        {"text": "On 25 May 2023, Melanie said she ran a charity race last Saturday.", "date": "", "score": 0.5,
+         "speaker": ""},
+        {"text": "Caroline is researching adoption agencies.", "date": "2023-05-25", "score": 0.4, "speaker": ""},
+    ]
+    assert ask("When did Caroline go to the LGBTQ support group?", *items) == "7 May 2023"
+    assert ask("When did Melanie run a charity race?", *items) == "the Saturday before 25 May 2023"
+    assert ask("What is Caroline researching?", *items) == "adoption agencies"
+    assert ask("What is Melanie researching?", *items) == ABSTAIN
+
+
+def test_question_time_restriction_prefers_passages_from_that_time() -> None:
+    chat = [turn("Melanie", "We painted a lake together.", D1), turn("Melanie", "We painted a sunset together.", D2)]
+    assert ask("What did Melanie paint in May 2023?", *chat) in ("lake", "sunset")
+    assert ask("What did Melanie paint on 25 May, 2023?", *chat) == "sunset"

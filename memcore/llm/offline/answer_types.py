@@ -49,6 +49,7 @@ _KIN = re.compile(r"\bmy ((?:\w+ )?(?:mom|mother|dad|father|sister|brother|wife|
                   re.I)
 _REASON = re.compile(r"\b(?:because|'cause|cause|since|as|so that|in order to)\b (.+)", re.I)
 _NEG = re.compile(r"\b(not|no|never|n't|nothing|nobody|neither|nor)\b|n't\b", re.I)
+_LEAD_DATE = re.compile(r"^\s*On ([^,]{6,30}\d{4}),\s")
 _QUOTED = re.compile(r"[\"\u201c]([^\"\u201d]{2,60})[\"\u201d]")
 _TITLE_NOUN = re.compile(r"\b(book|books|novel|novels|song|songs|movie|movies|film|films|series|album|albums|band|"
                          r"bands|poem|podcast|title|called|named|artist|artists|singer|author|musician|musicians|game|games|"
@@ -174,9 +175,14 @@ def _date_span(text: str, date: str, sub: str) -> str:
         m = _AGO.search(text)
         return m.group(1) if m else ""
     anchor = parse_date(date) if date else None
+    lead = _LEAD_DATE.match(text)  # "On 8 May 2023, Caroline said ..." (a memory item's own date)
+    if lead:
+        anchor = parse_date(lead.group(1)) or anchor
+        text = " " * lead.end() + text[lead.end():]
     found: list[tuple[int, str]] = []
     for m in RELATIVE.finditer(text):
-        val = normalize_time(m.group(0), anchor, style="locomo") if anchor else ""
+        resolved = re.match(r"\s*\(([^)]{4,40})\)", text[m.end():])  # already resolved: "yesterday (7 May 2023)"
+        val = resolved.group(1) if resolved else normalize_time(m.group(0), anchor, style="locomo") if anchor else ""
         if val:
             found.append((m.start(), val))
     for m in _DAY_MONTH.finditer(text):
@@ -190,7 +196,7 @@ def _date_span(text: str, date: str, sub: str) -> str:
     for m in _YEAR.finditer(text):
         found.append((m.start(), f"since {m.group(2)}" if m.group(1) == "since" else m.group(2)))
     if not found:
-        return ""
+        return fmt_day(anchor) if lead and anchor and sub not in ("year", "month") else ""
     found.sort(key=lambda f: (f[0], -len(f[1])))
     val = found[0][1]
     if sub == "year":
