@@ -177,3 +177,10 @@ def test_question_time_restriction_prefers_passages_from_that_time() -> None:
     chat = [turn("Melanie", "We painted a lake together.", D1), turn("Melanie", "We painted a sunset together.", D2)]
     assert ask("What did Melanie paint in May 2023?", *chat) in ("lake", "sunset")
     assert ask("What did Melanie paint on 25 May, 2023?", *chat) == "sunset"
+
+
+def test_session_passages_are_split_into_turns() -> None:
+    session = {"text": "Caroline: I went to a LGBTQ support group yesterday.\nMelanie: Wow, that's cool!\n"
+                       "Melanie: I ran a charity race last Saturday.", "date": D2, "score": 0.7, "speaker": ""}
+    assert ask("When did Caroline go to the LGBTQ support group?", session) == "24 May 2023"
+    assert ask("When did Caroline run a charity race?", session) == ABSTAIN

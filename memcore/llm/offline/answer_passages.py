@@ -60,7 +60,7 @@ def parse_passages(inputs: dict[str, Any]) -> list[Passage]:
             if line.strip():
                 raw.append({"text": m.group(2) if m else line, "date": m.group(1) if m else "", "score": 0.0})
     out: list[Passage] = []
-    for r in raw:
+    for r in _split_dialogues(raw):
         text, speaker = str(r.get("text", "") or ""), str(r.get("speaker", "") or "")
         m = _PREFIX.match(text)
         if m and (not speaker or m.group(1) == speaker):
@@ -78,6 +78,18 @@ def parse_passages(inputs: dict[str, Any]) -> list[Passage]:
         if p.sents:
             p.stems = frozenset().union(*(s.stems for s in p.sents))
             out.append(p)
+    return out
+
+
+def _split_dialogues(raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A passage holding several "Speaker: text" lines (a whole session) becomes one passage per line."""
+    out: list[dict[str, Any]] = []
+    for r in raw:
+        lines = [ln for ln in str(r.get("text", "") or "").splitlines() if ln.strip()]
+        if len(lines) > 1 and sum(1 for ln in lines if _PREFIX.match(ln)) >= 2:
+            out += [{**r, "text": ln, "speaker": ""} for ln in lines]
+        else:
+            out.append(r)
     return out
 
 
