@@ -3,10 +3,18 @@
     .venv/bin/python bench/eval_workers.py [--file F] [--conversations conv-26,conv-30]
         [--systems naive_rag,naive_rag_session] [--limit 40] [--embedder minilm]
 
+    .venv/bin/python bench/eval_workers.py --stress 4   # concurrent-writer check only
+
 Each setting runs from a fresh store under /tmp (ingest included), offline engine. Prints the
 wall times, the speed-up, and whether both runs produced the same numbers. Parallelism is across
 conversations (one process each), so the speed-up is bounded by the number of conversations and
 of free CPU cores.
+
+`--stress N`: N spawned processes write to the same tables of one store at once, each for its own
+conversation, with the store calls the eval workers make (commit with new versions, deletions,
+events and links; checkpoint and results merge_insert; rollback; FTS index + hybrid search), then
+checks every conversation's rows equal a one-process run. LanceDB commits optimistically and
+rebases concurrent appends/updates/deletes on disjoint rows, so this passes (4 x 150 commits).
 """
 
 from __future__ import annotations
@@ -41,6 +49,53 @@ def one(workers: int, args: argparse.Namespace) -> tuple[float, dict]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def _stress_worker(uri: str, conv: str, n: int) -> None:
+    import numpy as np
+
+    from memcore.store import LanceStore
+    from memcore.types import Event, MemoryItem
+
+    st, rng = LanceStore(uri, dim=8), np.random.default_rng(0)
+    for i in range(n):
+        it = MemoryItem(id=f"e{i % 5}", kind="episode", text=f"episode text {i}", system="s", conv_id=conv,
+                        embedding=list(rng.random(8)), sources=["D1:1"], turn_ids=["D1:1"], updated_step=i + 1)
+        ev = Event(step=i + 1, kind="created", item_ids=[it.id], reason="x", system="s", conv_id=conv)
+        dels = [("episode", f"e{(i + 2) % 5}")] if i % 3 == 0 else []
+        st.commit("sp", "s", conv, i + 1, [it], dels, [ev], {"i": i})
+        st.save_results("run", [{"system": "s", "question_id": f"{conv}:q{i}", "conv_id": conv}])
+        if i % 10 == 5:
+            st.rollback("sp", conv, i + 1)
+            st.search_items("sp", conv, "episode", "episode text", rng.random(8), 3, mode="hybrid")
+
+
+def _signature(uri: str, conv: str) -> tuple:
+    from memcore.store import LanceStore
+
+    st = LanceStore(uri, dim=8)
+    df = st._df("mem_episode", where=f"conv_id = '{conv}'")
+    return (sorted(zip(df["id"], df["valid_from"], df["valid_to"], strict=True)),
+            [(e.step, e.item_ids) for e in st.events("sp", conv)], st.checkpoint("sp", conv)["step"],
+            sum(r["conv_id"] == conv for r in st.results("run")))
+
+
+def stress(k: int, n: int = 150) -> None:
+    """k processes commit to the same tables at once; compare each conversation with a serial run."""
+    import multiprocessing as mp
+
+    root = tempfile.mkdtemp(prefix="memcore-stress-")
+    ctx = mp.get_context("spawn")
+    t0 = time.perf_counter()
+    procs = [ctx.Process(target=_stress_worker, args=(f"{root}/par", f"c{j}", n)) for j in range(k)]
+    [p.start() for p in procs]
+    [p.join() for p in procs]
+    print(f"{k} writers x {n} commits: {time.perf_counter() - t0:.1f}s, exit codes {[p.exitcode for p in procs]}")
+    _stress_worker(f"{root}/serial", "c0", n)
+    ref = _signature(f"{root}/serial", "c0")
+    same = [_signature(f"{root}/par", f"c{j}") == ref for j in range(k)]
+    print(f"each conversation identical to a one-process run: {same}")
+    shutil.rmtree(root, ignore_errors=True)
+
+
 def main() -> None:
     """Print wall time for workers=1 and workers=2 and the speed-up."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -49,7 +104,11 @@ def main() -> None:
     ap.add_argument("--systems", default="naive_rag,naive_rag_session")
     ap.add_argument("--limit", type=int, default=40, help="questions per conversation (0 = all)")
     ap.add_argument("--embedder", default="minilm")
+    ap.add_argument("--stress", type=int, default=0, help="only run the concurrent-writer check with N processes")
     args = ap.parse_args()
+    if args.stress:
+        stress(args.stress)
+        return
     args.limit = args.limit or None
     if not Path(args.file).is_file():
         sys.exit(f"dataset not found: {args.file} (pass --file)")
