@@ -17,7 +17,9 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing as mp
+import os
 import signal
+import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
@@ -221,9 +223,13 @@ def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Ques
 _W: dict[str, Any] = {}
 
 
-def _worker_init(queue: Any, stop_event: Any) -> None:
+def _worker_init(queue: Any, stop_event: Any, threads: int) -> None:
+    # Torch threads per worker = cores / workers: oversubscribed intra-op threads made a MiniLM query
+    # 5-15x slower on a busy 2-core machine; the vectors are identical with 1 or 2 threads.
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = str(threads)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and sets stop_event
-    _W.update(queue=queue, stop=stop_event)
+    _W.update(queue=queue, stop=stop_event, threads=threads)
 
 
 def _worker_job(settings: Settings, conv_json: str, todo_ids: dict[str, list[str]], job: dict) -> int:
@@ -232,6 +238,8 @@ def _worker_job(settings: Settings, conv_json: str, todo_ids: dict[str, list[str
 
     if "wb" not in _W:
         _W["wb"] = Workbench(settings)
+        if "torch" in sys.modules:
+            sys.modules["torch"].set_num_threads(_W["threads"])
     conv = conversation_from_json(conv_json)
     by_id = {q.id: q for q in conv.questions}
     todo = {s: [by_id[i] for i in ids] for s, ids in todo_ids.items()}
@@ -245,8 +253,9 @@ def _run_parallel(settings: Settings, convs: list[Conversation], todo: dict, job
     ctx = mp.get_context("spawn")
     queue, stop_event = ctx.Queue(), ctx.Event()
     order = sorted(convs, key=lambda c: -sum(len(v) for v in todo[c.id].values()) * len(c.turns))
+    threads = max(1, (os.cpu_count() or 1) // workers)
     with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init,
-                             initargs=(queue, stop_event)) as pool:
+                             initargs=(queue, stop_event, threads)) as pool:
         futs = [pool.submit(_worker_job, settings, conversation_to_json(c),
                             {s: [q.id for q in qs] for s, qs in todo[c.id].items()}, job)
                 for c in order if any(todo[c.id].values())]
