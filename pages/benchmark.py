@@ -27,8 +27,8 @@ results = load_results()
 if not results:
     st.info("Start a run above, or load a results JSON written by `memcore eval` (or the Export page).")
     st.stop()
-if results.get("provider") or results.get("llm"):
-    st.caption(f"Run answered by: **{results.get('llm') or results.get('provider')}**"
+if results.get("engine") or results.get("provider") or results.get("llm"):
+    st.caption(f"Run answered by: **{results.get('engine') or results.get('llm') or results.get('provider')}**"
                + (f" · judge: {results['judge'].get('label', '')}" if isinstance(results.get("judge"), dict) else ""))
 
 st.dataframe(summary_table(results), hide_index=True)

@@ -21,7 +21,8 @@ if q is None:
     st.stop()
 if q.answer:
     st.markdown(f"**Gold answer:** {widgets.md_escape(q.answer)} · evidence: {', '.join(q.evidence) or 'none'}")
-systems = widgets.system_picker("Systems", [s for s in wb.systems() if s != "full_context"], key="cmp_systems")
+built = [s for s in wb.systems() if s != "full_context" and state.ingest_status(wb, s, conv)[1]]
+systems = widgets.system_picker("Systems", built if len(built) > 1 else ["naive_rag", "com"], key="cmp_systems")
 if not systems or not widgets.ingest_panel(wb, conv, systems):
     st.stop()
 if st.button("Compare", type="primary", icon=":material/compare:"):
@@ -52,7 +53,8 @@ for col, (name, ans) in zip(cols, answers.items(), strict=True):
         st.text(ans.text or "(empty)")
         present = set(ans.trace.context_turn_ids())
         for t in q.evidence:
-            st.markdown(f"{'✅' if t in present else '❌'} `{t}`")
+            st.markdown(f":green[:material/check_circle: hit] `{t}`" if t in present
+                        else f":red[:material/cancel: miss] `{t}`")
         for m in locate_missed_evidence(ans.trace, q.evidence):
             st.caption(f"{m['turn_id']}: {m['status']}" + (f" at {m['stage']} (rank {m['rank']})" if m["stage"] else "")
                        + (f" · {widgets.md_escape(m['reason'])}" if m["reason"] else ""))

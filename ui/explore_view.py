@@ -53,10 +53,10 @@ def provenance(wb: Workbench, conv: Conversation, space: str, item_id: str, kind
     c1, c2 = st.columns(2)
     with c1:
         st.markdown(f"**Down to raw turns** · {int((down['kind'] == 'turn').sum())} turn(s)")
-        st.dataframe(indent(down), hide_index=True, height=300)
+        st.dataframe(indent(down), hide_index=True, height=min(38 + 35 * len(down), 300))
     with c2:
         st.markdown(f"**Up to what was built on it** · {len(up) - 1} item(s)")
-        st.dataframe(indent(up), hide_index=True, height=300)
+        st.dataframe(indent(up), hide_index=True, height=min(38 + 35 * len(up), 300))
     st.caption("Provenance links are written at ingest: each item keeps its direct sources (turns or items).")
 
 

@@ -35,7 +35,7 @@ def memory_table(wb: Workbench, conv: Conversation, rd: ReplayData, step: int) -
                         "version from": it.updated_step} for it in items],
                       columns=["changed now", "id", "text", "turns", "since step", "version from"])
     df = df.sort_values(["changed now", "version from"], ascending=False)
-    st.dataframe(df, hide_index=True, height=300)
+    st.dataframe(df, hide_index=True, height=min(38 + 35 * max(len(df), 1), 300))
     st.caption(f"{len(df)} {kind} item(s) in memory at step {step}; ticked rows changed at this step.")
 
 

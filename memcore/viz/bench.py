@@ -71,7 +71,8 @@ def accuracy_tokens_scatter(results: dict[str, Any], accuracy: str = "f1",
                                  marker={"size": 18, "color": system_color(sysname)},
                                  hovertemplate=f"{esc(sysname)}: {accuracy} %{{y:.3f}}, %{{x:,.0f}} tokens<extra></extra>"))
     fig.update_xaxes(title=tokens.replace("_", " "), type="log")
-    fig.update_yaxes(title=accuracy)
+    fig.update_yaxes(title=accuracy, range=[0, 1.05] if accuracy in ("f1", "judge", "bleu1", "em") else None)
+    fig.update_layout(showlegend=False)
     return style(fig, f"{accuracy} vs {tokens.replace('_', ' ')}", height=380)
 
 
@@ -89,10 +90,12 @@ def failure_bars(results: dict[str, Any], category: str | None = None) -> go.Fig
         go.Bar(x=[esc(n) for n in names], y=[block(systems[n]).get("reasoning_failures") or 0 for n in names],
                name="reasoning failure (evidence present, answer wrong)", marker_color="#0072B2"),
     ])
-    fig.update_layout(barmode="stack")
+    fig.update_layout(barmode="stack", bargap=0.35)
     fig.update_yaxes(title="wrong answers")
     title = "Failure attribution" + (f" · {category_names(results).get(category, category)}" if category else "")
-    return style(fig, title, height=340)
+    fig = style(fig, title, height=380)
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0.0, "xanchor": "left"})
+    return fig
 
 
 def metric_heatmap(table: pd.DataFrame, metric: str) -> go.Figure:
@@ -100,7 +103,7 @@ def metric_heatmap(table: pd.DataFrame, metric: str) -> go.Figure:
     cols = [c for c in table.columns if c != "system"]
     z = table[cols].astype(float).to_numpy() if len(table) else [[]]
     fig = go.Figure(go.Heatmap(z=z, x=[esc(c) for c in cols], y=[esc(s) for s in table["system"]],
-                               colorscale=[[0, "#F8DCCB"], [1, HIT]], texttemplate="%{z:.3f}",
+                               colorscale=[[0, "#F8DCCB"], [1, HIT]], texttemplate="%{z:.3f}", showscale=False,
                                hovertemplate="%{y} · %{x}: %{z:.3f}<extra></extra>"))
     return style(fig, f"{metric} by category", height=120 + 40 * len(table))
 

@@ -62,7 +62,8 @@ def answer_bundle(q: Question, system: str, ans: Answer, provider: str,
         ("Summary", pd.DataFrame([answer_summary(system, ans, q.evidence)])),
     ]
     if q.evidence:
-        sections += [("Why was it missed?", missed_table(ans.trace, q.evidence, texts)),
+        missed = missed_table(ans.trace, q.evidence, texts)
+        sections += [("Why was it missed?", missed if len(missed) else "All gold evidence turns reached the context."),
                      ("Gold evidence", evidence_table(ans.trace, q.evidence, texts))]
     sections += [("Retrieved context", ctx), ("Cost by stage", cost_bar({system: ans.usage}))]
     sections += structure_sections(system, ans.trace.structure, texts)
