@@ -219,7 +219,9 @@ class BaseSystem:
         res = self.llm.run("answer", {
             "question": question.text, "context": trace.context, "question_date": question.question_date,
             "passages": [{"text": i.text, "date": i.metadata.get("date", ""), "score": i.score,
-                          "speaker": i.metadata.get("speaker", "")} for i in trace.items],
+                          "speaker": i.metadata.get("speaker", ""), "turn_ids": list(i.turn_ids)}
+                         for i in trace.items],
+            "speakers": list(self.conv.speakers),
         }, stage="answer")
         trace.notes.extend(res.notes)
         if res.error:
