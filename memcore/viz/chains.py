@@ -52,6 +52,11 @@ def chain_figure(structure: dict[str, Any], texts: dict[str, str] | None = None)
                 text=[esc(last["best"])], textposition="middle right",
                 hovertext=[_hover(last["best"], texts) + "<br>" + esc(last.get("stop_reason", ""))],
                 hovertemplate="%{hovertext}<extra></extra>"))
+    ys = [y for tr in fig.data for y in (tr.y or []) if y is not None]
+    if ys:
+        lo, hi = min(ys), max(ys)
+        pad = max(0.05, 0.15 * (hi - lo))
+        fig.update_yaxes(range=[lo - pad, hi + pad])
     fig.update_xaxes(title="position in chain (1 = anchor)", dtick=1)
     fig.update_yaxes(title="gate S(m) = cos(m,q) x cos(m,C)")
     beta = structure.get("beta")
