@@ -295,6 +295,16 @@ class LanceStore:
                     out[name[4:]] = n
         return out
 
+    def item_versions(self, space: str, conv_id: str) -> pd.DataFrame:
+        """Every stored item version of a memory space: kind, id, valid_from, valid_to."""
+        where = f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)}"
+        frames = [self._df(name, where=where, columns=["id", "valid_from", "valid_to"]).assign(kind=name[4:])
+                  for name in self.table_names() if name.startswith("mem_")]
+        frames = [f for f in frames if len(f)]
+        if not frames:
+            return pd.DataFrame(columns=["id", "valid_from", "valid_to", "kind"])
+        return pd.concat(frames, ignore_index=True)
+
     @staticmethod
     def _row_item(r: dict, with_vectors: bool) -> MemoryItem:
         return MemoryItem(
@@ -360,6 +370,11 @@ class LanceStore:
         if out:
             self.table("results").merge_insert("key").when_matched_update_all() \
                 .when_not_matched_insert_all().execute(out)
+
+    def result(self, run_id: str, system: str, question_id: str) -> dict | None:
+        """One stored per-question result (with its trace), or None."""
+        df = self._df("results", where=f"key = {sql_str(f'{run_id}|{system}|{question_id}')}", columns=["payload"])
+        return json.loads(df.iloc[0]["payload"]) if len(df) else None
 
     def results(self, run_id: str) -> list[dict]:
         """Stored per-question results of a run."""

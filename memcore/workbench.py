@@ -59,14 +59,20 @@ class Workbench:
     def system(self, name: str, conv: Conversation, restore: bool = True, **config: Any) -> BaseSystem:
         """A system bound to a conversation; restored from the store when already ingested."""
         cfg = make_config(name, **config)
+        if not restore:  # never cached: a cached empty instance would answer from no memory
+            return get_system(name)(self.runtime, conv, cfg)
         key = (name, conv.id, tuple(sorted(config.items())))
         if key in self._systems:
             return self._systems[key]
         sys_ = get_system(name)(self.runtime, conv, cfg)
-        if restore and self.store.checkpoint(sys_.space, conv.id):
+        if self.store.checkpoint(sys_.space, conv.id):
             sys_.restore()
-        self._systems[key] = sys_
+            self._systems[key] = sys_
         return sys_
+
+    def space(self, name: str, conv: Conversation, **config: Any) -> str:
+        """The memory space a system's ingest of a conversation writes to."""
+        return get_system(name)(self.runtime, conv, make_config(name, **config)).space
 
     def ingest(self, name: str, conv: Conversation, progress: ProgressFn | None = None,
                should_stop: Any = None, **config: Any) -> IngestReport:
@@ -79,8 +85,7 @@ class Workbench:
 
     def is_ingested(self, name: str, conv: Conversation, **config: Any) -> bool:
         """Whether this system's memory of the conversation is complete."""
-        sys_ = get_system(name)(self.runtime, conv, make_config(name, **config))
-        ck = self.store.checkpoint(sys_.space, conv.id)
+        ck = self.store.checkpoint(self.space(name, conv, **config), conv.id)
         return bool(ck and ck["done"])
 
     def ask(self, name: str, conv: Conversation, question: Question | str, **config: Any) -> Answer:

@@ -8,7 +8,6 @@ from typing import Any
 
 import streamlit as st
 
-from memcore.store import sql_str
 from memcore.types import Trace
 from memcore.viz.evidence import context_table, missed_table
 from memcore.workbench import Workbench
@@ -100,12 +99,11 @@ def full_row(wb: Workbench, run_id: str, row: dict[str, Any]) -> dict[str, Any]:
     """The stored row with its trace (one lookup by key), or the row as given."""
     if "trace" in row or not run_id:
         return row
-    key = f"{run_id}|{row['system']}|{row['question_id']}"
     try:
-        df = wb.store.table("results").search().where(f"key = {sql_str(key)}").select(["payload"]).to_pandas()
-    except Exception:  # noqa: BLE001
+        stored = wb.store.result(run_id, row["system"], row["question_id"])
+    except Exception:  # noqa: BLE001 - the store may not hold this run
         return row
-    return json.loads(df.iloc[0]["payload"]) if len(df) else row
+    return stored or row
 
 
 def question_detail(row: dict[str, Any]) -> None:

@@ -13,7 +13,6 @@ import streamlit as st
 from memcore.settings import Settings
 from memcore.store import sql_str
 from memcore.store_schema import INF_STEP
-from memcore.systems import get_system, make_config
 from memcore.types import Answer, Conversation, Question
 from memcore.viz.replay import ReplayData, build_replay
 from memcore.workbench import Workbench
@@ -105,12 +104,10 @@ _SPACES: dict[tuple[int, str, str], str] = {}
 def space_of(wb: Workbench, system: str, conv: Conversation) -> str:
     """The memory space a system's ingest of a conversation writes to (default config).
 
-    Built from a throwaway instance: Workbench.system() caches instances, and a cached
-    unrestored one would later answer questions from an empty memory.
     """
     key = (id(wb), system, conv.id)
     if key not in _SPACES:
-        _SPACES[key] = get_system(system)(wb.runtime, conv, make_config(system)).space
+        _SPACES[key] = wb.space(system, conv)
     return _SPACES[key]
 
 
@@ -160,17 +157,7 @@ def start_ingest(wb: Workbench, systems: list[str], conv: Conversation) -> jobs.
 # ----------------------------------------------------------------------- replay
 def item_versions(wb: Workbench, space: str, conv_id: str) -> pd.DataFrame:
     """Every stored item version (kind, id, valid_from, valid_to) of a memory space."""
-    where = f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)}"
-    frames = []
-    for name in wb.store.table_names():
-        if name.startswith("mem_"):
-            df = (wb.store.table(name).search().where(where).select(["id", "valid_from", "valid_to"])
-                  .limit(None).to_pandas())
-            if len(df):
-                frames.append(df.assign(kind=name[4:]))
-    if not frames:
-        return pd.DataFrame(columns=["id", "valid_from", "valid_to", "kind"])
-    out = pd.concat(frames, ignore_index=True)
+    out = wb.store.item_versions(space, conv_id)
     out.loc[out["valid_to"] >= INF_STEP, "valid_to"] = INF_STEP
     return out
 
