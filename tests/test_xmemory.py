@@ -7,9 +7,16 @@ import pytest
 
 from memcore.embed import HashingEmbedder
 from memcore.llm.fake import FakeLLM
-from memcore.llm.offline.xmemory import c_tf_idf, offline_boundary, support_uncertainty
+from memcore.llm.offline.xmemory import (
+    TermIndex,
+    c_tf_idf,
+    offline_boundary,
+    sentence_supports,
+    support_uncertainty,
+)
 from memcore.settings import Settings
 from memcore.systems import xmemory_retrieval as xr
+from memcore.systems import xmemory_trace as xtr
 from memcore.systems.xmemory import XMemorySystem
 from memcore.workbench import Workbench
 
@@ -109,6 +116,46 @@ def test_support_uncertainty_drops_when_the_context_supports_the_answer() -> Non
     assert support_uncertainty(q, "Biscuit is a golden retriever.") < support_uncertainty(q, "Ben likes pottery.")
 
 
+_INDEX = TermIndex.build(["Ana: I adopted a puppy named Biscuit", "Ben: pottery is fun", "Ana: Lisbon was great",
+                          "Ben: how is Biscuit?", "Ana: my pottery bowl broke", "Ben: see you soon"], ["Ana", "Ben"])
+_Q = "When did Ana adopt Biscuit?"
+_SEM = "[8 May, 2023] Ana has a dog named Biscuit."
+_ANSWER = "[8 May, 2023] Ana & Ben: Ana adopted Biscuit last week (the week before 8 May 2023). Ben is happy."
+_UNRELATED = "[9 May, 2023] Ana & Ben: Ben went to a pottery class with Ana. They talked for an hour."
+
+
+def test_proxy_an_episode_with_the_answer_lowers_uncertainty_more_than_an_unrelated_one() -> None:
+    h0 = support_uncertainty(_Q, _SEM, _INDEX)
+    gain_answer = h0 - support_uncertainty(_Q, f"{_SEM}\n{_ANSWER}", _INDEX)
+    gain_unrelated = h0 - support_uncertainty(_Q, f"{_SEM}\n{_UNRELATED}", _INDEX)
+    assert gain_answer > 0.25  # question terms next to the answer type (a date): messages too
+    assert -0.4 < gain_unrelated < 0  # never exactly 0: small negative (included, but a low-gain probe)
+    assert 0 < h0 < 2.0  # continuous: the semantic supports the question partly (no date in its text)
+
+
+def test_proxy_sentence_support_parts() -> None:
+    sup = dict((s, p) for p, s in sentence_supports(_Q, f"{_SEM}\n{_ANSWER}\n{_UNRELATED}", _INDEX))
+    assert "Ben went to a pottery class with Ana." not in sup  # only a speaker's name: no support
+    dated = next(p for s, p in sup.items() if "adopted Biscuit last week" in s)
+    undated = sup["Ana has a dog named Biscuit."]
+    assert dated > undated > 0  # answer type (date) in the sentence and more question terms matched
+    once = support_uncertainty(_Q, _SEM, _INDEX)
+    twice = support_uncertainty(_Q, f"{_SEM}\n{_SEM}", _INDEX)
+    assert twice > once  # a repeated sentence adds no support, only words
+    assert _INDEX.idf("adopt") > _INDEX.idf("biscuit") > _INDEX.idf("ana") > 0 and TermIndex().idf("x") == 1.0
+
+
+def test_stage_two_with_the_proxy_keeps_the_paper_thresholds() -> None:
+    eps = {"answer": _ANSWER, "unrelated": _UNRELATED, "later": "[10 May, 2023] Ana adopted Biscuit."}
+
+    def score(ids: list[str]) -> tuple[float, str]:
+        return support_uncertainty(_Q, "\n".join([_SEM, *(eps[i] for i in ids)]), _INDEX), ""
+
+    res = xr.stage_two([("answer", 1.0), ("unrelated", 0.9), ("later", 0.8)], score)
+    assert [(p.id, p.decision) for p in res.probes] == [("answer", "include+messages"), ("unrelated", "include")]
+    assert "among the first 3" in res.stop and res.unprobed == ["later"]  # the unrelated probe stopped it
+
+
 # ------------------------------------------------------------ the system
 def test_ingest_builds_the_hierarchy_with_scored_events(workbench, tiny_conv) -> None:
     rep = workbench.ingest("xmemory", tiny_conv)
@@ -152,6 +199,27 @@ def test_stage_two_uses_token_logprobs_when_the_model_returns_them(tmp_path, tin
     assert first["H_after"] == pytest.approx(1.0) and first["gain"] == pytest.approx(0.0)
     assert first["decision"] == "include" and "low-gain" in first["stop"]
     assert not any("proxy" in n for n in tr.notes)
+
+
+def test_stage_one_graph_scope(workbench, tiny_conv) -> None:
+    workbench.ingest("xmemory", tiny_conv)
+    level = workbench.system("xmemory", tiny_conv)
+    joint = workbench.system("xmemory", tiny_conv, knn_scope="joint")
+    themes = [t.id for t in level.memory.of_kind("theme")]
+    sems = [s.id for s in level.memory.of_kind("semantic")]
+    pos_l, g_l = xtr._graph(level, "theme", 10)
+    pos_j, g_j = xtr._graph(joint, "theme", 10)
+    assert set(pos_l) == set(themes) and set(pos_j) == set(themes) | set(sems)
+    ids_l, ids_j = {i: x for x, i in pos_l.items()}, {i: x for x, i in pos_j.items()}
+
+    def theme_edges(pos: dict[str, int], g: list[dict[int, float]], ids: dict[int, str]) -> set:
+        return {(t, ids[u]) for t in themes for u in g[pos[t]] if ids[u] in themes}
+
+    # a theme's neighbours among themes and semantics are fewer themes: the joint graph is sparser per level
+    assert theme_edges(pos_j, g_j, ids_j) <= theme_edges(pos_l, g_l, ids_l)
+    tr = joint.retrieve(tiny_conv.questions[0])
+    assert tr.structure["knn_graph"].startswith("joint") and level.retrieve(
+        tiny_conv.questions[0]).structure["knn_graph"].startswith("level")
 
 
 def test_split_reassigns_semantics_and_records_f(workbench, tiny_conv) -> None:

@@ -41,6 +41,7 @@ class XMemoryConfig(SystemConfig):
     dup_cos: float = 0.95  # a new fact this close to a stored semantic links to it instead
     pool: int = query_field(40)
     knn: int = query_field(10)
+    knn_scope: str = query_field("level")  # one kNN graph per level; "joint": one over themes + semantics
     alpha: float = query_field(0.7)
     theme_budget: int = query_field(5)
     semantic_budget: int = query_field(20)

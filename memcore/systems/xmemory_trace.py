@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from memcore.llm.offline.xmemory import PROXY_DOC, TermIndex, support_uncertainty
 from memcore.systems import xmemory_retrieval as xr
 from memcore.types import Candidate, Question, Trace, TraceItem
 
@@ -21,21 +22,39 @@ def _restrict(graph: list[dict[int, float]], idx: list[int]) -> list[dict[int, f
     return [{loc[u]: w for u, w in graph[g].items() if u in loc} for g in idx]
 
 
-def _graph(sys_: Any, kind: str, k: int) -> tuple[dict[str, int], np.ndarray, list[dict[int, float]]]:
-    """Row positions, vectors and kNN graph of one kind (graph cached until the kind changes)."""
-    ids, mat = sys_.memory.matrix(kind)
+def _graph(sys_: Any, kind: str, k: int) -> tuple[dict[str, int], list[dict[int, float]]]:
+    """Row positions and the kNN graph Stage I walks for `kind` (cached until the memory changes).
+
+    knn_scope "level" (default): one graph per kind (the paper's "selection on kNN graphs", the README's
+    semantic kNN graph); "joint": one graph over theme and semantic nodes together (the other reading
+    of "a k-NN graph among theme and semantic nodes"). Top-k neighbours per node, edges with sim > 0.
+    """
+    kinds = ("theme", "semantic") if sys_.config.knn_scope == "joint" else (kind,)
+    mats = [sys_.memory.matrix(x) for x in kinds]
     cache = sys_.__dict__.setdefault("_xr_knn", {})
-    hit = cache.get((kind, k))
-    if hit is None or hit[0] is not mat:
-        hit = cache[(kind, k)] = (mat, xr.knn_graph(mat, k))
-    return {x: i for i, x in enumerate(ids)}, mat, hit[1]
+    hit = cache.get((kinds, k))
+    if hit is None or any(a is not b for a, (_, b) in zip(hit[0], mats, strict=True)):
+        hit = cache[(kinds, k)] = ([m for _, m in mats], xr.knn_graph(np.vstack([m for _, m in mats]), k))
+    return {x: i for i, x in enumerate(x for ids, _ in mats for x in ids)}, hit[1]
+
+
+def _term_index(sys_: Any) -> TermIndex:
+    """The uncertainty proxy's idf over the turns the memory holds (cached until episodes change)."""
+    eps = sys_.memory.of_kind("episode")
+    hit = sys_.__dict__.get("_xr_terms")
+    if hit is None or hit[0] != len(eps):
+        seen = {t for e in eps for t in e.turn_ids}
+        turns = [t for t in sys_.conv.turns if t.turn_id in seen]
+        hit = sys_.__dict__["_xr_terms"] = (len(eps), TermIndex.build(
+            [f"{t.speaker}: {t.content}" for t in turns], {t.speaker for t in turns}))
+    return hit[1]
 
 
 def _select(sys_: Any, tr: Trace, stage: str, cand: list[str], raw: list[float], kind: str,
             budget: int) -> tuple[list[str], list[dict]]:
     """Greedy Stage I selection over `cand` (one kind); records candidates; returns picked ids, rows."""
     cfg, mem = sys_.config, sys_.memory
-    pos, _, graph = _graph(sys_, kind, cfg.knn)
+    pos, graph = _graph(sys_, kind, cfg.knn)
     picks = xr.greedy_select(raw, _restrict(graph, [pos[c] for c in cand]), cfg.alpha, budget, cfg.coverage_target)
     stop = (f"{stage} budget {budget} reached" if len(picks) >= budget else
             f"candidates fully covered after {len(picks)} picks" if picks else "no candidates")
@@ -60,7 +79,8 @@ def retrieve(sys_: Any, q: Question) -> Trace:
     tr.stages = ["semantic_pool", "themes", "semantics", "episodes", "messages"]
     themes, sems = mem.of_kind("theme"), mem.of_kind("semantic")
     tr.structure = {"reassignment_ratio": round(sys_.reassignment_ratio(), 4), "theme_count": len(themes),
-                    "semantic_count": len(sems), "episode_count": len(mem.of_kind("episode"))}
+                    "semantic_count": len(sems), "episode_count": len(mem.of_kind("episode")),
+                    "knn_graph": f"{cfg.knn_scope}: top-{cfg.knn} neighbours per node, edges with sim > 0"}
     if not themes or not sems:
         tr.notes.append("xMemory holds no semantics/themes yet: empty context")
         return tr
@@ -98,8 +118,6 @@ def retrieve(sys_: Any, q: Question) -> Trace:
 def _stage_two(sys_: Any, tr: Trace, q: Question, qv: np.ndarray, chosen_s: list[str],
                rel_s: dict[str, float]) -> None:
     """Stage II over episodes linked to the chosen semantics plus the top episodes by the retriever."""
-    from memcore.llm.offline.xmemory import PROXY_DOC, support_uncertainty
-
     cfg, mem = sys_.config, sys_.memory
     parent: dict[str, float] = {}
     parents: dict[str, list[str]] = {}
@@ -123,7 +141,9 @@ def _stage_two(sys_: Any, tr: Trace, q: Question, qv: np.ndarray, chosen_s: list
         h = xr.mean_nll(res.logprobs, cfg.answer_tokens)
         kind = "proxy" if h is None else "logprobs"
         mode[kind] = mode.get(kind, 0) + 1
-        return (support_uncertainty(q.text, f"{sem_block}\n{episodic}") if h is None else h), res.error
+        if h is None:
+            h = support_uncertainty(q.text, f"{sem_block}\n{episodic}", _term_index(sys_))
+        return h, res.error
 
     st = xr.stage_two(ranked, scorer, cfg)
     probes = {p.id: p for p in st.probes}
