@@ -71,7 +71,7 @@ class CoMConfig(SystemConfig):
 
 
 # The extended (non-paper) query-side mode measured in bench/retrieval_recall.py.
-EXTENDED: dict[str, Any] = {"speaker_boost": 4.0, "neighbour_weight": 0.3, "word_budget": 700,
+EXTENDED: dict[str, Any] = {"speaker_boost": 5.0, "neighbour_weight": 0.3, "word_budget": 700,
                             "trace_pool": 60, "date_style": "day"}
 
 
