@@ -136,13 +136,16 @@ def test_extended_mode_is_opt_in_and_respects_the_budget(toy) -> None:
     wb, conv, q = toy
     paper = wb.system("com", conv).retrieve(q)
     assert not paper.structure["extended"] and "backfill" not in paper.stages
-    ext = wb.system("com", conv, **{**EXTENDED, "word_budget": 30}).retrieve(Question(
-        "toy:q1", "toy", "What did Bob say about rowing?", "", [], 4))
+    q1 = Question("toy:q1", "toy", "What did Bob say about rowing?", "", [], 4)
+    chains_only = wb.system("com", conv, **{**EXTENDED, "word_budget": 0, "K": 2, "L": 1}).retrieve(q1)
+    budget = len(chains_only.context.split()) + 12  # room for one more turn, not for all
+    ext = wb.system("com", conv, **{**EXTENDED, "word_budget": budget, "K": 2, "L": 1}).retrieve(q1)
     assert ext.structure["extended"] and ext.stages == ["pool", "chains", "backfill"]
-    assert len(ext.context.split()) <= 30 and "[8 May 2023]" in ext.context
+    assert len(chains_only.context.split()) < len(ext.context.split()) <= budget
+    assert "[8 May 2023]" in ext.context
     assert any(f"speaker boost {EXTENDED['speaker_boost']} for ['Bob']" in n for n in ext.notes)
     back = [c for c in ext.candidates if c.stage == "backfill"]
-    assert back and any(c.reason == "word budget 30 reached" for c in back)
+    assert any(c.kept for c in back) and any(c.reason == f"word budget {budget} reached" for c in back)
 
 
 @pytest.mark.parametrize("bad", [{"L": 30}, {"beta": 1.5}, {"max_len": 0}, {"date_style": "iso"}])
