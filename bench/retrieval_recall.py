@@ -35,6 +35,7 @@ from memcore.store import RETRIEVERS, sql_str  # noqa: E402
 from memcore.systems import get_system, load_all  # noqa: E402
 from memcore.systems.base import render_context  # noqa: E402
 from memcore.tokens import count_tokens  # noqa: E402
+from memcore.types import Trace  # noqa: E402
 from memcore.workbench import Workbench  # noqa: E402
 
 FLOOR = {"dense": (0.587, 648), "lexical": (0.655, None), "hybrid": (0.687, 627)}
@@ -120,7 +121,11 @@ def run(args: argparse.Namespace) -> dict:
         extra = {**cfg.get(name, {}), **var}
         for conv in convs:
             mark = wb.ledger.mark()
-            rep = wb.ingest(name, conv, **extra)
+            try:
+                rep = wb.ingest(name, conv, **extra)
+            except Exception as e:  # noqa: BLE001 - one broken system must not sink the whole run
+                print(f"  {label:<18} {conv.id:<8} INGEST FAILED: {type(e).__name__}: {e}", file=sys.stderr)
+                continue
             calls, toks = construction_usage(wb, name, conv.id, mark, rep.skipped)
             ingest_rows.append({"system": label, "conv_id": conv.id, "turns": len(conv.turns),
                                 "seconds": round(rep.seconds, 2), "skipped": rep.skipped,
@@ -132,7 +137,10 @@ def run(args: argparse.Namespace) -> dict:
                 sys_ = wb.system(name, conv, **{**extra, "retriever": mode})
                 for q in qs:
                     t1 = time.perf_counter()
-                    tr = sys_.retrieve(q)
+                    try:
+                        tr = sys_.retrieve(q)
+                    except Exception as e:  # noqa: BLE001 - counted as an error row with empty context
+                        tr = Trace(system=name, question=q.text, errors=[f"{type(e).__name__}: {e}"])
                     ms = (time.perf_counter() - t1) * 1000
                     ctx = tr.context or render_context(tr.items)
                     per_q[(label, mode)].append({
@@ -142,6 +150,9 @@ def run(args: argparse.Namespace) -> dict:
                         "errors": len(tr.errors)})
             print(f"  {label:<18} {conv.id:<8} ingest {rep.seconds:6.1f}s  {len(qs)} questions x {len(modes)} modes",
                   file=sys.stderr, flush=True)
+        if args.json:  # partial results after every system, in case a long run is stopped
+            Path(args.json + ".partial").write_text(json.dumps(
+                {"rows": summarize(per_q, ingest_rows, sorted(cats)), "ingest": ingest_rows}, default=str))
     rows = summarize(per_q, ingest_rows, sorted(cats))
     return {"rows": rows, "ingest": ingest_rows, "embed_s": round(embed_s, 1), "store": store,
             "wall_s": round(time.perf_counter() - t_start, 1), "questions": per_q_to_json(per_q)}
