@@ -252,11 +252,23 @@ def serve(port: int = DEFAULT_PORT, host: str = DEFAULT_HOST) -> int:
 _SHARED: LocalServer | None = None
 
 
+def _port_open(host: str, port: int) -> bool:
+    """Whether something accepts TCP connections on host:port."""
+    with socket.socket() as sock:
+        sock.settimeout(1.0)
+        return sock.connect_ex((host, port)) == 0
+
+
 def ensure_running(port: int = DEFAULT_PORT, host: str = DEFAULT_HOST) -> tuple[str, str]:
     """(base_url, model id) of a local server: one already answering on host:port, or one
     started now for this process (stopped at exit). Used by the `local` provider."""
     global _SHARED
     url = find_running(port, host)
+    if url is None and _port_open(host, port):  # a busy server answers slowly: give it time
+        deadline = time.time() + 120
+        while url is None and time.time() < deadline:
+            time.sleep(1)
+            url = find_running(port, host)
     if url:
         models = _get_models(url) or [MODEL_ALIAS]
         return url, models[0]
