@@ -31,13 +31,7 @@ if st.button("Ask", type="primary", icon=":material/send:"):
 if st.session_state.get("ask_active") != (conv.id, q.id, q.text):
     st.stop()
 
-answers = {}
-for name in systems:
-    with st.spinner(f"{name} is answering…"):
-        try:
-            answers[name] = state.ask(wb, name, conv, q)
-        except Exception as e:  # noqa: BLE001 - one failing system must not hide the others
-            st.error(f"{name} failed: {e}")
+answers = widgets.answers_for(wb, conv, q, systems)
 if not answers:
     st.stop()
 st.caption(f"Answers by: **{widgets.md_escape(wb.provider_label)}**")

@@ -30,13 +30,7 @@ if st.button("Compare", type="primary", icon=":material/compare:"):
 if st.session_state.get("cmp_active") != (conv.id, q.id, q.text):
     st.stop()
 
-answers = {}
-for name in systems:
-    with st.spinner(f"{name} is answering…"):
-        try:
-            answers[name] = state.ask(wb, name, conv, q)
-        except Exception as e:  # noqa: BLE001 - show the others
-            st.error(f"{name} failed: {e}")
+answers = widgets.answers_for(wb, conv, q, systems)
 rows = [answer_summary(s, a, q.evidence) for s, a in answers.items()]
 st.session_state["cmp_rows"] = rows
 st.caption(f"Answers by: **{widgets.md_escape(wb.provider_label)}**")

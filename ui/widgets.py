@@ -164,3 +164,15 @@ def job_progress(job_id: str, unit: str = "turns") -> None:
     if st.button("Cancel", icon=":material/stop_circle:", key=f"cancel_{job_id}"):
         job.cancel()
         st.toast("Stopping after the next commit; what is built so far is kept.")
+
+
+def answers_for(wb: Workbench, conv: Conversation, q: Question, systems: Sequence[str]) -> dict:
+    """Each system's answer to one question (a failing system is reported, the others shown)."""
+    answers = {}
+    for name in systems:
+        with st.spinner(f"{name} is answering…"):
+            try:
+                answers[name] = state.ask(wb, name, conv, q)
+            except Exception as e:  # noqa: BLE001 - one failing system must not hide the others
+                st.error(f"{name} failed: {e}")
+    return answers
