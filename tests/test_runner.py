@@ -190,6 +190,8 @@ def test_jsonl_dataset_with_two_workers(tmp_path) -> None:
     two = run_eval(settings(tmp_path, "s2"), "jsonl", path, ["naive_rag"], limit=3, workers=2)
     assert two["complete"] and two["conversations"] == ["demo", "demo2"]
     assert comparable(one) == comparable(two)
+    more = run_eval(settings(tmp_path, "s2"), "jsonl", path, ["naive_rag"], limit=4, workers=2)
+    assert more["complete"] and more["questions_done"] == 8  # rows saved by the workers are all seen
 
 
 def test_construction_usage_counts_resumed_steps_once(tmp_path) -> None:

@@ -289,6 +289,7 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
     `progress(done, total, info)` is called per answered question (info: phase, system, conv_id);
     `should_stop()` ends the run early after saving (resume later with the same arguments).
     """
+    from memcore.store import LanceStore
     from memcore.systems import load_all, make_config
     from memcore.systems.base import config_to_dict
     from memcore.workbench import Workbench
@@ -323,6 +324,7 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
     todo = {c.id: {n: [q for q in selected[c.id] if (n, q.id) not in have] for n in names} for c in convs}
     total = sum(len(qs) for t in todo.values() for qs in t.values())
     job = {"systems": names, "configs": cfgs, "meta": meta, "run_id": run_id, "judge": judge}
+    store = wb.store
     count, errors = 0, []
 
     def on_msg(msg: dict) -> None:
@@ -335,12 +337,14 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
 
     if workers > 1 and len([c for c in convs if any(todo[c.id].values())]) > 1:
         _run_parallel(settings, convs, todo, job, workers, on_msg, stop)
+        # a fresh handle: this process's open tables do not see versions other processes committed
+        store = LanceStore(wb.store.uri, dim=wb.store.dim)
     else:
         for c in convs:
             if stop():
                 break
             evaluate_conversation(wb, c, todo[c.id], job, on_msg, stop)
-    results = assemble(wb, run_id, convs, selected, names, meta, jinfo, fingerprint, path, dataset)
+    results = assemble(store, run_id, convs, selected, names, meta, jinfo, fingerprint, path, dataset)
     results.update(created=created, wall_seconds=round(time.perf_counter() - t0, 3),
                    finished=time.time(), configs=full_cfg, limit=limit, errors=errors)
     if out:
@@ -348,14 +352,14 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
     return results
 
 
-def assemble(wb: Any, run_id: str, convs: list[Conversation], selected: dict[str, list[Question]],
+def assemble(store: Any, run_id: str, convs: list[Conversation], selected: dict[str, list[Question]],
              names: list[str], meta: dict, judge_info: dict, fingerprint: dict, path: str,
              dataset: str) -> dict[str, Any]:
     """The results dict of a run from its stored rows (only the selected questions)."""
     wanted = {(n, q.id) for n in names for qs in selected.values() for q in qs}
-    rows = [r for r in load_rows(wb.store, run_id, names) if (r["system"], r["question_id"]) in wanted]
+    rows = [r for r in load_rows(store, run_id, names) if (r["system"], r["question_id"]) in wanted]
     conv_ids = [c.id for c in convs]
-    construction = {n: construction_usage(wb.store, n, conv_ids, meta["provider_name"], meta["model"])
+    construction = {n: construction_usage(store, n, conv_ids, meta["provider_name"], meta["model"])
                     for n in names}
     summaries = aggregate(rows, construction, judge=judge_info["enabled"], model=meta["model"],
                           provider=meta["provider"], systems=names)
