@@ -34,18 +34,10 @@ class ZoomInOutput(BaseModel):
         return _as_list(v)
 
 
-class ZoomOutOutput(BaseModel):
+class ZoomOutOutput(ZoomInOutput):
     """Which lines of the zoom-out windows are useful."""
 
-    thinking: str = ""
     thinking_choice: str = ""
-    missing_information: str = ""
-    useful_ids: list[str | int] = Field(default_factory=list)
-
-    @field_validator("useful_ids", mode="before")
-    @classmethod
-    def _list(cls, v: object) -> list:
-        return _as_list(v)
 
 
 class JudgeOutput(BaseModel):
