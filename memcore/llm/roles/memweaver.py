@@ -21,6 +21,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from memcore.llm.offline import memweaver as off
+from memcore.llm.offline.memweaver_extract import offline_entities, offline_relations
+from memcore.llm.offline.memweaver_time import offline_time
 from memcore.llm.roles import Role, register
 
 _JSON_NOTE = "Output STRICT JSON only."
@@ -137,7 +139,7 @@ register(Role(
             + _JSON_NOTE),
     user="Dialogue:\n{dialogue}",
     output=EntitiesOutput,
-    offline=lambda i: EntitiesOutput(**off.offline_entities(i)),
+    offline=lambda i: EntitiesOutput(**offline_entities(i)),
     max_tokens=256,
     description="MemWeaver graph writing, stage 1: entities of one turn",
     tags=("memweaver", "construction"),
@@ -152,7 +154,7 @@ register(Role(
             "relations (\"is related to\", \"is associated with\"). " + _JSON_NOTE),
     user="Dialogue:\n{dialogue}\n\nDetected entities:\n{entities}",
     output=RelationsOutput,
-    offline=lambda i: RelationsOutput(**off.offline_relations(i)),
+    offline=lambda i: RelationsOutput(**offline_relations(i)),
     max_tokens=512,
     description="MemWeaver graph writing, stage 2: relations under entity constraints",
     tags=("memweaver", "construction"),
@@ -167,7 +169,7 @@ register(Role(
             + _JSON_NOTE),
     user="Dialogue date: {date}\nDialogue:\n{dialogue}\n\nRelation: {relation}",
     output=TimeOutput,
-    offline=lambda i: TimeOutput(**off.offline_time(i)),
+    offline=lambda i: TimeOutput(**offline_time(i)),
     max_tokens=64,
     description="MemWeaver graph writing, stage 3: normalised absolute time per relation",
     tags=("memweaver", "construction"),
