@@ -1,6 +1,8 @@
-"""Arrow schemas of the store's tables: one per memory kind plus events, links, runs, ..."""
+"""Arrow schemas of the store's tables (one per memory kind plus events, links, runs, ...) and SQL literals."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 import pyarrow as pa
 
@@ -91,3 +93,13 @@ SCHEMAS: dict[str, pa.Schema] = {
         pa.field("ts", pa.float64()),
     ]),
 }
+
+
+def sql_str(s: str) -> str:
+    """A SQL string literal with quotes escaped."""
+    return "'" + str(s).replace("'", "''") + "'"
+
+
+def sql_in(values: Iterable[str]) -> str:
+    """A SQL IN list of string literals."""
+    return "(" + ",".join(sql_str(v) for v in values) + ")"

@@ -1,0 +1,96 @@
+"""LanceStore parts that read versioned memory items: now, at a step, history, counts, search."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from memcore.store_schema import INF_STEP, KIND_EXTRA, sql_str
+from memcore.types import MemoryItem
+
+
+class ItemsMixin:
+    """Reading `mem_<kind>` tables (needs `table`, `table_names`, `_df`, `_search` and `dim`)."""
+
+    def _has_table(self, name: str) -> bool:
+        return name in self._tables or name in self.table_names()
+
+    def _item_row(self, space: str, it: MemoryItem) -> dict:
+        vec = it.embedding if it.embedding is not None else [0.0] * self.dim
+        row = {
+            "id": it.id, "space": space, "system": it.system, "conv_id": it.conv_id, "kind": it.kind,
+            "text": it.text, "vector": [float(x) for x in vec], "sources": list(it.sources),
+            "turn_ids": list(it.turn_ids), "created_step": int(it.created_step),
+            "valid_from": int(it.updated_step), "valid_to": INF_STEP, "timestamp": it.timestamp,
+            "metadata": json.dumps(it.metadata, ensure_ascii=False, default=str),
+        }
+        for f in KIND_EXTRA.get(it.kind, []):
+            row[f.name] = str(it.metadata.get(f.name, ""))
+        return row
+
+    @staticmethod
+    def _row_item(r: dict, with_vectors: bool) -> MemoryItem:
+        return MemoryItem(
+            id=r["id"], kind=r["kind"], text=r["text"], system=r["system"], conv_id=r["conv_id"],
+            embedding=[float(x) for x in r["vector"]] if with_vectors else None,
+            sources=list(r["sources"] if r["sources"] is not None else []),
+            turn_ids=list(r["turn_ids"] if r["turn_ids"] is not None else []),
+            created_step=int(r["created_step"]), updated_step=int(r["valid_from"]),
+            timestamp=r["timestamp"] or "", metadata=json.loads(r["metadata"] or "{}"),
+        )
+
+    @staticmethod
+    def _at(space: str, conv_id: str, at_step: int | None) -> str:
+        return f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)} AND " + (
+            f"valid_to = {INF_STEP}" if at_step is None else f"valid_from <= {at_step} AND valid_to > {at_step}")
+
+    def items(self, space: str, conv_id: str, kind: str, at_step: int | None = None,
+              with_vectors: bool = True) -> list[MemoryItem]:
+        """Items of one kind now (or as they were at `at_step`)."""
+        name = f"mem_{kind}"
+        if not self._has_table(name):
+            return []
+        df = self._df(name, where=self._at(space, conv_id, at_step))
+        return [self._row_item(r, with_vectors) for r in df.to_dict("records")]
+
+    def item_history(self, space: str, conv_id: str, kind: str, item_id: str) -> list[MemoryItem]:
+        """Every stored version of one item, oldest first."""
+        where = f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)} AND id = {sql_str(item_id)}"
+        df = self._df(f"mem_{kind}", where=where)
+        return [self._row_item(r, False) for r in df.sort_values("valid_from").to_dict("records")]
+
+    def kind_counts(self, space: str, conv_id: str, at_step: int | None = None) -> dict[str, int]:
+        """Number of current items per kind (or at `at_step`)."""
+        out = {}
+        for name in self.table_names():
+            if name.startswith("mem_"):
+                n = self.table(name).count_rows(self._at(space, conv_id, at_step))
+                if n:
+                    out[name[4:]] = n
+        return out
+
+    def item_versions(self, space: str, conv_id: str) -> pd.DataFrame:
+        """Every stored item version of a memory space: kind, id, valid_from, valid_to."""
+        where = f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)}"
+        frames = [self._df(name, where=where, columns=["id", "valid_from", "valid_to"]).assign(kind=name[4:])
+                  for name in self.table_names() if name.startswith("mem_")]
+        frames = [f for f in frames if len(f)]
+        if not frames:
+            return pd.DataFrame(columns=["id", "valid_from", "valid_to", "kind"])
+        return pd.concat(frames, ignore_index=True)
+
+    def search_items(self, space: str, conv_id: str, kind: str, query: str, vector: np.ndarray | None,
+                     k: int, mode: str = "dense", where: str | None = None) -> list[tuple[MemoryItem, float]]:
+        """Top-k current items of one kind by dense, lexical or hybrid search.
+
+        Lexical and hybrid scores depend only on this space's live items of this kind (see store_search).
+        """
+        name = f"mem_{kind}"
+        if not self._has_table(name):
+            return []
+        filt = self._at(space, conv_id, None)
+        if where:
+            filt += f" AND ({where})"
+        return [(self._row_item(r, True), s) for r, s in self._search(name, filt, query, vector, k, mode)]

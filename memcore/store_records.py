@@ -1,0 +1,89 @@
+"""LanceStore parts that record what happened: events, provenance links, LLM calls, eval results."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from memcore.store_schema import sql_str
+from memcore.types import Event
+
+
+class RecordsMixin:
+    """Events, provenance, usage ledger and per-question results (needs `table` and `_df`)."""
+
+    # ------------------------------------------------------------ provenance
+    def sources_of(self, space: str, conv_id: str, item_id: str) -> list[str]:
+        """Direct sources (turn ids or item ids) of an item: walking down."""
+        where = f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)} AND item_id = {sql_str(item_id)}"
+        return list(dict.fromkeys(self._df("links", where=where, columns=["source_id"])["source_id"]))
+
+    def derived_from(self, space: str, conv_id: str, source_id: str) -> list[str]:
+        """Items built directly from a turn or item: walking up."""
+        where = f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)} AND source_id = {sql_str(source_id)}"
+        return list(dict.fromkeys(self._df("links", where=where, columns=["item_id"])["item_id"]))
+
+    # ---------------------------------------------------------------- events
+    @staticmethod
+    def _event_row(space: str, e: Event, seq: int) -> dict:
+        return {"space": space, "system": e.system, "conv_id": e.conv_id, "step": int(e.step), "seq": seq,
+                "kind": e.kind, "item_kind": e.item_kind, "item_ids": list(e.item_ids), "turn_id": e.turn_id,
+                "reason": e.reason, "data": json.dumps(e.data, ensure_ascii=False, default=json_default)}
+
+    def events(self, space: str, conv_id: str, upto: int | None = None) -> list[Event]:
+        """Ingest events in order (optionally up to a step)."""
+        where = f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)}"
+        if upto is not None:
+            where += f" AND step <= {int(upto)}"
+        df = self._df("events", where=where)
+        if df.empty:
+            return []
+        df = df.sort_values(["step", "seq"], kind="stable")
+        return [Event(step=int(r["step"]), kind=r["kind"], item_ids=list(r["item_ids"]), reason=r["reason"],
+                      system=r["system"], conv_id=r["conv_id"], turn_id=r["turn_id"], item_kind=r["item_kind"],
+                      data=json.loads(r["data"] or "{}")) for r in df.to_dict("records")]
+
+    # ---------------------------------------------------------- ledger, runs
+    def add_llm_calls(self, records: Sequence) -> None:
+        """Persist usage-ledger records."""
+        if records:
+            self.table("llm_calls").add([r.to_dict() for r in records])
+
+    def llm_calls(self, where: str | None = None) -> pd.DataFrame:
+        """Persisted LLM calls (optionally filtered by a SQL where clause)."""
+        return self._df("llm_calls", where=where)
+
+    def save_results(self, run_id: str, rows: Sequence[dict]) -> None:
+        """Upsert per-question results of an evaluation run (keyed by run, system, question)."""
+        out = [{"key": f"{run_id}|{r['system']}|{r['question_id']}", "run_id": run_id, "system": r["system"],
+                "conv_id": r.get("conv_id", ""), "question_id": r["question_id"],
+                "payload": json.dumps(r, default=json_default), "ts": time.time()} for r in rows]
+        if out:
+            self.table("results").merge_insert("key").when_matched_update_all() \
+                .when_not_matched_insert_all().execute(out)
+
+    def result(self, run_id: str, system: str, question_id: str) -> dict | None:
+        """One stored per-question result (with its trace), or None."""
+        df = self._df("results", where=f"key = {sql_str(f'{run_id}|{system}|{question_id}')}", columns=["payload"])
+        return json.loads(df.iloc[0]["payload"]) if len(df) else None
+
+    def results(self, run_id: str) -> list[dict]:
+        """Stored per-question results of a run."""
+        df = self._df("results", where=f"run_id = {sql_str(run_id)}", columns=["payload"])
+        return [json.loads(p) for p in df["payload"]]
+
+
+def json_default(o: Any) -> Any:
+    """JSON fallback for numpy values, arrays and sets (anything else as str)."""
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, set):
+        return sorted(o)
+    return str(o)
