@@ -17,7 +17,7 @@ from memcore.llm.offline.xmemory import (
 from memcore.settings import Settings
 from memcore.systems import xmemory_retrieval as xr
 from memcore.systems import xmemory_trace as xtr
-from memcore.systems.xmemory import XMemorySystem
+from memcore.systems.xmemory import XMemoryConfig, XMemorySystem
 from memcore.workbench import Workbench
 
 # ------------------------------------------------------------------ Stage I
@@ -244,3 +244,57 @@ def test_split_reassigns_semantics_and_records_f(workbench, tiny_conv) -> None:
     other = XMemorySystem(workbench.runtime, tiny_conv)
     other.load_state(st)
     assert other.moved == sys_.moved and other.stats["splits"] == 1
+
+
+def _attach_all(sys_: XMemorySystem, vecs: list[np.ndarray]) -> None:
+    for i, v in enumerate(vecs):
+        sys_._attach(sys_.new_item("semantic", f"fact {i}", [], ["D1:1"], vector=v, theme=""))
+
+
+def test_no_theme_grows_past_the_size_cap(workbench, tiny_conv) -> None:
+    sys_ = XMemorySystem(workbench.runtime, tiny_conv)
+    rng = np.random.default_rng(1)
+    base = np.zeros(workbench.embedder.dim)
+    base[0] = 1.0
+    vecs = [base + 0.02 * rng.standard_normal(len(base)) for _ in range(30)]  # one tight topic
+    _attach_all(sys_, [v / np.linalg.norm(v) for v in vecs])
+    sizes = [len(t.metadata["members"]) for t in sys_.memory.of_kind("theme")]
+    assert sum(sizes) == 30 and max(sizes) <= sys_.config.max_theme and len(sizes) >= 3
+
+
+def test_incoherent_split_needs_a_gain_unless_configured(workbench, tiny_conv) -> None:
+    dim = workbench.embedder.dim
+    rng = np.random.default_rng(2)
+    vecs = []
+    for axis in (40, 50):  # two other, tight themes, so f weighs the split against neighbours
+        for _ in range(4):
+            v = np.zeros(dim)
+            v[axis], v[axis + 1] = 1.0, 0.05 * rng.standard_normal()
+            vecs.append(v / np.linalg.norm(v))
+    for i in range(9):  # 9 members, each a mix of a shared axis and a private one: mean pairwise cos < 0.72
+        v = np.zeros(dim)
+        v[0], v[1 + i] = 1.0, 0.9 + 0.01 * rng.standard_normal()
+        vecs.append(v / np.linalg.norm(v))
+    counts = {}
+    for gate in (True, False):
+        sys_ = XMemorySystem(workbench.runtime, tiny_conv, XMemoryConfig(coherence_split_needs_gain=gate))
+        _attach_all(sys_, vecs)
+        evs = sys_._take_events()
+        counts[gate] = (len(sys_.memory.of_kind("theme")), [e for e in evs if e.kind == "split"],
+                        [e for e in evs if "rejected" in e.reason])
+    themes, splits, rejected = counts[True]
+    assert themes == 3 and not splits and rejected  # f falls for every candidate: the gated split is rejected
+    themes, splits, rejected = counts[False]
+    assert themes >= 4 and splits and "mean pairwise cos" in splits[0].data["trigger"]
+
+
+def test_net_reassignment_counts_semantics_away_from_their_first_theme(workbench, tiny_conv) -> None:
+    sys_ = XMemorySystem(workbench.runtime, tiny_conv)
+    dim = workbench.embedder.dim
+    a, b = np.zeros(dim), np.zeros(dim)
+    a[0], b[0], b[1] = 1.0, np.cos(np.deg2rad(50)), np.sin(np.deg2rad(50))
+    _attach_all(sys_, [a if i % 2 == 0 else b for i in range(13)])
+    sems = sys_.memory.of_kind("semantic")
+    away = [s for s in sems if s.metadata["theme"] != s.metadata["first_theme"]]
+    assert len(away) == 6 and sys_.net_reassignment_ratio() == pytest.approx(6 / 13)
+    assert sys_.state()["net_reassignment_ratio"] == pytest.approx(6 / 13, abs=1e-4)

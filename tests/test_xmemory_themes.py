@@ -94,6 +94,18 @@ def test_a_split_that_lowers_f_is_not_taken() -> None:
     assert recs and all(r["f"] < f0 for r in recs)
 
 
+def test_a_theme_above_the_size_cap_splits_even_when_f_falls() -> None:
+    rng = np.random.default_rng(0)
+    tight = _cluster(rng, 0, 13, 0.05)  # one topic, 13 members: over the cap of 12
+    local = xt.Local.build(["t", "n1", "n2"], [tight, _cluster(rng, 2, 8, 0.05), _cluster(rng, 3, 8, 0.05)])
+    cands = xt.candidate_splits(tight)
+    f0, recs, best = xt.best_split(local, 0, cands)
+    assert best is None and all(r["f"] < f0 for r in recs)  # no candidate raises f ...
+    _, recs, forced = xt.best_split(local, 0, cands, force=True)
+    assert forced is not None and recs[forced]["f"] == max(r["f"] for r in recs)  # ... the best one is taken
+    assert all(n <= 12 for n in recs[forced]["sizes"])
+
+
 def test_merge_respects_the_size_cap_and_similarity() -> None:
     M = np.stack([_at(0), _at(10), _at(80), _at(85), _at(170)])
     sizes = [6, 6, 7, 6, 1]

@@ -34,6 +34,7 @@ class XMemoryConfig(SystemConfig):
     split_min: int = 8  # ... or split at >= split_min members when incoherent
     split_coherence: float = 0.72  # mean pairwise cos below which such a theme is incoherent
     split_edge_cos: float = 0.66  # component graph for split candidates
+    coherence_split_needs_gain: bool = True  # the soft (incoherence) split only when it raises f
     merge_cos: float = 0.78
     merge_passes: int = 2
     neighbour_themes: int = 10  # f is evaluated on a theme and its 10 nearest themes
@@ -201,6 +202,8 @@ class XMemorySystem(BaseSystem):
             if sem.metadata.get("theme") != theme.id:
                 if sem.metadata.get("theme"):
                     self.moved.add(sid)
+                else:
+                    sem.metadata["first_theme"] = theme.id
                 sem.metadata["theme"] = theme.id
                 self.memory.touch(sem, self.step)
         theme.metadata["members"] = list(members)
@@ -272,14 +275,27 @@ class XMemorySystem(BaseSystem):
 
     # ---------------------------------------------------------------- state
     def reassignment_ratio(self) -> float:
-        """Share of current semantics that were ever moved to another theme."""
+        """Paper Sec. 5.3 "dynamic reassignment ratio": share of semantics whose theme changed at least once.
+
+        Numerator: semantics moved to another theme by a split or merge at any time during construction
+        (a semantic counts once however often it moves); denominator: all semantics. Attaching a new
+        semantic is not a reassignment. In a split the largest part keeps the theme id, in a merge the
+        larger theme survives, so only the members of the other parts / the absorbed theme move.
+        """
         n = len(self.memory.of_kind("semantic"))
         return len(self.moved) / n if n else 0.0
+
+    def net_reassignment_ratio(self) -> float:
+        """Share of semantics whose current theme differs from the one they were first attached to."""
+        sems = self.memory.of_kind("semantic")
+        moved = [s for s in sems if s.metadata.get("first_theme", s.metadata.get("theme")) != s.metadata.get("theme")]
+        return len(moved) / len(sems) if sems else 0.0
 
     def state(self) -> dict[str, Any]:
         return {**super().state(), "buffer": [t.index for t in self.buffer], "moved": sorted(self.moved),
                 "stats": dict(self.stats), "theme_count": len(self.memory.of_kind("theme")),
-                "reassignment_ratio": round(self.reassignment_ratio(), 4)}
+                "reassignment_ratio": round(self.reassignment_ratio(), 4),
+                "net_reassignment_ratio": round(self.net_reassignment_ratio(), 4)}
 
     def load_state(self, state: dict[str, Any]) -> None:
         super().load_state(state)

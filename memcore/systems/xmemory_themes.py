@@ -182,13 +182,14 @@ class Local:
 
 
 def best_split(local: Local, target: int, candidates: list[tuple[str, Parts]],
-               eps: float = 1e-3) -> tuple[float, list[dict], int | None]:
+               eps: float = 1e-3, force: bool = False) -> tuple[float, list[dict], int | None]:
     """(f_before, one record per candidate, index of the chosen candidate or None).
 
-    The chosen candidate is the one with the highest f_after, and only if it raises f.
+    The chosen candidate is the one with the highest f_after; unless `force`, only if it raises f.
+    `force` is for a theme above the size cap, which must split (paper: 12 is the maximum size).
     """
     f0 = local.f(eps)
-    recs, best, best_f = [], None, f0
+    recs, best, best_f = [], None, -math.inf if force else f0
     for i, (method, sub) in enumerate(candidates):
         f1 = local.f_split(target, sub, eps)
         recs.append({"method": method, "sizes": [int(len(s)) for s in sub], "f": round(f1, 6)})
@@ -229,14 +230,22 @@ def greedy_merges(gains: list[tuple[int, int, float]]) -> list[tuple[int, int, f
 
 # ------------------------------------------------ restructuring an XMemorySystem
 def split_theme(sys_: Any, theme: Any, depth: int = 0) -> None:
-    """Split an XMemorySystem theme when it triggers and a candidate split raises f (recursive, depth <= 3)."""
+    """Split an XMemorySystem theme when it triggers (recursive, depth <= 3).
+
+    Above the size cap the split is mandatory and f picks the candidate (paper: at most 12 semantics
+    per theme). A coherence-triggered split (8..12 members, mean pairwise cos < 0.72) is taken only
+    when its best candidate raises f, unless `coherence_split_needs_gain` is off: the paper lets f
+    guide split and merge and requires a positive gain for merges; for this soft trigger memcore
+    reads "pick the split maximising f" as including "no split" (a deviation, measured in the report).
+    """
     cfg, mem = sys_.config, sys_.members(theme.id)
     X = np.stack([sys_.memory.vector(s) for s in mem])
     why = split_trigger(X, cfg.max_theme, cfg.split_min, cfg.split_coherence)
     if not why:
         return
     cands = candidate_splits(X, cfg.split_edge_cos, cfg.max_theme)
-    f0, recs, best = best_split(sys_.local_themes([theme.id]), 0, cands, cfg.sem_eps)
+    force = len(mem) > cfg.max_theme or not cfg.coherence_split_needs_gain
+    f0, recs, best = best_split(sys_.local_themes([theme.id]), 0, cands, cfg.sem_eps, force)
     if best is None:
         sys_.stats["split_rejected"] = sys_.stats.get("split_rejected", 0) + 1
         sys_.emit("updated", [theme], f"split considered ({why}), rejected: no candidate raises f",
