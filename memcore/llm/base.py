@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypedDict, Unpack, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -39,6 +40,29 @@ class RoleResult:
     notes: list[str] = field(default_factory=list)
 
 
+class ChatOptions(TypedDict, total=False):
+    """Keyword options of `Provider.chat`; `CHAT_DEFAULTS` holds their defaults."""
+
+    json_mode: bool  # ask for a JSON object (dropped where the server rejects it)
+    max_tokens: int
+    temperature: float
+    logprobs: bool  # per generated token, where supported
+    role: str  # the role being run (providers that compute outputs need it)
+    inputs: dict[str, Any] | None  # that role's inputs
+
+
+CHAT_DEFAULTS: ChatOptions = {"json_mode": False, "max_tokens": 512, "temperature": 0.0, "logprobs": False,
+                              "role": "", "inputs": None}
+
+
+def chat_options(opts: Mapping[str, Any]) -> ChatOptions:
+    """`opts` over `CHAT_DEFAULTS`; TypeError on an unknown option, as a keyword-only signature would raise."""
+    unknown = sorted(set(opts) - set(CHAT_DEFAULTS))
+    if unknown:
+        raise TypeError(f"chat() got unexpected keyword arguments: {', '.join(unknown)}")
+    return {**CHAT_DEFAULTS, **opts}  # type: ignore[typeddict-item]
+
+
 @runtime_checkable
 class Provider(Protocol):
     """Something that answers chat messages (a real model, or a scripted fake)."""
@@ -47,18 +71,8 @@ class Provider(Protocol):
     model: str
     label: str  # shown wherever results appear, e.g. "offline engine"
 
-    def chat(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        json_mode: bool = False,
-        max_tokens: int = 512,
-        temperature: float = 0.0,
-        logprobs: bool = False,
-        role: str = "",
-        inputs: dict[str, Any] | None = None,
-    ) -> ChatResult:
-        """Send messages, return the reply with token usage."""
+    def chat(self, messages: list[dict[str, str]], **opts: Unpack[ChatOptions]) -> ChatResult:
+        """Send messages, return the reply with token usage (options and defaults: ChatOptions)."""
         ...
 
 

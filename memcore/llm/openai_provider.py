@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack
 
 import openai
 from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from memcore.errors import ConfigError, LLMError
-from memcore.llm.base import ChatResult
+from memcore.llm.base import ChatOptions, ChatResult, chat_options
 
 RETRYABLE = (
     openai.APIConnectionError,
@@ -47,20 +47,12 @@ class OpenAIProvider:
         self.supports_json_mode = True
         self.supports_logprobs = True
 
-    def chat(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        json_mode: bool = False,
-        max_tokens: int = 512,
-        temperature: float = 0.0,
-        logprobs: bool = False,
-        role: str = "",
-        inputs: dict[str, Any] | None = None,
-    ) -> ChatResult:
+    def chat(self, messages: list[dict[str, str]], **opts: Unpack[ChatOptions]) -> ChatResult:
         """One chat completion; transient errors (timeouts, 429, 5xx) are retried with backoff."""
-        want_json = json_mode and self.supports_json_mode
-        want_lp = logprobs and self.supports_logprobs
+        o = chat_options(opts)
+        max_tokens, temperature = o["max_tokens"], o["temperature"]
+        want_json = o["json_mode"] and self.supports_json_mode
+        want_lp = o["logprobs"] and self.supports_logprobs
         try:
             resp = self._create(messages, want_json, max_tokens, temperature, want_lp)
         except openai.BadRequestError as e:
