@@ -238,6 +238,12 @@ def turn_sort_key(turn_id: str) -> tuple[int, int, str]:
         return (1 << 30, 0, turn_id)
 
 
+def turn_row(turn: Turn) -> dict[str, Any]:
+    """A turn as the store's `turns` rows look (without the vector), for turn_trace_item."""
+    return {"turn_id": turn.turn_id, "speaker": turn.speaker, "text": turn.content,
+            "session_date": turn.session_date, "session": turn.session}
+
+
 def turn_trace_item(row: dict, score: float, rank: int, origin: str = "turns") -> TraceItem:
     """A TraceItem for a raw turn row from the store."""
     return TraceItem(id=row["turn_id"], kind="turn", text=f"{row['speaker']}: {row['text']}", score=score,

@@ -29,7 +29,14 @@ from typing import Any
 import numpy as np
 
 from memcore.systems import register_system
-from memcore.systems.base import BaseSystem, SystemConfig, query_field, render_context, turn_trace_item
+from memcore.systems.base import (
+    BaseSystem,
+    SystemConfig,
+    query_field,
+    render_context,
+    turn_row,
+    turn_trace_item,
+)
 from memcore.systems.com_chains import Chain, day_date, fused_scores, grow_chain, rerank, unit
 from memcore.types import Candidate, Question, Trace, TraceItem, Turn
 
@@ -154,9 +161,7 @@ class CoMSystem(BaseSystem):
         tr.notes.append(f"extended pool (not in the paper): whole index by {cfg.retriever}, speaker boost "
                         f"{cfg.speaker_boost} for {named_spk or 'no named speaker'}, neighbour weight "
                         f"{cfg.neighbour_weight}")
-        return [({"turn_id": ids[i], "speaker": turns[i].speaker, "text": turns[i].content,
-                  "session_date": turns[i].session_date, "session": turns[i].session, "vector": mat[i]},
-                 float(score[i])) for i in order]
+        return [({**turn_row(turns[i]), "vector": mat[i]}, float(score[i])) for i in order]
 
     def _backfill(self, tr: Trace, ranked: list[tuple[dict, float]], in_chain: set[str]) -> None:
         """Extended: after the chains, turns in ranked order (pool, then beyond) within the word budget."""

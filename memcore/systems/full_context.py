@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from memcore.systems import register_system
-from memcore.systems.base import BaseSystem, SystemConfig
-from memcore.types import Question, Trace, TraceItem, Turn
+from memcore.systems.base import BaseSystem, SystemConfig, turn_row, turn_trace_item
+from memcore.types import Question, Trace, Turn
 
 
 @register_system
@@ -21,10 +21,7 @@ class FullContextSystem(BaseSystem):
 
     def retrieve(self, question: Question) -> Trace:
         tr = self.new_trace(question)
-        tr.items = [TraceItem(id=t.turn_id, kind="turn", text=f"{t.speaker}: {t.content}", score=1.0,
-                              turn_ids=[t.turn_id], origin="transcript", rank=t.index + 1,
-                              metadata={"date": t.session_date, "speaker": t.speaker, "session": t.session})
-                    for t in self.conv.turns]
+        tr.items = [turn_trace_item(turn_row(t), 1.0, t.index + 1, origin="transcript") for t in self.conv.turns]
         tr.structure = {"turns": len(self.conv.turns)}
         tr.notes.append("full context: no retrieval; every turn is in the prompt")
         return tr

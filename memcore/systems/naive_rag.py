@@ -14,7 +14,15 @@ from memcore.systems.base import (
     turn_sort_key,
     turn_trace_item,
 )
-from memcore.types import Question, Trace, Turn
+from memcore.types import Question, Trace, TraceItem, Turn
+
+
+def top_k(tr: Trace, ranked: list[TraceItem], k: int, reason: str) -> list[TraceItem]:
+    """The first k of `ranked`; the trace gets one "search" stage whose candidates are all of them."""
+    chosen = ranked[:k]
+    tr.stages = ["search"]
+    tr.candidates = candidates_from("search", ranked, {t.id for t in chosen}, reason=reason)
+    return chosen
 
 
 @dataclass
@@ -43,10 +51,7 @@ class NaiveRAGSystem(BaseSystem):
         tr = self.new_trace(question)
         rows = self.search_turns(question.text, max(cfg.k, cfg.pool))
         ranked = [turn_trace_item(r, s, i + 1, origin=f"{cfg.retriever} top-{cfg.k}") for i, (r, s) in enumerate(rows)]
-        chosen = ranked[: cfg.k]
-        tr.stages = ["search"]
-        tr.candidates = candidates_from("search", ranked, {t.id for t in chosen},
-                                        reason=f"ranked below the top {cfg.k}")
+        chosen = top_k(tr, ranked, cfg.k, f"ranked below the top {cfg.k}")
         tr.items = sorted(chosen, key=lambda t: turn_sort_key(t.id))  # conversation order reads better
         tr.structure = {"k": cfg.k, "retriever": cfg.retriever}
         return tr
@@ -101,10 +106,6 @@ class NaiveRAGSessionSystem(BaseSystem):
         tr = self.new_trace(question)
         hits = self.search_items("session", question.text, max(self.config.k * 3, 10))
         ranked = [item_trace_item(it, s, i + 1, origin="session") for i, (it, s) in enumerate(hits)]
-        chosen = ranked[: self.config.k]
-        tr.stages = ["search"]
-        tr.candidates = candidates_from("search", ranked, {t.id for t in chosen},
-                                        reason=f"session ranked below the top {self.config.k}")
-        tr.items = chosen
+        tr.items = top_k(tr, ranked, self.config.k, f"session ranked below the top {self.config.k}")
         tr.structure = {"k": self.config.k}
         return tr
