@@ -8,7 +8,8 @@ import pytest
 
 from memcore.embed import HashingEmbedder
 from memcore.llm.fake import FakeLLM
-from memcore.llm.offline.memcot import offline_judge, offline_zoom_in, offline_zoom_out
+from memcore.llm.offline.memcot import offline_judge, offline_zoom_in, offline_zoom_out, stem_set
+from memcore.llm.offline.text import stem
 from memcore.settings import Settings
 from memcore.workbench import Workbench
 
@@ -124,6 +125,20 @@ def test_offline_zoom_in_keeps_overlapping_results() -> None:
     out = offline_zoom_in({"query": "What breed is Biscuit?", "queries": [], "speakers": ["Ana", "Ben"],
                            "items": ITEMS})
     assert out.useful_ids == ["D1:1", "D1:2"]
+
+
+def test_stem_set_uses_the_shared_stemmer_and_drops_names_and_framing() -> None:
+    got = stem_set("What kind of pots has Ana's friend made? She painted them.", frozenset({"ana"}))
+    assert got == {stem("pots"), stem("friend"), stem("made"), stem("painted")} == {"pot", "friend", "make", "paint"}
+    assert stem_set("They went swimming") == {"go", "swim"}  # irregular past tense maps to its base
+
+
+def test_offline_zoom_in_matches_inflected_and_irregular_forms() -> None:
+    items = [{"id": "D2:1", "date": "9 May, 2023", "speaker": "Ana", "text": "We went to the lake and swam."},
+             {"id": "D2:2", "date": "9 May, 2023", "speaker": "Ben", "text": "My cat sleeps all day."}]
+    out = offline_zoom_in({"query": "Where does Ana go swimming?", "queries": [], "speakers": ["Ana", "Ben"],
+                           "items": items})
+    assert out.useful_ids == ["D2:1"]
 
 
 def test_offline_zoom_out_adds_the_reply_to_a_matching_question() -> None:

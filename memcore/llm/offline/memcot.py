@@ -15,29 +15,21 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Any
 
-from nltk.stem import PorterStemmer
-
-from memcore.llm.offline.text import answer_type, capitalised_spans, terms
+from memcore.llm.offline.text import answer_type, capitalised_spans, stem, terms
 
 THETA = 1 / 3
 COVER = 0.5
 FRAMING = frozenset("likely kind type sort".split())  # question framing, not content
 NUMBER_WORDS = frozenset("two three four five six seven eight nine ten once twice several dozen hundred".split())
-_PORTER = PorterStemmer()
-
-
-@lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
-    return _PORTER.stem(word)
 
 
 def stem_set(text: str, drop: frozenset[str] = frozenset()) -> set[str]:
-    """Stemmed content words of a text (possessive 's removed), without the words in `drop` (lower-case)."""
+    """Stemmed content words of a text (possessive 's removed), without the words in `drop` (lower-case)
+    and the question-framing words; stems from the shared offline `stem`."""
     words = (w.removesuffix("'s").removesuffix("\u2019s") for w in terms(text))
-    return {_stem(w) for w in words if len(w) > 1 and w not in drop and w not in FRAMING}
+    return {stem(w) for w in words if len(w) > 1 and w not in drop and w not in FRAMING}
 
 
 def _names(inputs: dict[str, Any]) -> frozenset[str]:
