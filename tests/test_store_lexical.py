@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing as mp
 
 import lancedb
+import numpy as np
 import pytest
 from lancedb.index import FTS
 
@@ -154,3 +155,19 @@ def test_processes_building_the_same_snapshot_do_not_clash(tmp_path):
     st = LanceStore(uri, dim=EMB.dim)
     assert got[0] == got[1] == results(st, "lexical") + results(st, "hybrid")
     assert [p.exitcode for p in procs] == [0, 0]
+
+
+def test_hybrid_is_rrf_of_the_dense_and_lexical_top_k(store):
+    rng = np.random.default_rng(0)  # random vectors: no ties in the dense ranking
+    ts = turns("a", A + B)
+    store.save_turns(ts, rng.standard_normal((len(ts), EMB.dim)))
+    for q in QUERIES:
+        qv = rng.standard_normal(EMB.dim)
+        fused: dict[str, float] = {}
+        for mode in ("dense", "lexical"):
+            for rank, (r, _) in enumerate(store.search_turns("a", q, qv, 4, mode), 1):
+                fused[r["turn_id"]] = fused.get(r["turn_id"], 0.0) + 1 / (60 + rank)
+        got = {r["turn_id"]: s for r, s in store.search_turns("a", q, qv, 4, "hybrid")}
+        assert sorted(got.values(), reverse=True) == list(got.values())
+        assert got == pytest.approx({i: fused[i] for i in got}, rel=1e-6)
+        assert min(got.values()) >= sorted(fused.values(), reverse=True)[len(got) - 1] - 1e-9
