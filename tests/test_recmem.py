@@ -184,6 +184,22 @@ def test_no_merge_check_below_theta_merge(tmp_path):
     assert not fake.calls("recmem_merge")  # guitar is orthogonal to the puppy episode
 
 
+def test_no_merge_call_without_an_episode_and_units_counted_by_outcome(tmp_path):
+    merged = {"merge": True, "reason": "same walks", "title": "puppy walks", "content": "Ana walks the puppy."}
+    fake = FakeLLM(by_role={"episode_summary": episode_reply(), "semantic_facts": facts_reply,
+                            "recmem_merge": [merged]})
+    conv = topic_conv([pair("puppy", 1) + pair("guitar", 1) + pair("puppy", 2), pair("puppy", 3)])
+    system = make(tmp_path, conv, fake, theta_count=2)
+    events = feed(system, 0, 4)  # two units, no episode yet: stored without asking the LLM anything
+    assert not fake.calls() and [e.data["merge_check"] for e in events if e.item_kind == "unit"] == [None, None]
+    assert system.exchanges == {"units": 2, "merged": 0, "stored": 2, "consolidations": 0, "consolidated": 0}
+    feed(system, 4)  # puppy 2 consolidates with puppy 1; puppy 3 merges into that episode
+    assert [c.role for c in fake.calls()] == ["episode_summary", "semantic_facts", "recmem_merge",
+                                              "semantic_facts"]
+    assert system.exchanges == {"units": 4, "merged": 1, "stored": 2, "consolidations": 1, "consolidated": 2}
+    assert system.retrieve(conv.questions[0]).structure["exchanges"] == system.exchanges
+
+
 def snapshot(system: RecMemSystem) -> dict:
     store, space, cid = system.store, system.space, system.conv.id
     items = {k: sorted((i.id, i.text, tuple(i.sources), tuple(i.turn_ids)) for i in store.items(space, cid, k))
@@ -210,6 +226,7 @@ def test_resume_after_partial_ingest_gives_the_same_memory(tmp_path):
     part3 = make(tmp_path, conv, sub="b", theta_count=3)
     assert ingest_conversation(part3).complete
     assert snapshot(part3) == expected
+    assert part3.exchanges == whole.exchanges and whole.exchanges["units"] == 12  # counters survive resume
 
 
 def test_retrieval_reads_three_stores_with_budgets(tmp_path):

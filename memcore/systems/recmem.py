@@ -22,6 +22,10 @@ from memcore.systems.base import BaseSystem, SystemConfig, query_field, turn_sor
 from memcore.systems.recmem_retrieval import retrieve_three_stores
 from memcore.types import MemoryItem, Question, Trace, Turn
 
+# exchange units seen; merged into an episode; stored in the subconscious layer; consolidations fired;
+# units (trigger unit included) that consolidations took out of the subconscious layer
+EXCHANGE_OUTCOMES = ("units", "merged", "stored", "consolidations", "consolidated")
+
 PRESETS: dict[str, dict[str, float]] = {
     "locomo": {"theta_sim": 0.7, "theta_count": 5, "theta_merge": 0.7},
     "longmemeval": {"theta_sim": 0.6, "theta_count": 4, "theta_merge": 0.6},
@@ -77,6 +81,7 @@ class RecMemSystem(BaseSystem):
         self.buffer: list[Turn] = []
         self._by_id: dict[str, Turn] = {t.turn_id: t for t in self.conv.turns}
         self._unit_vecs: dict[str, np.ndarray] = {}
+        self.exchanges = dict.fromkeys(EXCHANGE_OUTCOMES, 0)  # exchange units by outcome
 
     # ---------------------------------------------------------------- ingest
     def on_turn(self, turn: Turn) -> None:
@@ -96,11 +101,12 @@ class RecMemSystem(BaseSystem):
             self.process_unit(turns)
 
     def state(self) -> dict:
-        return {**super().state(), "buffer": [t.index for t in self.buffer]}
+        return {**super().state(), "buffer": [t.index for t in self.buffer], "exchanges": dict(self.exchanges)}
 
     def load_state(self, state: dict) -> None:
         super().load_state(state)
         self.buffer = [self.conv.turns[i] for i in state.get("buffer", [])]
+        self.exchanges = {**dict.fromkeys(EXCHANGE_OUTCOMES, 0), **state.get("exchanges", {})}
 
     def process_unit(self, turns: list[Turn]) -> None:
         """One exchange unit: merge into an episode, consolidate a recurring cluster, or store."""
@@ -108,17 +114,22 @@ class RecMemSystem(BaseSystem):
         text = unit_text(turns)
         tids = [t.turn_id for t in turns]
         vec = self._unit_vector(turns)
+        self.exchanges["units"] += 1
         check = self._try_merge(turns, vec)
         if check is None:
-            return  # merged
+            self.exchanges["merged"] += 1
+            return
         hits = self.memory.search("unit", vec, 2 * int(cfg.theta_count))
         neigh = [(u, s) for u, s in hits if s >= cfg.theta_sim]
         trigger = {"neighbours": [u.id for u, _ in neigh], "similarities": [round(s, 4) for _, s in neigh],
                    "count": len(neigh) + 1, "theta_count": cfg.theta_count, "theta_sim": cfg.theta_sim,
                    "exchange": tids, "merge_check": check or None}
         if len(neigh) + 1 >= cfg.theta_count:
+            self.exchanges["consolidations"] += 1
+            self.exchanges["consolidated"] += len(neigh) + 1
             self._consolidate(turns, [u for u, _ in neigh], trigger)
             return
+        self.exchanges["stored"] += 1
         unit = self.new_item("unit", text, tids, tids, vector=vec, layer="subconscious",
                              date=day_of(turns[0].session_date), session=turns[0].session,
                              speakers=list(dict.fromkeys(t.speaker for t in turns)))

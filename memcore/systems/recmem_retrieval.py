@@ -43,6 +43,7 @@ def retrieve_three_stores(system: RecMemSystem, question: Question) -> Trace:
         "stores": {origin: counts.get(kind, 0) for origin, kind in STORES.items()},
         "budgets": {"k_sub": cfg.k_sub, "k_epi": cfg.k_epi, "k_sem": cfg.k_sem},
         "retrieved": {origin: len(items) for origin, items in chosen.items()},
+        "exchanges": dict(system.exchanges),
     }
     if not any(chosen.values()):
         tr.notes.append("all three stores are empty for this conversation: ingest it first")

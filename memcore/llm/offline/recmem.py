@@ -6,20 +6,11 @@ import re
 from typing import Any
 
 from memcore.llm.offline.memory_writing import clean, content_terms, entities, informative, narrative
-from memcore.llm.offline.text import sentences, terms
+from memcore.llm.offline.text import sentences, stems
 
 MIN_SHARED = 2  # salient words the exchange must share with the episode
 MIN_RATIO = 0.25  # ... and this share of the exchange's salient words
 NEW_SENTENCES = 3  # at most this many new sentences are appended to the episode on a merge
-
-
-def stem(word: str) -> str:
-    """A crude stem so that "painting", "paints" and "painted" meet."""
-    w = word.lower().strip("'")
-    for suf in ("ing", "ed", "es", "s"):
-        if len(w) > len(suf) + 3 and w.endswith(suf):
-            return w[: -len(suf)]
-    return w
 
 
 def salient(messages: list[dict], names: list[str]) -> set[str]:
@@ -29,8 +20,8 @@ def salient(messages: list[dict], names: list[str]) -> set[str]:
         for raw in sentences(str(m.get("text", ""))):
             s = clean(raw, names)
             if informative(s, names):
-                out |= {stem(t) for t in content_terms(s, names)}
-                out |= {stem(w) for e in entities(s, names) for w in e.split()}
+                out |= set(stems(" ".join(content_terms(s, names))))
+                out |= set(stems(" ".join(entities(s, names))))
     return out
 
 
@@ -43,7 +34,7 @@ def offline_merge(inputs: dict[str, Any]) -> dict[str, Any]:
     if not unit:
         return {"merge": False, "reason": "the exchange is small talk: nothing to add to the episode",
                 "title": title, "content": content}
-    episode = {stem(t) for t in terms(f"{title} {content}")}
+    episode = set(stems(f"{title} {content}"))
     shared = unit & episode
     ratio = len(shared) / len(unit)
     words = ", ".join(sorted(shared)[:8])
