@@ -97,3 +97,14 @@ def test_missing_conversation_names_what_exists(store, tiny_conv):
     assert store.load_conversation("tiny").turns == tiny_conv.turns
     with pytest.raises(StoreError, match="have: tiny"):
         store.load_conversation("nope")
+
+
+def test_results_written_by_another_handle_are_seen(tmp_path):
+    """The app keeps one store handle open while `memcore eval` writes results from another process."""
+    reader = LanceStore(str(tmp_path / "db"), dim=EMB.dim)
+    writer = LanceStore(str(tmp_path / "db"), dim=EMB.dim)
+    writer.save_results("run1", [{"system": "naive_rag", "question_id": "q1", "f1": 0.5}])
+    assert [r["question_id"] for r in reader.results("run1")] == ["q1"]
+    writer.save_results("run1", [{"system": "naive_rag", "question_id": "q2", "f1": 1.0}])
+    assert sorted(r["question_id"] for r in reader.results("run1")) == ["q1", "q2"]
+    assert reader.result("run1", "naive_rag", "q2")["f1"] == 1.0
