@@ -8,19 +8,9 @@ subject-verb-object clauses (after a third-person rewrite); relations are those 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from typing import Any
 
-from memcore.llm.offline.sentence_quality import EMOTION
-from memcore.llm.offline.text import (
-    MONTHS,
-    RELATIVE,
-    SENTENCE_STARTERS,
-    STOPWORDS,
-    sentences,
-    terms,
-    third_person,
-)
+from memcore.llm.offline.text import MONTHS, RELATIVE, STOPWORDS, sentences, terms, third_person
 
 _INTERJ = frozenset("""congrats congratulations wow thanks thank hey haha hahaha yeah awesome great cool nice
 sounds glad sorry good omg lol absolutely definitely totally exactly sure love hope yes no well anyway btw
@@ -28,13 +18,13 @@ happy amazing hmm aw aww agreed true right luckily unfortunately honestly actual
 welcome bye see take keep let let's wishing wish best dear bro man dude oops whoa yay ugh gosh hi hello wow
 totally indeed really maybe perhaps sometimes exciting interesting fantastic wonderful brilliant lovely sweet
 thats it's that's i'm i've you're you've we're what's how's super incredible now since here's fri lately later
-tonight still long just even yep yup nope fyi""".split())
+tonight still long just even""".split())
 _ADJ_ONLY = frozenset("best fave favorite favourite own new old last first next little big whole only".split())
 _CONTRACTION = re.compile(r"'(?:d|ll|re|ve|m|t)$|n't$", re.I)
 _WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
 _PRONOUNS = frozenset("""anything something nothing everyone someone anyone everybody somebody nobody
 it that this them you him her me something anything everything one ones those these
-there here myself yourself himself herself themselves themself ourselves yourselves us lot lots bit""".split())
+there here myself yourself himself herself themselves us lot bit""".split())
 _AUX = (r"is|was|are|were|am|has|have|had|will|would|can|could|did|does|do|just|also|really|recently|finally|"
         r"been|never|always|still|not|actually|even|already|usually|often|totally|definitely|currently|"
         r"'s|'ve|'ll|'d|'re")
@@ -42,22 +32,13 @@ _PREPS = r"to|for|at|in|on|with|about|from|into|up|out|of|by|as|through|around|o
 _BOUNDARY = frozenset("""and but because which who that when while so since if as or then where though although
 until unless whereas like than with for at in on from into about to by after before during over through around
 is was are were can could will would should might must has have had do does did go goes went get gets got
-- -- — – i""".split())
+- -- — i""".split())
 _NOT_VERB = _BOUNDARY - frozenset("is was are were can could will would should might must has have had do does did go "
-                                  "goes went get gets got".split()) | {"all", "both", "each", "together", "alone"}
+                                  "goes went get gets got".split())
 _DETS = re.compile(r"^(?:(?:a|an|the|my|his|her|their|our|your|its|some|this|that|these|those|every|any|"
                    r"all|such|another|other|[A-Z][\w\-]*'s)\s+)+")
 _TRAIL = re.compile(r"\s+(?:today|yesterday|tonight|recently|lately|again|now|too|already|together|soon|"
-                    r"as well|so much|very much|a lot|(?:last|this|next|every)(?: \w+)?)$", re.I)
-# a single object word that names nothing: feelings, verdicts, adverbs ("felt accepted", "agree", "recently")
-_NOT_OBJECT = EMOTION | _INTERJ | _ADJ_ONLY | frozenset("agree forget look forward spoke tiny huge".split())
-# an object starting with these is a clause or a pronoun phrase, not a thing ("how much work", "you found ...")
-_NOT_HEAD = _PRONOUNS | frozenset("how what why where who whom which whether whatever i he she we they it's "
-                                  "being isn aren wasn weren don doesn didn hasn haven won wouldn couldn so very too quite "
-                                  "pretty".split())
-# after a sentence-initial capitalised word: a name is followed by a verb, "and" or the sentence end
-_AFTER_NAME = re.compile(r"^(?:'s\b|[?!.]|\s+(?:and|or|is|was|has|had|will|would|can|could|did|does|isn't|"
-                         r"wasn't|doesn't|didn't|[a-z]+(?:s|ed)\b))")
+                    r"as well|so much|very much|a lot|last \w+|this \w+|next \w+|every \w+)$", re.I)
 _COND = re.compile(r"\b(if|unless|whenever|as long as|when)\b\s+([^.,!?;]{3,60})", re.I)
 
 
@@ -80,25 +61,12 @@ def _clean_object(raw: str) -> tuple[str, str]:
     return phrase, " ".join(rest)
 
 
-def _good_object(phrase: str, subj: str, names: Sequence[str] = ()) -> bool:
-    """Whether an object phrase names a thing (not a pronoun, feeling, adverb, clause or a person's fragment)."""
-    low = phrase.lower()
-    if not phrase or low in _PRONOUNS or low == subj.lower():
+def _good_object(phrase: str, subj: str) -> bool:
+    if not phrase or phrase.lower() in _PRONOUNS or phrase.lower() == subj.lower():
         return False
-    if RELATIVE.fullmatch(phrase) or low in MONTHS:
+    if RELATIVE.fullmatch(phrase) or phrase.lower() in MONTHS:
         return False
-    words = low.split()
-    if any(w in _NOT_HEAD for w in words[:1] + words[-1:]) or (len(words) == 1 and (low in _NOT_OBJECT or _adverb_or_participle(low))):
-        return False
-    if any(n.lower() in re.split(r"[\s\-]+|'s\b", low) for n in names if n and n.lower() != low):
-        return False  # "support Caroline", "Melanie-time": a rewritten fragment around a person
     return bool([w for w in terms(phrase) if not w.isdigit()])
-
-
-def _adverb_or_participle(word: str) -> bool:
-    """"recently", "accepted", "grateful", "hilarious" (not "family", "bed", "lily")."""
-    return ((word.endswith("ly") and len(word) > 5 and not word.endswith(("ily", "lly", "ply", "fly")))
-            or (word.endswith("ed") and len(word) > 4) or word.endswith(("ful", "ous")))
 
 
 def clauses(text: str, speaker: str, speakers: list[str]) -> list[dict[str, str]]:
@@ -113,23 +81,22 @@ def clauses(text: str, speaker: str, speakers: list[str]) -> list[dict[str, str]
         alt = "|".join(re.escape(n) for n in names)
         cond = _COND.search(sent)
         condition = f"{cond.group(1).lower()} {cond.group(2).strip()}" if cond else ""
-        # a lookahead, so that a clause rejected for its object does not hide the next one inside it
-        rx = re.compile(rf"\b(?=(?P<subj>{alt})\s+(?P<aux>(?:(?:{_AUX})\s+){{0,3}})(?P<verb>[a-z][a-z\-]+)"
-                        rf"(?:\s+(?P<to>to\s+[a-z][a-z\-]+))?(?:\s+(?P<prep>{_PREPS}))?\s+(?P<obj>[^.,!?;:()]+))")
+        rx = re.compile(rf"\b(?P<subj>{alt})\s+(?P<aux>(?:(?:{_AUX})\s+){{0,3}})(?P<verb>[a-z][a-z\-]+)"
+                        rf"(?:\s+(?P<to>to\s+[a-z][a-z\-]+))?(?:\s+(?P<prep>{_PREPS}))?\s+(?P<obj>[^.,!?;:()]+)")
         for m in rx.finditer(s3):
             verb = m.group("verb")
             if verb in _NOT_VERB:
                 continue
             rel = " ".join(x for x in [m.group("aux").strip(), verb, m.group("to") or "", m.group("prep") or ""] if x)
             obj, rest = _clean_object(m.group("obj"))
-            if not _good_object(obj, m.group("subj"), names):
+            if not _good_object(obj, m.group("subj")):
                 continue
             out.append({"source": m.group("subj"), "relation": rel.lower(), "target": obj,
                         "condition": condition, "sentence": sent})
             pm = re.match(r"(?P<prep>at|in|for|with|from|on)\s+(?P<obj>[^.,!?;:()]+)", rest)
             if pm:
                 obj2, _ = _clean_object(pm.group("obj"))
-                if _good_object(obj2, obj, names):
+                if _good_object(obj2, obj):
                     out.append({"source": obj, "relation": pm.group("prep"), "target": obj2,
                                 "condition": condition, "sentence": sent})
         for m in re.finditer(r"\b([a-z][a-z\-]+) (named|called) ([A-Z][\w\-]+(?: [A-Z][\w\-]+)*)", s3):
@@ -138,12 +105,12 @@ def clauses(text: str, speaker: str, speakers: list[str]) -> list[dict[str, str]
                             "condition": "", "sentence": sent})
         for m in re.finditer(rf"\b({alt})'s ([a-z][a-z\-]+(?: [a-z][a-z\-]+){{0,2}})", s3):
             obj, _ = _clean_object(m.group(2))
-            if _good_object(obj, m.group(1), names) and obj.split()[0] not in STOPWORDS:
+            if _good_object(obj, m.group(1)) and obj.split()[0] not in STOPWORDS and obj not in _ADJ_ONLY:
                 out.append({"source": m.group(1), "relation": "has", "target": obj, "condition": "",
                             "sentence": sent})
     for m in re.finditer(r"\[shares a photo of ([^\]]+)\]", text):
         obj, _ = _clean_object(m.group(1))
-        if _good_object(obj, speaker, [speaker, *speakers]):
+        if _good_object(obj, speaker):
             out.append({"source": speaker, "relation": "shared a photo of", "target": obj, "condition": "",
                         "sentence": m.group(0)})
     seen: set[tuple[str, str, str]] = set()
@@ -161,36 +128,23 @@ def named_spans(text: str, speakers: list[str]) -> list[str]:
     out = []
     for m in re.finditer(r"\b([A-Z][a-zA-Z'\-]*(?:\s+(?:of|de|the|van|von)?\s*[A-Z][a-zA-Z'\-]*)*)", text):
         words = m.group(1).split()
-        initial = m.start() == 0 or text[:m.start()].rstrip()[-1:] in ".!?"
         while words and (words[0].lower() in _INTERJ or words[0].lower() in STOPWORDS or words[0] == "I"
-                         or _CONTRACTION.search(words[0]) or words[0].lower() in SENTENCE_STARTERS
-                         or initial and len(words) > 1 and re.search(r"(ing|ed|s)$", words[0]) is not None
-                         and " ".join(words[1:]).removesuffix("'s") in speakers):
-            words = words[1:]  # "Hey Mel", "Seeing Melanie": a sentence start before the name
+                         or _CONTRACTION.search(words[0])):
+            words = words[1:]
         if not words or any(_CONTRACTION.search(w) for w in words):
             continue
         if "I" in words:
             continue
         span = " ".join(words)
         span = span[:-2] if span.endswith("'s") else span
-        if initial and len(words) == 1 and span not in speakers and not _name_elsewhere(span, text, m.start()):
-            if re.search(r"(ing|ed|ly|s)$", span.lower()) or span.lower() in SENTENCE_STARTERS:
-                continue  # "Making ...", "Looks ...", "Check ...": a capitalised verb or adverb, not a name
-            if not _AFTER_NAME.match(text[m.end():]):
-                continue  # "Talk to you", "Strong support", "Lucky you": a sentence start, not a name
+        initial = m.start() == 0 or text[:m.start()].rstrip()[-1:] in ".!?"
+        if initial and len(words) == 1 and re.search(r"(ing|ed|ly|s)$", span.lower()) and span not in speakers:
+            continue  # "Making ...", "Looks ...": a capitalised verb or adverb, not a name
         low = span.lower()
         if low in MONTHS or low in _WEEKDAYS or low in _PRONOUNS or RELATIVE.fullmatch(span) or len(span) < 2:
             continue
         out.append(span)
     return list(dict.fromkeys(out))
-
-
-def _name_elsewhere(word: str, text: str, at: int) -> bool:
-    """Whether `word` is also capitalised somewhere other than a sentence start in `text`."""
-    for m in re.finditer(rf"\b{re.escape(word)}\b", text):
-        if m.start() != at and text[:m.start()].rstrip()[-1:] not in ("", ".", "!", "?"):
-            return True
-    return False
 
 
 # ------------------------------------------------------------------------ roles
