@@ -1,0 +1,103 @@
+"""Stored evaluation runs: run ids, resume checks, run metadata, and results assembled from stored rows."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from memcore.errors import ConfigError
+from memcore.eval.cost import construction_usage
+from memcore.eval.report import CORRECT_RULE, aggregate
+from memcore.settings import Settings
+from memcore.types import Conversation, Question
+
+
+def make_run_id(fingerprint: dict) -> str:
+    """The deterministic run id of a fingerprint (dataset hash, systems, configs, provider, ...)."""
+    blob = json.dumps(fingerprint, sort_keys=True, default=str)
+    return "eval-" + hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+
+def existing_rows(store: Any, run_id: str) -> tuple[set[tuple[str, str]], dict | None]:
+    """(system, question_id) pairs already stored for the run, and one stored row (for checks)."""
+    if "results" not in store.table_names():
+        return set(), None
+    from memcore.store import sql_str
+
+    t, where = store.table("results"), f"run_id = {sql_str(run_id)}"
+    df = t.search().where(where).select(["system", "question_id"]).limit(None).to_pandas()
+    if df.empty:
+        return set(), None
+    one = t.search().where(where).select(["payload"]).limit(1).to_pandas()["payload"].iloc[0]
+    return set(zip(df["system"], df["question_id"], strict=True)), json.loads(one)
+
+
+def check_compatible(run_id: str, old: dict | None, meta: dict) -> None:
+    """Refuse to resume a run whose stored rows came from another provider or setup."""
+    if old is None:
+        return
+    was = {k: old.get(k) for k in ("provider", "model", "engine")}
+    now = {k: meta[k] for k in ("provider", "model", "engine")}
+    if was != now:
+        raise ConfigError(
+            f"run {run_id} holds results from provider {was['provider']} / model {was['model']} "
+            f"({was['engine']}), but this run uses {now['provider']} / {now['model']} ({now['engine']}); results "
+            "never mix providers. Fix: rerun with that provider, or drop --run-id to start a separate run")
+    if old.get("fingerprint") != meta["fingerprint"]:
+        raise ConfigError(f"run {run_id} was made with other settings (dataset file, systems, retriever, "
+                          "embedder, configs or judge). Fix: use the same settings, or drop --run-id")
+
+
+def run_meta(wb: Any, settings: Settings) -> dict[str, Any]:
+    """Run-level fields copied into every row: provider, model, engine label, embedder, store, version."""
+    from memcore import __version__
+
+    return {"provider": settings.provider, "provider_name": wb.llm.provider.name, "model": wb.llm.provider.model,
+            "engine": wb.provider_label, "embedder": wb.embedder.name, "store": wb.settings.store_uri,
+            "memcore_version": __version__}
+
+
+
+def load_rows(store: Any, run_id: str, systems: list[str]) -> list[dict]:
+    """Stored rows of a run without their traces (streamed in batches to bound memory)."""
+    from memcore.store import sql_in, sql_str
+
+    if "results" not in store.table_names():
+        return []
+    q = store.table("results").search().where(f"run_id = {sql_str(run_id)} AND system IN {sql_in(systems)}")
+    out = []
+    for batch in q.select(["payload"]).limit(None).to_batches(256):
+        for payload in batch.column("payload").to_pylist():
+            row = json.loads(payload)
+            row.pop("trace", None)
+            out.append(row)
+    return out
+
+
+
+def assemble(store: Any, run_id: str, convs: list[Conversation], selected: dict[str, list[Question]],
+             names: list[str], meta: dict, judge_info: dict, fingerprint: dict, path: str,
+             dataset: str) -> dict[str, Any]:
+    """The results dict of a run from its stored rows (only the selected questions)."""
+    wanted = {(n, q.id) for n in names for qs in selected.values() for q in qs}
+    rows = [r for r in load_rows(store, run_id, names) if (r["system"], r["question_id"]) in wanted]
+    conv_ids = [c.id for c in convs]
+    construction = {n: construction_usage(store, n, conv_ids, meta["provider_name"], meta["model"])
+                    for n in names}
+    summaries = aggregate(rows, construction, judge=judge_info["enabled"], model=meta["model"],
+                          provider=meta["provider"], systems=names)
+    cats = sorted({str(q.category) for qs in selected.values() for q in qs}, key=lambda s: (len(s), s))
+    return {
+        "run_id": run_id, "complete": len(rows) == len(wanted), "questions_total": len(wanted),
+        "questions_done": len(rows), "memcore_version": meta["memcore_version"],
+        "provider": meta["provider"], "model": meta["model"], "engine": meta["engine"],
+        "embedder": meta["embedder"], "store": meta["store"], "retriever": fingerprint["retriever"],
+        "dataset": {"name": dataset, "format": fingerprint["format"], "file": path,
+                    "sha256": fingerprint["dataset_sha256"]},
+        "conversations": conv_ids, "categories": cats,
+        "questions_per_category": {c: sum(str(q.category) == c for qs in selected.values() for q in qs)
+                                   for c in cats},
+        "judge": judge_info, "correct_rule": CORRECT_RULE, "systems": summaries,
+    }
