@@ -12,9 +12,6 @@ import string
 from collections import Counter
 from functools import lru_cache
 
-from nltk.stem import PorterStemmer
-from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
-
 from memcore.tokens import count_tokens
 
 __all__ = [
@@ -34,8 +31,6 @@ __all__ = [
 ABSTENTION_PHRASES = ("not mentioned", "no information available")
 _ARTICLES = re.compile(r"\b(a|an|the|and)\b")
 _PUNCT = set(string.punctuation)
-_STEMMER = PorterStemmer()
-_SMOOTH = SmoothingFunction().method1
 
 
 def normalize_answer(s: str | int | float) -> str:
@@ -45,9 +40,16 @@ def normalize_answer(s: str | int | float) -> str:
     return " ".join(_ARTICLES.sub(" ", text).split())
 
 
+@lru_cache(maxsize=1)
+def _stemmer():  # noqa: ANN202 - nltk is imported on first use (importing it costs ~2 s)
+    from nltk.stem import PorterStemmer
+
+    return PorterStemmer()
+
+
 @lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
-    return _STEMMER.stem(word)
+    return _stemmer().stem(word)
 
 
 def stem_tokens(s: str | int | float) -> list[str]:
@@ -111,7 +113,9 @@ def bleu1(prediction: str | int | float, gold: str | int | float) -> float:
     pred, ref = normalize_answer(prediction).split(), normalize_answer(gold).split()
     if not pred or not ref:
         return 0.0
-    return float(sentence_bleu([ref], pred, weights=(1, 0, 0, 0), smoothing_function=_SMOOTH))
+    from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+
+    return float(sentence_bleu([ref], pred, weights=(1, 0, 0, 0), smoothing_function=SmoothingFunction().method1))
 
 
 def exact_match(prediction: str | int | float, gold: str | int | float) -> float:
