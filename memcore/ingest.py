@@ -80,8 +80,8 @@ def ingest_conversation(
         if todo:  # items created with embed=False: one batched call
             for it, vec in zip(todo, system.embedder.embed([it.text for it in todo]), strict=True):
                 system.memory.put(it, vec, dirty=False)
+        system.llm.ledger.flush()  # before the checkpoint: a kill after it must not lose these steps' calls
         store.commit(space, system.name, conv.id, step, ups, dels, pending, system.state(), config, done)
-        system.llm.ledger.flush()
         report.events += len(pending)
         pending.clear()
 

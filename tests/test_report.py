@@ -47,6 +47,17 @@ ROWS = [
 ]
 
 
+def test_calls_answered_by_the_cache_count_like_the_others() -> None:
+    """A question redone after a resume finds its calls cached: the summary must not change."""
+    cached = json.loads(json.dumps(ROWS[0]))
+    for u in cached["usage"].values():
+        u["cache_hits"], u["calls"] = u["calls"], 0
+    fresh = aggregate([ROWS[0]], judge=True, model="gpt-4o-mini", provider="openai", prices=PRICES)["a"]
+    again = aggregate([cached], judge=True, model="gpt-4o-mini", provider="openai", prices=PRICES)["a"]
+    assert strip_timing(again) == strip_timing(fresh)
+    assert again["query_calls"] == 2 and again["judge_calls"] == 1 and again["query_tokens"] == 110
+
+
 def test_aggregate_means_counts_and_none_handling() -> None:
     out = aggregate(ROWS, {"a": {"prompt_tokens": 1000, "completion_tokens": 200, "calls": 3,
                                  "latencies_ms": [5.0, 15.0]}},

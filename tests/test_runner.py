@@ -15,6 +15,7 @@ from memcore.eval.runner import run_eval, select_questions
 from memcore.llm.ledger import CallRecord
 from memcore.settings import Settings
 from memcore.store import LanceStore
+from memcore.workbench import Workbench
 
 SYSTEMS = ["naive_rag", "naive_rag_session"]
 SYSTEM_KEYS = {"overall", "categories", "construction_tokens", "query_tokens_per_question", "llm_calls",
@@ -197,15 +198,46 @@ def test_jsonl_dataset_with_two_workers(tmp_path) -> None:
 def test_construction_usage_counts_resumed_steps_once(tmp_path) -> None:
     store = LanceStore(str(tmp_path / "st"), dim=8)
 
-    def rec(step: int, ts: float, conv: str = "c1") -> CallRecord:
+    def rec(step: int, ts: float, conv: str = "c1", hit: bool = False) -> CallRecord:
         return CallRecord(role="r", stage="construction", system="s", conv_id=conv, provider="openai",
-                          model="gpt-4o-mini-2024-07-18", prompt_tokens=10, completion_tokens=1, step=step, ts=ts)
-    # checkpoint at step 2; the killed ingest's records of steps 3-4 reached the store; the resume redoes 3-5
+                          model="gpt-4o-mini-2024-07-18", prompt_tokens=10, completion_tokens=1, step=step, ts=ts,
+                          cache_hit=hit)
+    # checkpoint at step 2; the killed ingest's records of steps 3-4 reached the store; the resume redoes 3-5,
+    # finding the calls the killed ingest made in the call cache
     killed = [rec(1, 1.0), rec(2, 2.0), rec(3, 3.0), rec(3, 3.5), rec(4, 4.0)]
-    resumed = [rec(3, 10.0), rec(4, 11.0), rec(4, 11.5), rec(5, 12.0)]
+    resumed = [rec(3, 10.0, hit=True), rec(4, 11.0, hit=True), rec(4, 11.5), rec(5, 12.0)]
     store.add_llm_calls(killed + resumed + [rec(1, 5.0, "c2")])
     got = construction_usage(store, "s", ["c1"], "openai", "gpt-4o-mini")
     assert (got["prompt_tokens"], got["completion_tokens"], got["calls"]) == (60, 6, 6)
     assert construction_usage(store, "s", ["c1", "c2"], "openai", "gpt-4o-mini")["calls"] == 7
     assert construction_usage(store, "s", ["c1"], "openai", "gpt-4o")["calls"] == 0  # another model
     assert construction_usage(store, "s", ["c1"], "offline", "offline-engine")["calls"] == 0
+
+
+class Killed(BaseException):
+    """Stands for SIGKILL: nothing after it runs (no flush, no cleanup)."""
+
+
+def test_construction_usage_of_an_ingest_killed_after_a_checkpoint(tmp_path) -> None:
+    conv = load_demo()
+    whole = Workbench(settings(tmp_path, "a"))
+    whole.ingest("xmemory", conv)
+    whole.ledger.flush()
+    killed = Workbench(settings(tmp_path, "b"))
+    commit = killed.store.commit
+
+    def commit_then_die(*args, **kwargs) -> None:  # noqa: ANN002, ANN003
+        commit(*args, **kwargs)
+        raise Killed
+
+    killed.store.commit = commit_then_die
+    with pytest.raises(Killed):
+        killed.ingest("xmemory", conv)
+    resumed = Workbench(settings(tmp_path, "b"))
+    assert resumed.ingest("xmemory", conv).resumed_from > 0
+    resumed.ledger.flush()
+
+    def usage(wb: Workbench) -> dict:
+        got = construction_usage(wb.store, "xmemory", ["demo"], "offline", wb.llm.provider.model)
+        return {k: v for k, v in got.items() if k != "latencies_ms"}
+    assert usage(whole)["calls"] > 0 and usage(resumed) == usage(whole)

@@ -62,7 +62,8 @@ def construction_usage(store: Any, system: str, conv_ids: list[str], provider: s
     """Ingest LLM usage of a system over conversations, from the ledger in the store.
 
     Calls of the same ingest step recorded by an interrupted ingest and again by its resume are
-    counted once (an attempt starts where the step sequence goes back; its records win).
+    counted once (an attempt starts where the step sequence goes back; its records win). Calls
+    answered by the call cache count like the others (a resumed ingest's redone calls hit it).
     """
     from memcore.store import sql_in, sql_str
 
@@ -85,6 +86,6 @@ def construction_usage(store: Any, system: str, conv_ids: list[str], provider: s
             for rec in groups[max(groups)]:
                 out["prompt_tokens"] += int(rec["prompt_tokens"])
                 out["completion_tokens"] += int(rec["completion_tokens"])
-                out["calls"] += 0 if rec["cache_hit"] else 1
+                out["calls"] += 1
                 out["latencies_ms"].append(float(rec["latency_ms"]))
     return out

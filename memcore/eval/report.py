@@ -127,11 +127,17 @@ def metric_block(rows: list[dict], judge: bool) -> dict[str, Any]:
 
 
 def _usage(row: dict, query: bool) -> tuple[int, int, int]:
-    """(prompt, completion, calls) of a row's query stages (query=True) or its judge stage."""
+    """(prompt, completion, calls) of a row's query stages (query=True) or its judge stage.
+
+    Calls count every call the system made, answered by the provider or by the call cache (the
+    tokens of a cached reply are counted too): a question redone after a resume, whose calls now
+    hit the cache, costs what it cost the first time.
+    """
     p = c = n = 0
     for stage, u in (row.get("usage") or {}).items():
         if (stage != "judge") == query:
-            p, c, n = p + u.get("prompt_tokens", 0), c + u.get("completion_tokens", 0), n + u.get("calls", 0)
+            p, c = p + u.get("prompt_tokens", 0), c + u.get("completion_tokens", 0)
+            n += u.get("calls", 0) + u.get("cache_hits", 0)
     return p, c, n
 
 
