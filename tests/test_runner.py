@@ -241,3 +241,23 @@ def test_construction_usage_of_an_ingest_killed_after_a_checkpoint(tmp_path) -> 
         got = construction_usage(wb.store, "xmemory", ["demo"], "offline", wb.llm.provider.model)
         return {k: v for k, v in got.items() if k != "latencies_ms"}
     assert usage(whole)["calls"] > 0 and usage(resumed) == usage(whole)
+
+
+@pytest.fixture(scope="module")
+def all_systems_run(tmp_path_factory) -> dict:
+    return run_eval(settings(tmp_path_factory.mktemp("all")), "demo", systems="all")
+
+
+@pytest.mark.parametrize(("phase", "system"), [("ingest", "xmemory"), ("answer", "recmem")])
+def test_killed_run_resumes_to_identical_numbers(all_systems_run, tmp_path, phase, system) -> None:
+    """Killed mid-ingest (uncommitted turns, unflushed ledger) or mid-answer (unsaved rows), then resumed."""
+    def die(done: int, total: int, info: dict) -> None:
+        if info["phase"] == phase and info["system"] == system and (phase == "answer" or info.get("turn")):
+            raise Killed
+
+    with pytest.raises(Killed):
+        run_eval(settings(tmp_path), "demo", systems="all", progress=die)
+    part = run_eval(settings(tmp_path), "demo", systems="all", should_stop=lambda: True)
+    assert not part["complete"]
+    final = run_eval(settings(tmp_path), "demo", systems="all")
+    assert final["complete"] and comparable(final) == comparable(all_systems_run)
