@@ -12,6 +12,7 @@ from memcore.eval.report import (
     aggregate,
     build_row,
     csv_rows,
+    diff_results,
     percentile,
     strip_timing,
     system_summary,
@@ -161,3 +162,17 @@ def test_cost_table_math(tmp_path) -> None:
     p.write_text(json.dumps({"m": {"prompt_per_1m": 1}}))
     with pytest.raises(ValueError, match="completion_per_1m"):
         load_prices(p)
+
+
+def test_diff_results_names_differing_paths_but_not_timing() -> None:
+    a = {"run_id": "r", "wall_seconds": 1.0, "store": "/a", "errors": [{"e": 1}],
+         "systems": {"s": {"overall": {"f1": 0.5, "n": 3}, "latency_ms_p50": 3.0}}}
+    b = json.loads(json.dumps(a))
+    b.update(wall_seconds=9.0, store="/b")
+    b["systems"]["s"]["latency_ms_p50"] = 7.0
+    assert diff_results(a, b) == []
+    b["systems"]["s"]["overall"]["f1"] = 0.5000001
+    b["errors"].append({"e": 2})
+    b["extra"] = 1
+    assert diff_results(a, b) == ["errors", "systems.s.overall.f1", "extra"]
+    assert diff_results(a, b, ignore=frozenset({"errors", "systems", "extra"})) == ["store"]

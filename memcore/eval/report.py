@@ -249,6 +249,17 @@ def strip_timing(obj: Any) -> Any:
     return obj
 
 
+def diff_results(a: Any, b: Any, path: str = "", ignore: frozenset[str] = frozenset({"store"})) -> list[str]:
+    """Paths (a.b[2].c) where two results differ, wall-clock fields and `ignore` keys left out."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = [k for k in dict.fromkeys([*a, *b]) if k not in TIMING_KEYS and k not in ignore]
+        return [d for k in keys for d in (diff_results(a.get(k), b.get(k), f"{path}.{k}" if path else str(k), ignore)
+                                          if k in a and k in b else [f"{path}.{k}" if path else str(k)])]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in diff_results(x, y, f"{path}[{i}]", ignore)]
+    return [] if a == b else [path]
+
+
 def _fmt(v: Any) -> str:
     if v is None:
         return "-"
