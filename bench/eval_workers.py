@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memcore.eval.report import strip_timing  # noqa: E402
+from memcore.eval.report import diff_results  # noqa: E402
 from memcore.eval.runner import run_eval  # noqa: E402
 from memcore.settings import Settings  # noqa: E402
 
@@ -118,9 +118,9 @@ def main() -> None:
     for w in (1, 2):
         times[w], results[w] = one(w, args)
         print(f"workers={w}: {times[w]:.1f}s  ({results[w]['questions_done']} questions)", flush=True)
-    same = {k: v for k, v in strip_timing(results[1]).items() if k != "store"} == \
-        {k: v for k, v in strip_timing(results[2]).items() if k != "store"}
-    print(f"speed-up workers=2 vs 1: {times[1] / times[2]:.2f}x; identical results: {same}")
+    diff = diff_results(results[1], results[2])
+    print(f"speed-up workers=2 vs 1: {times[1] / times[2]:.2f}x; load average now: {os.getloadavg()[0]:.1f}; "
+          f"identical results: {not diff}" + (f" (differ at {', '.join(diff[:10])})" if diff else ""))
 
 
 if __name__ == "__main__":
