@@ -13,16 +13,27 @@ from memcore.llm.client import LLMClient
 from memcore.llm.fake import FakeLLM
 from memcore.llm.ledger import CallRecord, UsageLedger
 from memcore.llm.offline_provider import OFFLINE_LABEL, OfflineEngine
-from memcore.llm.openai_provider import OpenAIProvider
 from memcore.settings import Settings
 
 
-def _openai(s: Settings) -> OpenAIProvider:
+def __getattr__(name: str) -> Any:
+    """`OpenAIProvider` on first use: importing the openai package costs ~1 s at app start-up."""
+    if name == "OpenAIProvider":
+        from memcore.llm.openai_provider import OpenAIProvider
+
+        return OpenAIProvider
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _openai(s: Settings) -> Any:
+    from memcore.llm.openai_provider import OpenAIProvider
+
     return OpenAIProvider(s.llm_model, s.openai_api_key, s.openai_base_url, s.llm_timeout_s, s.llm_retries)
 
 
-def _local(s: Settings) -> OpenAIProvider:
+def _local(s: Settings) -> Any:
     from memcore.llm import local_server
+    from memcore.llm.openai_provider import OpenAIProvider
 
     url, model = local_server.ensure_running()
     return OpenAIProvider(model, "local", url, max(s.llm_timeout_s, 300.0), s.llm_retries,
