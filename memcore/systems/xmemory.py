@@ -23,7 +23,13 @@ from memcore.types import MemoryItem, Question, Trace, Turn
 
 @dataclass
 class XMemoryConfig(SystemConfig):
-    """Paper parameters (papers/README.md, xMemory section); query_field ones only affect retrieval."""
+    """Paper parameters (papers/README.md, xMemory section); query_field ones only affect retrieval.
+
+    Readings where the spec leaves room: a theme above `max_theme` always splits (f picks the
+    candidate); the soft incoherence split only when it raises f (`coherence_split_needs_gain`);
+    a split's largest part keeps the theme id and a merge keeps the larger theme, so only the others
+    count as reassigned; merge passes (after every episode) consider pairs with a theme changed since.
+    """
 
     gap_minutes: int = 30  # time gap that always closes an episode
     episode_messages: int = 15  # guidance: an episode should not exceed ~10-15 messages
@@ -275,13 +281,8 @@ class XMemorySystem(BaseSystem):
 
     # ---------------------------------------------------------------- state
     def reassignment_ratio(self) -> float:
-        """Paper Sec. 5.3 "dynamic reassignment ratio": share of semantics whose theme changed at least once.
-
-        Numerator: semantics moved to another theme by a split or merge at any time during construction
-        (a semantic counts once however often it moves); denominator: all semantics. Attaching a new
-        semantic is not a reassignment. In a split the largest part keeps the theme id, in a merge the
-        larger theme survives, so only the members of the other parts / the absorbed theme move.
-        """
+        """Paper Sec. 5.3 "dynamic reassignment ratio": semantics moved by a split or merge at least once
+        during construction (counted once; attaching is not a move) / all semantics."""
         n = len(self.memory.of_kind("semantic"))
         return len(self.moved) / n if n else 0.0
 
