@@ -80,7 +80,7 @@ def ingest(wb: Workbench, conv, store: Path) -> dict:  # noqa: ANN001
     return {**seen[conv.id], "themes": len(sys_.memory.of_kind("theme")),
             "semantics": len(sys_.memory.of_kind("semantic")), "episodes": len(sys_.memory.of_kind("episode")),
             "reassignment": round(sys_.reassignment_ratio(), 3),
-            "net_reassignment": round(sys_.net_reassignment_ratio(), 3)}
+            "net_reassignment": round(sys_.net_reassignment_ratio(), 3), "stats": dict(sys_.stats)}
 
 
 def lost_at(trace: Trace, evidence: list[str]) -> list[str]:

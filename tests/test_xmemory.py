@@ -260,6 +260,7 @@ def test_no_theme_grows_past_the_size_cap(workbench, tiny_conv) -> None:
     _attach_all(sys_, [v / np.linalg.norm(v) for v in vecs])
     sizes = [len(t.metadata["members"]) for t in sys_.memory.of_kind("theme")]
     assert sum(sizes) == 30 and max(sizes) <= sys_.config.max_theme and len(sizes) >= 3
+    assert sys_.stats["new_theme"] == 1 and sys_.stats["attached"] == 29  # every other theme came from a split
 
 
 def test_incoherent_split_needs_a_gain_unless_configured(workbench, tiny_conv) -> None:

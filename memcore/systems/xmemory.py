@@ -233,6 +233,7 @@ class XMemorySystem(BaseSystem):
         tids, M = self.memory.matrix("theme")
         if not tids:
             th = self.new_theme([sem.id])
+            self.stats["new_theme"] = self.stats.get("new_theme", 0) + 1
             self.emit("created", [th], f"first theme, seeded by {sem.id}", f_before=None, f_after=None, candidates=[])
             return
         sims = M @ v
@@ -259,6 +260,7 @@ class XMemorySystem(BaseSystem):
             xt.split_theme(self, th)
         else:
             th = self.new_theme([sem.id])
+            self.stats["new_theme"] = self.stats.get("new_theme", 0) + 1
             self.emit("created", [th, sem], f"new theme: nearest {best['theme']} cos {best['cos']:.2f} < "
                       f"{best['threshold']}", f_before=round(f0, 6), f_after=round(f_new, 6), candidates=cands)
 
