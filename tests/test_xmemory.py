@@ -180,7 +180,8 @@ def test_retrieve_trace_is_the_hierarchy_path(workbench, tiny_conv) -> None:
     assert {c.stage for c in tr.candidates} <= set(tr.stages) and all(c.turn_ids for c in tr.candidates)
     st = tr.structure
     assert {"themes", "semantics", "episodes", "messages", "uncertainty", "reassignment_ratio",
-            "theme_count", "path"} <= set(st)
+            "net_reassignment_ratio", "theme_count", "path"} <= set(st)
+    assert 0 <= st["net_reassignment_ratio"] <= st["reassignment_ratio"] <= 1
     assert st["uncertainty"].startswith("proxy:") and any("logprobs" in n for n in tr.notes)
     assert {i.kind for i in tr.items} <= {"semantic", "episode", "turn"}  # no theme summaries in the prompt
     assert "D1:3" in tr.context_turn_ids()

@@ -78,7 +78,8 @@ def retrieve(sys_: Any, q: Question) -> Trace:
     tr = sys_.new_trace(q)
     tr.stages = ["semantic_pool", "themes", "semantics", "episodes", "messages"]
     themes, sems = mem.of_kind("theme"), mem.of_kind("semantic")
-    tr.structure = {"reassignment_ratio": round(sys_.reassignment_ratio(), 4), "theme_count": len(themes),
+    tr.structure = {"reassignment_ratio": round(sys_.reassignment_ratio(), 4),
+                    "net_reassignment_ratio": round(sys_.net_reassignment_ratio(), 4), "theme_count": len(themes),
                     "semantic_count": len(sems), "episode_count": len(mem.of_kind("episode")),
                     "knn_graph": f"{cfg.knn_scope}: top-{cfg.knn} neighbours per node, edges with sim > 0"}
     if not themes or not sems:
