@@ -67,22 +67,25 @@ class RecordsMixin:
             self.table("results").merge_insert("key").when_matched_update_all() \
                 .when_not_matched_insert_all().execute(out)
 
-    def _latest(self, name: str) -> None:
-        """See commits made by other processes (an eval run in the CLI while the app is open)."""
+    def results_table(self) -> Any:
+        """The results table at its latest version: rows other processes (eval workers, `memcore eval`
+        while the app is open) committed since this handle opened it are visible."""
+        t = self.table("results")
         try:
-            self.table(name).checkout_latest()
+            t.checkout_latest()
         except Exception:  # noqa: BLE001 - a table that cannot refresh is read as it is
             pass
+        return t
 
     def result(self, run_id: str, system: str, question_id: str) -> dict | None:
         """One stored per-question result (with its trace), or None."""
-        self._latest("results")
+        self.results_table()
         df = self._df("results", where=f"key = {sql_str(f'{run_id}|{system}|{question_id}')}", columns=["payload"])
         return json.loads(df.iloc[0]["payload"]) if len(df) else None
 
     def results(self, run_id: str) -> list[dict]:
         """Stored per-question results of a run (including rows other processes wrote since)."""
-        self._latest("results")
+        self.results_table()
         df = self._df("results", where=f"run_id = {sql_str(run_id)}", columns=["payload"])
         return [json.loads(p) for p in df["payload"]]
 

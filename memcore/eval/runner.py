@@ -76,7 +76,6 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
     `progress(done, total, info)` is called per answered question (info: phase, system, conv_id);
     `should_stop()` ends the run early after saving (resume later with the same arguments).
     """
-    from memcore.store import LanceStore
     from memcore.systems import load_all, make_config
     from memcore.systems.base import config_to_dict
     from memcore.workbench import Workbench
@@ -111,7 +110,6 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
     todo = {c.id: {n: [q for q in selected[c.id] if (n, q.id) not in have] for n in names} for c in convs}
     total = sum(len(qs) for t in todo.values() for qs in t.values())
     job = {"systems": names, "configs": cfgs, "meta": meta, "run_id": run_id, "judge": judge}
-    store = wb.store
     count, errors = 0, []
 
     def on_msg(msg: dict) -> None:
@@ -123,15 +121,13 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
             progress(count, total, msg)
 
     if workers > 1 and len([c for c in convs if any(todo[c.id].values())]) > 1:
-        run_parallel(settings, convs, todo, job, workers, on_msg, stop)
-        # a fresh handle: this process's open tables do not see versions other processes committed
-        store = LanceStore(wb.store.uri, dim=wb.store.dim)
+        run_parallel(settings, convs, todo, job, workers, on_msg, stop)  # assemble reads the latest results
     else:
         for c in convs:
             if stop():
                 break
             evaluate_conversation(wb, c, todo[c.id], job, on_msg, stop)
-    results = assemble(store, run_id, convs, selected, names, meta, jinfo, fingerprint, path, dataset)
+    results = assemble(wb.store, run_id, convs, selected, names, meta, jinfo, fingerprint, path, dataset)
     results.update(created=created, wall_seconds=round(time.perf_counter() - t0, 3),
                    finished=time.time(), configs=full_cfg, limit=limit, errors=sorted(errors, key=row_order))
     if out:

@@ -26,7 +26,7 @@ def existing_rows(store: Any, run_id: str) -> tuple[set[tuple[str, str]], dict |
         return set(), None
     from memcore.store import sql_str
 
-    t, where = store.table("results"), f"run_id = {sql_str(run_id)}"
+    t, where = store.results_table(), f"run_id = {sql_str(run_id)}"
     df = t.search().where(where).select(["system", "question_id"]).limit(None).to_pandas()
     if df.empty:
         return set(), None
@@ -66,7 +66,7 @@ def load_rows(store: Any, run_id: str, systems: list[str]) -> list[dict]:
 
     if "results" not in store.table_names():
         return []
-    q = store.table("results").search().where(f"run_id = {sql_str(run_id)} AND system IN {sql_in(systems)}")
+    q = store.results_table().search().where(f"run_id = {sql_str(run_id)} AND system IN {sql_in(systems)}")
     out = []
     for batch in q.select(["payload"]).limit(None).to_batches(256):
         for payload in batch.column("payload").to_pylist():
