@@ -127,9 +127,10 @@ def run(args: argparse.Namespace) -> dict:
                 print(f"  {label:<18} {conv.id:<8} INGEST FAILED: {type(e).__name__}: {e}", file=sys.stderr)
                 continue
             calls, toks = construction_usage(wb, name, conv.id, mark, rep.skipped)
+            units = getattr(wb.system(name, conv, **extra), "exchanges", {}).get("units")  # RecMem only
             ingest_rows.append({"system": label, "conv_id": conv.id, "turns": len(conv.turns),
                                 "seconds": round(rep.seconds, 2), "skipped": rep.skipped,
-                                "construction_calls": calls, "construction_tokens": toks})
+                                "construction_calls": calls, "construction_tokens": toks, "exchange_units": units})
             qs = [q for q in conv.questions if q.category in cats and q.evidence]
             if args.max_questions:
                 qs = qs[: args.max_questions]
@@ -222,7 +223,21 @@ def print_tables(res: dict) -> None:
     print(f"{'system':<18} " + " ".join(f"{c:>8}" for c in convs) + f" {'max':>7}")
     for name, secs in by_sys.items():
         print(f"{name:<18} " + " ".join(f"{secs.get(c, 0):>8.1f}" for c in convs) + f" {max(secs.values()):>7.1f}")
+    print_calls_per_unit(res["ingest"])
     print(f"\nwall time {res['wall_s']} s; store {res['store']}")
+
+
+def print_calls_per_unit(ingest: list[dict]) -> None:
+    """Construction LLM calls per exchange unit, per conversation and overall (RecMem's goal: <= 20%)."""
+    by_sys: dict[str, list[dict]] = defaultdict(list)
+    for r in ingest:
+        if r.get("exchange_units"):
+            by_sys[r["system"]].append(r)
+    for name, rows in by_sys.items():
+        calls, units = sum(r["construction_calls"] for r in rows), sum(r["exchange_units"] for r in rows)
+        per = " ".join(f"{r['conv_id']} {r['construction_calls']}/{r['exchange_units']}="
+                       f"{r['construction_calls'] / r['exchange_units']:.1%}" for r in rows)
+        print(f"\n{name}: construction calls per exchange unit: {per}; overall {calls}/{units}={calls / units:.1%}")
 
 
 def main(argv: list[str] | None = None) -> None:
