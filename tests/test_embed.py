@@ -73,3 +73,29 @@ def test_cached_vectors_equal_whichever_texts_were_cached_before(minilm, tmp_pat
     resumed.embed([TEXTS[i] for i in (0, 2, 3)])  # the long texts: the other misses are padded less
     assert bytes_of(resumed.embed(TEXTS)) == bytes_of(fresh)
     assert resumed.hits == 3 and resumed.misses == len(TEXTS)
+
+
+def _run(code: str, **env: str) -> str:
+    import os
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "HF_HUB_OFFLINE": "1", **env})
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout
+
+
+def test_minilm_embedder_loads_torch_only_when_it_first_embeds():
+    pytest.importorskip("sentence_transformers")
+    out = _run("import sys\nfrom memcore.embed import MiniLMEmbedder\n"
+               "a, b = MiniLMEmbedder(), MiniLMEmbedder()\nprint('torch' in sys.modules)\n"
+               "v = a.embed(['hello there'])\nprint('torch' in sys.modules, v.shape, a.model is b.model)")
+    assert out.split() == ["False", "True", "(1,", "384)", "True"]
+
+
+def test_app_launcher_warms_imports_and_the_model_before_any_visit():
+    out = _run("import sys\nimport ui.launch as L\nbefore = 'lancedb' in sys.modules\nL.warm(log=False)\n"
+               "print(before, all(m in sys.modules for m in L.WARM_MODULES), 'torch' in sys.modules)",
+               MEMCORE_EMBEDDER="hashing")
+    assert out.split() == ["False", "True", "False"]  # hashing embedder: no model to load

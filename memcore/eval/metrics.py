@@ -12,6 +12,7 @@ import string
 from collections import Counter
 from functools import lru_cache
 
+from memcore.llm.offline.text import porter_stemmer
 from memcore.tokens import count_tokens
 
 __all__ = [
@@ -40,16 +41,9 @@ def normalize_answer(s: str | int | float) -> str:
     return " ".join(_ARTICLES.sub(" ", text).split())
 
 
-@lru_cache(maxsize=1)
-def _stemmer():  # noqa: ANN202 - nltk is imported on first use (importing it costs ~2 s)
-    from nltk.stem import PorterStemmer
-
-    return PorterStemmer()
-
-
 @lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
-    return _stemmer().stem(word)
+    return porter_stemmer().stem(word)
 
 
 def stem_tokens(s: str | int | float) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from memcore.llm.offline.text import RELATIVE, STOPWORDS, stem
 
@@ -19,21 +20,29 @@ _SYNONYM_GROUPS = ("symbolize represent mean stand", "realize learn understand",
                    "make create build", "photo picture pic", "trip travel vacation", "excited thrilled",
                    "destress relax unwind", "attend visit", "gift present", "hobby enjoy", "feel felt",
                    "watch see", "favorite best", "remind reminder")
-SYNONYMS: dict[str, frozenset[str]] = {}
-for _g in _SYNONYM_GROUPS:
-    _st = [stem(w) for w in _g.split()]
-    for _w in _st:
-        SYNONYMS[_w] = SYNONYMS.get(_w, frozenset()) | frozenset(x for x in _st if x != _w)
-
-JUNK = frozenset(stem(w) for w in """great awesome amazing cool thanks congrats wow glad nice super sound sounds fun
+_JUNK_WORDS = """great awesome amazing cool thanks congrats wow glad nice super sound sounds fun
 totally absolutely definitely cute sweet lovely happy proud hear heard stunning gorgeous beautiful incredible
 wonderful fantastic best talk chat catch good bad feel tough hard stuff wish luck hug hugs course agree
 yay woohoo exciting special hope means long along right want wanted lot lots way time day guy kind sort bet
 pretty check glad miss love loved thank sure wait can't yeah hey blast crazy insane wild yep yup nope haha lol
-oh ok okay hmm""".split())
-FEELINGS = frozenset(stem(w) for w in """happy proud glad excited exciting amazing awesome great good bad tough hard
+oh ok okay hmm"""
+_FEELING_WORDS = """happy proud glad excited exciting amazing awesome great good bad tough hard
 beautiful incredible wonderful fantastic lovely special stunning gorgeous love loved crazy insane wild cool nice
-super fun sweet cute""".split())
+super fun sweet cute"""
+
+
+@lru_cache(maxsize=1)
+def lexicon() -> tuple[dict[str, frozenset[str]], frozenset[str], frozenset[str]]:
+    """(synonyms, junk, feelings) as stems; built on first use (stemming imports nltk)."""
+    synonyms: dict[str, frozenset[str]] = {}
+    for g in _SYNONYM_GROUPS:
+        st = [stem(w) for w in g.split()]
+        for w in st:
+            synonyms[w] = synonyms.get(w, frozenset()) | frozenset(x for x in st if x != w)
+    return (synonyms, frozenset(stem(w) for w in _JUNK_WORDS.split()),
+            frozenset(stem(w) for w in _FEELING_WORDS.split()))
+
+
 _FEELING_Q = re.compile(r"\b(feel|felt|feeling|describe|attitude|react|reaction|sentiment|think of|opinion|mood|"
                         r"doing|going)\b|^how (is|was|are|were)\b", re.I)
 _PRONOUN_ONLY = frozenset("it this that these those them they he she him her one something anything everything".split())
@@ -52,7 +61,7 @@ MAX_WORDS = 9
 
 def matches(stem_set: frozenset[str] | set[str], term: str) -> bool:
     """Whether a set of stems holds a question term or one of its synonyms."""
-    return term in stem_set or bool(SYNONYMS.get(term, frozenset()) & stem_set)
+    return term in stem_set or bool(lexicon()[0].get(term, frozenset()) & stem_set)
 
 
 def word_stem(word: str) -> str:
@@ -119,7 +128,8 @@ def best_fragment(sources: Sequence[FragmentSource], qstems: set[str], names: Se
     Small talk ("sounds great") is no answer, except to questions about feelings or opinions.
     """
     lower_names = {n.lower() for n in names}
-    junk_words = JUNK - FEELINGS if _FEELING_Q.search(question) else JUNK
+    _, junk, feelings = lexicon()
+    junk_words = junk - feelings if _FEELING_Q.search(question) else junk
     best, best_score = "", float("-inf")
     for rank, src in enumerate(sources):
         for ci, clause in enumerate(_clauses(src.text)):

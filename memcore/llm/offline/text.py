@@ -11,8 +11,6 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from functools import lru_cache
 
-from nltk.stem import PorterStemmer
-
 from memcore.llm.offline.text_dates import (  # noqa: F401  (re-exported: import dates from text as before)
     _WD_ABBR,
     _WEEKDAYS,
@@ -35,7 +33,12 @@ both each few more most other some such no nor not only own same than too very c
 may might must shall also yeah yes oh ok okay really like get got go going gonna wanna lot lots thing things
 one ones much many well sure hey hi hello thanks thank bit way still even though""".split())
 
-_PORTER = PorterStemmer()
+@lru_cache(maxsize=1)
+def porter_stemmer():  # noqa: ANN201 - nltk.stem.PorterStemmer
+    """nltk's Porter stemmer, imported on first use (importing nltk pulls in scipy: ~2 s)."""
+    from nltk.stem import PorterStemmer
+
+    return PorterStemmer()
 
 
 def terms(text: str) -> list[str]:
@@ -56,7 +59,7 @@ learnt:learn read:read kids:kid children:child mom:mother mum:mother dad:father"
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """Porter stem of a lower-cased word, irregular verb forms first mapped to their base ("made" -> "make")."""
-    return _PORTER.stem(IRREGULAR.get(word, word))
+    return porter_stemmer().stem(IRREGULAR.get(word, word))
 
 
 def stems(text: str) -> list[str]:
