@@ -87,7 +87,7 @@ def test_replay_after_ingest_shows_events_at_a_step(app_env):
     assert "Step 20/75" in body
     assert {m.label: m.value for m in at.metric}["com · events now"] == "1"
     assert len(at.get("plotly_chart")) >= 1
-    ev = at.dataframe[0].value
+    ev = at.table[0].value  # cells are Markdown-escaped text
     assert list(ev["system"]) == ["com"] and list(ev["event"]) == ["indexed"]
     at.button(key="rp_next").click().run()
     assert at.session_state["replay_step"] == 21

@@ -82,8 +82,13 @@ def _step_body(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], s
         frames.append(ev)
     now = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if len(now):
-        st.dataframe(now[["system", "event", "item_kind", "items", "reason"]], hide_index=True,
-                     height=min(38 + 35 * len(now), 280))
+        # a static table: a data grid re-draws its canvas ~300 ms after every step
+        shown = now[["system", "event", "item_kind", "items", "reason"]].head(MAX_EVENT_ROWS)
+        st.table(shown.map(lambda v: widgets.md_escape(v).replace("  \n", " ")), border="horizontal",
+                 hide_index=True)  # st.table renders Markdown: cells are escaped
+        if len(now) > MAX_EVENT_ROWS:
+            st.caption(f"… and {len(now) - MAX_EVENT_ROWS} more event(s) at this step (all of them: Explore, "
+                       "or the Events per step view).")
     else:
         st.caption("No system changed its memory at this step.")
     view = st.segmented_control("View", VIEWS, default=VIEWS[0], key="rp_view") or VIEWS[0]
@@ -105,6 +110,7 @@ def _step_body(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], s
         growth.growth_views(wb, conv, data, step)
 
 
+MAX_EVENT_ROWS = 12
 VIEWS = ["Layers over time", "Construction cost", "Events per step", "Growth"]
 _FIGS: dict[tuple, dict] = {}
 
