@@ -28,6 +28,7 @@ os.environ.setdefault("LANCE_LOG", "error")
 
 from lancedb.index import FTS  # noqa: E402
 from lancedb.rerankers import RRFReranker  # noqa: E402
+from tenacity import Retrying, stop_after_attempt, wait_exponential  # noqa: E402
 
 RETRIEVERS = ("dense", "lexical", "hybrid")
 SNAPSHOT_PREFIX = "fts_"
@@ -139,13 +140,16 @@ class ScopedSearch:
                 self.builds += 1
             except Exception:  # noqa: BLE001 - a concurrent creator won; its table has the same rows
                 s = self.db.open_table(snap_name)
-        if not _has_fts(s):
-            try:
-                s.create_index("text", config=FTS(with_position=False), replace=True)
-            except Exception:  # noqa: BLE001 - a concurrent indexer may have committed first
-                s = self.db.open_table(snap_name)
+        for attempt in Retrying(stop=stop_after_attempt(6), wait=wait_exponential(multiplier=0.05, max=1),
+                                reraise=True):
+            with attempt:  # another process may create, overwrite or index the same snapshot meanwhile
                 if not _has_fts(s):
-                    raise
+                    try:
+                        s.create_index("text", config=FTS(with_position=False), replace=True)
+                    except Exception:
+                        s = self.db.open_table(snap_name)  # a fresh handle: the concurrent commit may hold FTS
+                        if not _has_fts(s):
+                            raise
         return s
 
     def _drop_stale(self, prefix: str, keep: str) -> None:
