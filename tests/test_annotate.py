@@ -69,16 +69,21 @@ def test_task_freezes_items_and_results_with_agreement(ann):
     q2 = [i.item_id for i in a.queue(task.task_id, "ann2")]
     assert sorted(q1) == sorted(q2) and q1 != q2  # same items, each annotator's own order
     assert q1 == [i.item_id for i in a.queue(task.task_id, "ann1")]  # stable across sessions
-    for i, it in enumerate(items):
-        a.label(task.task_id, it.item_id, "ann1", "helpful" if it.system == "sysA" else "not_helpful")
-        a.label(task.task_id, it.item_id, "ann2", "helpful" if i % 2 == 0 else "not_helpful")
+    ann1 = {it.item_id: "helpful" if it.system == "sysA" else "not_helpful" for it in items}
+    ann2 = {it.item_id: "helpful" if i % 2 == 0 else "not_helpful" for i, it in enumerate(items)}
+    ann2[items[-1].item_id] = "not_helpful" if ann1[items[-1].item_id] == "helpful" else "helpful"  # >= 1 differs
+    for it in items:
+        a.label(task.task_id, it.item_id, "ann1", ann1[it.item_id])
+        a.label(task.task_id, it.item_id, "ann2", ann2[it.item_id])
     a.label(task.task_id, items[0].item_id, "ann2", "skip")  # a later change wins
     res = a.results(task.task_id)
     rate_a = next(r for r in res["rates"] if r["system"] == "sysA" and r["category"] == "all")
     assert rate_a["n"] == sum(1 for it in items if it.system == "sysA") * 2 - (items[0].system == "sysA")
     assert res["agreement"]["annotators"] == ["ann1", "ann2"]
     assert res["agreement"]["pairs"][0]["n"] == 5
-    assert res["disagreements"]
+    differ = sorted(i for i in ann1 if ann1[i] != ann2[i] and i != items[0].item_id)  # the skip drops item 0
+    assert [d["item_id"] for d in res["disagreements"]] == differ
+    assert all(d["labels"] == {"ann1": ann1[d["item_id"]], "ann2": ann2[d["item_id"]]} for d in res["disagreements"])
 
 
 def test_export_import_round_trip(ann, tmp_path):
