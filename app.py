@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import nav, widgets
+from ui import nav, state, widgets
 
 st.set_page_config(page_title="memcore workbench", page_icon=str(nav.ROOT / "assets" / "icon.svg"), layout="wide")
 st.logo(str(nav.ROOT / "assets" / "logo.svg"), size="large")
@@ -17,4 +17,7 @@ for spec in nav.PAGES:
                     default=spec.title == nav.HOME))
 current = st.navigation(sections)
 widgets.sidebar_status()
-current.run()
+try:
+    current.run()
+finally:  # after the first page is drawn (or stopped), load the embedding model in the background
+    state.preload_embedder()

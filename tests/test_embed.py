@@ -94,8 +94,16 @@ def test_minilm_embedder_loads_torch_only_when_it_first_embeds():
     assert out.split() == ["False", "True", "(1,", "384)", "True"]
 
 
-def test_app_launcher_warms_imports_and_the_model_before_any_visit():
+def test_minilm_preload_loads_the_model_once_in_the_background():
+    pytest.importorskip("sentence_transformers")
+    out = _run("import sys\nfrom memcore.embed import start_model_preload, minilm_model\n"
+               "t = start_model_preload()\nprint(t is start_model_preload())\nt.join(300)\n"
+               "import memcore.embed as E\nprint(len(E._MINILM), minilm_model() is E._MINILM[0])")
+    assert out.split() == ["True", "1", "True"]
+
+
+def test_app_launcher_warms_imports_but_not_the_model():
     out = _run("import sys\nimport ui.launch as L\nbefore = 'lancedb' in sys.modules\nL.warm(log=False)\n"
                "print(before, all(m in sys.modules for m in L.WARM_MODULES), 'torch' in sys.modules)",
-               MEMCORE_EMBEDDER="hashing")
-    assert out.split() == ["False", "True", "False"]  # hashing embedder: no model to load
+               MEMCORE_EMBEDDER="minilm")
+    assert out.split() == ["False", "True", "False"]  # torch loads after the first page (app.py)

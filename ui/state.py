@@ -58,6 +58,14 @@ def workbench() -> Workbench:
     return _workbench(s.store_uri, s.embedder, s.provider, s.llm_model, s.openai_base_url, fp, s)
 
 
+def preload_embedder() -> None:
+    """Start loading the MiniLM model in the background (once per process) when it is the embedder."""
+    if settings().embedder == "minilm":
+        from memcore.embed import start_model_preload
+
+        start_model_preload()
+
+
 def workbench_or_stop() -> Workbench:
     """The Workbench, or an error naming the fix and a stopped page."""
     try:
