@@ -79,3 +79,14 @@ def test_demo_replay_and_ask_in_a_browser(tmp_path):
         out.mkdir(parents=True, exist_ok=True)
         for p in shots.glob("*.png"):
             shutil.copy(p, out / p.name)
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["launcher", "streamlit-run"])
+def test_a_page_url_opened_first_on_a_fresh_server_gets_the_full_app(tmp_path, warm):
+    """/replay as the very first request still runs app.py: navigation sections, logo, wide layout."""
+    with app_server(tmp_path / "store", warm=warm) as base, launch() as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(f"{base}/replay", wait_until="domcontentloaded")
+        wait_text(page, "Replay", 60)
+        page.get_by_text("Workbench", exact=True).first.wait_for(timeout=60_000)  # a st.navigation section
+        assert page.get_by_text("annotation results", exact=True).count() == 0  # no file-name page list
