@@ -105,6 +105,7 @@ def cold_visits(browser, store: Path) -> dict[str, float]:  # noqa: ANN001 - pla
         with app_server(store, warm=warm) as base:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             out[label] = first_chart(page, f"{base}/replay")
+            page.get_by_text("Workbench", exact=True).first.wait_for(timeout=5_000)  # app.py's navigation ran
             page.close()
     return out
 
