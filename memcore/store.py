@@ -26,7 +26,15 @@ import lancedb  # noqa: E402
 from memcore.errors import StoreError  # noqa: E402
 from memcore.store_items import ItemsMixin  # noqa: E402
 from memcore.store_records import RecordsMixin, json_default  # noqa: E402
-from memcore.store_schema import INF_STEP, SCHEMAS, memory_schema, sql_in, sql_str, turns_schema  # noqa: E402
+from memcore.store_schema import (  # noqa: E402
+    ADDED_COLUMNS,
+    INF_STEP,
+    SCHEMAS,
+    memory_schema,
+    sql_in,
+    sql_str,
+    turns_schema,
+)
 from memcore.store_search import RETRIEVERS, SNAPSHOT_PREFIX, ScopedSearch, list_table_names  # noqa: E402
 from memcore.types import Event, MemoryItem  # noqa: E402
 
@@ -63,6 +71,9 @@ class LanceStore(ItemsMixin, RecordsMixin):
             except (ValueError, FileNotFoundError):
                 t = self.db.create_table(name, schema=schema, exist_ok=True)
             self._check_dim(name, t)
+            missing = {c: v for c, v in ADDED_COLUMNS.get(name, {}).items() if c not in t.schema.names}
+            if missing:  # a store written before these columns existed
+                t.add_columns(missing)
             self._tables[name] = t
             return t
 

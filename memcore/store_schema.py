@@ -86,12 +86,19 @@ SCHEMAS: dict[str, pa.Schema] = {
         pa.field("prompt_tokens", pa.int32()), pa.field("completion_tokens", pa.int32()),
         pa.field("latency_ms", pa.float64()), pa.field("cache_hit", pa.bool_()), pa.field("ok", pa.bool_()),
         pa.field("error", pa.string()), pa.field("step", pa.int32()), pa.field("ts", pa.float64()),
+        pa.field("attempt", pa.int32()),
     ]),
     "results": pa.schema([
         pa.field("key", pa.string()), pa.field("run_id", pa.string()), pa.field("system", pa.string()),
         pa.field("conv_id", pa.string()), pa.field("question_id", pa.string()), pa.field("payload", pa.string()),
         pa.field("ts", pa.float64()),
     ]),
+}
+
+# Columns added to a table after stores were first written, with the SQL value old rows get:
+# opening an older store adds them (LanceDB add_columns), so nothing stored is lost.
+ADDED_COLUMNS: dict[str, dict[str, str]] = {
+    "llm_calls": {"attempt": "CAST(1 AS INT)"},
 }
 
 

@@ -57,6 +57,7 @@ def test_fake_scripted_history_and_malformed_json_repair():
     assert any("repaired" in n for n in res.notes)
     assert len(fake.calls("test_merge")) == 2
     assert "previous reply could not be used" in fake.calls("test_merge")[1].messages[-1]["content"]
+    assert [r.attempt for r in client.ledger.records] == [1, 2]  # the repair call is marked in the ledger
 
 
 def test_unrepairable_reply_uses_fallback_and_reports():

@@ -108,3 +108,22 @@ def test_results_written_by_another_handle_are_seen(tmp_path):
     writer.save_results("run1", [{"system": "naive_rag", "question_id": "q2", "f1": 1.0}])
     assert sorted(r["question_id"] for r in reader.results("run1")) == ["q1", "q2"]
     assert reader.result("run1", "naive_rag", "q2")["f1"] == 1.0
+
+
+def test_a_store_written_before_a_column_existed_is_upgraded_without_loss(tmp_path):
+    import lancedb
+    import pyarrow as pa
+
+    from memcore.llm.ledger import CallRecord
+    from memcore.store_schema import SCHEMAS
+
+    old_schema = pa.schema([f for f in SCHEMAS["llm_calls"] if f.name != "attempt"])
+    old = {f.name: [0] for f in old_schema} | {"role": ["answer"], "stage": ["answer"], "system": ["com"],
+                                                 "conv_id": ["c"], "provider": ["offline"], "model": ["m"],
+                                                 "error": [""], "cache_hit": [False], "ok": [True]}
+    lancedb.connect(str(tmp_path / "db")).create_table("llm_calls", data=pa.table(old, schema=old_schema))
+    store = LanceStore(str(tmp_path / "db"), dim=8)
+    store.add_llm_calls([CallRecord(role="episode_summary", stage="construction", attempt=2)])
+    df = store.llm_calls().sort_values("role")
+    assert list(df["role"]) == ["answer", "episode_summary"]
+    assert list(df["attempt"]) == [1, 2]  # the old row gets the documented default

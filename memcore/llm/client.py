@@ -100,7 +100,7 @@ class LLMClient:
                 {"role": "assistant", "content": chat.text},
                 {"role": "user", "content": REPAIR_PROMPT.format(error=err)},
             ]
-            chat2 = self._chat(r, repair, inputs, stage, False)
+            chat2 = self._chat(r, repair, inputs, stage, False, attempt=2)
             self._account(result, chat2)
             result.raw = chat2.text
             try:
@@ -116,30 +116,32 @@ class LLMClient:
             result.output = r.default(inputs)
         return result
 
-    def _chat(self, r: Role, messages: list, inputs: dict, stage: str, logprobs: bool) -> ChatResult:
+    def _chat(self, r: Role, messages: list, inputs: dict, stage: str, logprobs: bool,
+              attempt: int = 1) -> ChatResult:
         key = None
         if self.cache is not None:
             key = call_key(p=self.provider.name, m=self.provider.model, msgs=messages, lp=logprobs,
                            json=r.json_output, max=r.max_tokens)
             hit = self.cache.get(key)
             if hit is not None:
-                self._record(r.name, stage, hit, 0.0, cache_hit=True)
+                self._record(r.name, stage, hit, 0.0, cache_hit=True, attempt=attempt)
                 return hit
         t0 = time.perf_counter()
         try:
             chat = self.provider.chat(messages, json_mode=r.json_output, max_tokens=r.max_tokens,
                                       temperature=0.0, logprobs=logprobs, role=r.name, inputs=inputs)
         except LLMError as e:
-            self._record(r.name, stage, ChatResult(""), (time.perf_counter() - t0) * 1000, error=str(e))
+            self._record(r.name, stage, ChatResult(""), (time.perf_counter() - t0) * 1000, error=str(e), attempt=attempt)
             raise
         except Exception as e:  # provider bugs or unexpected transport errors: report, don't crash
             msg = f"{type(e).__name__}: {e}"
-            self._record(r.name, stage, ChatResult(""), (time.perf_counter() - t0) * 1000, error=msg)
+            self._record(r.name, stage, ChatResult(""), (time.perf_counter() - t0) * 1000, error=msg,
+                         attempt=attempt)
             raise LLMError(msg) from e
         latency = (time.perf_counter() - t0) * 1000
         if key is not None:
             self.cache.put(key, chat)
-        self._record(r.name, stage, chat, latency)
+        self._record(r.name, stage, chat, latency, attempt=attempt)
         return chat
 
     def _run_offline(self, r: Role, inputs: dict, stage: str) -> RoleResult:
@@ -161,12 +163,13 @@ class LLMClient:
         res.cached = res.cached or chat.cached
 
     def _record(self, role: str, stage: str, chat: ChatResult, latency: float,
-                cache_hit: bool = False, error: str = "") -> None:
+                cache_hit: bool = False, error: str = "", attempt: int = 1) -> None:
         self.ledger.add(CallRecord(
             role=role, stage=stage, system=self.system, conv_id=self.conv_id,
             provider=self.provider.name, model=chat.model or self.provider.model,
             prompt_tokens=chat.prompt_tokens, completion_tokens=chat.completion_tokens,
             latency_ms=latency, cache_hit=cache_hit, ok=not error, error=error, step=self.step,
+            attempt=attempt,
         ))
 
 

@@ -27,6 +27,7 @@ class CallRecord:
     ok: bool = True
     error: str = ""
     step: int = 0  # ingest step (turn index + 1) for construction calls, else 0
+    attempt: int = 1  # 2 for the one JSON-repair call that follows a malformed reply
     ts: float = field(default_factory=time.time)
 
     def to_dict(self) -> dict:
