@@ -73,7 +73,12 @@ class LanceStore(ItemsMixin, RecordsMixin):
             self._check_dim(name, t)
             missing = {c: v for c, v in ADDED_COLUMNS.get(name, {}).items() if c not in t.schema.names}
             if missing:  # a store written before these columns existed
-                t.add_columns(missing)
+                try:
+                    t.add_columns(missing)
+                except Exception:  # noqa: BLE001 - another process may have added them first
+                    t = self.db.open_table(name)
+                    if any(c not in t.schema.names for c in missing):
+                        raise
             self._tables[name] = t
             return t
 
