@@ -71,3 +71,23 @@ def test_full_context_has_every_turn_with_its_metadata(toy) -> None:
     assert last.metadata == {"date": DATES[2], "speaker": "Bob", "session": 2}
     context = render_context(tr.items)
     assert all(txt in context for _, _, txt in TEXTS)
+
+
+@pytest.mark.parametrize("how", ["turns_mean", "text"])
+def test_session_vector_is_the_mean_of_its_turns_or_the_block_text(toy, how) -> None:
+    import numpy as np
+
+    wb, conv = toy
+    wb.ingest("naive_rag_session", conv, session_vector=how)
+    sys_ = wb.system("naive_rag_session", conv, session_vector=how)
+    sess = sorted(wb.store.items(sys_.space, conv.id, "session"), key=lambda i: i.turn_ids[0])
+    ids, mat = wb.store.turn_matrix(conv.id)
+    for item in sess:
+        if how == "turns_mean":
+            mean = mat[[ids.index(t) for t in item.turn_ids]].mean(axis=0)
+            want = mean / np.linalg.norm(mean)
+        else:
+            want = wb.embedder.embed([item.text])[0]
+        assert np.allclose(item.embedding, want, atol=1e-6)
+    with pytest.raises(ValueError, match="session_vector"):
+        wb.system("naive_rag_session", conv, session_vector="first_turn")

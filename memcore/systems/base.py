@@ -93,6 +93,7 @@ class BaseSystem:
         self.turn: Turn | None = None
         self._events: list[Event] = []
         self._counters: dict[str, int] = {}
+        self._turn_vecs: dict[str, np.ndarray] | None = None
 
     # ------------------------------------------------------------- identity
     @property
@@ -163,6 +164,16 @@ class BaseSystem:
     def embed_one(self, text: str) -> np.ndarray:
         """The unit vector of one text."""
         return self.embedder.embed([text])[0]
+
+    def turn_vector(self, turn_id: str) -> np.ndarray:
+        """The shared turn embedding (the store's `turns` table, read once; embedded when absent)."""
+        if self._turn_vecs is None:
+            ids, mat = self.store.turn_matrix(self.conv.id)
+            self._turn_vecs = {t: np.asarray(v, dtype=np.float32) for t, v in zip(ids, mat, strict=True)}
+        if turn_id not in self._turn_vecs:
+            t = next(t for t in self.conv.turns if t.turn_id == turn_id)
+            self._turn_vecs[turn_id] = self.embed_one(f"{t.speaker}: {t.content}")
+        return self._turn_vecs[turn_id]
 
     # ------------------------------------------------------- persist/restore
     def state(self) -> dict[str, Any]:

@@ -19,8 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from memcore.systems import register_system
 from memcore.systems.base import BaseSystem, SystemConfig, query_field
 from memcore.systems.memweaver_experience import ExperienceMemory
@@ -66,23 +64,12 @@ class MemWeaverSystem(BaseSystem):
         self.graph = GraphMemory()
         self.exp = ExperienceMemory(self)
         self.session_relations: list[str] = []
-        self._turn_vecs: dict[str, np.ndarray] | None = None
         self._turns = {t.turn_id: t for t in self.conv.turns}
         self._unembedded: list[str] = []
         self._resolution: dict[str, dict[str, Any]] = {}
         self._last_passage = ""
 
     # --------------------------------------------------------------- helpers
-    def turn_vector(self, turn_id: str) -> np.ndarray:
-        """The shared turn embedding (from the store's `turns` table; embedded when absent)."""
-        if self._turn_vecs is None:
-            ids, mat = self.store.turn_matrix(self.conv.id)
-            self._turn_vecs = {t: np.asarray(v, dtype=np.float32) for t, v in zip(ids, mat, strict=True)}
-        if turn_id not in self._turn_vecs:
-            t = self._turns[turn_id]
-            self._turn_vecs[turn_id] = self.embed_one(f"{t.speaker}: {t.content}")
-        return self._turn_vecs[turn_id]
-
     def turn_line(self, turn_id: str) -> str:
         """"Speaker: text" of a turn."""
         t = self._turns[turn_id]

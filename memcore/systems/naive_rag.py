@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from memcore.systems import register_system
 from memcore.systems.base import (
     BaseSystem,
@@ -59,9 +61,17 @@ class NaiveRAGSystem(BaseSystem):
 
 @dataclass
 class NaiveRAGSessionConfig(SystemConfig):
-    """k: how many whole sessions go into the context."""
+    """k: how many whole sessions go into the context. session_vector: "turns_mean" (the normalised
+    mean of the session's turn embeddings) or "text" (the block's own embedding; MiniLM reads only
+    its first 256 word pieces, about the first third of a LoCoMo session)."""
 
     k: int = query_field(3)
+    session_vector: str = "turns_mean"
+
+    def validate(self) -> None:
+        super().validate()
+        if self.session_vector not in ("turns_mean", "text"):
+            raise ValueError(f"session_vector must be 'turns_mean' or 'text', not {self.session_vector!r}")
 
 
 @register_system
@@ -91,9 +101,15 @@ class NaiveRAGSessionSystem(BaseSystem):
         turns, self.buffer = self.buffer, []
         text = "\n".join(f"{t.speaker}: {t.content}" for t in turns)
         ids = [t.turn_id for t in turns]
-        item = self.new_item("session", text, ids, ids, date=turns[0].session_date, session=turns[0].session)
-        self.emit("created", [item], f"session {turns[0].session} closed: {len(turns)} turns in one block",
-                  n_turns=len(turns))
+        vec = None
+        if self.config.session_vector == "turns_mean":
+            mean = np.mean([self.turn_vector(i) for i in ids], axis=0)
+            vec = (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
+        item = self.new_item("session", text, ids, ids, vector=vec, date=turns[0].session_date,
+                             session=turns[0].session, vector_of=self.config.session_vector)
+        how = "mean of its turn embeddings" if vec is not None else "embedding of the block's text"
+        self.emit("created", [item], f"session {turns[0].session} closed: {len(turns)} turns in one block "
+                  f"(vector = {how})", n_turns=len(turns))
 
     def state(self) -> dict:
         return {**super().state(), "buffer": [t.index for t in self.buffer]}

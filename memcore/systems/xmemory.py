@@ -49,7 +49,6 @@ class XMemorySystem(BaseSystem):
         self.moved: set[str] = set()
         self.stats: dict[str, int] = {}
         self.dirty: dict[str, None] = {}  # themes changed since the last merge pass / relabel
-        self._turn_vecs: dict[str, np.ndarray] | None = None
 
     # ------------------------------------------------------------- episodes
     def on_turn(self, turn: Turn) -> None:
@@ -64,11 +63,7 @@ class XMemorySystem(BaseSystem):
             self._close_episode("end of conversation")
 
     def _turn_vec(self, turn: Turn) -> np.ndarray:
-        if self._turn_vecs is None:
-            ids, mat = self.store.turn_matrix(self.conv.id)
-            self._turn_vecs = {t: xt.unit(v) for t, v in zip(ids, mat, strict=True)}
-        v = self._turn_vecs.get(turn.turn_id)
-        return v if v is not None else self.embed_one(f"{turn.speaker}: {turn.content}")
+        return xt.unit(self.turn_vector(turn.turn_id))
 
     def _boundary(self, turn: Turn) -> str:
         """Why the buffer ends before `turn` ("" to keep going): hard rules, then the boundary role."""
