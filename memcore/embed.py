@@ -41,7 +41,7 @@ _PRELOAD: list[threading.Thread] = []
 
 
 def minilm_model():  # noqa: ANN201 - SentenceTransformer (imported lazily)
-    """all-MiniLM-L6-v2, loaded once per process (thread-safe); the app's launcher preloads it."""
+    """all-MiniLM-L6-v2, loaded once per process (thread-safe); app.py preloads it (start_model_preload)."""
     with _MINILM_LOCK:
         if not _MINILM:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
