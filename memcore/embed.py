@@ -29,7 +29,8 @@ class Embedder(Protocol):
         ...
 
 
-def _normalise(v: np.ndarray) -> np.ndarray:
+def normalise(v: np.ndarray) -> np.ndarray:
+    """Rows of v as float32 unit vectors (all-zero rows stay near zero)."""
     v = np.asarray(v, dtype=np.float32)
     norms = np.linalg.norm(v, axis=1, keepdims=True)
     return v / np.maximum(norms, 1e-12)
@@ -129,7 +130,7 @@ class OpenAIEmbedder:
         for i in range(0, len(texts), 256):
             resp = self.client.embeddings.create(model=self.name, input=list(texts[i : i + 256]))
             out.extend(d.embedding for d in resp.data)
-        arr = _normalise(np.array(out, dtype=np.float32)) if out else np.zeros((0, self.dim), np.float32)
+        arr = normalise(np.array(out, dtype=np.float32)) if out else np.zeros((0, self.dim), np.float32)
         self.dim = arr.shape[1] if len(arr) else self.dim
         return arr
 
@@ -151,7 +152,7 @@ class HashingEmbedder:
                 h = hashlib.sha256(w.encode()).digest()
                 out[i, int.from_bytes(h[:4], "little") % self.dim] += 1.0 if h[4] & 1 else -1.0
         out[np.all(out == 0, axis=1), 0] = 1.0
-        return _normalise(out)
+        return normalise(out)
 
 
 class CachedEmbedder:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from memcore.embed import normalise
 from memcore.systems import register_system
 from memcore.systems.base import (
     BaseSystem,
@@ -103,8 +104,7 @@ class NaiveRAGSessionSystem(BaseSystem):
         ids = [t.turn_id for t in turns]
         vec = None
         if self.config.session_vector == "turns_mean":
-            mean = np.mean([self.turn_vector(i) for i in ids], axis=0)
-            vec = (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
+            vec = normalise(np.mean([self.turn_vector(i) for i in ids], axis=0, keepdims=True))[0]
         item = self.new_item("session", text, ids, ids, vector=vec, date=turns[0].session_date,
                              session=turns[0].session, vector_of=self.config.session_vector)
         how = "mean of its turn embeddings" if vec is not None else "embedding of the block's text"
