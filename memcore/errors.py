@@ -28,3 +28,35 @@ class LLMError(MemcoreError, RuntimeError):
 
 class ConfigError(MemcoreError, ValueError):
     """A setting is missing or invalid."""
+
+
+class TransientLLMError(LLMError):
+    """A call that may succeed when retried: timeout, connection error, 429, 5xx.
+
+    `retry_after` is the server's Retry-After in seconds (429/503), when it sent one.
+    """
+
+    def __init__(self, message: str, retry_after: float | None = None, status: int | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.status = status
+
+
+class PermanentLLMError(LLMError):
+    """A call that will fail the same way again (bad request, refused key, unknown model)."""
+
+
+class LLMCallFailed(LLMError):
+    """A role call failed after retries (or its reply stayed unusable): nothing may be built from it.
+
+    Raised by `LLMClient.run`; the ingest driver does not checkpoint the step, the evaluator does not
+    score the question, and `memcore ask` exits non-zero.
+    """
+
+    def __init__(self, role: str, stage: str, message: str) -> None:
+        super().__init__(f"{role} ({stage}): {message}")
+        self.role, self.stage = role, stage
+
+
+class MemoryBusy(MemcoreError):
+    """Another process holds the write lease of this memory (space, conversation)."""
