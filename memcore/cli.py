@@ -12,6 +12,7 @@ from pathlib import Path
 import typer
 
 from memcore.errors import MemcoreError
+from memcore.llm.redact import redact
 from memcore.eval.cli import eval_command
 from memcore.settings import Settings
 
@@ -36,6 +37,14 @@ def _workbench(store: str | None, provider: str | None, embedder: str | None = N
     from memcore.workbench import Workbench
 
     return Workbench(_settings(store, provider, embedder))
+
+
+def _check(wb) -> None:  # noqa: ANN001 - Workbench
+    """Reach the LLM endpoint first: a dead one fails here in seconds with the URL and the fix."""
+    from memcore.llm import check_endpoint
+
+    if wb.settings.llm_check:
+        check_endpoint(wb.llm)
 
 
 def _conversations(wb, source: str, conversations: str | None):  # noqa: ANN001, ANN202
@@ -80,15 +89,26 @@ def ingest(
 ) -> None:
     """Build memory for conversations (resumes an interrupted ingest; never duplicates)."""
     wb = _workbench(store, provider)
-    typer.echo(f"LLM: {wb.provider_label} | embedder: {wb.embedder.name} | store: {wb.settings.store_uri}")
+    typer.echo(f"LLM: {wb.provider_label} | embedder: {wb.embedder.name} | store: {redact(wb.settings.store_uri)}")
+    _check(wb)
+    failures = 0
     for conv in _conversations(wb, source, conversations):
         for name in _system_names(systems):
             with typer.progressbar(length=len(conv.turns), label=f"{name:18s} {conv.id}") as bar:
                 rep = wb.ingest(name, conv, progress=lambda done, total, ev: bar.update(1))
+            if rep.error:
+                failures += 1
+                typer.echo(f"error: {rep.message}", err=True)
+                continue
             state = "already complete" if rep.skipped else f"{rep.seconds:.1f}s, {rep.events} events"
             resumed = f", resumed at turn {rep.resumed_from}" if rep.resumed_from else ""
             typer.echo(f"  {name} on {conv.id}: {state}{resumed}; memory: {rep.counts or 'turn index'}")
+            if rep.degraded_calls:
+                typer.echo(f"  warning: {rep.degraded_calls} unusable replies replaced by the role's fallback "
+                           "(llm_unusable=fallback)", err=True)
     wb.ledger.flush()
+    if failures:
+        raise typer.Exit(4)
 
 
 @app.command()
@@ -106,10 +126,13 @@ def ask(
     from memcore.eval.diagnostics import evidence_recall
 
     wb = _workbench(store, provider)
+    _check(wb)
     conv = _conversations(wb, source, conversation)[0]
     q = next((x for x in conv.questions if x.id == question), None) or question
-    ans = wb.ask(system, conv, q, retriever=retriever)
-    wb.ledger.flush()
+    try:
+        ans = wb.ask(system, conv, q, retriever=retriever)
+    finally:
+        wb.ledger.flush()
     if as_json:
         typer.echo(json.dumps(ans.to_dict(), indent=2, default=str))
         return
@@ -192,7 +215,7 @@ def main() -> None:
     try:
         app()
     except MemcoreError as e:
-        typer.echo(f"error: {e}", err=True)
+        typer.echo(f"error: {redact(str(e))}", err=True)
         sys.exit(2)
 
 

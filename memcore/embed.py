@@ -38,6 +38,7 @@ def normalise(v: np.ndarray) -> np.ndarray:
 
 _MINILM: list = []
 _MINILM_LOCK = threading.Lock()
+_ENCODE_LOCK = threading.Lock()
 _PRELOAD: list[threading.Thread] = []
 
 
@@ -104,11 +105,13 @@ class MiniLMEmbedder:
         """Encode texts (normalised), one forward pass per distinct text: independent of batch company."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         done: dict[str, np.ndarray] = {}
-        for i, t in enumerate(texts):
-            if t not in done:
-                done[t] = self.model.encode([t], batch_size=1, normalize_embeddings=True,
-                                            show_progress_bar=False, convert_to_numpy=True)[0]
-            out[i] = done[t]
+        model = self.model
+        with _ENCODE_LOCK:  # threads (concurrent systems and questions) take turns on the one model
+            for i, t in enumerate(texts):
+                if t not in done:
+                    done[t] = model.encode([t], batch_size=1, normalize_embeddings=True,
+                                           show_progress_bar=False, convert_to_numpy=True)[0]
+                out[i] = done[t]
         return out
 
 

@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from memcore.errors import LLMError
 from memcore.systems.base import BaseSystem
 from memcore.types import Conversation, Event
 
@@ -25,6 +26,19 @@ class IngestReport:
     complete: bool = False
     skipped: bool = False  # already complete before this call
     counts: dict[str, int] = field(default_factory=dict)
+    error: str = ""  # why the ingest stopped early: an LLM call failed for good (nothing built from it)
+    failed_calls: int = 0  # LLM calls that failed for good in this call
+    degraded_calls: int = 0  # replies replaced by the role's fallback (llm_unusable=fallback)
+    committed_step: int = 0  # the checkpoint a rerun resumes from
+
+    @property
+    def message(self) -> str:
+        """One line for the CLI and the app when the memory is incomplete."""
+        if not self.error:
+            return ""
+        return (f"{self.failed_calls or 1} LLM call(s) failed, memory for {self.system}/{self.conv_id} incomplete "
+                f"(kept up to turn {max(0, min(self.committed_step, self.turns_total))} of {self.turns_total}): "
+                f"{self.error}. Rerun to resume")
 
 
 ProgressFn = Callable[[int, int, list[Event]], None]
@@ -73,6 +87,7 @@ def ingest_conversation(
     report.resumed_from = start
     config = {"system": system.name, **system.config.construction_dict()}
     pending: list[Event] = []
+    report.committed_step = start
 
     def commit(step: int, done: bool = False) -> None:
         ups, dels = system.memory.drain()
@@ -83,11 +98,27 @@ def ingest_conversation(
         system.llm.ledger.flush()  # before the checkpoint: a kill after it must not lose these steps' calls
         store.commit(space, system.name, conv.id, step, ups, dels, pending, system.state(), config, done)
         report.events += len(pending)
+        report.committed_step = step
         pending.clear()
 
+    def failed(e: LLMError) -> IngestReport:
+        # Nothing after the last checkpoint is kept: the next run rolls it back and redoes those steps.
+        system.discard_ahead()
+        system.llm.ledger.flush()
+        report.error = str(e)
+        report.failed_calls = sum(1 for r in system.llm.ledger.records[ledger_mark:] if not r.ok and r.attempt == 1
+                                  and r.system == system.name and r.conv_id == conv.id) or 1
+        report.degraded_calls = system.llm.degraded
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    ledger_mark = system.llm.ledger.mark()
     since_commit = 0
     for turn in conv.turns[start:]:
-        evs = system.ingest(turn)
+        try:
+            evs = system.ingest(turn)
+        except LLMError as e:
+            return failed(e)
         pending.extend(evs)
         since_commit += 1
         report.turns_done = turn.index + 1
@@ -101,11 +132,17 @@ def ingest_conversation(
             commit(turn.index + 1)
             since_commit = 0
         if stopping:
+            system.discard_ahead()
             report.seconds = time.perf_counter() - t0
+            report.degraded_calls = system.llm.degraded
             return report
-    pending.extend(system.finish())
+    try:
+        pending.extend(system.finish())
+    except LLMError as e:
+        return failed(e)
     commit(total + 1, done=True)
     report.complete = True
+    report.degraded_calls = system.llm.degraded
     report.seconds = time.perf_counter() - t0
     report.counts = store.kind_counts(space, conv.id)
     return report

@@ -23,8 +23,18 @@ class Settings:
     openai_base_url: str = field(default_factory=lambda: _env("OPENAI_BASE_URL", ""))
     openai_api_key: str = field(default_factory=lambda: _env("OPENAI_API_KEY", ""), repr=False)
     embed_model: str = field(default_factory=lambda: _env("MEMCORE_EMBED_MODEL", "text-embedding-3-small"))
-    llm_timeout_s: float = 60.0
-    llm_retries: int = 3
+    llm_timeout_s: float = field(default_factory=lambda: float(_env("MEMCORE_LLM_TIMEOUT", "60")))  # read timeout
+    llm_connect_timeout_s: float = 5.0
+    llm_deadline_s: float = field(default_factory=lambda: float(_env("MEMCORE_LLM_DEADLINE", "180")))  # one call
+    llm_retries: int = 3  # attempts per call, the first included
+    llm_concurrency: int = field(default_factory=lambda: int(_env("MEMCORE_LLM_CONCURRENCY", "0")))  # 0: auto
+    llm_rpm: int = field(default_factory=lambda: int(_env("MEMCORE_LLM_RPM", "0")))  # 0: no limit
+    llm_tpm: int = field(default_factory=lambda: int(_env("MEMCORE_LLM_TPM", "0")))
+    llm_unusable: str = field(default_factory=lambda: _env("MEMCORE_LLM_UNUSABLE", "fail"))  # or "fallback"
+    llm_check: bool = True  # reach the endpoint (GET /models, 5 s) before ingest, ask and eval
+    sim_delay_ms: float = field(default_factory=lambda: float(_env("MEMCORE_SIM_DELAY_MS", "500")))
+    sim_jitter_ms: float = field(default_factory=lambda: float(_env("MEMCORE_SIM_JITTER_MS", "100")))
+    sim_429_rate: float = field(default_factory=lambda: float(_env("MEMCORE_SIM_429_RATE", "0")))
     use_cache: bool = True
 
     @property
@@ -33,6 +43,13 @@ class Settings:
         if self.llm_provider:
             return self.llm_provider
         return "openai" if self.openai_api_key else "offline"
+
+    @property
+    def concurrency(self) -> int:
+        """LLM calls in flight at once: explicit, else 8 for HTTP providers and 1 for in-process ones."""
+        if self.llm_concurrency > 0:
+            return self.llm_concurrency
+        return 8 if self.provider in ("openai", "local", "simulated") else 1
 
     @property
     def cache_path(self) -> Path:

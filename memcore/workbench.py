@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from memcore.embed import Embedder, make_embedder
+from memcore.errors import LLMError
 from memcore.ingest import IngestReport, ProgressFn, ingest_conversation
 from memcore.llm import LLMClient, UsageLedger, make_client
 from memcore.settings import Settings
@@ -93,7 +94,9 @@ class Workbench:
         if isinstance(question, str):
             question = Question(id="adhoc", conv_id=conv.id, text=question, answer="")
         if not self.is_ingested(name, conv, **config):
-            self.ingest(name, conv, **config)
+            rep = self.ingest(name, conv, **config)
+            if rep.error:  # never answer from a memory that is missing the failed steps
+                raise LLMError(rep.message)
         return self.system(name, conv, **config).answer(question)
 
     @staticmethod

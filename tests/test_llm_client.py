@@ -8,7 +8,8 @@ import json
 import pytest
 from pydantic import BaseModel
 
-from memcore.llm import FakeLLM, LLMClient, OfflineEngine, OpenAIProvider, UsageLedger
+from memcore.errors import LLMCallFailed
+from memcore.llm import CallScheduler, FakeLLM, LLMClient, OfflineEngine, OpenAIProvider, SchedulerConfig, UsageLedger
 from memcore.llm.cache import CallCache
 from memcore.llm.mock_server import MockOpenAIServer
 from memcore.llm.roles import Role, TextOutput, register
@@ -60,11 +61,20 @@ def test_fake_scripted_history_and_malformed_json_repair():
     assert [r.attempt for r in client.ledger.records] == [1, 2]  # the repair call is marked in the ledger
 
 
-def test_unrepairable_reply_uses_fallback_and_reports():
+def test_unrepairable_reply_fails_the_call_and_is_booked():
     fake = FakeLLM(by_role={"test_merge": ["not json", "still not json"]})
-    res = LLMClient(fake).run("test_merge", {"a": "1", "b": "1"}, stage="construction")
-    assert not res.ok and res.output.why == "fallback"
-    assert "unusable reply after one repair attempt" in res.error
+    client = LLMClient(fake)
+    with pytest.raises(LLMCallFailed, match="unusable reply after one repair attempt"):
+        client.run("test_merge", {"a": "1", "b": "1"}, stage="construction")
+    assert [r.attempt for r in client.ledger.records] == [1, 2] and client.ledger.records[-1].ok is False
+
+
+def test_unrepairable_reply_uses_fallback_only_when_named():
+    fake = FakeLLM(by_role={"test_merge": ["not json", "still not json"]})
+    client = LLMClient(fake, unusable="fallback")
+    res = client.run("test_merge", {"a": "1", "b": "1"}, stage="construction")
+    assert not res.ok and res.output.why == "fallback" and client.degraded == 1
+    assert "unusable reply after one repair attempt" in res.error and "llm_unusable=fallback" in res.error
 
 
 def test_fake_falls_back_to_offline_engine_when_unscripted():
@@ -102,11 +112,12 @@ def test_openai_provider_gives_up_with_clear_error_not_crash():
     with MockOpenAIServer() as srv:
         for _ in range(3):
             srv.enqueue("down", status=503)
-        client = LLMClient(OpenAIProvider("mock-model", base_url=srv.base_url, retries=3))
-        res = client.run("test_merge", {"a": "p", "b": "q"}, stage="construction")
-        assert not res.ok and "failed after 3 attempts" in res.error
-        assert res.output.why == "fallback"
-        assert client.ledger.records[-1].ok is False
+        client = LLMClient(OpenAIProvider("mock-model", base_url=srv.base_url),
+                           scheduler=CallScheduler(SchedulerConfig(retries=3, backoff_s=0.05)))
+        with pytest.raises(LLMCallFailed, match="gave up after 3 attempt"):
+            client.run("test_merge", {"a": "p", "b": "q"}, stage="construction")
+        assert len(srv.requests) == 3
+        assert client.ledger.records[-1].ok is False and "503" in client.ledger.records[-1].error
 
 
 def test_openai_malformed_json_over_http_repaired():

@@ -15,7 +15,7 @@ LEXICAL_JUDGE = ("lexical judge (offline engine, not an LLM): official F1 >= 0.5
 def make_judge(wb: Any, enabled: bool) -> tuple[Callable[[Any, Question, str], dict] | None, dict[str, Any]]:
     """(judge function (llm, question, prediction) -> verdict dict, or None; {"enabled", "kind", "label"})."""
     from memcore.eval.metrics import lexical_judge
-    from memcore.llm.ledger import by_stage
+    from memcore.llm.ledger import UsageLedger, by_stage
     from memcore.llm.roles import load_all as load_roles
 
     if not enabled:
@@ -32,11 +32,11 @@ def make_judge(wb: Any, enabled: bool) -> tuple[Callable[[Any, Question, str], d
         return lexical, {"enabled": True, "kind": "lexical", "label": LEXICAL_JUDGE}
 
     def llm_judge(llm: Any, q: Question, pred: str) -> dict:
-        mark = llm.ledger.mark()
         qtype = "abstention" if q.metadata.get("abstention") else q.metadata.get("question_type", "")
-        res = llm.run("judge", {"question": q.text, "gold": q.answer, "prediction": pred,
-                                "category": q.category, "question_type": qtype}, stage="judge")
-        usage = by_stage(llm.ledger.since(mark)).get("judge")
+        with UsageLedger.collect() as records:
+            res = llm.run("judge", {"question": q.text, "gold": q.answer, "prediction": pred,
+                                    "category": q.category, "question_type": qtype}, stage="judge")
+        usage = by_stage(records).get("judge")
         label = str(getattr(res.output, "label", "")).upper()
         ok = None if res.error or label not in ("CORRECT", "WRONG") else label == "CORRECT"
         return {"correct": ok, "label": label, "reason": getattr(res.output, "reason", ""),

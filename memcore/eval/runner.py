@@ -96,6 +96,10 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
     cfgs = {n: {"retriever": retriever, **(configs or {}).get(n, {})} for n in names}
     full_cfg = {n: config_to_dict(make_config(n, **c)) for n, c in cfgs.items()}
     wb = workbench or Workbench(settings)
+    if settings.llm_check:
+        from memcore.llm import check_endpoint
+
+        check_endpoint(wb.llm)  # a dead endpoint fails here, in seconds, not question by question
     meta = run_meta(wb, settings)
     _, jinfo = make_judge(wb, judge)  # fails early when the judge cannot run
     fingerprint = {"dataset_sha256": sha, "format": fmt, "systems": names, "configs": full_cfg,

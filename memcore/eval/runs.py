@@ -53,9 +53,10 @@ def check_compatible(run_id: str, old: dict | None, meta: dict) -> None:
 def run_meta(wb: Any, settings: Settings) -> dict[str, Any]:
     """Run-level fields copied into every row: provider, model, engine label, embedder, store, version."""
     from memcore import __version__
+    from memcore.llm.redact import redact
 
     return {"provider": settings.provider, "provider_name": wb.llm.provider.name, "model": wb.llm.provider.model,
-            "engine": wb.provider_label, "embedder": wb.embedder.name, "store": wb.settings.store_uri,
+            "engine": wb.provider_label, "embedder": wb.embedder.name, "store": redact(wb.settings.store_uri),
             "memcore_version": __version__}
 
 
@@ -91,7 +92,9 @@ def assemble(store: Any, run_id: str, convs: list[Conversation], selected: dict[
     cats = sorted({str(q.category) for qs in selected.values() for q in qs}, key=lambda s: (len(s), s))
     return {
         "run_id": run_id, "complete": len(rows) == len(wanted), "questions_total": len(wanted),
-        "questions_done": len(rows), "memcore_version": meta["memcore_version"],
+        "questions_done": len(rows), "questions_missing": len(wanted) - len(rows),
+        "missing_by_system": {n: sum(1 for s, _ in wanted if s == n) - sum(1 for r in rows if r["system"] == n)
+                              for n in names}, "memcore_version": meta["memcore_version"],
         "provider": meta["provider"], "model": meta["model"], "engine": meta["engine"],
         "embedder": meta["embedder"], "store": meta["store"], "retriever": fingerprint["retriever"],
         "dataset": {"name": dataset, "format": fingerprint["format"], "file": path,

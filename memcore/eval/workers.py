@@ -11,14 +11,16 @@ import multiprocessing as mp
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from memcore.eval.judge import make_judge
 from memcore.eval.report import build_row
+from memcore.llm.client import current_depth, set_depth
 from memcore.settings import Settings
 from memcore.types import Conversation, Question
 
@@ -27,23 +29,30 @@ FLUSH_ROWS, FLUSH_SECONDS = 20, 10.0
 
 
 def score_question(wb: Any, system: Any, q: Question, meta: dict, judge: Callable | None) -> dict:
-    """Answer one question with a system, judge it, and build its row."""
+    """Answer one question with a system, judge it, and build its row (raises when a call failed for good:
+    such a question has no row, is left out of every score, and a resumed run retries it)."""
     ans = system.answer(q)
     verdict = judge(system.llm, q, ans.text) if judge is not None else None
     row_meta = {k: meta[k] for k in ("run_id", "provider", "model", "engine", "embedder", "fingerprint")}
     return build_row(q, ans, {**row_meta, "system": system.name, "retriever": system.config.retriever}, verdict)
 
 
-
 def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Question]], job: dict,
                           emit: Callable[[dict], None], stop: StopCb) -> int:
-    """Ingest each system (resumable), answer and score its pending questions, persist rows in batches."""
+    """Ingest each system (resumable), answer and score its pending questions, persist rows in batches.
+
+    With an LLM concurrency above 1 (hosted models), the systems run side by side and each system's
+    questions are answered concurrently once its memory is built; every LLM call still goes through
+    the one scheduler, so at most `concurrency` requests are in flight. Rows are saved in question
+    order: results never depend on the concurrency.
+    """
     judge, _ = make_judge(wb, job["judge"])
-    done = 0
-    for name in job["systems"]:
-        qs = todo.get(name) or []
-        if not qs:
-            continue
+    names = [n for n in job["systems"] if todo.get(n)]
+    lanes = 1 if wb.llm.is_offline else wb.llm.scheduler.concurrency
+    save_lock = threading.Lock()
+
+    def one_system(name: str) -> int:
+        qs = todo[name]
         cfg, where = job["configs"][name], {"system": name, "conv_id": conv.id}
         emit({"phase": "ingest", **where})
         try:
@@ -51,30 +60,67 @@ def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Ques
                 {"phase": "ingest", **w, "turn": d, "turns": t}), **cfg)
         except Exception as e:  # noqa: BLE001 - a broken system must not end the other systems' run
             emit({"phase": "error", **where, "error": f"ingest failed: {type(e).__name__}: {e}"})
-            continue
+            return 0
+        if rep.error:
+            emit({"phase": "error", **where, "error": rep.message, "missing": len(qs)})
+            return 0
         if not rep.complete:
-            break
+            return 0
         sys_ = wb.system(name, conv, **cfg)
-        buf: list[dict] = []
-        last = time.monotonic()
-        for q in qs:
+        depth = current_depth()  # the questions depend on the built memory
+
+        def task(q: Question) -> dict | None:
+            set_depth(depth)
+            if stop():
+                return None
             try:
-                buf.append(score_question(wb, sys_, q, job["meta"], judge))
+                return score_question(wb, sys_, q, job["meta"], judge)
             except Exception as e:  # noqa: BLE001 - not saved, so a resumed run retries it
                 emit({"phase": "error", **where, "question_id": q.id, "error": f"{type(e).__name__}: {e}"})
-            done += 1
-            emit({"phase": "answer", **where, "question_id": q.id, "done": 1})
-            stopping = stop()
-            if stopping or len(buf) >= FLUSH_ROWS or time.monotonic() - last > FLUSH_SECONDS:
-                wb.store.save_results(job["run_id"], buf)
-                buf, last = [], time.monotonic()
-            if stopping:
-                break
-        wb.store.save_results(job["run_id"], buf)
+                return None
+            finally:
+                emit({"phase": "answer", **where, "question_id": q.id, "done": 1})
+
+        buf: list[dict] = []
+        last = time.monotonic()
+        done = 0
+        with ThreadPoolExecutor(lanes, thread_name_prefix="memcore-q") if lanes > 1 else _Inline() as pool:
+            for row in pool.map(task, qs):
+                done += 1
+                if row is not None:
+                    buf.append(row)
+                if len(buf) >= FLUSH_ROWS or time.monotonic() - last > FLUSH_SECONDS:
+                    with save_lock:
+                        wb.store.save_results(job["run_id"], buf)
+                    buf, last = [], time.monotonic()
+        with save_lock:
+            wb.store.save_results(job["run_id"], buf)
         wb.ledger.flush()
+        return done
+
+    if lanes > 1 and len(names) > 1:
+        with ThreadPoolExecutor(len(names), thread_name_prefix="memcore-sys") as pool:
+            return sum(pool.map(one_system, names))
+    done = 0
+    for name in names:
+        done += one_system(name)
         if stop():
             break
     return done
+
+
+class _Inline:
+    """A stand-in for a thread pool that maps in this thread, lazily (so a stop takes effect between questions)."""
+
+    def __enter__(self) -> _Inline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    @staticmethod
+    def map(fn: Callable[[Any], Any], items: list) -> Any:
+        return (fn(x) for x in items)
 
 
 # ------------------------------------------------------------------ worker processes

@@ -13,6 +13,7 @@ from memcore.llm.client import LLMClient
 from memcore.llm.fake import FakeLLM
 from memcore.llm.ledger import CallRecord, UsageLedger
 from memcore.llm.offline_provider import OFFLINE_LABEL, OfflineEngine
+from memcore.llm.scheduler import CallScheduler, SchedulerConfig
 from memcore.settings import Settings
 
 
@@ -28,7 +29,8 @@ def __getattr__(name: str) -> Any:
 def _openai(s: Settings) -> Any:
     from memcore.llm.openai_provider import OpenAIProvider
 
-    return OpenAIProvider(s.llm_model, s.openai_api_key, s.openai_base_url, s.llm_timeout_s, s.llm_retries)
+    return OpenAIProvider(s.llm_model, s.openai_api_key, s.openai_base_url, s.llm_timeout_s, s.llm_retries,
+                          connect_timeout_s=s.llm_connect_timeout_s)
 
 
 def _local(s: Settings) -> Any:
@@ -37,7 +39,13 @@ def _local(s: Settings) -> Any:
 
     url, model = local_server.ensure_running()
     return OpenAIProvider(model, "local", url, max(s.llm_timeout_s, 300.0), s.llm_retries,
-                          label="local SmolLM2-135M (llama.cpp)")
+                          label="local SmolLM2-135M (llama.cpp)", connect_timeout_s=s.llm_connect_timeout_s)
+
+
+def _simulated(s: Settings) -> Any:
+    from memcore.llm.simulated import SimulatedProvider
+
+    return SimulatedProvider(delay_ms=s.sim_delay_ms, jitter_ms=s.sim_jitter_ms, rate_429=s.sim_429_rate)
 
 
 PROVIDERS: dict[str, Callable[[Settings], Any]] = {
@@ -45,6 +53,7 @@ PROVIDERS: dict[str, Callable[[Settings], Any]] = {
     "openai": _openai,
     "local": _local,
     "fake": lambda s: FakeLLM(),
+    "simulated": _simulated,  # the offline engine's outputs after a simulated network latency (benchmarks)
 }
 
 
@@ -57,16 +66,33 @@ def make_provider(settings: Settings) -> Any:
     return factory(settings)
 
 
+def make_scheduler(settings: Settings) -> CallScheduler:
+    """The call scheduler for these settings (concurrency, rate limits, retries, deadline)."""
+    return CallScheduler(SchedulerConfig(
+        concurrency=settings.concurrency, rpm=settings.llm_rpm, tpm=settings.llm_tpm,
+        retries=settings.llm_retries, deadline_s=settings.llm_deadline_s))
+
+
 def make_client(settings: Settings, ledger: UsageLedger | None = None, provider: Any = None) -> LLMClient:
-    """An LLMClient for these settings; real providers get the on-disk call cache."""
+    """An LLMClient for these settings; real providers get the on-disk call cache (not the fake or
+    the latency simulator, whose point is to make the calls)."""
     provider = provider if provider is not None else make_provider(settings)
     cache = None
-    if settings.use_cache and not hasattr(provider, "run_role") and provider.name != "fake":
+    if settings.use_cache and not hasattr(provider, "run_role") and provider.name not in ("fake", "simulated"):
         cache = CallCache(settings.cache_path)
-    return LLMClient(provider, ledger or UsageLedger(), cache)
+    return LLMClient(provider, ledger or UsageLedger(), cache, scheduler=make_scheduler(settings),
+                     unusable=settings.llm_unusable)
+
+
+def check_endpoint(client: LLMClient, timeout_s: float = 5.0) -> None:
+    """Fail in seconds (ConfigError naming the URL and the fix) when the client's endpoint is unreachable."""
+    check = getattr(client.provider, "check", None)
+    if callable(check):
+        check(timeout_s)
 
 
 __all__ = [
-    "CallCache", "CallRecord", "FakeLLM", "LLMClient", "OFFLINE_LABEL", "OfflineEngine",
-    "OpenAIProvider", "PROVIDERS", "UsageLedger", "make_client", "make_provider",
+    "CallCache", "CallRecord", "CallScheduler", "FakeLLM", "LLMClient", "OFFLINE_LABEL", "OfflineEngine",
+    "OpenAIProvider", "PROVIDERS", "SchedulerConfig", "UsageLedger", "check_endpoint", "make_client",
+    "make_provider", "make_scheduler",
 ]

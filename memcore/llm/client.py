@@ -1,25 +1,45 @@
-"""LLMClient: runs roles on a provider, with the call cache, JSON repair and the ledger."""
+"""LLMClient: runs roles on a provider, with the call cache, JSON repair, the scheduler and the ledger.
+
+Failure semantics: a role call that fails for good (the endpoint fails after the scheduler's
+retries, or the reply stays unusable after one JSON-repair attempt) raises `LLMCallFailed`. Its
+output never becomes memory, an answer, an abstention or a score. The one named exception is
+`unusable="fallback"` (setting `llm_unusable`): an unusable reply then yields the role's fallback
+output, marked degraded in the result, the ledger and the ingest report.
+
+Ledger order: a call's records are added to the ledger when its result is used (in the thread that
+uses it), so the ledger of an ingest lists calls in program order whatever the concurrency.
+"""
 
 from __future__ import annotations
 
+import contextvars
 import json
 import re
+import threading
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from memcore.errors import LLMError
+from memcore.errors import LLMCallFailed, LLMError
 from memcore.llm.base import ChatResult, RoleResult
 from memcore.llm.cache import CallCache, call_key
 from memcore.llm.ledger import CallRecord, UsageLedger
+from memcore.llm.redact import redact
 from memcore.llm.roles import Role, get_role
+from memcore.llm.scheduler import CallScheduler
 from memcore.tokens import count_messages, count_tokens
+
+T = TypeVar("T")
 
 REPAIR_PROMPT = (
     "Your previous reply could not be used: {error}. Reply again with only one valid JSON "
     "object that matches the schema, and nothing else."
 )
+
+# Calls on the longest chain of dependent calls that led to this point of this thread.
+_DEPTH: contextvars.ContextVar[int] = contextvars.ContextVar("memcore_llm_depth", default=0)
 
 
 def extract_json(text: str) -> Any:
@@ -46,10 +66,65 @@ def parse_output(role: Role, text: str) -> BaseModel:
     return role.output.model_validate(extract_json(text))
 
 
+def current_depth() -> int:
+    """Dependent calls before this point of this thread (for the critical-path measure)."""
+    return _DEPTH.get()
+
+
+def set_depth(depth: int) -> None:
+    """Start this thread's chain at `depth` (a task that depends on work that ended there)."""
+    _DEPTH.set(depth)
+
+
+class Ahead:
+    """Work issued ahead of its use (`LLMClient.ahead`); `result()` waits for it and books its calls."""
+
+    def __init__(self, client: LLMClient, fn: Callable[..., Any], args: tuple, step: int) -> None:
+        self._client, self._fn, self._args = client, fn, args
+        self._child = client._detached(step)
+        self._depth0 = current_depth()
+        self._future = None
+        self._lock = threading.Lock()
+        self._done = False
+        if client.scheduler is not None and client.scheduler.concurrency > 1 and not client.is_offline:
+            self._future = client.scheduler.submit(self._run)
+
+    def _run(self) -> tuple[Any, int]:
+        set_depth(self._depth0)
+        return self._fn(self._child, *self._args), current_depth()
+
+    def result(self) -> Any:
+        """The work's return value (raises what it raised); its ledger records are added now, once."""
+        with self._lock:
+            if self._done:
+                raise RuntimeError("Ahead.result() called twice")
+            self._done = True
+        try:
+            if self._future is None:  # run now, in this thread (concurrency 1 or the offline engine)
+                token = _DEPTH.set(self._depth0)
+                try:
+                    value, end = self._run()
+                finally:
+                    _DEPTH.reset(token)
+            else:
+                value, end = self._future.result()
+            set_depth(max(current_depth(), end))
+            return value
+        finally:
+            self._client.ledger.extend(self._child.take_records())
+
+    def cancel(self) -> None:
+        """Drop the work (not started: never runs; running: its result and records are discarded)."""
+        with self._lock:
+            self._done = True
+        if self._future is not None:
+            self._future.cancel()
+
+
 class LLMClient:
     """Runs prompt roles for one (system, conversation) context on a provider.
 
-    `bind(system=..., conv_id=...)` gives a client sharing provider, cache and ledger.
+    `bind(system=..., conv_id=...)` gives a client sharing provider, cache, ledger and scheduler.
     """
 
     def __init__(
@@ -59,13 +134,21 @@ class LLMClient:
         cache: CallCache | None = None,
         system: str = "",
         conv_id: str = "",
+        scheduler: CallScheduler | None = None,
+        unusable: str = "fail",
     ) -> None:
+        if unusable not in ("fail", "fallback"):
+            raise ValueError(f"unusable must be 'fail' or 'fallback', not {unusable!r}")
         self.provider = provider
         self.ledger = ledger if ledger is not None else UsageLedger()
         self.cache = cache
         self.system = system
         self.conv_id = conv_id
+        self.scheduler = scheduler if scheduler is not None else CallScheduler()
+        self.unusable = unusable
         self.step = 0  # set by the system during ingest, recorded with each call
+        self.degraded = 0  # calls answered with the role's fallback (unusable="fallback")
+        self._records: list[CallRecord] | None = None  # a detached client keeps its records here
 
     @property
     def label(self) -> str:
@@ -76,81 +159,137 @@ class LLMClient:
         return hasattr(self.provider, "run_role")
 
     def bind(self, system: str = "", conv_id: str = "") -> LLMClient:
-        """A client for another context sharing this one's provider, cache and ledger."""
-        return LLMClient(self.provider, self.ledger, self.cache, system or self.system, conv_id or self.conv_id)
+        """A client for another context sharing this one's provider, cache, ledger and scheduler."""
+        return LLMClient(self.provider, self.ledger, self.cache, system or self.system, conv_id or self.conv_id,
+                         self.scheduler, self.unusable)
+
+    def _detached(self, step: int) -> LLMClient:
+        c = self.bind()
+        c.step = step
+        c._records = []
+        return c
+
+    def take_records(self) -> list[CallRecord]:
+        """A detached client's records so far (emptied)."""
+        recs, self._records = self._records or [], []
+        return recs
+
+    # ------------------------------------------------------------- running
+    def ahead(self, fn: Callable[..., T], *args: Any, step: int | None = None) -> Ahead:
+        """Issue `fn(client, *args)` ahead of its use; it must make its calls through `client` and must
+        not depend on anything decided after this point. With concurrency 1 (or the offline engine) it
+        runs when its result is asked for, so results never depend on the concurrency."""
+        return Ahead(self, fn, args, self.step if step is None else step)
+
+    def run_many(self, calls: list[tuple[str, dict[str, Any]]], *, stage: str) -> list[RoleResult]:
+        """Independent role calls at once; results (and ledger records) in the order given."""
+        aheads = [self.ahead(lambda c, r=r, i=i: c.run(r, i, stage=stage)) for r, i in calls]
+        out, err = [], None
+        for a in aheads:  # consume all, so every call is booked, then raise the first failure
+            try:
+                out.append(a.result())
+            except LLMError as e:
+                err = err or e
+        if err is not None:
+            raise err
+        return out
 
     def run(self, role: str, inputs: dict[str, Any], *, stage: str, logprobs: bool = False) -> RoleResult:
-        """Run one role; never raises for model failures: errors come back in the result."""
+        """Run one role; raises LLMCallFailed when the call fails for good (see the module docstring)."""
         r = get_role(role)
-        if hasattr(self.provider, "run_role"):
-            return self._run_offline(r, inputs, stage)
-        messages = r.messages(inputs)
-        result = RoleResult(role=role, output=_PENDING, provider=self.provider.label)
+        recs: list[CallRecord] = []
         try:
-            chat = self._chat(r, messages, inputs, stage, logprobs)
-            result.raw, result.logprobs = chat.text, chat.logprobs
-            self._account(result, chat)
-            try:
-                result.output = parse_output(r, chat.text)
-                return result
-            except (ValueError, ValidationError) as e:
-                err = _short(e)
-            # one repair attempt
-            repair = messages + [
-                {"role": "assistant", "content": chat.text},
-                {"role": "user", "content": REPAIR_PROMPT.format(error=err)},
-            ]
-            chat2 = self._chat(r, repair, inputs, stage, False, attempt=2)
-            self._account(result, chat2)
-            result.raw = chat2.text
-            try:
-                result.output = parse_output(r, chat2.text)
-                result.notes.append(f"{role}: malformed JSON repaired ({err})")
-            except (ValueError, ValidationError) as e2:
-                result.ok = False
-                result.error = f"{role}: unusable reply after one repair attempt ({_short(e2)}); used fallback"
+            if hasattr(self.provider, "run_role"):
+                return self._run_offline(r, inputs, stage, recs)
+            return self._run_chat(r, inputs, stage, logprobs, recs)
+        finally:
+            self._book(recs)
+
+    def _book(self, recs: list[CallRecord]) -> None:
+        if self._records is not None:
+            self._records.extend(recs)
+        else:
+            self.ledger.extend(recs)
+
+    def _run_chat(self, r: Role, inputs: dict, stage: str, logprobs: bool, recs: list) -> RoleResult:
+        messages = r.messages(inputs)
+        result = RoleResult(role=r.name, output=_PENDING, provider=self.provider.label)
+        try:
+            chat, key = self._chat(r, messages, inputs, stage, logprobs, recs)
         except LLMError as e:
-            result.ok = False
-            result.error = f"{role}: {e}"
-        if result.output is _PENDING:
+            raise LLMCallFailed(r.name, stage, str(e)) from e
+        result.raw, result.logprobs = chat.text, chat.logprobs
+        self._account(result, chat)
+        try:
+            result.output = parse_output(r, chat.text)
+            self._cache_put(key, chat)
+            return result
+        except (ValueError, ValidationError) as e:
+            err = _short(e)
+        repair = messages + [
+            {"role": "assistant", "content": chat.text},
+            {"role": "user", "content": REPAIR_PROMPT.format(error=err)},
+        ]
+        try:
+            chat2, key2 = self._chat(r, repair, inputs, stage, False, recs, attempt=2)
+        except LLMError as e:
+            raise LLMCallFailed(r.name, stage, f"malformed reply ({err}), and the repair call failed: {e}") from e
+        self._account(result, chat2)
+        result.raw = chat2.text
+        try:
+            result.output = parse_output(r, chat2.text)
+        except (ValueError, ValidationError) as e2:
+            msg = f"unusable reply after one repair attempt ({_short(e2)})"
+            recs[-1].ok, recs[-1].error = False, msg
+            if self.unusable != "fallback":
+                raise LLMCallFailed(r.name, stage, msg) from e2
+            self.degraded += 1
+            result.ok, result.error = False, f"{r.name}: {msg}; used the role's fallback (llm_unusable=fallback)"
             result.output = r.default(inputs)
+            return result
+        self._cache_put(key, chat)
+        self._cache_put(key2, chat2)
+        result.notes.append(f"{r.name}: malformed JSON repaired ({err})")
         return result
 
-    def _chat(self, r: Role, messages: list, inputs: dict, stage: str, logprobs: bool,
-              attempt: int = 1) -> ChatResult:
+    def _chat(self, r: Role, messages: list, inputs: dict, stage: str, logprobs: bool, recs: list,
+              attempt: int = 1) -> tuple[ChatResult, str | None]:
         key = None
         if self.cache is not None:
             key = call_key(p=self.provider.name, m=self.provider.model, msgs=messages, lp=logprobs,
                            json=r.json_output, max=r.max_tokens)
             hit = self.cache.get(key)
             if hit is not None:
-                self._record(r.name, stage, hit, 0.0, cache_hit=True, attempt=attempt)
-                return hit
+                recs.append(self._record(r.name, stage, hit, 0.0, cache_hit=True, attempt=attempt))
+                return hit, None
+        tokens = count_messages(messages) + r.max_tokens
         t0 = time.perf_counter()
         try:
-            chat = self.provider.chat(messages, json_mode=r.json_output, max_tokens=r.max_tokens,
-                                      temperature=0.0, logprobs=logprobs, role=r.name, inputs=inputs)
+            chat = self.scheduler.call(lambda: self.provider.chat(
+                messages, json_mode=r.json_output, max_tokens=r.max_tokens, temperature=0.0, logprobs=logprobs,
+                role=r.name, inputs=inputs), tokens=tokens)
         except LLMError as e:
-            self._record(r.name, stage, ChatResult(""), (time.perf_counter() - t0) * 1000, error=str(e), attempt=attempt)
-            raise
-        except Exception as e:  # provider bugs or unexpected transport errors: report, don't crash
-            msg = f"{type(e).__name__}: {e}"
-            self._record(r.name, stage, ChatResult(""), (time.perf_counter() - t0) * 1000, error=msg,
-                         attempt=attempt)
+            msg = redact(str(e))
+            recs.append(self._record(r.name, stage, ChatResult(""), _ms(t0), error=msg, attempt=attempt))
             raise LLMError(msg) from e
-        latency = (time.perf_counter() - t0) * 1000
-        if key is not None:
-            self.cache.put(key, chat)
-        self._record(r.name, stage, chat, latency, attempt=attempt)
-        return chat
+        except Exception as e:  # provider bugs or unexpected transport errors: report, don't crash
+            msg = redact(f"{type(e).__name__}: {e}")
+            recs.append(self._record(r.name, stage, ChatResult(""), _ms(t0), error=msg, attempt=attempt))
+            raise LLMError(msg) from e
+        recs.append(self._record(r.name, stage, chat, _ms(t0), attempt=attempt))
+        return chat, key
 
-    def _run_offline(self, r: Role, inputs: dict, stage: str) -> RoleResult:
+    def _cache_put(self, key: str | None, chat: ChatResult) -> None:
+        if key is not None and self.cache is not None:  # only replies that were usable are cached
+            self.cache.put(key, chat)
+
+    def _run_offline(self, r: Role, inputs: dict, stage: str, recs: list) -> RoleResult:
         t0 = time.perf_counter()
         out = r.offline(inputs)
-        latency = (time.perf_counter() - t0) * 1000
+        latency = _ms(t0)
         text = out.model_dump_json() if r.json_output else getattr(out, "text", "")
         chat = ChatResult(text, count_messages(r.messages(inputs)), count_tokens(text), self.provider.model)
-        self._record(r.name, stage, chat, latency)
+        recs.append(self._record(r.name, stage, chat, latency))
         res = RoleResult(role=r.name, output=out, raw=text, provider=self.provider.label)
         self._account(res, chat)
         res.latency_ms = latency
@@ -163,14 +302,16 @@ class LLMClient:
         res.cached = res.cached or chat.cached
 
     def _record(self, role: str, stage: str, chat: ChatResult, latency: float,
-                cache_hit: bool = False, error: str = "", attempt: int = 1) -> None:
-        self.ledger.add(CallRecord(
+                cache_hit: bool = False, error: str = "", attempt: int = 1) -> CallRecord:
+        depth = current_depth() + (0 if cache_hit else 1)
+        set_depth(depth)
+        return CallRecord(
             role=role, stage=stage, system=self.system, conv_id=self.conv_id,
             provider=self.provider.name, model=chat.model or self.provider.model,
             prompt_tokens=chat.prompt_tokens, completion_tokens=chat.completion_tokens,
             latency_ms=latency, cache_hit=cache_hit, ok=not error, error=error, step=self.step,
-            attempt=attempt,
-        ))
+            attempt=attempt, depth=depth,
+        )
 
 
 class _Pending(BaseModel):
@@ -182,3 +323,7 @@ _PENDING = _Pending()
 
 def _short(e: Exception) -> str:
     return str(e).replace("\n", " ")[:300]
+
+
+def _ms(t0: float) -> float:
+    return (time.perf_counter() - t0) * 1000

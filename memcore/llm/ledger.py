@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
 from memcore.types import Usage
@@ -29,9 +31,18 @@ class CallRecord:
     step: int = 0  # ingest step (turn index + 1) for construction calls, else 0
     attempt: int = 1  # 2 for the one JSON-repair call that follows a malformed reply
     ts: float = field(default_factory=time.time)
+    depth: int = 0  # position on the longest chain of dependent calls before it (not stored)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The record as a `llm_calls` row."""
+        d = asdict(self)
+        d.pop("depth")
+        return d
+
+
+# Lists that also receive the records added in this context (see UsageLedger.collect).
+_COLLECTORS: contextvars.ContextVar[tuple[list[CallRecord], ...]] = contextvars.ContextVar(
+    "memcore_ledger_collectors", default=())
 
 
 class UsageLedger:
@@ -46,24 +57,46 @@ class UsageLedger:
         self._batch = batch
         self._flushed = 0
         self._lock = threading.Lock()
+        self._flush_lock = threading.Lock()
 
     def add(self, rec: CallRecord) -> None:
         """Append one record (thread-safe)."""
+        self.extend([rec])
+
+    def extend(self, recs: list[CallRecord]) -> None:
+        """Append records in order, as one block (thread-safe); active collectors get them too."""
+        if not recs:
+            return
         with self._lock:
-            self.records.append(rec)
+            self.records.extend(recs)
             pending = len(self.records) - self._flushed
+        for sink in _COLLECTORS.get():
+            sink.extend(recs)
         if self._sink is not None and pending >= self._batch:
             self.flush()
 
+    @staticmethod
+    @contextmanager
+    def collect() -> Iterator[list[CallRecord]]:
+        """Collect the records added in this thread/context while the block runs (one question's usage,
+        exact even when other threads add records to the same ledger meanwhile)."""
+        got: list[CallRecord] = []
+        token = _COLLECTORS.set((*_COLLECTORS.get(), got))
+        try:
+            yield got
+        finally:
+            _COLLECTORS.reset(token)
+
     def flush(self) -> None:
-        """Hand unflushed records to the sink."""
+        """Hand unflushed records to the sink (one flush at a time, in order)."""
         if self._sink is None:
             return
-        with self._lock:
-            todo = self.records[self._flushed :]
-            self._flushed = len(self.records)
-        if todo:
-            self._sink(todo)
+        with self._flush_lock:
+            with self._lock:
+                todo = self.records[self._flushed :]
+                self._flushed = len(self.records)
+            if todo:
+                self._sink(todo)
 
     def mark(self) -> int:
         """A position to pass to `since` later."""

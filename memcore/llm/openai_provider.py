@@ -1,25 +1,26 @@
-"""The OpenAI-compatible provider: OpenAI, vLLM, Ollama, llama.cpp server, ..."""
+"""The OpenAI-compatible provider: OpenAI, vLLM, Ollama, llama.cpp server, ...
+
+One request per `chat()` call: the scheduler (memcore/llm/scheduler.py) retries transient
+failures, honours Retry-After and bounds concurrency. Errors are mapped to
+TransientLLMError (timeouts, connection errors, 429, 5xx) or PermanentLLMError (4xx), with the
+URL's credentials and the key removed from every message.
+"""
 
 from __future__ import annotations
 
 from typing import Any, Unpack
 
 import openai
-from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from memcore.errors import ConfigError, LLMError
+from memcore.errors import ConfigError, LLMError, PermanentLLMError, TransientLLMError
 from memcore.llm.base import ChatOptions, ChatResult, chat_options
+from memcore.llm.redact import redact, redact_url
 
-RETRYABLE = (
-    openai.APIConnectionError,
-    openai.APITimeoutError,
-    openai.RateLimitError,
-    openai.InternalServerError,
-)
+FIX_URL = "Fix: start the server, correct OPENAI_BASE_URL (or --base-url), or use --provider offline"
 
 
 class OpenAIProvider:
-    """Chat completions over HTTP; usage from the API's `usage`; retries with backoff."""
+    """Chat completions over HTTP; usage from the API's `usage`."""
 
     name = "openai"
 
@@ -29,8 +30,9 @@ class OpenAIProvider:
         api_key: str = "",
         base_url: str = "",
         timeout_s: float = 60.0,
-        retries: int = 3,
+        retries: int = 3,  # kept for callers; retries are the scheduler's (Settings.llm_retries)
         label: str = "",
+        connect_timeout_s: float = 5.0,
     ) -> None:
         if not api_key and not base_url:
             raise ConfigError(
@@ -39,33 +41,41 @@ class OpenAIProvider:
             )
         self.model = model
         self.base_url = base_url or "https://api.openai.com/v1"
-        self.label = label or f"{model} via {self.base_url}"
+        self.url = redact_url(self.base_url)  # what may be shown and stored
+        self.label = label or f"{model} via {self.url}"
+        self._secrets = tuple(s for s in (api_key,) if s and s != "not-needed")
+        self.timeout = openai.Timeout(timeout_s, connect=min(connect_timeout_s, timeout_s))
         self.client = openai.OpenAI(
-            api_key=api_key or "not-needed", base_url=base_url or None, timeout=timeout_s, max_retries=0
+            api_key=api_key or "not-needed", base_url=base_url or None, timeout=self.timeout, max_retries=0
         )
         self.retries = retries
         self.supports_json_mode = True
         self.supports_logprobs = True
 
+    def _clean(self, text: str) -> str:
+        return redact(text, self._secrets)
+
     def chat(self, messages: list[dict[str, str]], **opts: Unpack[ChatOptions]) -> ChatResult:
-        """One chat completion; transient errors (timeouts, 429, 5xx) are retried with backoff."""
+        """One chat completion (one attempt); raises TransientLLMError / PermanentLLMError."""
         o = chat_options(opts)
         max_tokens, temperature = o["max_tokens"], o["temperature"]
         want_json = o["json_mode"] and self.supports_json_mode
         want_lp = o["logprobs"] and self.supports_logprobs
         try:
-            resp = self._create(messages, want_json, max_tokens, temperature, want_lp)
-        except openai.BadRequestError as e:
-            # Some servers reject response_format or logprobs: drop them once and remember.
-            if not (want_json or want_lp):
-                raise LLMError(f"{self.label} rejected the request: {e}") from e
-            self.supports_json_mode = self.supports_json_mode and not want_json
-            self.supports_logprobs = self.supports_logprobs and not want_lp
-            resp = self._create(messages, False, max_tokens, temperature, False)
-        except RETRYABLE as e:
-            raise LLMError(f"{self.label} failed after {self.retries} attempts: {e}") from e
+            try:
+                resp = self._create(messages, want_json, max_tokens, temperature, want_lp)
+            except openai.BadRequestError as e:
+                # Some servers reject response_format or logprobs: drop them once and remember.
+                if not (want_json or want_lp):
+                    raise
+                self.supports_json_mode = self.supports_json_mode and not want_json
+                self.supports_logprobs = self.supports_logprobs and not want_lp
+                del e
+                resp = self._create(messages, False, max_tokens, temperature, False)
         except openai.APIError as e:
-            raise LLMError(f"{self.label} error: {e}") from e
+            raise self._error(e) from e
+        if not getattr(resp, "choices", None):
+            raise TransientLLMError(f"{self.label}: the reply had no choices")
         choice = resp.choices[0]
         text = choice.message.content or ""
         lps = None
@@ -80,6 +90,45 @@ class OpenAIProvider:
             logprobs=lps,
         )
 
+    def _error(self, e: openai.APIError) -> LLMError:
+        """Map an openai exception to a transient or permanent memcore error with a clean message."""
+        if isinstance(e, openai.APITimeoutError):
+            return TransientLLMError(f"{self.url} did not answer within {self.timeout.read:.0f} s (read timeout). "
+                                     "Fix: check the server, or raise --llm-timeout")
+        if isinstance(e, openai.APIConnectionError):
+            cause = e.__cause__ or e
+            return TransientLLMError(self._clean(f"cannot connect to {self.url} ({type(cause).__name__}: "
+                                                 f"{cause}). {FIX_URL}"))
+        status = getattr(e, "status_code", None)
+        body = self._clean(str(getattr(e, "message", "") or e))[:300]
+        if isinstance(e, openai.RateLimitError) or status == 429:
+            return TransientLLMError(f"{self.url} rate limit (429): {body}", retry_after=_retry_after(e), status=429)
+        if isinstance(e, openai.APIStatusError) and status is not None and status >= 500:
+            return TransientLLMError(f"{self.url} server error {status}: {body}", retry_after=_retry_after(e),
+                                     status=status)
+        if status in (401, 403):
+            return PermanentLLMError(f"{self.url} refused the key ({status}): {body}. Fix: check OPENAI_API_KEY")
+        if status == 404:
+            return PermanentLLMError(f"{self.url} has no such model or path (404): {body}. "
+                                     "Fix: check MEMCORE_LLM_MODEL and that OPENAI_BASE_URL ends in /v1")
+        if status is not None:
+            return PermanentLLMError(f"{self.url} rejected the request ({status}): {body}")
+        return TransientLLMError(f"{self.url}: {type(e).__name__}: {body}")
+
+    def check(self, timeout_s: float = 5.0) -> None:
+        """Fail in seconds when the endpoint cannot be reached or refuses the key (GET /models)."""
+        try:
+            self.client.with_options(timeout=openai.Timeout(timeout_s, connect=min(5.0, timeout_s))).models.list()
+        except openai.APITimeoutError as e:
+            raise ConfigError(f"{self.url} accepted the connection but did not answer within {timeout_s:.0f} s. "
+                              f"{FIX_URL}") from e
+        except openai.APIConnectionError as e:
+            raise ConfigError(str(self._error(e))) from e
+        except openai.APIStatusError as e:
+            if e.status_code in (401, 403):
+                raise ConfigError(str(self._error(e))) from e
+            # 404 and friends: servers without /models still answer chat completions
+
     def _create(self, messages: list, json_mode: bool, max_tokens: int, temperature: float, logprobs: bool):
         kwargs: dict[str, Any] = {
             "model": self.model,
@@ -92,10 +141,17 @@ class OpenAIProvider:
         if logprobs:  # llama.cpp's server returns logprobs only when top_logprobs is set too
             kwargs["logprobs"] = True
             kwargs["top_logprobs"] = 1
-        call = retry(
-            retry=retry_if_exception_type(RETRYABLE),
-            stop=stop_after_attempt(max(1, self.retries)),
-            wait=wait_exponential(multiplier=0.2, max=4),
-            reraise=True,
-        )(self.client.chat.completions.create)
-        return call(**kwargs)
+        return self.client.chat.completions.create(**kwargs)
+
+
+def _retry_after(e: Exception) -> float | None:
+    """Seconds from a Retry-After (or retry-after-ms) header, if the server sent one."""
+    headers = getattr(getattr(e, "response", None), "headers", None) or {}
+    try:
+        if headers.get("retry-after-ms"):
+            return float(headers["retry-after-ms"]) / 1000
+        if headers.get("retry-after"):
+            return float(headers["retry-after"])
+    except (TypeError, ValueError):
+        return None
+    return None

@@ -11,8 +11,8 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import numpy as np
 
 from memcore.embed import Embedder
-from memcore.llm.client import LLMClient
-from memcore.llm.ledger import by_stage
+from memcore.llm.client import Ahead, LLMClient
+from memcore.llm.ledger import UsageLedger, by_stage
 from memcore.store import RETRIEVERS, LanceStore
 from memcore.systems.memory import WorkingMemory
 from memcore.types import Answer, Candidate, Conversation, Event, MemoryItem, Question, Trace, TraceItem, Turn
@@ -94,6 +94,25 @@ class BaseSystem:
         self._events: list[Event] = []
         self._counters: dict[str, int] = {}
         self._turn_vecs: dict[str, np.ndarray] | None = None
+        self._ahead: dict[Any, Ahead] = {}
+
+    # ------------------------------------------------------------ run-ahead
+    def issue_ahead(self, key: Any, fn: Any, *args: Any, step: int | None = None) -> None:
+        """Issue LLM work `fn(client, *args)` that does not depend on later decisions, ahead of its use
+        (see LLMClient.ahead); `take_ahead(key)` returns its result. Issuing a key twice is a no-op."""
+        if key not in self._ahead:
+            self._ahead[key] = self.llm.ahead(fn, *args, step=step)
+
+    def take_ahead(self, key: Any, fn: Any, *args: Any) -> Any:
+        """The result of the work issued under `key` (issued now if it was not), booked in the ledger now."""
+        self.issue_ahead(key, fn, *args)
+        return self._ahead.pop(key).result()
+
+    def discard_ahead(self) -> None:
+        """Drop work issued ahead and not used (an ingest that stops or fails): it is redone on resume."""
+        for a in self._ahead.values():
+            a.cancel()
+        self._ahead.clear()
 
     # ------------------------------------------------------------- identity
     @property
@@ -216,12 +235,13 @@ class BaseSystem:
     def answer(self, question: Question) -> Answer:
         """Retrieve, then answer from the rendered context with the `answer` role."""
         self.llm.step = 0
-        t0, mark = time.perf_counter(), self.llm.ledger.mark()
-        trace = self.retrieve(question)
-        if not trace.context:
-            trace.context = render_context(trace.items)
-        text = self.generate(question, trace)
-        usage = by_stage(self.llm.ledger.since(mark))
+        t0 = time.perf_counter()
+        with UsageLedger.collect() as records:  # this question's calls only, whatever else runs meanwhile
+            trace = self.retrieve(question)
+            if not trace.context:
+                trace.context = render_context(trace.items)
+            text = self.generate(question, trace)
+        usage = by_stage(records)
         return Answer(text=text, trace=trace, usage=usage, latency_ms=(time.perf_counter() - t0) * 1000,
                       error="; ".join(trace.errors))
 

@@ -121,11 +121,8 @@ class MemWeaverSystem(BaseSystem):
                                 turn=turn.turn_id, date=turn.session_date, entities=[])
         self._last_passage = passage.id
         self.emit("created", [passage], "passage node for the turn (vector = the shared turn embedding)")
-        dialogue = f"Date/Time: {turn.session_date}\nSpeaker {turn.speaker} says: {turn.content}"
-        base = {"dialogue": dialogue, "speaker": turn.speaker, "text": turn.content,
-                "speakers": list(self.conv.speakers), "date": turn.session_date}
-        res = self.llm.run("mw_entities", base, stage="construction")
-        names = list(dict.fromkeys(n for n in res.output.entities if norm_name(n)))
+        self.issue_lookahead(turn)
+        res, names, rres, times = self.take_ahead(turn.turn_id, extract_turn, self.extraction_inputs(turn))
         ids = self.resolve_entities(names, passage)
         passage.metadata["entities"] = list(dict.fromkeys(ids.values()))
         self.graph.link(passage.id, "passage", passage.metadata["entities"], label=turn.turn_id)
@@ -134,19 +131,30 @@ class MemWeaverSystem(BaseSystem):
                       f"contains edges from the passage to {len(passage.metadata['entities'])} entities "
                       "(names resolved by exact alias, string similarity, or as new nodes)",
                       item_kind="passage", resolution=self._resolution, error=res.error)
-        if len(names) < 2:
+        if rres is None:
             return
-        rres = self.llm.run("mw_relations", {**base, "entities": names}, stage="construction")
         specs = []
-        for r in rres.output.relations:
+        for r, tres in zip(rres.output.relations, times, strict=True):
             src, tgt = ids.get(norm_name(r.source)), ids.get(norm_name(r.target))
-            if src is None or tgt is None or src == tgt or not r.relation.strip():
+            if tres is None or src is None or tgt is None or src == tgt:
                 continue
-            tres = self.llm.run("mw_time", {**base, "relation": f"{r.source} {r.relation} {r.target}",
-                                            "_sentence": _sentence_of(turn.content, r.target)},
-                                stage="construction")
             specs.append((src, r.relation.strip(), tgt, tres.output.absolute_time.strip(), r.condition.strip()))
         self.add_relations(specs, turn, passage.id, origin="extracted")
+
+    def extraction_inputs(self, turn: Turn) -> dict[str, Any]:
+        """The inputs of a turn's extraction roles (they depend on the turn alone)."""
+        dialogue = f"Date/Time: {turn.session_date}\nSpeaker {turn.speaker} says: {turn.content}"
+        return {"dialogue": dialogue, "speaker": turn.speaker, "text": turn.content,
+                "speakers": list(self.conv.speakers), "date": turn.session_date}
+
+    def issue_lookahead(self, turn: Turn) -> None:
+        """Issue the extraction chains of the next turns ahead (they do not depend on the graph), so a
+        hosted model works on them while this turn is resolved; none with concurrency 1 or offline."""
+        n = 0 if self.llm.is_offline else 2 * self.llm.scheduler.concurrency - 1
+        if n < 1:
+            return
+        for t in self.conv.turns[turn.index:turn.index + 1 + n]:
+            self.issue_ahead(t.turn_id, extract_turn, self.extraction_inputs(t), step=t.index + 1)
 
     def resolve_entities(self, names: list[str], passage: MemoryItem) -> dict[str, str]:
         """Map each surface name (normalised) to an entity id, creating or merging nodes."""
@@ -258,6 +266,28 @@ class MemWeaverSystem(BaseSystem):
         from memcore.systems.memweaver_retrieval import retrieve
 
         return retrieve(self, question)
+
+
+def extract_turn(llm: Any, base: dict[str, Any]) -> tuple[Any, list[str], Any, list[Any]]:
+    """One turn's extraction chain: entities, then relations among them (two or more names), then one
+    time per relation whose ends are two different names of the turn. Depends on the turn alone, so it
+    can run ahead of the graph; a relation whose two names resolve to one entity is dropped later
+    (its time call is made and booked all the same)."""
+    res = llm.run("mw_entities", base, stage="construction")
+    names = list(dict.fromkeys(n for n in res.output.entities if norm_name(n)))
+    if len(names) < 2:
+        return res, names, None, []
+    rres = llm.run("mw_relations", {**base, "entities": names}, stage="construction")
+    known = {norm_name(n) for n in names}
+    times = []
+    for r in rres.output.relations:
+        ns, nt = norm_name(r.source), norm_name(r.target)
+        if ns not in known or nt not in known or ns == nt or not r.relation.strip():
+            times.append(None)
+            continue
+        times.append(llm.run("mw_time", {**base, "relation": f"{r.source} {r.relation} {r.target}",
+                                         "_sentence": _sentence_of(base["text"], r.target)}, stage="construction"))
+    return res, names, rres, times
 
 
 def _sentence_of(text: str, target: str) -> str:
