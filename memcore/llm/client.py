@@ -169,6 +169,11 @@ class LLMClient:
         c._records = []
         return c
 
+    def book(self, records: list[CallRecord], depth: int = 0) -> None:
+        """Add records made by work issued ahead when their result is used (and depend on them)."""
+        self._book(records)
+        set_depth(max(current_depth(), depth))
+
     def take_records(self) -> list[CallRecord]:
         """A detached client's records so far (emptied)."""
         recs, self._records = self._records or [], []

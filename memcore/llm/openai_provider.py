@@ -74,6 +74,8 @@ class OpenAIProvider:
                 resp = self._create(messages, False, max_tokens, temperature, False)
         except openai.APIError as e:
             raise self._error(e) from e
+        except ValueError as e:  # a 200 whose body is not JSON (a proxy's error page, a cut connection)
+            raise TransientLLMError(self._clean(f"{self.url} sent an unreadable reply body ({e})")) from e
         if not getattr(resp, "choices", None):
             raise TransientLLMError(f"{self.label}: the reply had no choices")
         choice = resp.choices[0]
@@ -93,7 +95,7 @@ class OpenAIProvider:
     def _error(self, e: openai.APIError) -> LLMError:
         """Map an openai exception to a transient or permanent memcore error with a clean message."""
         if isinstance(e, openai.APITimeoutError):
-            return TransientLLMError(f"{self.url} did not answer within {self.timeout.read:.0f} s (read timeout). "
+            return TransientLLMError(f"{self.url} did not answer within {self.timeout.read:g} s (read timeout). "
                                      "Fix: check the server, or raise --llm-timeout")
         if isinstance(e, openai.APIConnectionError):
             cause = e.__cause__ or e
@@ -112,7 +114,9 @@ class OpenAIProvider:
             return PermanentLLMError(f"{self.url} has no such model or path (404): {body}. "
                                      "Fix: check MEMCORE_LLM_MODEL and that OPENAI_BASE_URL ends in /v1")
         if status is not None:
-            return PermanentLLMError(f"{self.url} rejected the request ({status}): {body}")
+            err = PermanentLLMError(f"{self.url} rejected the request ({status}): {body}")
+            err.status = status
+            return err
         return TransientLLMError(f"{self.url}: {type(e).__name__}: {body}")
 
     def check(self, timeout_s: float = 5.0) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from memcore.llm.client import current_depth, set_depth
 from memcore.systems import register_system
 from memcore.systems import xmemory_themes as xt
 from memcore.systems import xmemory_trace as xtr
@@ -32,6 +33,45 @@ def _minutes(a: str, b: str) -> float | None:
         return None
 
 
+def boundary_lane(llm: Any, cfg: XMemoryConfig, buffer: list[Turn], turns: list[Turn],
+                  vec: Any) -> tuple[list[tuple[str, str, list, int]], list[Turn]]:
+    """Boundary decisions for `turns` in order, starting from `buffer`, and the buffer after them. Per
+    turn: (reason to close the episode before it or "", the role's error, its ledger records, the call
+    depth after it), booked by the ingest thread when it reaches that turn. Hard rules first (buffer
+    cap, new session, time gap), then the `episode_boundary` role."""
+    out = []
+    buffer = list(buffer)
+    d0 = current_depth()
+    for turn in turns:
+        reason, error = "", ""
+        if buffer:
+            last = buffer[-1]
+            gap = _minutes(last.timestamp, turn.timestamp)
+            if len(buffer) >= cfg.buffer_cap:
+                reason = f"buffer cap {cfg.buffer_cap}"
+            elif turn.session != last.session:
+                reason = f"new session {turn.session}"
+            elif gap is not None and gap > cfg.gap_minutes:
+                reason = f"time gap {gap:.0f} min > {cfg.gap_minutes} min"
+            else:
+                cen = xt.unit(np.mean([vec(t) for t in buffer], axis=0))
+                llm.step = turn.index + 1
+                res = llm.run("episode_boundary", {
+                    "history": [t.render() for t in buffer], "new_messages": [turn.render()],
+                    "gap_minutes": cfg.gap_minutes, "max_messages": cfg.episode_messages, "n_messages": len(buffer),
+                    "minutes_since_last": gap, "session_change": False,
+                    "centroid_similarity": round(float(vec(turn) @ cen), 4),
+                }, stage="construction")
+                error = res.error
+                reason = (res.output.reason or "boundary") if res.output.should_end else ""
+        if reason:
+            buffer = []
+        buffer.append(turn)
+        out.append((reason, error, llm.take_records(), current_depth()))
+    set_depth(d0)  # the taker depends on each decision when it books it, not on the whole window
+    return out, buffer
+
+
 @register_system
 class XMemorySystem(BaseSystem):
     """Hierarchical memory with sparsity-semantics guided themes and top-down retrieval."""
@@ -49,13 +89,16 @@ class XMemorySystem(BaseSystem):
         self.moved: set[str] = set()
         self.stats: dict[str, int] = {}
         self.dirty: dict[str, None] = {}  # themes changed since the last merge pass / relabel
+        self._lane: dict[str, tuple[str, str, list, int]] = {}  # turn id -> boundary decision
 
     # ------------------------------------------------------------- episodes
     def on_turn(self, turn: Turn) -> None:
-        if self.buffer:
-            reason = self._boundary(turn)
-            if reason:
-                self._close_episode(reason)
+        reason, error, records, depth = self._decision(turn)
+        self.llm.book(records, depth)
+        if error:
+            self.emit("updated", [turn.turn_id], f"boundary role failed: {error}", item_kind="turn")
+        if reason:
+            self._close_episode(reason)
         self.buffer.append(turn)
 
     def on_finish(self) -> None:
@@ -65,26 +108,27 @@ class XMemorySystem(BaseSystem):
     def _turn_vec(self, turn: Turn) -> np.ndarray:
         return xt.unit(self.turn_vector(turn.turn_id))
 
-    def _boundary(self, turn: Turn) -> str:
-        """Why the buffer ends before `turn` ("" to keep going): hard rules, then the boundary role."""
-        cfg, last = self.config, self.buffer[-1]
-        gap = _minutes(last.timestamp, turn.timestamp)
-        if len(self.buffer) >= cfg.buffer_cap:
-            return f"buffer cap {cfg.buffer_cap}"
-        if turn.session != last.session:
-            return f"new session {turn.session}"
-        if gap is not None and gap > cfg.gap_minutes:
-            return f"time gap {gap:.0f} min > {cfg.gap_minutes} min"
-        cen = xt.unit(np.mean([self._turn_vec(t) for t in self.buffer], axis=0))
-        res = self.llm.run("episode_boundary", {
-            "history": [t.render() for t in self.buffer], "new_messages": [turn.render()],
-            "gap_minutes": cfg.gap_minutes, "max_messages": cfg.episode_messages, "n_messages": len(self.buffer),
-            "minutes_since_last": gap, "session_change": False,
-            "centroid_similarity": round(float(self._turn_vec(turn) @ cen), 4),
-        }, stage="construction")
-        if res.error:
-            self.emit("updated", [turn.turn_id], f"boundary role failed: {res.error}", item_kind="turn")
-        return (res.output.reason or "boundary") if res.output.should_end else ""
+    def _decision(self, turn: Turn) -> tuple[str, str, list, int]:
+        """This turn's boundary decision, from the boundary lane.
+
+        Boundary decisions depend on the episode buffer alone, and the buffer on the decisions alone, so
+        the lane decides a window of turns in order, and the next window is issued ahead as soon as this
+        one is taken: a hosted model decides boundaries while this thread writes episodes, facts, themes.
+        """
+        if turn.turn_id not in self._lane:
+            n = self._lane_size()
+            window = self.conv.turns[turn.index:turn.index + n]
+            decisions, buffer = self.take_ahead(("lane", turn.turn_id), boundary_lane, self.config,
+                                                list(self.buffer), window, self._turn_vec)
+            self._lane = {t.turn_id: d for t, d in zip(window, decisions, strict=True)}
+            nxt = self.conv.turns[turn.index + n:turn.index + 2 * n]
+            if nxt and n > 1:
+                self.issue_ahead(("lane", nxt[0].turn_id), boundary_lane, self.config, buffer, nxt, self._turn_vec)
+        return self._lane.pop(turn.turn_id)
+
+    def _lane_size(self) -> int:
+        """Turns per boundary-lane window: 1 (decide when needed) offline or at concurrency 1."""
+        return 1 if self.llm.is_offline or self.llm.scheduler.concurrency < 2 else 16
 
     def _close_episode(self, reason: str) -> None:
         turns, self.buffer = self.buffer, []
@@ -216,19 +260,23 @@ class XMemorySystem(BaseSystem):
                       f"{best['threshold']}", f_before=round(f0, 6), f_after=round(f_new, 6), candidates=cands)
 
     def _relabel(self) -> None:
+        """Label every changed theme; the labels are independent of each other, so they are asked at once."""
         tids, M = self.memory.matrix("theme")
         pos = {t: i for i, t in enumerate(tids)}
-        for tid in [t for t in self.dirty if t in pos]:
-            th = self.memory.get(tid)
+        todo = [t for t in self.dirty if t in pos]
+        calls = []
+        for tid in todo:
             near = [tids[j] for j in np.argsort(-(M @ M[pos[tid]]), kind="stable")[1:21]]
             facts = [self.memory.get(s).text for s in self.members(tid)]
             others = [" ".join(self.memory.get(s).text for s in self.members(t)) for t in near]
-            res = self.llm.run("theme_label", {"facts": facts, "other_themes": others}, stage="construction")
+            calls.append(("theme_label", {"facts": facts, "other_themes": others}))
+        for tid, (_, inputs), res in zip(todo, calls, self.llm.run_many(calls, stage="construction"), strict=True):
+            th = self.memory.get(tid)
             label, summary = res.output.label.strip() or "theme", res.output.summary.strip()
             th.metadata.update(label=label, summary=summary)
             th.text = f"{label}: {summary}" if summary else label
             self.memory.touch(th, self.step)
-            self.emit("updated", [th], f"theme labelled {label!r} ({len(facts)} members)", label=label,
+            self.emit("updated", [th], f"theme labelled {label!r} ({len(inputs['facts'])} members)", label=label,
                       **({"error": res.error} if res.error else {}))
         self.dirty.clear()
 
