@@ -10,6 +10,7 @@ import streamlit as st
 
 from memcore.types import Trace
 from memcore.viz.evidence import context_table, missed_table
+from memcore.viz.safe import md_escape
 from memcore.workbench import Workbench
 from ui import jobs, widgets
 
@@ -40,7 +41,7 @@ def run_panel(wb: Workbench) -> None:
     if job is not None and job.status == jobs.DONE and job.result and st.session_state.get("bm_job") != job.started:
         st.session_state["bm_results"], st.session_state["bm_job"] = job.result, job.started
     if job is not None and job.status in (jobs.FAILED, jobs.CANCELLED):
-        (st.error if job.status == jobs.FAILED else st.warning)(f"{job.title}: {job.error or job.message}")
+        (st.error if job.status == jobs.FAILED else st.warning)(md_escape(f"{job.title}: {job.error or job.message}"))
     with st.expander("Start a run", expanded=job is None and not st.session_state.get("bm_results")):
         c1, c2 = st.columns(2)
         dataset = c1.selectbox("Dataset", ["demo", "locomo", "longmemeval", "jsonl"], key="bm_ds")

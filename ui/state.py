@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from memcore.errors import MemcoreError
 from memcore.settings import Settings
 from memcore.store import sql_str
 from memcore.store_schema import INF_STEP
@@ -156,6 +157,9 @@ def start_ingest(wb: Workbench, systems: list[str], conv: Conversation) -> jobs.
             rep = wb.ingest(name, conv, progress=progress, should_stop=job.stop.is_set)
             reports[name] = rep
             job.done = (i + 1) * n if rep.complete else job.done
+        failed = [r.message for r in reports.values() if r.error]
+        if failed:  # the job fails with the one-line message per system: nothing built from a failed call
+            raise MemcoreError(" · ".join(failed))
         job.message = "cancelled: committed work is kept; building again resumes" if job.stop.is_set() else "done"
         return reports
 

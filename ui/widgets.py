@@ -141,7 +141,7 @@ def ingest_panel(wb: Workbench, conv: Conversation, systems: list[str]) -> bool:
         job_progress(job.id)
         return False
     if job is not None and job.status in (jobs.FAILED, jobs.CANCELLED):
-        (st.error if job.status == jobs.FAILED else st.warning)(f"{job.title}: {job.error or job.message}")
+        (st.error if job.status == jobs.FAILED else st.warning)(md_escape(f"{job.title}: {job.error or job.message}"))
     if todo:
         parts = [f"{s} ({step}/{len(conv.turns)})" for s, (step, _) in status.items() if s in todo]
         st.info("Memory not built yet for: " + ", ".join(parts))
