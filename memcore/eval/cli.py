@@ -8,6 +8,7 @@ from typing import Any
 
 import typer
 
+from memcore.llm.redact import redact
 from memcore.settings import Settings
 
 
@@ -50,12 +51,16 @@ def eval_command(
     embedder: str | None = typer.Option(None, "--embedder", help="minilm | openai | hashing"),
     run_id: str | None = typer.Option(None, "--run-id", help="resume or name a run (default: derived)"),
     out: str = typer.Option("results.json", "--out", "-o", help="results JSON; the CSV goes beside it"),
+    llm_concurrency: int | None = typer.Option(None, "--llm-concurrency", help="LLM requests in flight at once "
+                                               "(default $MEMCORE_LLM_CONCURRENCY, else 8 for HTTP providers)"),
+    llm_timeout: float | None = typer.Option(None, "--llm-timeout", help="read timeout per LLM request, seconds"),
 ) -> None:
     """Evaluate memory systems on a dataset: resumable, per-category scores, evidence recall, cost."""
     from memcore.eval.report import format_table
     from memcore.eval.runner import run_eval
 
-    changes = {k: v for k, v in {"store_uri": store, "llm_provider": provider, "embedder": embedder}.items() if v}
+    changes = {k: v for k, v in {"store_uri": store, "llm_provider": provider, "embedder": embedder,
+                                 "llm_concurrency": llm_concurrency, "llm_timeout_s": llm_timeout}.items() if v}
     settings = Settings().with_(**changes)
     stop = {"flag": False}
 
@@ -79,8 +84,12 @@ def eval_command(
     typer.echo(format_table(res))
     typer.echo(f"wrote {out} and {Path(out).with_suffix('.csv')} ({res['questions_done']}/"
                f"{res['questions_total']} questions, {res['wall_seconds']:.0f}s)")
+    if res.get("questions_missing"):
+        typer.echo(f"{res['questions_missing']} question(s) have no result (an LLM call failed or the run stopped); "
+                   "they are left out of every score", err=True)
     for err in res.get("errors", [])[:10]:
-        typer.echo(f"error: {err['system']} on {err['conv_id']} {err.get('question_id', '')}: {err['error']}", err=True)
+        typer.echo(redact(f"error: {err['system']} on {err['conv_id']} {err.get('question_id', '')}: {err['error']}"),
+                   err=True)
     if not res["complete"]:
         typer.echo("incomplete: run the same command again to resume", err=True)
         raise typer.Exit(3)
