@@ -61,9 +61,9 @@ def same_model(recorded: str, model: str) -> bool:
 def construction_usage(store: Any, system: str, conv_ids: list[str], provider: str, model: str) -> dict:
     """Ingest LLM usage of a system over conversations, from the ledger in the store.
 
-    Calls of the same ingest step recorded by an interrupted ingest and again by its resume are
-    counted once (an attempt starts where the step sequence goes back; its records win). Calls
-    answered by the call cache count like the others (a resumed ingest's redone calls hit it).
+    Every stored construction call counts once: a resumed ingest first deletes the ledger rows of
+    the steps it rolls back (store.rollback), so redone calls are not counted twice; calls answered
+    by the call cache count like the others (a resumed ingest's redone calls hit it).
     """
     from memcore.store import sql_in, sql_str
 
@@ -73,6 +73,12 @@ def construction_usage(store: Any, system: str, conv_ids: list[str], provider: s
     out = {"prompt_tokens": 0, "completion_tokens": 0, "calls": 0, "latencies_ms": []}
     if df is None or df.empty:
         return out
+    df = df[[same_model(m, model) for m in df["model"].astype(str)]]
+    out["prompt_tokens"] = int(df["prompt_tokens"].sum())
+    out["completion_tokens"] = int(df["completion_tokens"].sum())
+    out["calls"] = len(df)
+    out["latencies_ms"] = [float(x) for x in df.sort_values(["step", "ts"], kind="stable")["latency_ms"]]
+    return out
     df = df[[same_model(m, model) for m in df["model"].astype(str)]]
     if "step" not in df.columns:
         df = df.assign(step=0)

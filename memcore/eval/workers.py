@@ -52,6 +52,7 @@ def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Ques
     save_lock = threading.Lock()
 
     def one_system(name: str) -> int:
+        set_depth(0)  # systems are independent of each other (for the critical-path measure)
         qs = todo[name]
         cfg, where = job["configs"][name], {"system": name, "conv_id": conv.id}
         emit({"phase": "ingest", **where})

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextvars
 import json
+import queue
 import re
 import threading
 import time
@@ -79,10 +80,11 @@ def set_depth(depth: int) -> None:
 class Ahead:
     """Work issued ahead of its use (`LLMClient.ahead`); `result()` waits for it and books its calls."""
 
-    def __init__(self, client: LLMClient, fn: Callable[..., Any], args: tuple, step: int) -> None:
+    def __init__(self, client: LLMClient, fn: Callable[..., Any], args: tuple, step: int,
+                 depth: int | None = None) -> None:
         self._client, self._fn, self._args = client, fn, args
         self._child = client._detached(step)
-        self._depth0 = current_depth()
+        self._depth0 = current_depth() if depth is None else depth  # what it depends on
         self._future = None
         self._lock = threading.Lock()
         self._done = False
@@ -119,6 +121,74 @@ class Ahead:
             self._done = True
         if self._future is not None:
             self._future.cancel()
+
+
+class Stream:
+    """The items of a generator `gen_fn(client, *args)`, produced ahead in a background thread (at most
+    `lookahead` items ahead of the consumer) and consumed in order with `next()`, which books each
+    item's ledger records and depends on its calls. At concurrency 1 (and offline) items are
+    produced when asked for. A failure is raised by `next()` at the item where it happened."""
+
+    _END = object()
+
+    def __init__(self, client: LLMClient, gen_fn: Callable[..., Any], args: tuple, lookahead: int,
+                 depth: int | None) -> None:
+        self._client = client
+        self._child = client._detached(client.step)
+        self._gen = gen_fn(self._child, *args)
+        self._lane_depth = current_depth() if depth is None else depth
+        self._stop = threading.Event()
+        self._queue: queue.Queue | None = None
+        if client.scheduler is not None and client.scheduler.concurrency > 1 and not client.is_offline:
+            self._queue = queue.Queue(maxsize=max(1, lookahead))
+            threading.Thread(target=self._produce, name="memcore-llm-stream", daemon=True).start()
+
+    def _item(self) -> tuple[Any, list[CallRecord], int, BaseException | None]:
+        try:
+            value = next(self._gen)
+            err = None
+        except StopIteration:
+            value, err = Stream._END, None
+        except BaseException as e:  # noqa: BLE001 - handed to the consumer at this item
+            value, err = None, e
+        return value, self._child.take_records(), current_depth(), err
+
+    def _produce(self) -> None:
+        set_depth(self._lane_depth)
+        while not self._stop.is_set():
+            item = self._item()
+            while not self._stop.is_set():
+                try:
+                    self._queue.put(item, timeout=0.2)
+                    break
+                except queue.Full:
+                    continue
+            if item[0] is Stream._END or item[3] is not None:
+                return
+
+    def next(self) -> Any:
+        """The next item (StopIteration at the end); raises the failure of the work that produced it."""
+        if self._queue is None:
+            cur = current_depth()
+            set_depth(self._lane_depth)
+            try:
+                value, recs, depth, err = self._item()
+            finally:
+                self._lane_depth = current_depth()
+                set_depth(cur)
+        else:
+            value, recs, depth, err = self._queue.get()
+        self._client.book(recs, depth)
+        if err is not None:
+            self._stop.set()
+            raise err
+        if value is Stream._END:
+            raise StopIteration
+        return value
+
+    def cancel(self) -> None:
+        """Stop producing (a call in flight finishes and is dropped)."""
+        self._stop.set()
 
 
 class LLMClient:
@@ -180,11 +250,16 @@ class LLMClient:
         return recs
 
     # ------------------------------------------------------------- running
-    def ahead(self, fn: Callable[..., T], *args: Any, step: int | None = None) -> Ahead:
+    def ahead(self, fn: Callable[..., T], *args: Any, step: int | None = None, depth: int | None = None) -> Ahead:
         """Issue `fn(client, *args)` ahead of its use; it must make its calls through `client` and must
         not depend on anything decided after this point. With concurrency 1 (or the offline engine) it
         runs when its result is asked for, so results never depend on the concurrency."""
-        return Ahead(self, fn, args, self.step if step is None else step)
+        return Ahead(self, fn, args, self.step if step is None else step, depth)
+
+    def stream(self, gen_fn: Callable[..., Any], *args: Any, lookahead: int = 32, depth: int | None = None
+               ) -> Stream:
+        """Produce the items of `gen_fn(client, *args)` ahead of their use (see Stream)."""
+        return Stream(self, gen_fn, args, lookahead, depth)
 
     def run_many(self, calls: list[tuple[str, dict[str, Any]]], *, stage: str) -> list[RoleResult]:
         """Independent role calls at once; results (and ledger records) in the order given."""

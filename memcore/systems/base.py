@@ -97,11 +97,20 @@ class BaseSystem:
         self._ahead: dict[Any, Ahead] = {}
 
     # ------------------------------------------------------------ run-ahead
-    def issue_ahead(self, key: Any, fn: Any, *args: Any, step: int | None = None) -> None:
+    def issue_ahead(self, key: Any, fn: Any, *args: Any, step: int | None = None, depth: int | None = None
+                    ) -> None:
         """Issue LLM work `fn(client, *args)` that does not depend on later decisions, ahead of its use
-        (see LLMClient.ahead); `take_ahead(key)` returns its result. Issuing a key twice is a no-op."""
+        (see LLMClient.ahead; `depth`: the call depth it depends on, for the critical-path measure);
+        `take_ahead(key)` returns its result. Issuing a key twice is a no-op."""
         if key not in self._ahead:
-            self._ahead[key] = self.llm.ahead(fn, *args, step=step)
+            self._ahead[key] = self.llm.ahead(fn, *args, step=step, depth=depth)
+
+    def open_stream(self, key: Any, gen_fn: Any, *args: Any, depth: int | None = None) -> Any:
+        """A Stream of LLM work produced ahead (see LLMClient.stream), dropped by `discard_ahead`."""
+        if key not in self._ahead:
+            self._ahead[key] = self.llm.stream(gen_fn, *args, lookahead=2 * self.llm.scheduler.concurrency,
+                                               depth=depth)
+        return self._ahead[key]
 
     def take_ahead(self, key: Any, fn: Any, *args: Any) -> Any:
         """The result of the work issued under `key` (issued now if it was not), booked in the ledger now."""

@@ -154,7 +154,7 @@ class MemWeaverSystem(BaseSystem):
         if n < 1:
             return
         for t in self.conv.turns[turn.index:turn.index + 1 + n]:
-            self.issue_ahead(t.turn_id, extract_turn, self.extraction_inputs(t), step=t.index + 1)
+            self.issue_ahead(t.turn_id, extract_turn, self.extraction_inputs(t), step=t.index + 1, depth=0)
 
     def resolve_entities(self, names: list[str], passage: MemoryItem) -> dict[str, str]:
         """Map each surface name (normalised) to an entity id, creating or merging nodes."""

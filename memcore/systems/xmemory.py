@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from memcore.llm.client import current_depth, set_depth
 from memcore.systems import register_system
 from memcore.systems import xmemory_themes as xt
 from memcore.systems import xmemory_trace as xtr
@@ -33,15 +32,10 @@ def _minutes(a: str, b: str) -> float | None:
         return None
 
 
-def boundary_lane(llm: Any, cfg: XMemoryConfig, buffer: list[Turn], turns: list[Turn],
-                  vec: Any) -> tuple[list[tuple[str, str, list, int]], list[Turn]]:
-    """Boundary decisions for `turns` in order, starting from `buffer`, and the buffer after them. Per
-    turn: (reason to close the episode before it or "", the role's error, its ledger records, the call
-    depth after it), booked by the ingest thread when it reaches that turn. Hard rules first (buffer
-    cap, new session, time gap), then the `episode_boundary` role."""
-    out = []
+def boundary_lane(llm: Any, cfg: XMemoryConfig, buffer: list[Turn], turns: list[Turn], vec: Any) -> Any:
+    """Yield (turn id, reason to close the episode before it or "", the role's error) for `turns` in order,
+    starting from `buffer`: hard rules first (buffer cap, new session, time gap), then `episode_boundary`."""
     buffer = list(buffer)
-    d0 = current_depth()
     for turn in turns:
         reason, error = "", ""
         if buffer:
@@ -67,9 +61,7 @@ def boundary_lane(llm: Any, cfg: XMemoryConfig, buffer: list[Turn], turns: list[
         if reason:
             buffer = []
         buffer.append(turn)
-        out.append((reason, error, llm.take_records(), current_depth()))
-    set_depth(d0)  # the taker depends on each decision when it books it, not on the whole window
-    return out, buffer
+        yield turn.turn_id, reason, error
 
 
 @register_system
@@ -89,12 +81,12 @@ class XMemorySystem(BaseSystem):
         self.moved: set[str] = set()
         self.stats: dict[str, int] = {}
         self.dirty: dict[str, None] = {}  # themes changed since the last merge pass / relabel
-        self._lane: dict[str, tuple[str, str, list, int]] = {}  # turn id -> boundary decision
 
     # ------------------------------------------------------------- episodes
     def on_turn(self, turn: Turn) -> None:
-        reason, error, records, depth = self._decision(turn)
-        self.llm.book(records, depth)
+        tid, reason, error = self._lane(turn).next()
+        if tid != turn.turn_id:  # pragma: no cover - the lane walks the same turns
+            raise RuntimeError(f"boundary lane at {tid}, ingest at {turn.turn_id}")
         if error:
             self.emit("updated", [turn.turn_id], f"boundary role failed: {error}", item_kind="turn")
         if reason:
@@ -108,27 +100,12 @@ class XMemorySystem(BaseSystem):
     def _turn_vec(self, turn: Turn) -> np.ndarray:
         return xt.unit(self.turn_vector(turn.turn_id))
 
-    def _decision(self, turn: Turn) -> tuple[str, str, list, int]:
-        """This turn's boundary decision, from the boundary lane.
-
-        Boundary decisions depend on the episode buffer alone, and the buffer on the decisions alone, so
-        the lane decides a window of turns in order, and the next window is issued ahead as soon as this
-        one is taken: a hosted model decides boundaries while this thread writes episodes, facts, themes.
-        """
-        if turn.turn_id not in self._lane:
-            n = self._lane_size()
-            window = self.conv.turns[turn.index:turn.index + n]
-            decisions, buffer = self.take_ahead(("lane", turn.turn_id), boundary_lane, self.config,
-                                                list(self.buffer), window, self._turn_vec)
-            self._lane = {t.turn_id: d for t, d in zip(window, decisions, strict=True)}
-            nxt = self.conv.turns[turn.index + n:turn.index + 2 * n]
-            if nxt and n > 1:
-                self.issue_ahead(("lane", nxt[0].turn_id), boundary_lane, self.config, buffer, nxt, self._turn_vec)
-        return self._lane.pop(turn.turn_id)
-
-    def _lane_size(self) -> int:
-        """Turns per boundary-lane window: 1 (decide when needed) offline or at concurrency 1."""
-        return 1 if self.llm.is_offline or self.llm.scheduler.concurrency < 2 else 16
+    def _lane(self, turn: Turn) -> Any:
+        """The boundary lane from this turn on: boundary decisions depend on the episode buffer alone, and
+        the buffer on the decisions alone, so a hosted model decides the next boundaries while this thread
+        writes episodes, facts and themes (produced ahead at concurrency > 1; see LLMClient.stream)."""
+        return self.open_stream("boundary-lane", boundary_lane, self.config, list(self.buffer),
+                                self.conv.turns[turn.index:], self._turn_vec, depth=0)
 
     def _close_episode(self, reason: str) -> None:
         turns, self.buffer = self.buffer, []
