@@ -9,7 +9,15 @@ import pytest
 from pydantic import BaseModel
 
 from memcore.errors import LLMCallFailed
-from memcore.llm import CallScheduler, FakeLLM, LLMClient, OfflineEngine, OpenAIProvider, SchedulerConfig, UsageLedger
+from memcore.llm import (
+    CallScheduler,
+    FakeLLM,
+    LLMClient,
+    OfflineEngine,
+    OpenAIProvider,
+    SchedulerConfig,
+    UsageLedger,
+)
 from memcore.llm.cache import CallCache
 from memcore.llm.mock_server import MockOpenAIServer
 from memcore.llm.roles import Role, TextOutput, register
