@@ -54,6 +54,29 @@ class RecordsMixin:
         if records:
             self.table("llm_calls").add([r.to_dict() for r in records])
 
+    def rollback_llm_calls(self, space: str, conv_id: str, step: int) -> None:
+        """Delete the ledger rows of a killed ingest's lost steps (construction calls after `step`).
+
+        Ledger rows carry system and conversation, not the memory space: the rows removed are this
+        system's construction calls on this conversation for steps after `step`, recorded after
+        the last checkpoint of any other memory space of the same system and conversation (so
+        another configuration's finished or stopped ingest keeps its calls).
+        """
+        if "llm_calls" not in self.table_names():
+            return
+        key = f"{space}|{conv_id}"
+        cks = self._df("checkpoints", where=f"conv_id = {sql_str(conv_id)}", columns=["key", "system", "updated"])
+        own = cks[cks["key"] == key]
+        system = str(own["system"].iloc[0]) if len(own) else space.rsplit("-", 1)[0]
+        others = cks[(cks["key"] != key) & (cks["system"] == system)]
+        where = (f"system = {sql_str(system)} AND conv_id = {sql_str(conv_id)} AND stage = 'construction' "
+                 f"AND step > {int(step)}")
+        if len(others):
+            where += f" AND ts > {float(others['updated'].max())!r}"
+        t = self.table("llm_calls")
+        t.checkout_latest()
+        t.delete(where)
+
     def llm_calls(self, where: str | None = None) -> pd.DataFrame:
         """Persisted LLM calls (optionally filtered by a SQL where clause)."""
         return self._df("llm_calls", where=where)

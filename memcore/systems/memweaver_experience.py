@@ -48,6 +48,12 @@ def cohesion(vecs: np.ndarray) -> float:
     return float((vecs @ (c / n)).mean()) if n > 0 else 0.0
 
 
+def induced_members(cluster: dict[str, Any]) -> list[str]:
+    """A cluster's members as of its last induction: the buffered joins are the last members."""
+    members, buffered = cluster["members"], len(cluster["buffer"])
+    return members[: len(members) - buffered] if buffered else list(members)
+
+
 @dataclass
 class Route:
     """A routing decision for one turn: join (direct), router (shortlist for the LLM) or pending."""
@@ -89,11 +95,16 @@ class ExperienceMemory:
                 "pended_since": self.pended_since}
 
     def load(self, st: dict[str, Any]) -> None:
-        """Restore `state()`; centroids are recomputed from the members' turn vectors."""
+        """Restore `state()`; centroids are recomputed as the live run holds them.
+
+        The live run sets a centroid when a cluster is created or re-induced (from all members
+        then) and leaves it alone while turns join the add buffer; members and buffer grow
+        together, so the members as of the last induction are the members minus the buffer.
+        """
         self.clusters = {k: dict(v) for k, v in (st.get("clusters") or {}).items()}
         self.pending, self.window = list(st.get("pending", [])), list(st.get("window", []))
         self.pended_since = int(st.get("pended_since", 0))
-        self._cent = {cid: self._centroid(c["members"]) for cid, c in self.clusters.items()}
+        self._cent = {cid: self._centroid(induced_members(c)) for cid, c in self.clusters.items()}
 
     # ------------------------------------------------------------ driver
     def add_turn(self, turn_id: str, session_end: bool) -> None:
