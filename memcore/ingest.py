@@ -81,6 +81,7 @@ def ingest_conversation(
         report.counts = store.kind_counts(space, conv.id)
         return report
     start = ck["step"] if ck else 0
+    system.llm.ledger.flush()  # a crashed ingest's unflushed calls reach the store before they are rolled back
     store.rollback(space, conv.id, start)
     if start:
         system.restore()

@@ -202,11 +202,13 @@ def test_construction_usage_counts_resumed_steps_once(tmp_path) -> None:
         return CallRecord(role="r", stage="construction", system="s", conv_id=conv, provider="openai",
                           model="gpt-4o-mini-2024-07-18", prompt_tokens=10, completion_tokens=1, step=step, ts=ts,
                           cache_hit=hit)
-    # checkpoint at step 2; the killed ingest's records of steps 3-4 reached the store; the resume redoes 3-5,
-    # finding the calls the killed ingest made in the call cache
+    # checkpoint at step 2; the killed ingest's records of steps 3-4 reached the store; the resume rolls
+    # them back with the step's items, then redoes 3-5, finding the calls the killed ingest made in the cache
     killed = [rec(1, 1.0), rec(2, 2.0), rec(3, 3.0), rec(3, 3.5), rec(4, 4.0)]
     resumed = [rec(3, 10.0, hit=True), rec(4, 11.0, hit=True), rec(4, 11.5), rec(5, 12.0)]
-    store.add_llm_calls(killed + resumed + [rec(1, 5.0, "c2")])
+    store.add_llm_calls(killed + [rec(1, 5.0, "c2")])
+    store.rollback_llm_calls("s-0000", "c1", 2)
+    store.add_llm_calls(resumed)
     got = construction_usage(store, "s", ["c1"], "openai", "gpt-4o-mini")
     assert (got["prompt_tokens"], got["completion_tokens"], got["calls"]) == (60, 6, 6)
     assert construction_usage(store, "s", ["c1", "c2"], "openai", "gpt-4o-mini")["calls"] == 7
