@@ -88,12 +88,21 @@ SCHEMAS: dict[str, pa.Schema] = {
         pa.field("error", pa.string()), pa.field("step", pa.int32()), pa.field("ts", pa.float64()),
         pa.field("attempt", pa.int32()),
     ]),
+    "leases": pa.schema([  # memcore.lease: one row per held write lease of a remote store
+        pa.field("key", pa.string()), pa.field("holder", pa.string()), pa.field("pid", pa.int64()),
+        pa.field("host", pa.string()), pa.field("since", pa.float64()), pa.field("expires_at", pa.float64()),
+    ]),
     "results": pa.schema([
         pa.field("key", pa.string()), pa.field("run_id", pa.string()), pa.field("system", pa.string()),
         pa.field("conv_id", pa.string()), pa.field("question_id", pa.string()), pa.field("payload", pa.string()),
         pa.field("ts", pa.float64()),
     ]),
 }
+
+# Keys that make commits idempotent (merge_insert on these columns: a replayed batch finds its rows).
+ITEM_KEY = ["space", "conv_id", "id", "valid_from"]
+EVENT_KEY = ["space", "conv_id", "step", "seq"]
+LINK_KEY = ["space", "conv_id", "item_id", "source_id", "step"]
 
 # Columns added to a table after stores were first written, with the SQL value old rows get:
 # opening an older store adds them (LanceDB add_columns), so nothing stored is lost.

@@ -1,0 +1,327 @@
+"""Write leases: at most one process builds a memory (space, conversation) at a time.
+
+Two ingests of the same memory into one store would otherwise both build it and write
+every item, event and link twice. `Lease` is the lock both take first:
+
+- local stores (a path): an OS file lock, `<store>/locks/<key>.lock` (`filelock`: flock on
+  POSIX), released by the OS when the holder dies. The holder notes who it is (pid, host,
+  since) in `<key>.holder` beside it, for the busy message.
+- remote stores (a URI with `://`, or `mode="row"`): a row of the store's `leases` table
+  (key, holder token, pid, host, since, expires_at). Acquiring is one conditional
+  merge_insert (insert when absent, take over only when `target.expires_at < now`), then
+  a read of the table as of that commit's version: of two claims committed at once the
+  earlier version wins and the later withdraws. A thread renews the row every ttl/3; a
+  holder that stops renewing (killed, hung, partitioned) loses it after `ttl` seconds. A
+  holder whose row was taken over is `lost`: `LanceStore.commit` then writes nothing and
+  raises MemoryBusy. Expiry compares the hosts' wall clocks: keep them roughly in sync.
+
+Defaults: wait for a busy memory up to `MEMCORE_LEASE_WAIT_S` seconds (3600), then fail
+with MemoryBusy; `wait=False` fails at once. Row leases live `MEMCORE_LEASE_TTL_S` (60 s).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import socket
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memcore.errors import MemoryBusy
+
+LEASES_TABLE = "leases"
+DEFAULT_WAIT_S = 3600.0
+DEFAULT_TTL_S = 60.0
+
+
+def _env_s(name: str, default: float) -> float:
+    return float(os.environ.get(name) or default)
+
+
+def lease_mode(uri: str) -> str:
+    """'file' for a local store path, 'row' for a remote URI."""
+    return "row" if "://" in str(uri) else "file"
+
+
+def safe_name(key: str) -> str:
+    """A file name for a lease key: readable part plus a hash (distinct keys never collide)."""
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", key).strip("._")[:80] or "lease"
+    return f"{readable}-{hashlib.sha256(key.encode()).hexdigest()[:10]}"
+
+
+@dataclass
+class Holder:
+    """Who holds a lease (as far as the holder told)."""
+
+    pid: int = 0
+    host: str = "?"
+    since: float = 0.0
+    token: str = ""
+
+    def describe(self) -> str:
+        """'pid 123, host box' or 'pid unknown'."""
+        return f"pid {self.pid or 'unknown'}, host {self.host}"
+
+    def since_text(self) -> str:
+        """The acquire time as local ISO time."""
+        if not self.since:
+            return "an unknown time"
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.since))
+
+
+def _me(token: str) -> Holder:
+    return Holder(pid=os.getpid(), host=socket.gethostname(), since=time.time(), token=token)
+
+
+class _FileBackend:
+    """An OS file lock under <store>/locks."""
+
+    def __init__(self, root: str, key: str) -> None:
+        from filelock import FileLock
+
+        d = Path(root) / "locks"
+        d.mkdir(parents=True, exist_ok=True)
+        name = safe_name(key)
+        self.info = d / f"{name}.holder"
+        self.lock = FileLock(str(d / f"{name}.lock"), thread_local=False)
+
+    def try_acquire(self, me: Holder) -> bool:
+        from filelock import Timeout
+
+        try:
+            self.lock.acquire(blocking=False)
+        except Timeout:
+            return False
+        me.since = time.time()
+        try:
+            tmp = self.info.with_suffix(f".{me.token}.tmp")
+            tmp.write_text(json.dumps(me.__dict__))
+            os.replace(tmp, self.info)
+        except BaseException:
+            self.lock.release(force=True)
+            raise
+        return True
+
+    def holder(self) -> Holder | None:
+        try:
+            h = Holder(**json.loads(self.info.read_text()))
+        except (OSError, ValueError, TypeError):
+            return None
+        if h.host == socket.gethostname() and h.pid and not _alive(h.pid):
+            return None  # a dead holder's note: the live one has not written its own yet
+        return h
+
+    def renew(self) -> bool:
+        return True  # held until released or the process dies
+
+    def release(self) -> None:
+        try:
+            self.info.unlink(missing_ok=True)  # before unlocking: the next holder writes its own
+        finally:
+            self.lock.release(force=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+class _RowBackend:
+    """A lease row with expiry in the store's `leases` table (works on any LanceDB URI)."""
+
+    def __init__(self, db: Any, key: str, ttl: float) -> None:
+        from memcore.store_schema import SCHEMAS, sql_str
+
+        self.db, self.key, self.ttl = db, key, ttl
+        self.where = f"key = {sql_str(key)}"
+        self._sql_str = sql_str
+        try:
+            self.t = db.open_table(LEASES_TABLE)
+        except Exception:  # noqa: BLE001 - missing (the error type differs between local and remote)
+            try:
+                self.t = db.create_table(LEASES_TABLE, schema=SCHEMAS[LEASES_TABLE], exist_ok=True)
+            except Exception:  # noqa: BLE001 - another process created it first
+                self.t = db.open_table(LEASES_TABLE)
+        self.token = ""
+
+    def _rows(self, version: int | None = None) -> list[dict]:
+        t = self.t
+        if version is None:
+            t.checkout_latest()
+        else:  # the table exactly as of one commit (a separate handle: this one keeps tracking latest)
+            t = self.db.open_table(LEASES_TABLE)
+            t.checkout(version)
+        return t.search().where(self.where).limit(None).to_pandas().to_dict("records")
+
+    def _others_live(self, rows: list[dict], now: float) -> list[dict]:
+        return sorted((r for r in rows if r["holder"] != self.token and r["expires_at"] > now),
+                      key=lambda r: r["since"])
+
+    def holder(self) -> Holder | None:
+        live = self._others_live(self._rows(), time.time())
+        if not live:
+            return None
+        r = live[0]
+        return Holder(pid=int(r["pid"]), host=r["host"], since=float(r["since"]), token=r["holder"])
+
+    def try_acquire(self, me: Holder) -> bool:
+        self.token = me.token
+        now = time.time()
+        if self._others_live(self._rows(), now):
+            return False
+        row = {"key": self.key, "holder": me.token, "pid": me.pid, "host": me.host, "since": now,
+               "expires_at": now + self.ttl}
+        try:
+            res = self.t.merge_insert("key").when_matched_update_all(where=f"target.expires_at < {now:.6f}") \
+                .when_not_matched_insert_all().execute([row])
+            rows = self._rows(res.version)
+        except Exception:  # noqa: BLE001 - a commit conflict with another claimant: not ours this round
+            return False
+        if not any(r["holder"] == me.token for r in rows):
+            return False
+        if self._others_live(rows, now):  # an earlier commit claimed it first: withdraw ours
+            self._delete_mine()
+            return False
+        return True
+
+    def renew(self) -> bool:
+        res = self.t.update(where=f"{self.where} AND holder = {self._sql_str(self.token)}",
+                            values={"expires_at": time.time() + self.ttl})
+        return int(getattr(res, "rows_updated", 1)) > 0
+
+    def _delete_mine(self) -> None:
+        self.t.delete(f"{self.where} AND holder = {self._sql_str(self.token)}")
+
+    def release(self) -> None:
+        self._delete_mine()
+
+
+class Lease:
+    """An exclusive write lease on `key` in the store at `uri` (a context manager).
+
+    `what` names the thing for messages ("memory xmemory/conv-26"). `wait=False` raises
+    MemoryBusy at once when another process holds it; `wait=True` polls until it is free or
+    `timeout` seconds (default MEMCORE_LEASE_WAIT_S) pass, then raises MemoryBusy. `mode`
+    forces 'file' or 'row' (default: by URI); `db` (a LanceDB connection) is needed for rows.
+    """
+
+    def __init__(self, uri: str, key: str, what: str, *, db: Any = None, wait: bool = True,
+                 timeout: float | None = None, mode: str | None = None, ttl: float | None = None,
+                 poll: float | None = None, renew: bool = True) -> None:
+        self.uri, self.key, self.what, self.wait = str(uri), key, what, wait
+        self.timeout = _env_s("MEMCORE_LEASE_WAIT_S", DEFAULT_WAIT_S) if timeout is None else float(timeout)
+        self.mode = mode or lease_mode(self.uri)
+        self.ttl = _env_s("MEMCORE_LEASE_TTL_S", DEFAULT_TTL_S) if ttl is None else float(ttl)
+        self.poll = poll if poll is not None else (0.1 if self.mode == "file" else min(1.0, self.ttl / 4))
+        self._renew_enabled = renew
+        self.held = False
+        self._lost: Holder | None | bool = False
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        if self.mode == "file":
+            self._backend: Any = _FileBackend(self.uri, key)
+        elif self.mode == "row":
+            if db is None:
+                import lancedb
+
+                db = lancedb.connect(self.uri)
+            self._backend = _RowBackend(db, key, self.ttl)
+        else:
+            raise ValueError(f"lease mode must be 'file' or 'row', not {self.mode!r}")
+
+    # ------------------------------------------------------------- acquire
+    def acquire(self) -> Lease:
+        """Take the lease (waiting as configured) or raise MemoryBusy."""
+        me = _me(uuid.uuid4().hex)
+        start = time.monotonic()
+        while True:
+            if self._backend.try_acquire(me):
+                break
+            waited = time.monotonic() - start
+            if not self.wait or waited >= self.timeout:
+                raise self._busy(waited if self.wait else None)
+            time.sleep(min(self.poll, max(0.0, self.timeout - waited)))
+        self.held, self._lost = True, False
+        if self.mode == "row" and self._renew_enabled:
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._renew_loop, name=f"lease-{self.key}", daemon=True)
+            self._thread.start()
+        return self
+
+    def _busy(self, waited: float | None) -> MemoryBusy:
+        h = self._backend.holder() or Holder()
+        who = f"{self.what} is being built by another process ({h.describe()}) since {h.since_text()}"
+        if waited is None:
+            err = MemoryBusy(f"{who}; wait for it or rerun with --wait")
+        else:
+            err = MemoryBusy(f"{who}; gave up after waiting {waited:.0f} s (MEMCORE_LEASE_WAIT_S); "
+                             "rerun when it is done, or wait longer")
+        err.holder = h  # type: ignore[attr-defined]
+        return err
+
+    # --------------------------------------------------------------- renew
+    def _renew_loop(self) -> None:
+        every = max(0.05, self.ttl / 3)
+        deadline = time.time() + self.ttl
+        while not self._stop.wait(every):
+            try:
+                if not self._backend.renew():
+                    self._lost = self._backend.holder() or True
+                    return
+                deadline = time.time() + self.ttl
+            except Exception:  # noqa: BLE001 - a transient store error: retry until the lease would expire
+                if time.time() > deadline:
+                    self._lost = True
+                    return
+
+    def renew_now(self) -> bool:
+        """Renew once (tests; the background thread does this every ttl/3). False when lost."""
+        ok = self._backend.renew()
+        if not ok:
+            self._lost = self._backend.holder() or True
+        return ok
+
+    @property
+    def lost(self) -> bool:
+        """Whether a held lease expired and another process took it over (or its row vanished)."""
+        return bool(self._lost)
+
+    def check(self) -> None:
+        """Raise MemoryBusy when the lease was lost (called before each store commit)."""
+        if not self._lost:
+            return
+        h = self._lost if isinstance(self._lost, Holder) else Holder()
+        raise MemoryBusy(f"lost the write lease of {self.what} (it expired; now held by {h.describe()}): "
+                         "stopped before writing; rerun to resume once the other process is done")
+
+    # ------------------------------------------------------------- release
+    def release(self) -> None:
+        """Give the lease back (idempotent)."""
+        if not self.held:
+            return
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+        self.held = False
+        try:
+            self._backend.release()
+        except Exception:  # noqa: BLE001 - a row we cannot delete expires after ttl anyway
+            pass
+
+    def __enter__(self) -> Lease:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
