@@ -12,8 +12,8 @@ from pathlib import Path
 import typer
 
 from memcore.errors import MemcoreError
-from memcore.llm.redact import redact
 from memcore.eval.cli import eval_command
+from memcore.llm.redact import redact
 from memcore.settings import Settings
 
 app = typer.Typer(help="memcore: watch LLM-agent memory systems build, retrieve and answer.",
@@ -86,6 +86,8 @@ def ingest(
     conversations: str | None = typer.Option(None, "--conversations", "-c", help="conversation ids"),
     store: str | None = STORE,
     provider: str | None = PROVIDER,
+    wait: bool = typer.Option(True, "--wait/--no-wait", help="when another process is building the same memory: "
+                              "wait for it (up to $MEMCORE_LEASE_WAIT_S, default 3600 s), or fail at once"),
 ) -> None:
     """Build memory for conversations (resumes an interrupted ingest; never duplicates)."""
     wb = _workbench(store, provider)
@@ -95,7 +97,7 @@ def ingest(
     for conv in _conversations(wb, source, conversations):
         for name in _system_names(systems):
             with typer.progressbar(length=len(conv.turns), label=f"{name:18s} {conv.id}") as bar:
-                rep = wb.ingest(name, conv, progress=lambda done, total, ev: bar.update(1))
+                rep = wb.ingest(name, conv, progress=lambda done, total, ev: bar.update(1), wait=wait)
             if rep.error:
                 failures += 1
                 typer.echo(f"error: {rep.message}", err=True)

@@ -5,6 +5,10 @@ valid_to, so the store answers both "what is in memory now" (valid_to = INF_STEP
 "what was in memory at step t" (replay). Ingest commits a batch of steps, then writes a
 checkpoint; resuming rolls back anything written after the last checkpoint, so a killed
 ingest never leaves duplicates or loses committed items.
+
+One writer per memory: `lease(space, conv_id)` (memcore.lease) serialises ingests of the same
+memory across processes, and commits are idempotent besides (store_commit: rows have keys, a
+replayed batch never adds rows twice).
 """
 
 from __future__ import annotations
@@ -12,8 +16,8 @@ from __future__ import annotations
 import json
 import os
 import threading
-import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -24,8 +28,10 @@ os.environ.setdefault("LANCE_LOG", "error")
 import lancedb  # noqa: E402
 
 from memcore.errors import StoreError  # noqa: E402
+from memcore.lease import Lease, lease_mode  # noqa: E402
+from memcore.store_commit import CommitMixin  # noqa: E402
 from memcore.store_items import ItemsMixin  # noqa: E402
-from memcore.store_records import RecordsMixin, json_default  # noqa: E402
+from memcore.store_records import RecordsMixin  # noqa: E402
 from memcore.store_schema import (  # noqa: E402
     ADDED_COLUMNS,
     INF_STEP,
@@ -36,12 +42,11 @@ from memcore.store_schema import (  # noqa: E402
     turns_schema,
 )
 from memcore.store_search import RETRIEVERS, SNAPSHOT_PREFIX, ScopedSearch, list_table_names  # noqa: E402
-from memcore.types import Event, MemoryItem  # noqa: E402
 
 __all__ = ["INF_STEP", "RETRIEVERS", "LanceStore", "sql_in", "sql_str"]
 
 
-class LanceStore(ItemsMixin, RecordsMixin):
+class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
     """The memcore store. `dim` is the embedding size; it is fixed when tables are created."""
 
     def __init__(self, uri: str = ".memcore", dim: int = 384) -> None:
@@ -57,6 +62,8 @@ class LanceStore(ItemsMixin, RecordsMixin):
         self._tables: dict[str, Any] = {}
         self._lock = threading.RLock()
         self._searcher = ScopedSearch(self.db)
+        self._leases: dict[str, Lease] = {}
+        self.lease_mode = lease_mode(uri)  # 'file' (local path) or 'row' (remote URI); tests may force 'row'
 
     # ---------------------------------------------------------------- tables
     def table(self, name: str, schema=None):  # noqa: ANN001 - pyarrow schema
@@ -81,6 +88,49 @@ class LanceStore(ItemsMixin, RecordsMixin):
                         raise
             self._tables[name] = t
             return t
+
+    def _fresh(self, name: str):  # noqa: ANN202 - a LanceDB table
+        """A table at its latest version: writes keyed on rows must see other processes' commits."""
+        t = self.table(name)
+        t.checkout_latest()
+        return t
+
+    def refresh(self) -> None:
+        """Point every open table at its latest version (rows other processes committed since)."""
+        with self._lock:
+            tables = list(self._tables.values())
+        for t in tables:
+            try:
+                t.checkout_latest()
+            except Exception:  # noqa: BLE001 - a table that cannot refresh is read as it is
+                pass
+
+    # ---------------------------------------------------------------- leases
+    @contextmanager
+    def lease(self, space: str, conv_id: str, what: str = "", *, wait: bool = True, timeout: float | None = None,
+              mode: str | None = None, ttl: float | None = None) -> Iterator[Lease]:
+        """Hold the exclusive write lease of one memory (space, conversation) for a `with` block.
+
+        Raises MemoryBusy when another process holds it: at once with wait=False, else after
+        `timeout` seconds (default MEMCORE_LEASE_WAIT_S, see memcore.lease). Once acquired, open
+        tables are refreshed (the previous holder's rows are seen); while held, `commit` of this
+        memory raises MemoryBusy if the lease was lost (a remote lease that expired).
+        """
+        key = f"{space}|{conv_id}"
+        lease = Lease(self.uri, key, what or f"memory {space}/{conv_id}", db=self.db, wait=wait,
+                      timeout=timeout, mode=mode or self.lease_mode, ttl=ttl)
+        with lease:
+            self.refresh()
+            self._leases[key] = lease
+            try:
+                yield lease
+            finally:
+                self._leases.pop(key, None)
+
+    def _store_lock(self, name: str) -> Lease:
+        """A short exclusive lock on some shared rows (a conversation, its turns) for one write."""
+        return Lease(self.uri, f"store|{name}", f"the store's {name} rows", db=self.db, wait=True,
+                     timeout=120, mode=self.lease_mode, ttl=30)
 
     def _schema_for(self, name: str):  # noqa: ANN202
         if name == "turns":
@@ -122,12 +172,29 @@ class LanceStore(ItemsMixin, RecordsMixin):
         row = {"conv_id": conv.id, "source": conv.source, "n_turns": len(conv.turns),
                "n_questions": len(conv.questions), "speakers": json.dumps(conv.speakers),
                "payload": conversation_to_json(conv)}
-        t = self.table("conversations")
-        t.merge_insert("conv_id").when_matched_update_all().when_not_matched_insert_all().execute([row])
+        where = f"conv_id = {sql_str(conv.id)}"
+
+        def stored() -> list[dict]:
+            self._fresh("conversations")
+            return self._df("conversations", where=where).to_dict("records")
+
+        if stored() == [row]:  # unchanged (Workbench.load, then ingest): no write
+            return
+        with self._store_lock(f"conversations|{conv.id}"):  # two processes must not both insert it
+            have = stored()
+            if have == [row]:
+                return
+            t = self.table("conversations")
+            if len(have) > 1:  # duplicates from an older memcore: keep one
+                t.delete(where)
+                t.add([row])
+            else:
+                t.merge_insert("conv_id").when_matched_update_all().when_not_matched_insert_all().execute([row])
 
     def conversations(self) -> pd.DataFrame:
         """One row per stored conversation: conv_id, source, n_turns, n_questions."""
-        return self._df("conversations", columns=["conv_id", "source", "n_turns", "n_questions"])
+        df = self._df("conversations", columns=["conv_id", "source", "n_turns", "n_questions"])
+        return df.drop_duplicates("conv_id", ignore_index=True)
 
     def load_conversation(self, conv_id: str):  # noqa: ANN201 - Conversation
         """A stored conversation, or StoreError naming the ones that exist."""
@@ -155,8 +222,9 @@ class LanceStore(ItemsMixin, RecordsMixin):
             "vector": v.astype(np.float32).tolist(),
         } for t, v in zip(turns, vectors, strict=True)]
         if rows:
-            self.table("turns").merge_insert("uid").when_matched_update_all() \
-                .when_not_matched_insert_all().execute(rows)
+            with self._store_lock(f"turns|{rows[0]['conv_id']}"):  # merge on a fresh table, one process at a time
+                self._fresh("turns").merge_insert("uid").when_matched_update_all() \
+                    .when_not_matched_insert_all().execute(rows)
 
     def turn_matrix(self, conv_id: str) -> tuple[list[str], np.ndarray]:
         """Turn ids in conversation order and their embedding matrix."""
@@ -175,70 +243,6 @@ class LanceStore(ItemsMixin, RecordsMixin):
         return self._search("turns", filt, query, vector, k, mode)
 
     # ---------------------------------------------------------------- memory
-    def commit(self, space: str, system: str, conv_id: str, step: int, upserts: Sequence[MemoryItem],
-               deletes: Sequence[tuple[str, str]], events: Sequence[Event], state: dict,
-               config: dict | None = None, done: bool = False) -> None:
-        """Write one batch of ingest work and then its checkpoint (see module docstring).
-
-        `deletes` are (kind, item_id) pairs. Items carry their own step in updated_step.
-        """
-        base = f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)}"
-        by_kind: dict[str, list[MemoryItem]] = {}
-        for it in upserts:
-            by_kind.setdefault(it.kind, []).append(it)
-        del_by_kind: dict[str, list[str]] = {}
-        for kind, iid in deletes:
-            del_by_kind.setdefault(kind, []).append(iid)
-        for kind in sorted(set(by_kind) | set(del_by_kind)):
-            t = self.table(f"mem_{kind}")
-            items = by_kind.get(kind, [])
-            if items:  # close current versions at the step of their new version
-                live = self._df(f"mem_{kind}", where=f"{base} AND valid_to = {INF_STEP} AND id IN "
-                                f"{sql_in(it.id for it in items)}", columns=["id"])["id"]
-                live = set(live)
-                by_step: dict[int, list[str]] = {}
-                for it in items:
-                    if it.id in live:
-                        by_step.setdefault(int(it.updated_step), []).append(it.id)
-                for st, ids_at in sorted(by_step.items()):
-                    t.update(where=f"{base} AND valid_to = {INF_STEP} AND id IN {sql_in(ids_at)}",
-                             values={"valid_to": st})
-            ids = del_by_kind.get(kind, [])
-            if ids:
-                t.update(where=f"{base} AND valid_to = {INF_STEP} AND id IN {sql_in(ids)}",
-                         values={"valid_to": int(step)})
-            if items:
-                t.add([self._item_row(space, it) for it in items])
-        link_rows = [{"space": space, "conv_id": conv_id, "item_id": it.id, "source_id": s,
-                      "step": int(it.updated_step)} for it in upserts for s in it.sources]
-        if link_rows:
-            self.table("links").add(link_rows)
-        if events:
-            self.table("events").add([self._event_row(space, e, i) for i, e in enumerate(events)])
-        self.save_checkpoint(space, system, conv_id, step, state, config or {}, done)
-
-    def save_checkpoint(self, space: str, system: str, conv_id: str, step: int, state: dict,
-                        config: dict, done: bool) -> None:
-        """Record that everything up to `step` is committed."""
-        row = {"key": f"{space}|{conv_id}", "space": space, "system": system, "conv_id": conv_id,
-               "step": int(step), "done": bool(done), "state": json.dumps(state, default=json_default),
-               "config": json.dumps(config, default=str), "updated": time.time()}
-        self.table("checkpoints").merge_insert("key").when_matched_update_all() \
-            .when_not_matched_insert_all().execute([row])
-
-    def checkpoint(self, space: str, conv_id: str) -> dict | None:
-        """The last checkpoint {step, done, state, config} of an ingest, or None."""
-        df = self._df("checkpoints", where=f"key = {sql_str(space + '|' + conv_id)}")
-        if df.empty:
-            return None
-        r = df.iloc[0]
-        return {"step": int(r["step"]), "done": bool(r["done"]), "state": json.loads(r["state"]),
-                "config": json.loads(r["config"]), "system": r["system"]}
-
-    def checkpoints(self) -> pd.DataFrame:
-        """All ingest checkpoints (one row per memory space and conversation)."""
-        return self._df("checkpoints")
-
     def rollback(self, space: str, conv_id: str, step: int) -> None:
         """Undo everything written for steps after `step` (a killed ingest's partial batch)."""
         base = f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)}"
@@ -246,13 +250,14 @@ class LanceStore(ItemsMixin, RecordsMixin):
         for name in existing:
             if not name.startswith("mem_"):
                 continue
-            t = self.table(name)
+            t = self._fresh(name)
             t.delete(f"{base} AND valid_from > {int(step)}")
             t.update(where=f"{base} AND valid_to > {int(step)} AND valid_to < {INF_STEP}",
                      values={"valid_to": INF_STEP})
         for name in ("events", "links"):
             if name in existing:
-                self.table(name).delete(f"{base} AND step > {int(step)}")
+                self._fresh(name).delete(f"{base} AND step > {int(step)}")
+        self.rollback_llm_calls(space, conv_id, step)
 
     def _search(self, name: str, filt: str, query: str, vector: np.ndarray | None, k: int,
                 mode: str) -> list[tuple[dict, float]]:

@@ -76,11 +76,18 @@ class Workbench:
         return get_system(name)(self.runtime, conv, make_config(name, **config)).space
 
     def ingest(self, name: str, conv: Conversation, progress: ProgressFn | None = None,
-               should_stop: Any = None, **config: Any) -> IngestReport:
-        """Build a system's memory of a conversation (resumes; no-op when already complete)."""
+               should_stop: Any = None, *, wait: bool = True, wait_timeout: float | None = None,
+               **config: Any) -> IngestReport:
+        """Build a system's memory of a conversation (resumes; no-op when already complete).
+
+        One process at a time builds a memory (memcore.lease): when another holds it, wait up to
+        `wait_timeout` s (default MEMCORE_LEASE_WAIT_S) and then find it done, or with wait=False
+        raise MemoryBusy at once.
+        """
         cfg = make_config(name, **config)
         sys_ = get_system(name)(self.runtime, conv, cfg)
-        report = ingest_conversation(sys_, progress=progress, should_stop=should_stop)
+        with self.store.lease(sys_.space, conv.id, f"memory {name}/{conv.id}", wait=wait, timeout=wait_timeout):
+            report = ingest_conversation(sys_, progress=progress, should_stop=should_stop)
         self._systems = {k: v for k, v in self._systems.items() if not (k[0] == name and k[1] == conv.id)}
         return report
 

@@ -237,8 +237,6 @@ def test_killed_between_commits_and_resumed_equals_uninterrupted(name, cfg, conv
                 commit_steps(conv))
 
 
-@pytest.mark.xfail(strict=True, reason="memcore/ingest.py must flush the ledger before store.rollback: the "
-                   "crashed attempt's unflushed calls otherwise reach the store after the rollback")
 def test_crashed_and_resumed_in_the_same_process_equals_uninterrupted(conv, uninterrupted, tmp_path) -> None:  # noqa: ANN001
     """A crash (an exception out of the ingest) and a resume with the same workbench: its ledger still
     holds the lost steps' unflushed calls, which must not reach the store after the rollback."""
