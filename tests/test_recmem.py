@@ -264,18 +264,32 @@ def test_offline_merge_needs_shared_salient_words():
     assert not chat["merge"] and "small talk" in chat["reason"]
 
 
-def test_llm_failures_are_recorded_and_lose_nothing(tmp_path):
-    fake = FakeLLM(by_role={"episode_summary": "no json here", "semantic_facts": RuntimeError("model down"),
-                            "recmem_merge": "nope"})
+def test_failed_calls_build_nothing_and_the_ingest_says_so(tmp_path):
+    from memcore.ingest import ingest_conversation
+
+    fake = FakeLLM(by_role={"semantic_facts": RuntimeError("model down")})
     conv = topic_conv([pair("puppy", 1) + pair("puppy", 2), pair("puppy", 3)])
     system = make(tmp_path, conv, fake, theta_count=2)
+    rep = ingest_conversation(system)
+    assert not rep.complete and "semantic_facts" in rep.error and "model down" in rep.error
+    assert "Rerun to resume" in rep.message
+    ck = system.store.checkpoint(system.space, conv.id)
+    assert ck is None or not ck["done"]
+    assert all(it.created_step <= (ck["step"] if ck else 0)
+               for k in system.kinds for it in system.store.items(system.space, conv.id, k))
+
+
+def test_unusable_replies_fall_back_only_when_named(tmp_path):
+    fake = FakeLLM(by_role={"episode_summary": "no json here", "recmem_merge": "nope"})
+    conv = topic_conv([pair("puppy", 1) + pair("puppy", 2), pair("puppy", 3)])
+    system = make(tmp_path, conv, fake, theta_count=2)
+    system.llm.unusable = "fallback"
     events = feed(system)
+    assert system.llm.degraded >= 2
     ep = system.memory.of_kind("episode")[0]  # the verbatim fallback keeps every turn
     assert ep.turn_ids == ["D1:1", "D1:2", "D1:3", "D1:4"] and "I took my puppy out today, round 1." in ep.text
     created = [e for e in events if e.kind == "created" and e.item_kind == "episode"][0]
     assert "episode_summary" in created.data["llm_error"]
-    failed = [e for e in events if e.kind == "updated"]
-    assert failed and "model down" in failed[0].data["llm_error"]
     unit = [e for e in events if e.kind == "created" and e.item_kind == "unit"][-1]
     assert unit.item_ids == ["unit-2"] and unit.data["merge_check"]["error"]  # failed merge: unit kept
     assert system.memory.get("unit-2").turn_ids == ["D2:1", "D2:2"]
