@@ -93,9 +93,12 @@ def ingest_conversation(
     def commit(step: int, done: bool = False) -> None:
         ups, dels = system.memory.drain()
         todo = [it for it in ups if it.embedding is None]
-        if todo:  # items created with embed=False: one batched call
+        if todo:  # versions of items created with embed=False: one batched call
             for it, vec in zip(todo, system.embedder.embed([it.text for it in todo]), strict=True):
-                system.memory.put(it, vec, dirty=False)
+                it.embedding = [float(x) for x in vec]
+                live = system.memory.items.get(it.id)
+                if live is not None and live.embedding is None and live.text == it.text:
+                    system.memory.put(live, vec, dirty=False)
         system.llm.ledger.flush()  # before the checkpoint: a kill after it must not lose these steps' calls
         store.commit(space, system.name, conv.id, step, ups, dels, pending, system.state(), config, done)
         report.events += len(pending)

@@ -29,7 +29,9 @@ class CommitMixin:
                config: dict | None = None, done: bool = False) -> None:
         """Write one batch of ingest work and then its checkpoint (see module docstring).
 
-        `deletes` are (kind, item_id) pairs. Items carry their own step in updated_step.
+        `upserts` may hold several versions of an item (one per step it changed at, in the batch);
+        `deletes` are (kind, item_id, step) triples ((kind, item_id) = deleted at `step`). Items carry
+        their own step in updated_step.
         Committing the same batch again leaves the same rows. Raises MemoryBusy, writing
         nothing, when this process held the memory's lease and lost it.
         """
@@ -37,24 +39,34 @@ class CommitMixin:
         if held is not None:
             held.check()
         base = f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)}"
+        versions: dict[str, list[MemoryItem]] = {}  # an item may change at several steps of one batch
+        for it in upserts:
+            versions.setdefault(it.id, []).append(it)
+        del_step = {d[1]: int(d[2]) if len(d) > 2 else int(step) for d in deletes}
+        ends: dict[tuple[str, int], int] = {}  # (id, valid_from) -> valid_to of versions closed in the batch
+        for iid, vs in versions.items():
+            vs.sort(key=lambda v: int(v.updated_step))
+            for a, b in zip(vs, vs[1:], strict=False):
+                ends[(iid, int(a.updated_step))] = int(b.updated_step)
+            if iid in del_step and del_step[iid] > int(vs[-1].updated_step):
+                ends[(iid, int(vs[-1].updated_step))] = del_step[iid]
         by_kind: dict[str, list[MemoryItem]] = {}
         for it in upserts:
             by_kind.setdefault(it.kind, []).append(it)
-        del_by_kind: dict[str, list[str]] = {}
-        for kind, iid in deletes:
-            del_by_kind.setdefault(kind, []).append(iid)
-        up_ids = {it.id for it in upserts}
+        del_by_kind: dict[str, dict[str, int]] = {}
+        for d in deletes:
+            if d[1] not in versions:  # deleted items changed in the batch are closed by `ends`
+                del_by_kind.setdefault(d[0], {})[d[1]] = del_step[d[1]]
         for kind in sorted(set(by_kind) | set(del_by_kind)):
-            self._commit_items(f"mem_{kind}", base, space, step, by_kind.get(kind, []),
-                               [i for i in del_by_kind.get(kind, []) if i not in up_ids])
+            self._commit_items(f"mem_{kind}", base, space, by_kind.get(kind, []), del_by_kind.get(kind, {}), ends)
         links = dict.fromkeys((it.id, s, int(it.updated_step)) for it in upserts for s in it.sources)
         self._append_keyed("links", base, LINK_KEY, [
             {"space": space, "conv_id": conv_id, "item_id": i, "source_id": s, "step": st} for i, s, st in links])
         self._append_keyed("events", base, EVENT_KEY, [self._event_row(space, e, i) for i, e in enumerate(events)])
         self.save_checkpoint(space, system, conv_id, step, state, config or {}, done)
 
-    def _commit_items(self, name: str, base: str, space: str, step: int, items: list[MemoryItem],
-                      deleted: list[str]) -> None:
+    def _commit_items(self, name: str, base: str, space: str, items: list[MemoryItem], deleted: dict[str, int],
+                      ends: dict[tuple[str, int], int]) -> None:
         t = self._fresh(name)
         if items:
             have = self._df(name, where=f"{base} AND id IN {sql_in(it.id for it in items)}",
@@ -62,19 +74,26 @@ class CommitMixin:
             stored = {(i, int(f)) for i, f in zip(have["id"], have["valid_from"], strict=True)}
             live_from = {i: int(f) for i, f, to in zip(have["id"], have["valid_from"], have["valid_to"], strict=True)
                          if int(to) == INF_STEP}
-            by_step: dict[int, list[str]] = {}  # close older current versions at the step of the new one
+            first: dict[str, int] = {}
             for it in items:
-                if it.id in live_from and live_from[it.id] < int(it.updated_step):
-                    by_step.setdefault(int(it.updated_step), []).append(it.id)
+                first[it.id] = min(first.get(it.id, INF_STEP), int(it.updated_step))
+            by_step: dict[int, list[str]] = {}  # close older current versions at the step of the first new one
+            for iid, st in first.items():
+                if iid in live_from and live_from[iid] < st:
+                    by_step.setdefault(st, []).append(iid)
             for st, ids_at in sorted(by_step.items()):  # valid_from < st: a replay never closes its own row
                 t.update(where=f"{base} AND valid_to = {INF_STEP} AND valid_from < {st} AND id IN "
                          f"{sql_in(ids_at)}", values={"valid_to": st})
-        if deleted:
-            t.update(where=f"{base} AND valid_to = {INF_STEP} AND id IN {sql_in(deleted)}",
-                     values={"valid_to": int(step)})
+        by_del: dict[int, list[str]] = {}
+        for iid, st in deleted.items():
+            by_del.setdefault(st, []).append(iid)
+        for st, ids_at in sorted(by_del.items()):
+            t.update(where=f"{base} AND valid_to = {INF_STEP} AND id IN {sql_in(ids_at)}", values={"valid_to": st})
         if not items:
             return
         rows = [self._item_row(space, it) for it in items]
+        for r in rows:
+            r["valid_to"] = ends.get((r["id"], r["valid_from"]), INF_STEP)
         new = [r for r in rows if (r["id"], r["valid_from"]) not in stored]
         again = [r for r in rows if (r["id"], r["valid_from"]) in stored]
         if new:

@@ -629,12 +629,6 @@ def test_llm_error_messages_of_ask_are_redacted_in_process(tmp_path, conv, respo
     assert not leaks
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "memcore/llm/openai_provider.py OpenAIProvider.chat: on any 400 to a call made with response_format or "
-    "logprobs it sets supports_json_mode / supports_logprobs to False before retrying without them, and keeps "
-    "them False even when the retry fails with the same 400 (the rejection had nothing to do with those "
-    "parameters, e.g. a context-length error): every later call of the process goes without JSON mode and "
-    "without logprobs (xMemory's probes silently fall back to the proxy uncertainty)"))
 def test_a_400_that_is_not_about_response_format_leaves_json_mode_and_logprobs_on(server):
     from memcore.errors import PermanentLLMError
     from memcore.llm.openai_provider import OpenAIProvider

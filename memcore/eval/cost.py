@@ -79,19 +79,3 @@ def construction_usage(store: Any, system: str, conv_ids: list[str], provider: s
     out["calls"] = len(df)
     out["latencies_ms"] = [float(x) for x in df.sort_values(["step", "ts"], kind="stable")["latency_ms"]]
     return out
-    df = df[[same_model(m, model) for m in df["model"].astype(str)]]
-    if "step" not in df.columns:
-        df = df.assign(step=0)
-    for _, g in df.sort_values("ts", kind="stable").groupby("conv_id"):
-        attempt, prev, by_step = 0, -1, {}
-        for rec in g.to_dict("records"):
-            attempt += int(rec["step"] < prev)
-            prev = rec["step"]
-            by_step.setdefault(rec["step"], {}).setdefault(attempt, []).append(rec)
-        for groups in by_step.values():
-            for rec in groups[max(groups)]:
-                out["prompt_tokens"] += int(rec["prompt_tokens"])
-                out["completion_tokens"] += int(rec["completion_tokens"])
-                out["calls"] += 1
-                out["latencies_ms"].append(float(rec["latency_ms"]))
-    return out

@@ -64,14 +64,14 @@ class OpenAIProvider:
         try:
             try:
                 resp = self._create(messages, want_json, max_tokens, temperature, want_lp)
-            except openai.BadRequestError as e:
-                # Some servers reject response_format or logprobs: drop them once and remember.
+            except openai.BadRequestError:
+                # Some servers reject response_format or logprobs: retry without them, and remember
+                # only if that worked (a 400 for another reason, e.g. context length, fails again).
                 if not (want_json or want_lp):
                     raise
+                resp = self._create(messages, False, max_tokens, temperature, False)
                 self.supports_json_mode = self.supports_json_mode and not want_json
                 self.supports_logprobs = self.supports_logprobs and not want_lp
-                del e
-                resp = self._create(messages, False, max_tokens, temperature, False)
         except openai.APIError as e:
             raise self._error(e) from e
         except ValueError as e:  # a 200 whose body is not JSON (a proxy's error page, a cut connection)

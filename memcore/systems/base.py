@@ -136,17 +136,19 @@ class BaseSystem:
     def ingest(self, turn: Turn) -> list[Event]:
         """Process one turn (step = turn.index + 1) and return the events it caused."""
         self.step, self.turn = turn.index + 1, turn
-        self.llm.step = self.step
+        self.llm.step = self.memory.step = self.step
         self._events = []
         self.on_turn(turn)
+        self.memory.seal()
         return self._take_events()
 
     def finish(self) -> list[Event]:
         """End of conversation: step = number of turns + 1."""
         self.step, self.turn = len(self.conv.turns) + 1, None
-        self.llm.step = self.step
+        self.llm.step = self.memory.step = self.step
         self._events = []
         self.on_finish()
+        self.memory.seal()
         return self._take_events()
 
     def on_turn(self, turn: Turn) -> None:

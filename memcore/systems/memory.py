@@ -1,7 +1,15 @@
-"""WorkingMemory: a system's items in RAM during ingest, with cosine search and dirty tracking."""
+"""WorkingMemory: a system's items in RAM during ingest, with cosine search and change tracking.
+
+Changes are kept per step: `seal(step)` (called by the system after each turn) snapshots every item
+put or touched during the step, and `drain()` hands the commit every version of every changed item
+and every deletion with its step. So the store holds the state of each step, also inside a commit
+batch (replay at any step), and a resumed ingest, which commits at other steps, stores exactly the
+versions an uninterrupted one stores.
+"""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 
 import numpy as np
@@ -15,9 +23,11 @@ class WorkingMemory:
     def __init__(self) -> None:
         self.items: dict[str, MemoryItem] = {}
         self._vecs: dict[str, np.ndarray] = {}
-        self._dirty: dict[str, None] = {}
-        self._deleted: dict[str, str] = {}
+        self._touched: dict[str, None] = {}  # put or touched since the last seal
+        self._versions: dict[str, dict[int, MemoryItem]] = {}  # id -> updated_step -> sealed snapshot
+        self._deleted: dict[str, tuple[str, int]] = {}  # id -> (kind, step of the deletion)
         self._mats: dict[str, tuple[list[str], np.ndarray]] = {}
+        self.step = 0  # the step being processed (set by the system; deletions are dated with it)
 
     def __contains__(self, item_id: str) -> bool:
         return item_id in self.items
@@ -40,7 +50,7 @@ class WorkingMemory:
         self.items[item.id] = item
         self._deleted.pop(item.id, None)
         if dirty:
-            self._dirty[item.id] = None
+            self._touched[item.id] = None
         self._mats.pop(item.kind, None)
         return item
 
@@ -53,9 +63,9 @@ class WorkingMemory:
         """Delete an item; it is closed in the store at the next commit."""
         item = self.items.pop(item_id, None)
         self._vecs.pop(item_id, None)
-        self._dirty.pop(item_id, None)
+        self._touched.pop(item_id, None)
         if item is not None:
-            self._deleted[item_id] = item.kind
+            self._deleted[item_id] = (item.kind, self.step)
             self._mats.pop(item.kind, None)
         return item
 
@@ -92,10 +102,23 @@ class WorkingMemory:
                     break
         return out
 
-    def drain(self) -> tuple[list[MemoryItem], list[tuple[str, str]]]:
-        """Changed items and deleted (kind, id) pairs since the last drain."""
-        ups = [self.items[i] for i in self._dirty if i in self.items]
-        dels = list((k, i) for i, k in self._deleted.items())
-        self._dirty.clear()
+    def seal(self, step: int | None = None) -> None:
+        """Snapshot the items changed since the last seal: their state at the end of this step."""
+        for i in self._touched:
+            it = self.items.get(i)
+            if it is not None:
+                snap = copy.copy(it)
+                snap.metadata = copy.deepcopy(it.metadata)
+                snap.sources, snap.turn_ids = list(it.sources), list(it.turn_ids)
+                self._versions.setdefault(i, {})[int(it.updated_step)] = snap
+        self._touched.clear()
+
+    def drain(self) -> tuple[list[MemoryItem], list[tuple[str, str, int]]]:
+        """Every version of every item changed since the last drain (per item in step order) and the
+        deleted (kind, id, step) triples; an item created and deleted in between has its closed versions."""
+        self.seal()
+        ups = [v for vs in self._versions.values() for _, v in sorted(vs.items())]
+        dels = [(k, i, st) for i, (k, st) in self._deleted.items()]
+        self._versions.clear()
         self._deleted.clear()
         return ups, dels
