@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from memcore.embed import HashingEmbedder
+from memcore.errors import LLMCallFailed
 from memcore.llm.fake import FakeLLM
 from memcore.llm.offline.memcot import offline_judge, offline_zoom_in, offline_zoom_out, stem_set
 from memcore.llm.offline.text import stem
@@ -22,12 +23,13 @@ def judge(can: bool = False, action: str = "", new: list[str] | None = None, use
             "new_queries": new or []}
 
 
-def run(tmp_path, tiny_conv, judges: list[Any], zoom_in: Any = None, q: int = 0, **config: Any):
+def run(tmp_path, tiny_conv, judges: list[Any], zoom_in: Any = None, q: int = 0, unusable: str = "fail",
+        **config: Any):
     """Ingest the tiny conversation and retrieve with scripted judges (zoom roles fixed unless given)."""
     fake = FakeLLM(by_role={"memcot_zoom_in": zoom_in if zoom_in is not None else ZI, "memcot_zoom_out": ZO,
                             "memcot_judge": judges})
-    wb = Workbench(Settings(store_uri=str(tmp_path / "s"), llm_provider="fake", embedder="hashing"),
-                   embedder=HashingEmbedder(), provider=fake)
+    wb = Workbench(Settings(store_uri=str(tmp_path / "s"), llm_provider="fake", embedder="hashing",
+                            llm_unusable=unusable), embedder=HashingEmbedder(), provider=fake)
     wb.ingest("memcot", tiny_conv)
     system = wb.system("memcot", tiny_conv, **config)
     return fake, system, system.retrieve(tiny_conv.questions[q])
@@ -86,8 +88,14 @@ def test_falls_back_to_full_conversation_when_the_loop_ends_without_an_answer(tm
     assert any("full conversation" in n for n in tr.notes)
 
 
-def test_unusable_role_output_falls_back_visibly(tmp_path, tiny_conv) -> None:
-    _, _, tr = run(tmp_path, tiny_conv, [judge(can=True)], zoom_in=["not json", "still not json"])
+def test_unusable_role_output_fails_the_question(tmp_path, tiny_conv) -> None:
+    with pytest.raises(LLMCallFailed, match="memcot_zoom_in"):
+        run(tmp_path, tiny_conv, [judge(can=True)], zoom_in=["not json", "still not json"])
+
+
+def test_unusable_role_output_falls_back_visibly_when_named(tmp_path, tiny_conv) -> None:
+    _, _, tr = run(tmp_path, tiny_conv, [judge(can=True)], zoom_in=["not json", "still not json"],
+                   unusable="fallback")
     assert any("memcot_zoom_in" in e for e in tr.errors)
     assert any("zoom-in role unusable" in n for n in tr.notes)
     hits = tr.structure["iterations"][0]["zoom_in_hits"]
