@@ -27,16 +27,23 @@ PROVIDER = typer.Option(None, "--provider", help="offline | openai | local | fak
                         "OPENAI_API_KEY is set, else offline)")
 
 
-def _settings(store: str | None, provider: str | None, embedder: str | None = None) -> Settings:
+LLM_CONCURRENCY = typer.Option(None, "--llm-concurrency", help="LLM requests in flight at once (default "
+                               "$MEMCORE_LLM_CONCURRENCY, else 8 for HTTP providers)")
+
+
+def _settings(store: str | None, provider: str | None, embedder: str | None = None,
+              llm_concurrency: int | None = None) -> Settings:
     s = Settings()
-    changes = {k: v for k, v in {"store_uri": store, "llm_provider": provider, "embedder": embedder}.items() if v}
+    changes = {k: v for k, v in {"store_uri": store, "llm_provider": provider, "embedder": embedder,
+                                 "llm_concurrency": llm_concurrency}.items() if v}
     return s.with_(**changes) if changes else s
 
 
-def _workbench(store: str | None, provider: str | None, embedder: str | None = None):  # noqa: ANN202
+def _workbench(store: str | None, provider: str | None, embedder: str | None = None,  # noqa: ANN202
+               llm_concurrency: int | None = None):
     from memcore.workbench import Workbench
 
-    return Workbench(_settings(store, provider, embedder))
+    return Workbench(_settings(store, provider, embedder, llm_concurrency))
 
 
 def _check(wb) -> None:  # noqa: ANN001 - Workbench
@@ -88,9 +95,10 @@ def ingest(
     provider: str | None = PROVIDER,
     wait: bool = typer.Option(True, "--wait/--no-wait", help="when another process is building the same memory: "
                               "wait for it (up to $MEMCORE_LEASE_WAIT_S, default 3600 s), or fail at once"),
+    llm_concurrency: int | None = LLM_CONCURRENCY,
 ) -> None:
     """Build memory for conversations (resumes an interrupted ingest; never duplicates)."""
-    wb = _workbench(store, provider)
+    wb = _workbench(store, provider, llm_concurrency=llm_concurrency)
     typer.echo(f"LLM: {wb.provider_label} | embedder: {wb.embedder.name} | store: {redact(wb.settings.store_uri)}")
     _check(wb)
     failures = 0
@@ -123,11 +131,12 @@ def ask(
     store: str | None = STORE,
     provider: str | None = PROVIDER,
     as_json: bool = typer.Option(False, "--json", help="print the full answer and trace as JSON"),
+    llm_concurrency: int | None = LLM_CONCURRENCY,
 ) -> None:
     """Answer a question with one system and show the evidence it used."""
     from memcore.eval.diagnostics import evidence_recall
 
-    wb = _workbench(store, provider)
+    wb = _workbench(store, provider, llm_concurrency=llm_concurrency)
     _check(wb)
     conv = _conversations(wb, source, conversation)[0]
     q = next((x for x in conv.questions if x.id == question), None) or question

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from memcore.errors import MemcoreError
+from memcore.errors import MemcoreError, MemoryBusy
 from memcore.settings import Settings
 from memcore.store import sql_str
 from memcore.store_schema import INF_STEP
@@ -145,7 +145,7 @@ def start_ingest(wb: Workbench, systems: list[str], conv: Conversation) -> jobs.
     def run(job: jobs.Job) -> dict[str, Any]:
         n = len(conv.turns)
         job.total = n * len(systems)
-        reports = {}
+        reports, busy = {}, []
         for i, name in enumerate(systems):
             if job.stop.is_set():
                 break
@@ -154,10 +154,14 @@ def start_ingest(wb: Workbench, systems: list[str], conv: Conversation) -> jobs.
             def progress(step: int, total: int, _evs: list, i: int = i) -> None:
                 job.done = i * n + step
 
-            rep = wb.ingest(name, conv, progress=progress, should_stop=job.stop.is_set)
+            try:  # another process building this memory: say so at once instead of waiting silently
+                rep = wb.ingest(name, conv, progress=progress, should_stop=job.stop.is_set, wait=False)
+            except MemoryBusy as e:
+                busy.append(str(e))
+                continue
             reports[name] = rep
             job.done = (i + 1) * n if rep.complete else job.done
-        failed = [r.message for r in reports.values() if r.error]
+        failed = [r.message for r in reports.values() if r.error] + busy
         if failed:  # the job fails with the one-line message per system: nothing built from a failed call
             raise MemcoreError(" · ".join(failed))
         job.message = "cancelled: committed work is kept; building again resumes" if job.stop.is_set() else "done"
