@@ -124,7 +124,7 @@ def test_fact_type_is_normalised_and_roles_run_through_clients():
     res = LLMClient(OfflineEngine()).run("episode_summary", {"messages": MSGS, "max_episodes": 2},
                                          stage="construction")
     assert res.ok and res.prompt_tokens > 0 and res.output.episodes
-    bad = LLMClient(FakeLLM(by_role={"episode_summary": ["not json", "still not json"]}))
+    bad = LLMClient(FakeLLM(by_role={"episode_summary": ["not json", "still not json"]}), unusable="fallback")
     res = bad.run("episode_summary", {"messages": MSGS, "max_episodes": 2}, stage="construction")
     assert not res.ok and res.output.episodes[0].turn_ids == ["D1:1", "D1:2", "D1:3", "D1:4"]  # verbatim fallback
     prompt = get_role("semantic_facts").messages({"content": "c", "date": "d", "speakers": ["A"],
