@@ -81,7 +81,12 @@ def main() -> None:
     run_eval(warm, "locomo", str(SHARED / f"{args.conv}.json"), args.systems if args.systems == "all"
              else args.systems.split(","), limit=args.limit, judge=True,
              categories=args.categories.split(",") if args.categories else None)
-    runs = [one(int(n), args, cache) for n in args.concurrency.split(",")]
+    runs = []
+    for n in args.concurrency.split(","):
+        runs.append(one(int(n), args, cache))
+        r = runs[-1]
+        print(f"N={r['n']}: {r['wall']:.1f} s, {r['calls']} calls, critical path {r['critical_path']}, "
+              f"load average {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
     delay = args.delay_ms / 1000
     print(f"{args.conv}, simulated {args.delay_ms:g} ± {args.jitter_ms:g} ms per call, 429 rate {args.rate_429:g}, "
           f"embedder {args.embedder}; load average {os.getloadavg()[0]:.2f}")
