@@ -50,6 +50,7 @@ def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Ques
     names = [n for n in job["systems"] if todo.get(n)]
     lanes = 1 if wb.llm.is_offline else wb.llm.scheduler.concurrency
     save_lock = threading.Lock()
+    qpool: ThreadPoolExecutor | None = None
 
     def one_system(name: str) -> int:
         set_depth(0)  # systems are independent of each other (for the critical-path measure)
@@ -85,23 +86,24 @@ def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Ques
         buf: list[dict] = []
         last = time.monotonic()
         done = 0
-        with ThreadPoolExecutor(lanes, thread_name_prefix="memcore-q") if lanes > 1 else _Inline() as pool:
-            for row in pool.map(task, qs):
-                done += 1
-                if row is not None:
-                    buf.append(row)
-                if len(buf) >= FLUSH_ROWS or time.monotonic() - last > FLUSH_SECONDS:
-                    with save_lock:
-                        wb.store.save_results(job["run_id"], buf)
-                    buf, last = [], time.monotonic()
+        for row in (qpool or _Inline()).map(task, qs):
+            done += 1
+            if row is not None:
+                buf.append(row)
+            if len(buf) >= FLUSH_ROWS or time.monotonic() - last > FLUSH_SECONDS:
+                with save_lock:
+                    wb.store.save_results(job["run_id"], buf)
+                buf, last = [], time.monotonic()
         with save_lock:
             wb.store.save_results(job["run_id"], buf)
         wb.ledger.flush()
         return done
 
-    if lanes > 1 and len(names) > 1:
-        with ThreadPoolExecutor(len(names), thread_name_prefix="memcore-sys") as pool:
-            return sum(pool.map(one_system, names))
+    if lanes > 1:  # one pool of question lanes for all systems: at most `lanes` questions at once
+        with ThreadPoolExecutor(lanes, thread_name_prefix="memcore-q") as qpool, \
+                ThreadPoolExecutor(len(names), thread_name_prefix="memcore-sys") as spool:
+            return sum(spool.map(one_system, names))
+    qpool = None
     done = 0
     for name in names:
         done += one_system(name)

@@ -347,7 +347,7 @@ class LLMClient:
         try:
             chat = self.scheduler.call(lambda: self.provider.chat(
                 messages, json_mode=r.json_output, max_tokens=r.max_tokens, temperature=0.0, logprobs=logprobs,
-                role=r.name, inputs=inputs), tokens=tokens)
+                role=r.name, inputs=inputs), tokens=tokens, priority=0 if stage == "construction" else 1)
         except LLMError as e:
             msg = redact(str(e))
             recs.append(self._record(r.name, stage, ChatResult(""), _ms(t0), error=msg, attempt=attempt))

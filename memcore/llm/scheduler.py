@@ -14,6 +14,7 @@ Every chat call of every thread goes through `CallScheduler.call`, which
 
 from __future__ import annotations
 
+import heapq
 import threading
 import time
 from collections import deque
@@ -81,13 +82,42 @@ class RateLimiter:
             time.sleep(min(wait, 1.0))
 
 
+class PrioritySlots:
+    """A counting semaphore whose waiters are served by priority (lower first), then in arrival order."""
+
+    def __init__(self, n: int) -> None:
+        self._free = n
+        self._cond = threading.Condition()
+        self._waiting: list[tuple[int, int]] = []
+        self._seq = 0
+
+    def acquire(self, priority: int) -> None:
+        """Take a slot when it is this caller's turn."""
+        with self._cond:
+            self._seq += 1
+            ticket = (priority, self._seq)
+            heapq.heappush(self._waiting, ticket)
+            while not (self._free > 0 and self._waiting[0] == ticket):
+                self._cond.wait()
+            heapq.heappop(self._waiting)
+            self._free -= 1
+            if self._free > 0:
+                self._cond.notify_all()
+
+    def release(self) -> None:
+        """Give a slot back."""
+        with self._cond:
+            self._free += 1
+            self._cond.notify_all()
+
+
 class CallScheduler:
     """Bounded, rate-limited, retrying execution of chat calls; shared by every client of a provider."""
 
     def __init__(self, config: SchedulerConfig | None = None) -> None:
         self.config = config or SchedulerConfig()
         self.limiter = RateLimiter(self.config.rpm, self.config.tpm)
-        self._slots = threading.BoundedSemaphore(max(1, self.config.concurrency))
+        self._slots = PrioritySlots(max(1, self.config.concurrency))
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self._failed_in_row = 0
@@ -102,9 +132,12 @@ class CallScheduler:
         return max(1, self.config.concurrency)
 
     # ------------------------------------------------------------------ calls
-    def call(self, attempt: Callable[[], T], tokens: int = 0, on_retry: Callable[[Exception], None] | None = None
-             ) -> T:
-        """Run `attempt` (one request) with slots, limits, retries and the deadline; raises LLMError."""
+    def call(self, attempt: Callable[[], T], tokens: int = 0, on_retry: Callable[[Exception], None] | None = None,
+             priority: int = 1) -> T:
+        """Run `attempt` (one request) with slots, limits, retries and the deadline; raises LLMError.
+
+        Waiting callers get slots by `priority` (lower first): memory construction (0) goes before
+        questions (1), as an ingest's sequential decisions are what a whole run waits for."""
         cfg = self.config
         deadline = time.monotonic() + cfg.deadline_s
         self._check_circuit()
@@ -132,7 +165,7 @@ class CallScheduler:
 
         def counted() -> T:
             tries[0] += 1
-            return self._one(attempt, tokens, deadline)
+            return self._one(attempt, tokens, deadline, priority)
 
         t0 = time.monotonic()
         try:
@@ -147,17 +180,18 @@ class CallScheduler:
         self._record_outcome(True)
         return result
 
-    def _one(self, attempt: Callable[[], T], tokens: int, deadline: float) -> T:
+    def _one(self, attempt: Callable[[], T], tokens: int, deadline: float, priority: int) -> T:
         self.limiter.acquire(tokens, deadline)
-        with self._slots:
+        self._slots.acquire(priority)
+        try:
             with self._lock:
                 self.in_flight += 1
                 self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
-            try:
-                return attempt()
-            finally:
-                with self._lock:
-                    self.in_flight -= 1
+            return attempt()
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+            self._slots.release()
 
     def _check_circuit(self) -> None:
         with self._lock:

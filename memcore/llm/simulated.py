@@ -88,8 +88,11 @@ class SimulatedProvider:
             if is_429:
                 time.sleep(min(delay_s, SIMULATED_429_DELAY_S))
                 raise TransientLLMError("simulated 429", retry_after=self.retry_after_s, status=429)
+            t0 = time.monotonic()
             text = offline_reply(role, inputs)
-            time.sleep(delay_s)  # outside every lock: concurrent calls overlap
+            # The offline computation stands for the remote model's own work, which a hosted model's
+            # latency already includes: the reply comes `delay_s` after the request (or when computed).
+            time.sleep(max(0.0, delay_s - (time.monotonic() - t0)))  # outside every lock: calls overlap
             return ChatResult(text, count_messages(messages), count_tokens(text), self.model)
         finally:
             with self._lock:
