@@ -34,7 +34,7 @@ from memcore.settings import Settings  # noqa: E402
 from memcore.store import RETRIEVERS, sql_str  # noqa: E402
 from memcore.systems import get_system, load_all  # noqa: E402
 from memcore.systems.base import render_context  # noqa: E402
-from memcore.tokens import count_tokens  # noqa: E402
+from memcore.text.tokens import count_tokens  # noqa: E402
 from memcore.types import Trace  # noqa: E402
 from memcore.workbench import Workbench  # noqa: E402
 

@@ -44,7 +44,7 @@ import torch  # noqa: E402
 from memcore.datasets import load_dataset  # noqa: E402
 from memcore.eval.diagnostics import evidence_recall, locate_missed_evidence  # noqa: E402
 from memcore.settings import Settings  # noqa: E402
-from memcore.tokens import count_tokens  # noqa: E402
+from memcore.text.tokens import count_tokens  # noqa: E402
 from memcore.types import Trace  # noqa: E402
 from memcore.workbench import Workbench  # noqa: E402
 

@@ -10,8 +10,8 @@ from memcore.embed import HashingEmbedder
 from memcore.errors import LLMCallFailed
 from memcore.llm.fake import FakeLLM
 from memcore.llm.offline.memcot import offline_judge, offline_zoom_in, offline_zoom_out, stem_set
-from memcore.llm.offline.text import stem
 from memcore.settings import Settings
+from memcore.text.terms import stem
 from memcore.workbench import Workbench
 
 ZI = {"useful_ids": ["D1:3"], "missing_information": "the breed"}

@@ -6,21 +6,9 @@ from datetime import date
 
 import pytest
 
-from memcore.llm.offline.text import (
-    RELATIVE,
-    answer_type,
-    capitalised_spans,
-    fmt_day,
-    keywords,
-    normalize_time,
-    overlap,
-    parse_date,
-    resolve_dates,
-    sentences,
-    stems,
-    terms,
-    third_person,
-)
+from memcore.text.dates import RELATIVE, fmt_day, normalize_time, parse_date, resolve_dates
+from memcore.text.sentences import answer_type, capitalised_spans, sentences, third_person
+from memcore.text.terms import keywords, overlap, stems, terms
 
 ANCHOR = "1:14 pm on 25 May, 2023"  # a Thursday
 

@@ -7,17 +7,12 @@ import pytest
 
 from memcore.embed import HashingEmbedder
 from memcore.llm.fake import FakeLLM
-from memcore.llm.offline.xmemory import (
-    TermIndex,
-    c_tf_idf,
-    offline_boundary,
-    sentence_supports,
-    support_uncertainty,
-)
+from memcore.llm.offline.xmemory import c_tf_idf, offline_boundary
 from memcore.settings import Settings
 from memcore.systems import xmemory_retrieval as xr
 from memcore.systems import xmemory_trace as xtr
 from memcore.systems.xmemory import XMemoryConfig, XMemorySystem
+from memcore.systems.xmemory_proxy import TermIndex, sentence_supports, support_uncertainty
 from memcore.workbench import Workbench
 
 # ------------------------------------------------------------------ Stage I

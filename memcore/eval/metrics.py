@@ -12,8 +12,8 @@ import string
 from collections import Counter
 from functools import lru_cache
 
-from memcore.llm.offline.text import porter_stemmer
-from memcore.tokens import count_tokens
+from memcore.text.terms import porter_stemmer
+from memcore.text.tokens import count_tokens
 
 __all__ = [
     "ABSTENTION_PHRASES",

@@ -30,7 +30,7 @@ from memcore.llm.ledger import CallRecord, UsageLedger
 from memcore.llm.redact import redact
 from memcore.llm.roles import Role, get_role
 from memcore.llm.scheduler import CallScheduler
-from memcore.tokens import count_messages, count_tokens
+from memcore.text.tokens import count_messages, count_tokens
 
 T = TypeVar("T")
 

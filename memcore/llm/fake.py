@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from memcore.errors import LLMError
 from memcore.llm.base import ChatResult
 from memcore.llm.roles import get_role
-from memcore.tokens import count_messages, count_tokens
+from memcore.text.tokens import count_messages, count_tokens
 
 Reply = str | dict | BaseModel | Exception | Callable[..., Any]
 

@@ -16,7 +16,7 @@ from typing import Any, Unpack
 from memcore.errors import PermanentLLMError, TransientLLMError
 from memcore.llm.base import ChatOptions, ChatResult, chat_options
 from memcore.llm.roles import get_role
-from memcore.tokens import count_messages, count_tokens
+from memcore.text.tokens import count_messages, count_tokens
 
 # The offline engine's lazy initialisations are not known to be thread-safe, and its work is
 # CPU-bound anyway: every offline computation made on behalf of a simulated remote model holds it.

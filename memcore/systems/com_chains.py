@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from memcore.llm.offline.text import fmt_day, parse_date
+from memcore.text.dates import fmt_day, parse_date
 
 
 @dataclass

@@ -23,6 +23,7 @@ from memcore.systems import register_system
 from memcore.systems.base import BaseSystem, SystemConfig, query_field
 from memcore.systems.memweaver_experience import ExperienceMemory
 from memcore.systems.memweaver_graph import GraphMemory, Resolution, norm_name, review_session
+from memcore.text.sentences import sentences
 from memcore.types import MemoryItem, Question, Trace, Turn
 
 
@@ -292,7 +293,5 @@ def extract_turn(llm: Any, base: dict[str, Any]) -> tuple[Any, list[str], Any, l
 
 def _sentence_of(text: str, target: str) -> str:
     """The sentence of a turn that mentions a relation's target (for the offline time role)."""
-    from memcore.llm.offline.text import sentences
-
     low = target.lower()
     return next((s for s in sentences(text) if low in s.lower()), "")

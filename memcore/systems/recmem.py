@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from memcore.llm.offline.memory_writing import day_of
 from memcore.llm.roles.memory_writing import verbatim_episodes
 from memcore.llm.roles.recmem import merge_inputs
 from memcore.systems import register_system
 from memcore.systems.base import BaseSystem, SystemConfig, query_field, turn_sort_key
 from memcore.systems.recmem_retrieval import retrieve_three_stores
+from memcore.text.dates import day_of
 from memcore.types import MemoryItem, Question, Trace, Turn
 
 # exchange units seen; merged into an episode; stored in the subconscious layer; consolidations fired;

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from memcore.llm.offline.xmemory import PROXY_DOC, TermIndex, support_uncertainty
 from memcore.systems import xmemory_retrieval as xr
+from memcore.systems.xmemory_proxy import PROXY_DOC, TermIndex, support_uncertainty
 from memcore.types import Candidate, Question, Trace, TraceItem
 
 

@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from memcore.eval.diagnostics import evidence_recall, locate_missed_evidence, split_evidence
-from memcore.tokens import count_tokens
+from memcore.text.tokens import count_tokens
 from memcore.types import Answer, Trace
 from memcore.viz.safe import esc
 from memcore.viz.theme import STAGE_COLORS, stage_color, style, system_color

@@ -1,4 +1,5 @@
 """The offline engine's rule-based implementations, one module per family of roles.
 
-Shared text tools live in `text.py`; role modules in memcore/llm/roles import from here.
+Text tools (terms, stems, sentences, names, dates) come from memcore.text; role modules in
+memcore/llm/roles import from here, never the other way round.
 """

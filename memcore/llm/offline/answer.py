@@ -33,8 +33,8 @@ from memcore.llm.offline.answer_passages import (
     vocabulary,
 )
 from memcore.llm.offline.answer_types import extract_typed, in_period, question_kind, question_period
-from memcore.llm.offline.text import stem, stems
 from memcore.llm.roles import TextOutput
+from memcore.text.terms import stem, stems
 
 ABSTAIN = "No information available"
 MIN_COVER = 0.25  # share of the question's (idf-weighted) words the best passage must cover

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memcore.llm.offline.text import RELATIVE, STOPWORDS, stem
+from memcore.text.dates import RELATIVE
+from memcore.text.terms import STOPWORDS, stem
 
 _SYNONYM_GROUPS = ("symbolize represent mean stand", "realize learn understand", "like love enjoy fan favorite fave",
                    "recommend suggest", "motivate inspire", "kid child", "job work career", "buy purchase",

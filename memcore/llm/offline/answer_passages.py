@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from memcore.llm.offline.text import SENTENCE_STARTERS, STOPWORDS, capitalised_spans, sentences, stems
+from memcore.text.sentences import SENTENCE_STARTERS, capitalised_spans, sentences
+from memcore.text.terms import STOPWORDS, stems
 
 _PREFIX = re.compile(r"^\s*(?:\[[^\]]{0,60}\]\s*)?([A-Z][\w .'\-]{0,40}?):\s+")
 _CAPTION = re.compile(r"\[shares? (?:a |an )?(?:photo|picture|image|pic) of ([^\]]+)\]", re.I)

@@ -11,17 +11,8 @@ from collections.abc import Collection, Sequence
 from datetime import date, timedelta
 
 from memcore.llm.offline.answer_fragments import trim, word_stem
-from memcore.llm.offline.text import (
-    MONTHS,
-    NUMBER_WORDS,
-    RELATIVE,
-    answer_type,
-    capitalised_spans,
-    fmt_day,
-    fmt_month,
-    normalize_time,
-    parse_date,
-)
+from memcore.text.dates import MONTHS, NUMBER_WORDS, RELATIVE, fmt_day, fmt_month, normalize_time, parse_date
+from memcore.text.sentences import answer_type, capitalised_spans
 
 _MON = r"(?:" + "|".join(m.capitalize() for m in MONTHS) + r"|" + "|".join(m[:3].capitalize() for m in MONTHS) + r")"
 _DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?(?: of)? (" + _MON + r")\.?,?(?: (\d{4}))?\b")

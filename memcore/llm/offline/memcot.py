@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from memcore.llm.offline.text import answer_type, capitalised_spans, stem, terms
+from memcore.text.sentences import answer_type, capitalised_spans
+from memcore.text.terms import stem, terms
 
 THETA = 1 / 3
 COVER = 0.5

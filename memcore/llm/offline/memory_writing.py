@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from memcore.llm.offline.narration import day_of, narrate, other_speaker, photo_of, rewrite, strip_photo
+from memcore.llm.offline.narration import narrate, other_speaker, photo_of, rewrite, strip_photo
 from memcore.llm.offline.sentence_quality import (
     EMOTION,
     FIRST_PERSON,
@@ -24,9 +24,11 @@ from memcore.llm.offline.sentence_quality import (
     info_score,
     informative,
 )
-from memcore.llm.offline.text import RELATIVE, keywords, overlap, sentences, term_set, terms
+from memcore.text.dates import RELATIVE, day_of
+from memcore.text.sentences import sentences
+from memcore.text.terms import keywords, overlap, term_set, terms
 
-__all__ = ["clean", "content_terms", "day_of", "entities", "fact_type", "informative", "narrative",
+__all__ = ["clean", "content_terms", "entities", "fact_type", "informative", "narrative",
            "offline_episodes", "offline_facts", "parse_lines", "rewrite", "title_of"]
 
 _TAGGED = re.compile(r"^\s*\[([^\]]+)\]\s*(?:\(([^)]*)\)\s*)?([^:\n]{1,40}):\s*(.*)$")

@@ -11,7 +11,8 @@ import re
 from difflib import SequenceMatcher
 from typing import Any
 
-from memcore.llm.offline.text import keywords, sentences, term_set, terms, third_person
+from memcore.text.sentences import sentences, third_person
+from memcore.text.terms import keywords, term_set, terms
 
 COHERENCE_MIN = 0.55  # mean cosine of members to their centroid for a coherent group
 ROUTER_MIN = 0.65  # cosine to a shortlisted cluster for the offline router to accept it

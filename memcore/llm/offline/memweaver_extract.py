@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from memcore.llm.offline.text import MONTHS, RELATIVE, STOPWORDS, sentences, terms, third_person
+from memcore.text.dates import MONTHS, RELATIVE
+from memcore.text.sentences import sentences, third_person
+from memcore.text.terms import STOPWORDS, terms
 
 _INTERJ = frozenset("""congrats congratulations wow thanks thank hey haha hahaha yeah awesome great cool nice
 sounds glad sorry good omg lol absolutely definitely totally exactly sure love hope yes no well anyway btw

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from memcore.llm.offline.text import MONTHS, RELATIVE, normalize_time, parse_date
+from memcore.text.dates import MONTHS, RELATIVE, normalize_time, parse_date
 
 _ABS_DAY = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(" + "|".join(MONTHS) + r"),?\s+(\d{4})\b", re.I)
 _ABS_DAY_US = re.compile(r"\b(" + "|".join(MONTHS) + r")\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b", re.I)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memcore.llm.offline.text import fmt_day, parse_date, resolve_dates
+from memcore.text.dates import resolve_dates
 
 _YOU = [(r"\byou are\b", "{o} is"), (r"\byou were\b", "{o} was"), (r"\byou're\b", "{o} is"),
         (r"\byou've\b", "{o} has"), (r"\byou'll\b", "{o} will"), (r"\byour\b", "{o}'s"), (r"\byourself\b", "{o}"),
@@ -69,13 +69,6 @@ def narrate(sentence: str, speaker: str, other: str, date: str) -> str:
     if s.startswith(speaker) or s.startswith(f"{speaker}'s"):
         return s
     return f"{speaker} said {s[:1].lower() + s[1:] if not s[:2].isupper() else s}"
-
-
-def day_of(date: str) -> str:
-    """"8 May 2023" for any date string memcore knows, else the string itself."""
-    m = re.match(r"^(\d{4})/(\d{1,2})/(\d{1,2})\b", date)  # LongMemEval: "2023/05/20 (Sat) 02:21"
-    d = parse_date(f"{m[1]}-{int(m[2]):02d}-{int(m[3]):02d}" if m else date) if date else None
-    return fmt_day(d) if d else date
 
 
 def other_speaker(speaker: str, speakers: Sequence[str]) -> str:

@@ -6,7 +6,8 @@ import re
 from typing import Any
 
 from memcore.llm.offline.memory_writing import clean, content_terms, entities, informative, narrative
-from memcore.llm.offline.text import sentences, stems
+from memcore.text.sentences import sentences
+from memcore.text.terms import stems
 
 MIN_SHARED = 2  # salient words the exchange must share with the episode
 MIN_RATIO = 0.25  # ... and this share of the exchange's salient words

@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memcore.llm.offline.text import MONTHS, RELATIVE, STOPWORDS, capitalised_spans, terms
+from memcore.text.dates import MONTHS, RELATIVE
+from memcore.text.sentences import capitalised_spans
+from memcore.text.terms import STOPWORDS, terms
 
 _LEAD = re.compile(r"^(?:(?:oh|wow|yeah|yes|yep|haha+|ha|hah|lol|well|so|hey|hi|aw+|omg|ok|okay|thanks|thank you|"
                    r"awesome|cool|great|nice|totally|absolutely|definitely|sure|true|hmm+|um+|ah+|ooh|whoa|"

@@ -1,7 +1,7 @@
-"""Dates for the offline engine: parsing session dates, LoCoMo formats, relative time expressions.
+"""Dates: parsing session dates (LoCoMo, LongMemEval, ISO), formatting, relative time expressions.
 
-Re-exported by memcore.llm.offline.text (import from either). Deterministic: every relative
-expression is resolved against an explicit anchor date, never against the clock.
+Deterministic: every relative expression is resolved against an explicit anchor date, never
+against the clock.
 """
 
 from __future__ import annotations
@@ -37,14 +37,21 @@ def fmt_day(d: date) -> str:
     return f"{d.day} {MONTHS[d.month - 1].capitalize()} {d.year}"
 
 
+def day_of(date: str) -> str:
+    """"8 May 2023" for any date string memcore knows, else the string itself."""
+    m = re.match(r"^(\d{4})/(\d{1,2})/(\d{1,2})\b", date)  # LongMemEval: "2023/05/20 (Sat) 02:21"
+    d = parse_date(f"{m[1]}-{int(m[2]):02d}-{int(m[3]):02d}" if m else date) if date else None
+    return fmt_day(d) if d else date
+
+
 def fmt_month(d: date) -> str:
     """"May 2023"."""
     return f"{MONTHS[d.month - 1].capitalize()} {d.year}"
 
 
-_WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
-_WD_ABBR = {"mon": "monday", "tue": "tuesday", "tues": "tuesday", "wed": "wednesday", "thu": "thursday",
-            "thur": "thursday", "thurs": "thursday", "fri": "friday", "sat": "saturday", "sun": "sunday"}
+WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
+WEEKDAY_ABBR = {"mon": "monday", "tue": "tuesday", "tues": "tuesday", "wed": "wednesday", "thu": "thursday",
+                "thur": "thursday", "thurs": "thursday", "fri": "friday", "sat": "saturday", "sun": "sunday"}
 _SEASONS = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
 _NUM = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
         "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "few": 3, "a few": 3, "couple of": 2, "a couple of": 2,
@@ -70,7 +77,7 @@ def _shift_month(a: date, n: int) -> date:
 
 def _weekday_name(word: str) -> str:
     w = word.lower().rstrip(".")
-    return _WD_ABBR.get(w, w)
+    return WEEKDAY_ABBR.get(w, w)
 
 
 def normalize_time(expr: str, anchor: date | str | None, *, style: str = "exact") -> str:
@@ -109,12 +116,12 @@ def normalize_time(expr: str, anchor: date | str | None, *, style: str = "exact"
         if unit in ("week", "weekend"):
             word = {"last": "before", "this": "of", "next": "after"}[rel]
             return f"the {unit} {word} {fmt_day(a)}"
-        if unit in _WEEKDAYS:
+        if unit in WEEKDAYS:
             if loc and rel != "this":
                 return f"the {unit.capitalize()} {'before' if rel == 'last' else 'after'} {fmt_day(a)}"
             if rel == "last":
-                return fmt_day(a - timedelta(days=(a.weekday() - _WEEKDAYS.index(unit)) % 7 or 7))
-            fwd = (_WEEKDAYS.index(unit) - a.weekday()) % 7 or 7
+                return fmt_day(a - timedelta(days=(a.weekday() - WEEKDAYS.index(unit)) % 7 or 7))
+            fwd = (WEEKDAYS.index(unit) - a.weekday()) % 7 or 7
             return fmt_day(a + timedelta(days=fwd if rel == "next" else fwd % 7))
         if unit in _SEASONS:
             start = _SEASONS[unit]

@@ -1,0 +1,90 @@
+"""Terms: content words, stopwords, Porter stems, tf-idf keywords, Jaccard overlap.
+
+Everything here is deterministic (no randomness, no dict-order or clock dependence).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from functools import lru_cache
+
+WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\-]*")
+STOPWORDS = frozenset("""a an the and or but if then so of to in on at for with by from as into onto about over
+under after before during between through up down out off again further once is am are was were be been being
+have has had having do does did doing i me my myself we our ours you your yours he him his she her hers it its
+they them their theirs what which who whom whose this that these those there here when where why how all any
+both each few more most other some such no nor not only own same than too very can will just should would could
+may might must shall also yeah yes oh ok okay really like get got go going gonna wanna lot lots thing things
+one ones much many well sure hey hi hello thanks thank bit way still even though""".split())
+
+@lru_cache(maxsize=1)
+def porter_stemmer():  # noqa: ANN201 - nltk.stem.PorterStemmer
+    """nltk's Porter stemmer, imported on first use (importing nltk pulls in scipy: ~2 s)."""
+    from nltk.stem import PorterStemmer
+
+    return PorterStemmer()
+
+
+def terms(text: str) -> list[str]:
+    """Lower-cased content words of a text (stopwords removed), in order."""
+    return [w for w in (m.group(0).lower().strip("'-") for m in WORD.finditer(text)) if w and w not in STOPWORDS]
+
+
+IRREGULAR = dict(pair.split(":") for pair in """made:make went:go gone:go saw:see seen:see took:take taken:take
+gave:give given:give found:find met:meet ran:run bought:buy brought:bring taught:teach thought:think felt:feel
+kept:keep left:leave lost:lose won:win wrote:write written:write drew:draw drawn:draw sang:sing sung:sing
+began:begin begun:begin swam:swim told:tell said:say heard:hear built:build sent:send spent:spend held:hold
+chose:choose chosen:choose grew:grow grown:grow knew:know known:know flew:fly drove:drive driven:drive rode:ride
+ate:eat eaten:eat fell:fall broke:break broken:break spoke:speak stood:stand caught:catch fought:fight sold:sell
+led:lead hid:hide hidden:hide threw:throw wore:wear became:become came:come got:get did:do done:do paid:pay
+learnt:learn read:read kids:kid children:child mom:mother mum:mother dad:father""".split())
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """Porter stem of a lower-cased word, irregular verb forms first mapped to their base ("made" -> "make")."""
+    return porter_stemmer().stem(IRREGULAR.get(word, word))
+
+
+def stems(text: str) -> list[str]:
+    """Stems of the content words of a text, in order ("painted pots" -> ["paint", "pot"])."""
+    out = []
+    for w in terms(text.replace("\u2019", "'")):
+        if w.endswith("n't"):
+            continue
+        for part in re.split(r"[-']", re.sub(r"'(s|re|ve|ll|d|m)$", "", w)):
+            if len(part) > 1 and part not in STOPWORDS:
+                out.append(stem(part))
+    return out
+
+
+def term_set(text: str) -> set[str]:
+    """The set of content words of a text."""
+    return set(terms(text))
+
+
+def keywords(docs: Sequence[str], k: int = 5, background: Sequence[str] = ()) -> list[str]:
+    """Top-k keywords of the joined docs by tf-idf against the docs plus a background corpus."""
+    tf = Counter(w for d in docs for w in terms(d) if len(w) > 2 and not w.isdigit())
+    if not tf:
+        return []
+    corpus = [term_set(d) for d in list(docs) + list(background)]
+    n = len(corpus)
+
+    def score(w: str) -> float:
+        df = sum(1 for c in corpus if w in c)
+        return tf[w] * (math.log((1 + n) / (1 + df)) + 1.0)
+
+    return [w for w, _ in sorted(tf.items(), key=lambda kv: (-score(kv[0]), kv[0]))[:k]]
+
+
+def overlap(a: str | set[str], b: str | set[str]) -> float:
+    """Jaccard overlap of the content words of two texts (or term sets)."""
+    sa = a if isinstance(a, set) else term_set(a)
+    sb = b if isinstance(b, set) else term_set(b)
+    if not sa or not sb:
+        return 0.0
+    return len(sa & sb) / len(sa | sb)
