@@ -9,7 +9,8 @@ import pytest
 from memcore.embed import HashingEmbedder
 from memcore.errors import LLMCallFailed
 from memcore.llm.fake import FakeLLM
-from memcore.llm.offline.memcot import offline_judge, offline_zoom_in, offline_zoom_out, stem_set
+from memcore.llm.offline.memcot import stem_set
+from memcore.llm.roles.memcot import JUDGE, ZOOM_IN, ZOOM_OUT
 from memcore.settings import Settings
 from memcore.text.terms import stem
 from memcore.workbench import Workbench
@@ -130,7 +131,7 @@ ITEMS = [{"id": "D1:1", "date": "8 May, 2023", "speaker": "Ana", "text": "I adop
 
 
 def test_offline_zoom_in_keeps_overlapping_results() -> None:
-    out = offline_zoom_in({"query": "What breed is Biscuit?", "queries": [], "speakers": ["Ana", "Ben"],
+    out = ZOOM_IN.offline({"query": "What breed is Biscuit?", "queries": [], "speakers": ["Ana", "Ben"],
                            "items": ITEMS})
     assert out.useful_ids == ["D1:1", "D1:2"]
 
@@ -144,20 +145,20 @@ def test_stem_set_uses_the_shared_stemmer_and_drops_names_and_framing() -> None:
 def test_offline_zoom_in_matches_inflected_and_irregular_forms() -> None:
     items = [{"id": "D2:1", "date": "9 May, 2023", "speaker": "Ana", "text": "We went to the lake and swam."},
              {"id": "D2:2", "date": "9 May, 2023", "speaker": "Ben", "text": "My cat sleeps all day."}]
-    out = offline_zoom_in({"query": "Where does Ana go swimming?", "queries": [], "speakers": ["Ana", "Ben"],
+    out = ZOOM_IN.offline({"query": "Where does Ana go swimming?", "queries": [], "speakers": ["Ana", "Ben"],
                            "items": items})
     assert out.useful_ids == ["D2:1"]
 
 
 def test_offline_zoom_out_adds_the_reply_to_a_matching_question() -> None:
     items = [{**i, "window": 0} for i in ITEMS]
-    out = offline_zoom_out({"query": "What breed is Biscuit?", "queries": [], "speakers": ["Ana", "Ben"],
+    out = ZOOM_OUT.offline({"query": "What breed is Biscuit?", "queries": [], "speakers": ["Ana", "Ben"],
                             "items": items})
     assert out.useful_ids == ["D1:1", "D1:2", "D1:3"]
 
 
 def test_offline_judge_breaks_on_and() -> None:
-    out = offline_judge({"query": "What did Ben start and what did Ana adopt?", "queries": [],
+    out = JUDGE.offline({"query": "What did Ben start and what did Ana adopt?", "queries": [],
                          "speakers": ["Ana", "Ben"], "stm_items": [], "conv_items": [], "failed": []})
     assert not out.can_answer and out.action == "Break"
     assert out.new_queries == ["What did Ben start", "what did Ana adopt"]
@@ -165,10 +166,10 @@ def test_offline_judge_breaks_on_and() -> None:
 
 def test_offline_judge_deletes_matched_terms_and_answers_when_covered() -> None:
     base = {"speakers": ["Ana", "Ben"], "conv_items": [], "failed": [], "queries": []}
-    part = offline_judge({**base, "query": "Which puppy did Ana adopt from the Lisbon animal shelter?",
+    part = JUDGE.offline({**base, "query": "Which puppy did Ana adopt from the Lisbon animal shelter?",
                           "stm_items": ITEMS[:1]})
     assert not part.can_answer and part.action == "Delete" and part.new_queries == ["Ana lisbon animal shelter"]
-    full = offline_judge({**base, "query": "Which puppy did Ana adopt?", "stm_items": ITEMS[:1]})
+    full = JUDGE.offline({**base, "query": "Which puppy did Ana adopt?", "stm_items": ITEMS[:1]})
     assert full.can_answer and full.useful_id == ["D1:1"]
 
 
@@ -177,6 +178,6 @@ def test_offline_judge_deletes_matched_terms_and_answers_when_covered() -> None:
     ("How many puppies did Ana adopt?", "Ana adopted 2 puppies.", True),
 ])
 def test_offline_judge_needs_the_answer_type(question: str, evidence: str, expected: bool) -> None:
-    out = offline_judge({"query": question, "speakers": ["Ana"], "conv_items": [], "failed": [], "queries": [],
+    out = JUDGE.offline({"query": question, "speakers": ["Ana"], "conv_items": [], "failed": [], "queries": [],
                          "stm_items": [{"id": "D1:1", "date": "", "speaker": "Ana", "text": evidence}]})
     assert out.can_answer is expected

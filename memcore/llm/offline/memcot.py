@@ -1,5 +1,7 @@
 """Offline MemCoT roles: term-overlap evidence picking and a rule-based judge.
 
+Each returns the fields of its role's output as a dict (memcore.llm.roles.memcot builds the model).
+
 - useful ids: items sharing at least max(1, round(THETA x |query terms|)) stemmed content words
   with the root question or a current sub-query (speaker names alone never count);
 - zoom-out also keeps the reply right after a useful turn that asks a question;
@@ -53,23 +55,18 @@ def _items(inputs: dict[str, Any], key: str = "items") -> list[dict[str, Any]]:
     return [i for i in inputs.get(key, []) or [] if isinstance(i, dict)]
 
 
-def offline_zoom_in(inputs: dict[str, Any]) -> Any:
+def offline_zoom_in(inputs: dict[str, Any]) -> dict[str, Any]:
     """Useful zoom-in results by term overlap; missing = question terms no useful result covers."""
-    from memcore.llm.roles.memcot import ZoomInOutput
-
     qsets = _query_sets(inputs)
     useful = [i["id"] for i in _items(inputs) if is_useful(qsets, i.get("text", ""))]
     missing = _missing(inputs, [i for i in _items(inputs) if i["id"] in useful])
-    return ZoomInOutput(
-        thinking="offline engine: kept results sharing >= a third of a query's content words",
-        missing_information=f"no evidence yet for: {', '.join(missing)}" if missing else "",
-        useful_ids=useful)
+    return {"thinking": "offline engine: kept results sharing >= a third of a query's content words",
+            "missing_information": f"no evidence yet for: {', '.join(missing)}" if missing else "",
+            "useful_ids": useful}
 
 
-def offline_zoom_out(inputs: dict[str, Any]) -> Any:
+def offline_zoom_out(inputs: dict[str, Any]) -> dict[str, Any]:
     """Useful window lines by term overlap, plus the reply right after a useful question turn."""
-    from memcore.llm.roles.memcot import ZoomOutOutput
-
     qsets = _query_sets(inputs)
     items = _items(inputs)
     picked: list[str] = []
@@ -82,11 +79,10 @@ def offline_zoom_out(inputs: dict[str, Any]) -> Any:
                 picked.append(nxt["id"])
     picked = list(dict.fromkeys(picked))
     missing = _missing(inputs, [i for i in items if i["id"] in picked])
-    return ZoomOutOutput(
-        thinking="offline engine: window lines sharing the query's content words, and replies to them",
-        thinking_choice=f"{len(picked)} of {len(items)} lines",
-        missing_information=f"no evidence yet for: {', '.join(missing)}" if missing else "",
-        useful_ids=picked)
+    return {"thinking": "offline engine: window lines sharing the query's content words, and replies to them",
+            "thinking_choice": f"{len(picked)} of {len(items)} lines",
+            "missing_information": f"no evidence yet for: {', '.join(missing)}" if missing else "",
+            "useful_ids": picked}
 
 
 def _missing(inputs: dict[str, Any], found: list[dict[str, Any]]) -> list[str]:
@@ -107,10 +103,8 @@ def answer_type_found(question: str, evidence: str, speakers: list[str]) -> bool
     return True  # date: every turn carries its session date; other types: coverage decides
 
 
-def offline_judge(inputs: dict[str, Any]) -> Any:
+def offline_judge(inputs: dict[str, Any]) -> dict[str, Any]:
     """can_answer from coverage + answer type; otherwise Break or Delete into new queries."""
-    from memcore.llm.roles.memcot import JudgeOutput
-
     question = inputs.get("query", "")
     speakers = list(inputs.get("speakers", []) or [])
     qsets = _query_sets(inputs)
@@ -124,13 +118,13 @@ def offline_judge(inputs: dict[str, Any]) -> Any:
     coverage = len(covered) / len(root) if root else 0.0
     type_ok = bool(support) and answer_type_found(question, " ".join(i.get("text", "") for i in support), speakers)
     if support and coverage >= COVER and type_ok:
-        return JudgeOutput(thinking=f"offline engine: evidence covers {coverage:.0%} of the question's terms and "
-                                    f"holds a {answer_type(question)} answer", useful_id=useful, can_answer=True)
+        return {"thinking": f"offline engine: evidence covers {coverage:.0%} of the question's terms and "
+                            f"holds a {answer_type(question)} answer", "useful_id": useful, "can_answer": True}
     action, new = new_queries(inputs, covered)
     why = "no picked evidence" if not support else (
         f"coverage {coverage:.0%} < {COVER:.0%}" if coverage < COVER else f"no {answer_type(question)} in evidence")
-    return JudgeOutput(thinking=f"offline engine: cannot answer yet ({why}); {action or 'no new query'}",
-                       useful_id=useful, can_answer=False, action=action, new_queries=new)
+    return {"thinking": f"offline engine: cannot answer yet ({why}); {action or 'no new query'}",
+            "useful_id": useful, "can_answer": False, "action": action, "new_queries": new}
 
 
 def new_queries(inputs: dict[str, Any], covered: set[str]) -> tuple[str, list[str]]:
