@@ -12,6 +12,7 @@ import urllib.request
 import openai
 import pytest
 
+from memcore.eval.judge_role import JUDGE
 from memcore.llm.client import parse_output
 from memcore.llm.mock_server import MockOpenAIServer, OfflineResponder, observe
 from memcore.llm.roles import get_role
@@ -140,7 +141,7 @@ class RawProvider:
         return r.choices[0].message.content or ""
 
 
-@pytest.mark.parametrize(("role_name", "inputs"), [("judge", JUDGE_INPUTS), ("answer", ANSWER_INPUTS)])
+@pytest.mark.parametrize(("role_name", "inputs"), [(JUDGE.name, JUDGE_INPUTS), ("answer", ANSWER_INPUTS)])
 def test_offline_responder_serves_the_offline_engine_output(role_name, inputs):
     responder = OfflineResponder()
     with MockOpenAIServer(responder=responder) as srv:
@@ -160,9 +161,9 @@ def test_offline_responder_through_memcore_openai_provider():
     responder = OfflineResponder()
     with MockOpenAIServer(responder=responder) as srv:
         prov = observe(OpenAIProvider("mock-model", base_url=srv.base_url), responder)
-        role = get_role("judge")
+        role = JUDGE
         expected = role.offline(JUDGE_INPUTS)
-        res = prov.chat(role.messages(JUDGE_INPUTS), json_mode=True, role="judge", inputs=JUDGE_INPUTS)
+        res = prov.chat(role.messages(JUDGE_INPUTS), json_mode=True, role=JUDGE.name, inputs=JUDGE_INPUTS)
         assert parse_output(role, res.text) == expected
         assert res.prompt_tokens > 0 and res.completion_tokens > 0 and srv.faults == 0
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memcore.eval.judge_role import JUDGE
 from memcore.llm import LLMClient, OfflineEngine
 from memcore.llm.offline.answer import ABSTAIN, offline_answer
 from memcore.llm.offline.answer_types import question_kind
@@ -116,8 +117,8 @@ def test_answer_role_through_the_client() -> None:
 
 def judge(prediction: str, gold: str, category: Any = 4, question_type: str = "") -> Any:
     llm = LLMClient(OfflineEngine())
-    res = llm.run("judge", {"question": "When did Caroline go to the support group?", "gold": gold,
-                            "prediction": prediction, "category": category, "question_type": question_type},
+    res = llm.run(JUDGE.name, {"question": "When did Caroline go to the support group?", "gold": gold,
+                               "prediction": prediction, "category": category, "question_type": question_type},
                   stage="judge")
     assert res.ok
     return res.output
@@ -138,7 +139,7 @@ def test_judge_offline_abstention_questions() -> None:
 
 
 def test_judge_role_renders_the_benchmark_prompt() -> None:
-    role = get_role("judge")
+    role = JUDGE
     inputs = {"question": "When did Caroline go to the support group?", "gold": "7 May 2023",
               "prediction": "May 7", "category": 2, "question_type": ""}
     msgs = role.messages(inputs)
@@ -153,7 +154,7 @@ def test_judge_role_renders_the_benchmark_prompt() -> None:
 def test_judge_role_reads_model_labels() -> None:
     from memcore.llm.client import parse_output
 
-    role = get_role("judge")
+    role = JUDGE
     assert parse_output(role, '{"label": "INCORRECT", "reason": "different date"}').label == "WRONG"
     assert parse_output(role, '{"label": "CORRECT"}').label == "CORRECT"
     assert role.default({}).label == "WRONG"

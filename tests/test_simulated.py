@@ -8,6 +8,7 @@ import time
 import pytest
 
 from memcore.errors import PermanentLLMError, TransientLLMError
+from memcore.eval.judge_role import JUDGE
 from memcore.llm.client import parse_output
 from memcore.llm.roles import get_role
 from memcore.llm.simulated import SimulatedProvider
@@ -32,7 +33,7 @@ def test_label_and_no_run_role():
     assert not hasattr(prov, "run_role")
 
 
-@pytest.mark.parametrize(("role_name", "inputs"), [("judge", JUDGE_INPUTS), ("answer", ANSWER_INPUTS)])
+@pytest.mark.parametrize(("role_name", "inputs"), [(JUDGE.name, JUDGE_INPUTS), ("answer", ANSWER_INPUTS)])
 def test_output_equals_the_offline_engine(role_name, inputs):
     role = get_role(role_name)
     res = _call(SimulatedProvider(delay_ms=0, jitter_ms=0), role_name, inputs)
@@ -74,7 +75,7 @@ def test_rate_429_raises_transient_with_retry_after():
     prov = SimulatedProvider(delay_ms=1000, jitter_ms=0, rate_429=1.0, retry_after_s=2.5)
     t0 = time.monotonic()
     with pytest.raises(TransientLLMError) as e:
-        _call(prov, "judge", JUDGE_INPUTS)
+        _call(prov, JUDGE.name, JUDGE_INPUTS)
     assert time.monotonic() - t0 < 0.9  # a 429 comes back quickly
     assert e.value.status == 429 and e.value.retry_after == 2.5
     assert prov.calls == 1 and prov.errors_429 == 1

@@ -1,11 +1,15 @@
-"""The answer judge of an evaluation run: an LLM judge role, or the offline lexical judge."""
+"""The answer judge of an evaluation run: the `judge` role (memcore.eval.judge_role) on the run's LLM.
+
+On the offline engine that role is the lexical judge; importing this module registers the role.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from memcore.errors import ConfigError
+from memcore.eval.judge_role import JUDGE
+from memcore.llm.ledger import UsageLedger, by_stage
 from memcore.types import Question
 
 LEXICAL_JUDGE = ("lexical judge (offline engine, not an LLM): official F1 >= 0.5 or every gold part contained "
@@ -14,28 +18,15 @@ LEXICAL_JUDGE = ("lexical judge (offline engine, not an LLM): official F1 >= 0.5
 
 def make_judge(wb: Any, enabled: bool) -> tuple[Callable[[Any, Question, str], dict] | None, dict[str, Any]]:
     """(judge function (llm, question, prediction) -> verdict dict, or None; {"enabled", "kind", "label"})."""
-    from memcore.eval.metrics import lexical_judge
-    from memcore.llm.ledger import UsageLedger, by_stage
-    from memcore.llm.roles import load_all as load_roles
-
     if not enabled:
         return None, {"enabled": False, "kind": None, "label": "no judge (--no-judge)"}
     name, offline = wb.llm.provider.name, wb.llm.is_offline
-    if "judge" not in load_roles():
-        if not offline and name != "fake":
-            raise ConfigError("the 'judge' LLM role is not registered (memcore/llm/roles/judge.py). "
-                              "Fix: rerun with --no-judge, or use --provider offline (lexical judge)")
-
-        def lexical(llm: Any, q: Question, pred: str) -> dict:
-            ok = lexical_judge(pred, q.answer, 5 if q.metadata.get("abstention") else q.category)
-            return {"correct": ok, "label": "CORRECT" if ok else "WRONG", "usage": None, "error": ""}
-        return lexical, {"enabled": True, "kind": "lexical", "label": LEXICAL_JUDGE}
 
     def llm_judge(llm: Any, q: Question, pred: str) -> dict:
         qtype = "abstention" if q.metadata.get("abstention") else q.metadata.get("question_type", "")
         with UsageLedger.collect() as records:
-            res = llm.run("judge", {"question": q.text, "gold": q.answer, "prediction": pred,
-                                    "category": q.category, "question_type": qtype}, stage="judge")
+            res = llm.run(JUDGE.name, {"question": q.text, "gold": q.answer, "prediction": pred,
+                                       "category": q.category, "question_type": qtype}, stage="judge")
         usage = by_stage(records).get("judge")
         label = str(getattr(res.output, "label", "")).upper()
         ok = None if res.error or label not in ("CORRECT", "WRONG") else label == "CORRECT"

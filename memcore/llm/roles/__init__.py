@@ -113,7 +113,11 @@ def get_role(name: str) -> Role:
 
 
 def load_all() -> dict[str, Role]:
-    """Import every module in memcore.llm.roles so that all roles are registered."""
+    """Import every module in memcore.llm.roles so that their roles are registered.
+
+    Roles defined above the LLM layer register when their module is imported: the evaluation's
+    `judge` (memcore.eval.judge_role, imported by memcore.eval.judge).
+    """
     global _loaded
     if not _loaded:
         for mod in pkgutil.iter_modules(__path__):

@@ -7,6 +7,10 @@ Real models get the benchmark's own judge prompt (memcore.eval.judge_prompts.jud
 the mem0-style LoCoMo prompt, LoCoMo category 5 / LongMemEval abstention prompts, LongMemEval
 per-type prompts), chosen by `question_type` when given, else by `category`. The offline
 engine uses the lexical judge (memcore.eval.metrics.lexical_judge) and says so in `reason`.
+
+The role belongs to the evaluation, so it lives here, not in memcore/llm/roles (memcore.llm never
+imports memcore.eval): it registers itself with memcore.llm.roles.register when this module is
+imported, which memcore.eval.judge (make_judge) does.
 """
 
 from __future__ import annotations
@@ -17,8 +21,11 @@ from typing import Any
 from pydantic import BaseModel, field_validator
 
 from memcore.eval.judge_prompts import judge_prompt, parse_judge_label
-from memcore.llm.offline.judge import offline_judge_verdict
+from memcore.eval.metrics import is_abstention, lexical_judge, locomo_f1
 from memcore.llm.roles import Role, register, render_value
+
+LEXICAL = "lexical judge (offline engine, no LLM)"
+_ABSTENTION_TYPES = ("5", "adversarial", "abstention")
 
 
 class JudgeOutput(BaseModel):
@@ -52,6 +59,34 @@ class JudgeRole(Role):
         schema = json.dumps(self.output.model_json_schema(), separators=(",", ":"))
         system = f"{self.system}\nReply with one JSON object only, matching this JSON schema: {schema}"
         return [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+
+
+def judge_category(inputs: dict[str, Any]) -> int | str:
+    """The LoCoMo category the lexical rules use: 5 for abstention questions, else the given category."""
+    qtype = str(inputs.get("question_type", "") or "").strip().lower()
+    cat = inputs.get("category", "")
+    if qtype in _ABSTENTION_TYPES or qtype.endswith("_abs") or str(cat).strip().lower() in _ABSTENTION_TYPES:
+        return 5
+    return cat if cat not in (None, "") else qtype
+
+
+def offline_judge_verdict(inputs: dict[str, Any]) -> tuple[bool, str]:
+    """(correct, reason) by the lexical rules, with the reason naming the rule that decided."""
+    gold, pred = str(inputs.get("gold", "")), str(inputs.get("prediction", ""))
+    cat = judge_category(inputs)
+    if cat == 5:
+        ok = is_abstention(pred)
+        why = "the answer abstains" if ok else "the answer does not abstain"
+        return ok, f"{LEXICAL}: unanswerable question; {why}"
+    ok = lexical_judge(pred, gold, cat)
+    f1 = locomo_f1(pred, gold, cat)
+    if f1 >= 0.5:
+        why = f"token F1 {f1:.2f} >= 0.5"
+    elif ok:
+        why = f"the gold answer appears in the answer (token F1 {f1:.2f})"
+    else:
+        why = f"token F1 {f1:.2f} < 0.5 and the gold answer is not contained"
+    return ok, f"{LEXICAL}: {why}"
 
 
 def offline_judge(inputs: dict[str, Any]) -> JudgeOutput:
