@@ -1,0 +1,261 @@
+"""The house: memcore's modules import downward, floor by floor, and no module is part of an import cycle.
+
+Every module under memcore/ is parsed (ast). Imports at module level and inside functions both
+count: an import moved into a function to dodge a cycle is still an arrow. Relative imports are
+resolved; `from pkg import name` is an arrow to the module pkg.name when there is one, else to pkg.
+Imports under `if TYPE_CHECKING:` are annotations only (never executed): they must point downward
+like any other, but they do not make a cycle (a system's helper modules annotate their functions
+with the system class they serve). Registries that import their own package's modules by name
+(memcore.systems.load_all, memcore.llm.roles.load_all) are not arrows.
+
+The floors, bottom up (docs/architecture.md draws the same house):
+
+    0  types, errors                         the vocabulary
+    1  text, settings, serialize, sqlite_util the toolbox: text library, settings, (de)serialisation
+    2  datasets, embed, llm                  loaders, embedders, LLM client + roles + offline engine
+    3  store (store*.py, lease, retrievers)  LanceDB
+    4  systems                               the memory systems
+    5  ingest                                replay a conversation into a system
+    6  workbench                             store + embedder + LLM + systems: what the app calls
+    7  eval, viz, annotate                   evaluation, figures, human labels (viz draws eval's numbers)
+    8  cli                                   the `memcore` command
+
+A module may import its own group, anything on a lower floor, and sideways only where SIDEWAYS says.
+RULES adds the arrows the floors alone would allow but the house forbids. The app (app.py, ui/,
+pages/) sits above all of it and is never imported by the library, nor is streamlit.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "memcore"
+
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("types", "errors"),
+    ("text", "settings", "serialize", "sqlite_util"),
+    ("datasets", "embed", "llm"),
+    ("store",),
+    ("systems",),
+    ("ingest",),
+    ("workbench",),
+    ("eval", "viz", "annotate"),
+    ("cli",),
+)
+FLOOR = {group: n for n, groups in enumerate(FLOORS) for group in groups}
+# group -> groups on its own floor it may import
+SIDEWAYS = {"viz": {"eval"}}
+APP = ("streamlit", "ui", "pages", "app")  # never imported by the library
+
+
+def group_of(module: str) -> str:
+    """The floor group of a memcore module: memcore.<top> with store*.py, lease and retrievers in
+    `store` and annotate*.py in `annotate`; the package itself (its version) is `types`."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "types"
+    top = parts[1]
+    if top.startswith("store") or top in ("lease", "retrievers"):
+        return "store"
+    if top.startswith("annotate"):
+        return "annotate"
+    return top
+
+
+def _under(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Modules under `importer` (but not under `unless_importer`) must not import modules under
+    `imported`, except those in `allowed`."""
+
+    importer: str
+    imported: str
+    why: str
+    allowed: tuple[str, ...] = ()
+    unless_importer: str = ""
+
+    def breaks(self, src: str, dst: str) -> bool:
+        """Whether the arrow src -> dst breaks this rule."""
+        return (_under(src, self.importer) and not (self.unless_importer and _under(src, self.unless_importer))
+                and _under(dst, self.imported) and dst not in self.allowed)
+
+
+RULES = (
+    Rule("memcore.llm", "memcore.eval", "the LLM layer never imports the evaluation (the judge role lives in eval)"),
+    Rule("memcore.llm.offline", "memcore.systems", "the offline engine never imports a memory system"),
+    Rule("memcore.llm.offline", "memcore.eval", "the offline engine never imports the evaluation"),
+    Rule("memcore.llm.offline", "memcore.llm.roles", "roles import their offline implementation, not the other "
+         "way round (the offline engine may use the registry's base types only)", allowed=("memcore.llm.roles",)),
+    Rule("memcore", "memcore.llm.offline", "the offline engine is reached through LLM roles only; shared text "
+         "tools are in memcore.text", unless_importer="memcore.llm"),
+    Rule("memcore.text", "memcore", "memcore.text imports only the standard library, third-party libraries and "
+         "memcore.types", allowed=("memcore.types",), unless_importer="memcore.text"),
+)
+
+
+@dataclass(frozen=True)
+class Arrow:
+    """One import of a memcore module (or of an app / streamlit module) by a memcore module."""
+
+    src: str
+    dst: str
+    path: Path
+    line: int
+    type_only: bool
+
+    def where(self) -> str:
+        """file:line of the import statement."""
+        return f"{self.path.relative_to(ROOT)}:{self.line}"
+
+
+def _modules() -> dict[str, tuple[Path, bool]]:
+    """memcore module name -> (file, is a package __init__)."""
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        is_pkg = parts[-1] == "__init__"
+        out[".".join(parts[:-1] if is_pkg else parts)] = (path, is_pkg)
+    return out
+
+
+MODULES = _modules()
+
+
+def _known(name: str, modules: dict) -> str | None:
+    """The longest prefix of a dotted name that is a memcore module (None outside memcore)."""
+    while name:
+        if name in modules:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def _targets(node: ast.Import | ast.ImportFrom, module: str, is_pkg: bool, modules: dict) -> list[str]:
+    """The modules an import statement names, relative imports resolved; outside memcore: the top-level
+    name when it is the app's or streamlit."""
+    if isinstance(node, ast.Import):
+        names = [a.name for a in node.names]
+    else:
+        if node.level:
+            base = module.split(".") if is_pkg else module.split(".")[:-1]
+            base = base[:len(base) - (node.level - 1)]
+            prefix = ".".join(base + ([node.module] if node.module else []))
+        else:
+            prefix = node.module or ""
+        names = [f"{prefix}.{a.name}" if f"{prefix}.{a.name}" in modules else prefix for a in node.names]
+    out = []
+    for name in names:
+        hit = _known(name, modules)
+        if hit is not None:
+            out.append(hit)
+        elif name.split(".")[0] in APP:
+            out.append(name.split(".")[0])
+    return list(dict.fromkeys(out))
+
+
+def _type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def arrows_of(module: str, path: Path, is_pkg: bool, modules: dict, source: str | None = None) -> list[Arrow]:
+    """Every import in a module (module level, in functions and classes), with its line."""
+    tree = ast.parse(source if source is not None else path.read_text(encoding="utf-8"), filename=str(path))
+    guarded: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and _type_checking(node.test):
+            guarded |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            for dst in _targets(node, module, is_pkg, modules):
+                out.append(Arrow(module, dst, path, node.lineno, id(node) in guarded))
+    return sorted(out, key=lambda a: (a.line, a.dst))
+
+
+@pytest.fixture(scope="module")
+def arrows() -> list[Arrow]:
+    """All arrows between memcore modules, and to the app / streamlit."""
+    return [a for m, (p, pkg) in MODULES.items() for a in arrows_of(m, p, pkg, MODULES)]
+
+
+def _memcore(arrows: list[Arrow]) -> list[Arrow]:
+    return [a for a in arrows if a.dst in MODULES]
+
+
+def test_the_parser_sees_function_level_relative_and_guarded_imports() -> None:
+    modules = {"memcore": None, "memcore.llm": None, "memcore.llm.roles": None, "memcore.llm.roles.judge": None,
+               "memcore.eval": None, "memcore.eval.metrics": None}
+    src = ("from typing import TYPE_CHECKING\nimport os\nfrom . import judge\n"
+           "if TYPE_CHECKING:\n    from memcore.eval import metrics\n"
+           "def f():\n    from ...eval.metrics import lexical_judge\n    import streamlit as st\n"
+           "    from memcore.llm.roles import Role\n")
+    got = {(a.dst, a.line, a.type_only) for a in arrows_of("memcore.llm.roles", PACKAGE / "x.py", True, modules, src)}
+    assert got == {("memcore.llm.roles.judge", 3, False), ("memcore.eval.metrics", 5, True),
+                   ("memcore.eval.metrics", 7, False), ("streamlit", 8, False), ("memcore.llm.roles", 9, False)}
+
+
+def test_every_module_is_on_a_floor() -> None:
+    missing = sorted({group_of(m) for m in MODULES} - set(FLOOR))
+    assert not missing, f"memcore.{missing} on no floor: add to FLOORS in tests/test_import_graph.py"
+
+
+def test_no_import_cycles(arrows: list[Arrow]) -> None:
+    graph = nx.DiGraph()
+    lines: dict[tuple[str, str], str] = {}
+    for a in _memcore(arrows):
+        if not a.type_only:
+            graph.add_edge(a.src, a.dst)
+            lines.setdefault((a.src, a.dst), a.where())
+    found = []
+    for scc in nx.strongly_connected_components(graph):
+        if len(scc) > 1 or any(graph.has_edge(m, m) for m in scc):
+            cycle = nx.find_cycle(graph.subgraph(scc))
+            found.append(" -> ".join(f"{u} ({lines[u, v]})" for u, v in cycle) + f" -> {cycle[0][0]}"
+                         + (f"  [{len(scc)} modules in this knot: {sorted(scc)}]" if len(scc) > len(cycle) else ""))
+    assert not found, "import cycles:\n" + "\n".join(found)
+
+
+def test_imports_go_downward(arrows: list[Arrow]) -> None:
+    bad = []
+    for a in _memcore(arrows):
+        src, dst = group_of(a.src), group_of(a.dst)
+        if src == dst or src not in FLOOR or dst not in FLOOR:  # no floor: test_every_module_is_on_a_floor
+            continue
+        if FLOOR[dst] < FLOOR[src] or dst in SIDEWAYS.get(src, ()):
+            continue
+        way = "upward" if FLOOR[dst] > FLOOR[src] else "sideways"
+        bad.append(f"{a.where()}: {a.src} imports {a.dst} ({way}: {src} on floor {FLOOR[src]}, "
+                   f"{dst} on floor {FLOOR[dst]})")
+    assert not bad, "imports against the floors:\n" + "\n".join(bad)
+
+
+def test_house_rules(arrows: list[Arrow]) -> None:
+    bad = [f"{a.where()}: {a.src} imports {a.dst}: {r.why}"
+           for a in _memcore(arrows) for r in RULES if r.breaks(a.src, a.dst)]
+    assert not bad, "imports against the house rules:\n" + "\n".join(bad)
+
+
+def test_the_library_never_imports_the_app_or_streamlit(arrows: list[Arrow]) -> None:
+    bad = [f"{a.where()}: {a.src} imports {a.dst}" for a in arrows if a.dst in APP]
+    assert not bad, "memcore/ must not import app.py, ui/, pages/ or streamlit:\n" + "\n".join(bad)
+
+
+def test_llm_roles_load_without_eval_and_eval_registers_the_judge() -> None:
+    code = ("import sys\nfrom memcore.llm.roles import ROLES, load_all\nload_all()\n"
+            "assert not [m for m in sys.modules if m.startswith('memcore.eval')], 'llm imported eval'\n"
+            "assert 'judge' not in ROLES\n"
+            "import memcore.eval.judge\nassert ROLES['judge'].name == 'judge'\nprint('ok')\n")
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr
