@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from memcore.systems import register_system
+from memcore.systems import memweaver_retrieval, register_system
 from memcore.systems.base import BaseSystem, SystemConfig, query_field
 from memcore.systems.memweaver_experience import ExperienceMemory
 from memcore.systems.memweaver_graph import GraphMemory, Resolution, norm_name, review_session
@@ -264,9 +264,7 @@ class MemWeaverSystem(BaseSystem):
 
     # ------------------------------------------------------------ retrieval
     def retrieve(self, question: Question) -> Trace:
-        from memcore.systems.memweaver_retrieval import retrieve
-
-        return retrieve(self, question)
+        return memweaver_retrieval.retrieve(self, question)
 
 
 def extract_turn(llm: Any, base: dict[str, Any]) -> tuple[Any, list[str], Any, list[Any]]:
