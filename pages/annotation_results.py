@@ -7,6 +7,7 @@ import streamlit as st
 
 from memcore.annotate import Annotations, workbench_retriever
 from memcore.viz.annotation import helpfulness_figure, rates_table
+from memcore.viz.views import ANNOTATE
 from ui import state, widgets
 
 st.title("Annotation results")
@@ -20,7 +21,7 @@ with st.expander("Create a task", expanded=not ann.tasks()):
     with st.form("new_task"):
         name = st.text_input("Task name", "helpfulness")
         conv_ids = st.multiselect("Conversations", list(convs["conv_id"]), default=list(convs["conv_id"])[:1])
-        systems = st.multiselect("Systems", wb.systems(), default=[s for s in ("naive_rag", "com") if s in wb.systems()])
+        systems = st.multiselect("Systems", widgets.systems(), default=widgets.default_systems(ANNOTATE))
         c1, c2 = st.columns(2)
         per_cat = c1.number_input("Questions per category", 1, 200, 25)
         seed = c2.number_input("Seed", 0, 10**6, 0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from memcore.viz.evidence import answer_summary, cost_bar
+from memcore.viz.views import ASK
 from ui import state, widgets
 from ui.ask_view import answer_panel, gold_panel
 
@@ -22,8 +23,7 @@ q = widgets.question_picker(conv, key="ask_q")
 if q is None:
     st.stop()
 gold_panel(conv, q)
-default = ["naive_rag"] + [s for s in ("com", "xmemory", "memweaver") if s in wb.systems()]
-systems = widgets.system_picker("Systems", default, key="ask_systems")
+systems = widgets.system_picker("Systems", widgets.default_systems(ASK), key="ask_systems")
 if not systems or not widgets.ingest_panel(wb, conv, systems):
     st.stop()
 if st.button("Ask", type="primary", icon=":material/send:"):

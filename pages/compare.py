@@ -6,6 +6,7 @@ import streamlit as st
 
 from memcore.eval.diagnostics import locate_missed_evidence
 from memcore.viz.evidence import answer_summary, compare_bar, cost_bar
+from memcore.viz.views import COMPARE, get_view
 from ui import state, widgets
 
 st.title("Compare")
@@ -21,8 +22,9 @@ if q is None:
     st.stop()
 if q.answer:
     st.markdown(f"**Gold answer:** {widgets.md_escape(q.answer)} · evidence: {', '.join(q.evidence) or 'none'}")
-built = [s for s in wb.systems() if s != "full_context" and state.ingest_status(wb, s, conv)[1]]
-systems = widgets.system_picker("Systems", built if len(built) > 1 else ["naive_rag", "com"], key="cmp_systems")
+built = [s for s in widgets.systems() if get_view(s).pick_when_built and state.ingest_status(wb, s, conv)[1]]
+systems = widgets.system_picker("Systems", built if len(built) > 1 else widgets.default_systems(COMPARE),
+                                key="cmp_systems")
 if not systems or not widgets.ingest_panel(wb, conv, systems):
     st.stop()
 if st.button("Compare", type="primary", icon=":material/compare:"):

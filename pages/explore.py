@@ -17,7 +17,7 @@ with st.sidebar:
     conv = widgets.conversation_picker(wb)
 if conv is None:
     st.stop()
-built = [s for s in wb.systems() if state.ingest_status(wb, s, conv)[1]]
+built = [s for s in widgets.systems() if state.ingest_status(wb, s, conv)[1]]
 built = [s for s in built if get_system(s).kinds] + [s for s in built if not get_system(s).kinds]
 if not built:
     st.info("No memory built yet for this conversation: build one on the Replay or Ask page.")

@@ -41,12 +41,12 @@ st.dataframe(pd.DataFrame([
     {"setting": "LLM", "value": wb.provider_label},
     {"setting": "store", "value": wb.store.uri},
     {"setting": "embedder", "value": wb.embedder.name},
-    {"setting": "systems", "value": ", ".join(wb.systems())},
+    {"setting": "systems", "value": ", ".join(widgets.systems())},
     {"setting": "API key", "value": "set for this session" if s.openai_api_key else "none"},
 ]), hide_index=True)
 if conv is not None:
     rows = []
-    for name in wb.systems():
+    for name in widgets.systems():
         step, done = state.ingest_status(wb, name, conv)
         rows.append({"system": name, "memory built": "yes" if done else f"{step}/{len(conv.turns)} turns"})
     st.dataframe(pd.DataFrame(rows), hide_index=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from memcore.viz.views import REPLAY
 from ui import state, widgets
 from ui.replay_view import replay_viewer
 
@@ -16,8 +17,7 @@ with st.sidebar:
     conv = widgets.conversation_picker(wb)
 if conv is None:
     st.stop()
-default = [s for s in wb.systems() if s not in ("full_context", "naive_rag", "naive_rag_session")] or ["naive_rag"]
-systems = widgets.system_picker("Systems", default, key="replay_systems")
+systems = widgets.system_picker("Systems", widgets.default_systems(REPLAY), key="replay_systems")
 if not systems:
     st.stop()
 built = [s for s in systems if state.ingest_status(wb, s, conv)[1]]

@@ -171,3 +171,96 @@ def test_memcot_loop_views():
     fig = iterations_figure(s)
     assert list(fig.data[-1].y) == [2, 3]  # short-term memory grows
     assert "<script>" not in fig.to_json()
+
+
+# ---------------------------------------------------------------------------- the view registry
+def test_view_registry_orders_colours_and_picks_registered_systems():
+    import pytest
+
+    from memcore.systems import load_all
+    from memcore.viz.views import (
+        ASK,
+        DEFAULT_RANK,
+        SystemView,
+        get_view,
+        has_view,
+        picked,
+        register_view,
+        system_color,
+        unregister_view,
+        view_order,
+    )
+
+    builtin = list(load_all())
+    assert all(has_view(n) for n in builtin)
+    assert view_order(builtin) == ["full_context", "naive_rag", "naive_rag_session", "com", "recmem", "memcot",
+                                   "xmemory", "memweaver"]
+    assert picked(builtin, ASK) == ["naive_rag", "com", "xmemory", "memweaver"]
+    assert not has_view("plugin_sys") and get_view("plugin_sys").rank == DEFAULT_RANK
+    fallback = system_color("plugin_sys")
+    register_view(SystemView("plugin_sys", color="#ABCDEF", rank=45, picks=frozenset({ASK})))
+    try:
+        assert has_view("plugin_sys") and system_color("plugin_sys") == "#ABCDEF"
+        assert view_order([*builtin, "plugin_sys"]).index("plugin_sys") == 4  # between com (40) and recmem (50)
+        assert picked([*builtin, "plugin_sys"], ASK) == ["naive_rag", "com", "plugin_sys", "xmemory", "memweaver"]
+    finally:
+        unregister_view("plugin_sys")
+    assert system_color("plugin_sys") == fallback
+    with pytest.raises(ValueError, match="unknown page"):
+        SystemView("x", picks=frozenset({"homepage"}))
+
+
+def test_default_view_shows_the_structure_as_json():
+    from memcore.viz.bundles import structure_sections
+    from memcore.viz.parts import Text
+
+    assert structure_sections("no_such_view", Trace("x", "q", structure={"k": 5})) == [("Structure", {"k": 5})]
+    (head, body), = structure_sections("no_such_view", Trace("x", "q"))
+    assert head == "Structure" and isinstance(body, Text) and "no extra structure" in body.text
+
+
+def test_block_sections_write_every_part_row_and_option():
+    import pandas as pd
+
+    from memcore.viz.export import block_sections, standalone_html
+    from memcore.viz.parts import Choice, Html, Part, Row, Text
+
+    blocks = [Part("Fig", go.Figure(), caption=f"cap {XSS}"), Row(Part("A", pd.DataFrame([{"a": 1}])), Part("B")),
+              Choice("pick", ((1, (Part("Opt 1", Text("one", "info")),)), (2, (Part("Opt 2", Html("<p>x</p>")),)))),
+              Part("", Text("bare caption"))]
+    heads = [h for h, _ in block_sections(blocks)]
+    assert heads == ["Fig", "", "A", "B", "Opt 1", "Opt 2", ""]
+    html = standalone_html("t", block_sections(blocks))
+    assert "<script>alert" not in html and '<p class="caption">cap &lt;script&gt;' in html
+    assert '<p class="note">one</p>' in html and "<iframe" in html and "(none)" in html
+
+
+def test_growth_views_read_the_items_alive_at_a_step():
+    from memcore.viz.graph import memweaver_growth
+    from memcore.viz.hierarchy import xmemory_growth
+    from memcore.viz.parts import Text, parts_of
+    from memcore.viz.recmem import recmem_growth
+    from memcore.viz.views import get_view
+
+    ev = [Event(9, "created", ["episode-1"], "recurrence: 2 similar exchanges", "recmem", "c", "D1:9", "episode",
+                {"count": 2, "theta_count": 2, "theta_sim": 0.7, "neighbours": ["unit-1", "unit-2"],
+                 "similarities": [0.8, 0.75], "exchange": ["D1:9"]})]
+    rd = build_replay("recmem", ev, None, None, 12)
+    asked: list[tuple[str, int]] = []
+    units = [MemoryItem("unit-1", "unit", "hi", turn_ids=["D1:1"]), MemoryItem("unit-2", "unit", "yo", turn_ids=["D1:2"])]
+
+    def items_at(kind: str, step: int) -> list[MemoryItem]:
+        asked.append((kind, step))
+        return {"unit": units, "theme": _xm_items()[:1], "semantic": _xm_items()[1:2],
+                "episode": _xm_items()[2:]}.get(kind, [])
+
+    parts = parts_of(recmem_growth(rd, 9, items_at))
+    assert isinstance(parts[0].content, Text) and parts[0].content.style == "success"
+    assert list(parts[1].content["unit"]) == ["unit-1", "unit-2"] and ("unit", 8) in asked
+    assert parts[-1].title == "Consolidations" and len(parts[-1].content) == 1
+    assert [p.title for p in parts_of(recmem_growth(rd, 5, items_at))] == ["Consolidations"]
+    xm = parts_of(xmemory_growth(build_replay("xmemory", [], None, None, 3), 2, items_at))
+    assert xm[0].title == "xMemory hierarchy" and isinstance(xm[0].content, go.Figure)
+    mw = parts_of(memweaver_growth(build_replay("memweaver", [], None, None, 3), 2, items_at))
+    assert isinstance(mw[0].content, Text)  # no relation yet
+    assert get_view("recmem").growth is recmem_growth and get_view("com").growth is None

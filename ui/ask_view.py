@@ -61,4 +61,4 @@ def answer_panel(wb: Workbench, conv: Conversation, q: Question, system: str, an
     with t1:
         st.dataframe(_style_hits(context_table(ans.trace, q.evidence)), hide_index=True, height=320)
     with t2:
-        structure_view(wb, conv, system, ans, key)
+        structure_view(system, ans, texts, key)

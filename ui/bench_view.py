@@ -11,6 +11,7 @@ import streamlit as st
 from memcore.types import Trace
 from memcore.viz.evidence import context_table, missed_table
 from memcore.viz.safe import md_escape
+from memcore.viz.views import BENCHMARK
 from memcore.workbench import Workbench
 from ui import jobs, widgets
 
@@ -47,7 +48,8 @@ def run_panel(wb: Workbench) -> None:
         dataset = c1.selectbox("Dataset", ["demo", "locomo", "longmemeval", "jsonl"], key="bm_ds")
         file = c2.text_input("Dataset file", key="bm_file", disabled=dataset == "demo",
                              placeholder="../shared/datasets/locomo/locomo10.json")
-        systems = st.multiselect("Systems", wb.systems(), default=["naive_rag"], key="bm_run_systems")
+        systems = st.multiselect("Systems", widgets.systems(), default=widgets.default_systems(BENCHMARK),
+                                 key="bm_run_systems")
         c3, c4 = st.columns(2)
         limit = c3.number_input("Questions per conversation (0 = all)", 0, 10_000, 0, key="bm_limit")
         judge = c4.toggle("Judge answers", True, key="bm_judge",

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from memcore.types import Conversation
 from memcore.viz.bundles import Bundle, answer_bundle, benchmark_bundle, comparison_bundle, replay_bundle
 from memcore.workbench import Workbench
-from ui import state
+from ui import state, widgets
 from ui.structure_view import turn_texts
 
 Builder = Callable[[], Bundle]
@@ -30,7 +30,7 @@ def available_bundles(wb: Workbench, conv: Conversation | None) -> dict[str, tup
             if len(g["answers"]) > 1:
                 out[f"Comparison · {len(g['answers'])} systems · {qtext[:60]}"] = (
                     f"comparison_{g['q'].id}", lambda g=g: comparison_bundle(g["q"], g["answers"], wb.provider_label))
-        built = [s for s in wb.systems() if state.ingest_status(wb, s, conv)[1]]
+        built = [s for s in widgets.systems() if state.ingest_status(wb, s, conv)[1]]
         if built:
             data = {s: state.replay_data(wb, s, conv) for s in built}
             out[f"Replay · {conv.id} · {', '.join(built)}"] = (f"replay_{conv.id}", lambda: replay_bundle(data))

@@ -18,7 +18,7 @@ WARM_MODULES = ("pandas", "plotly.graph_objects", "lancedb", "memcore.workbench"
 
 
 def warm(log: bool = True) -> float:
-    """Import the app's heavy modules and every system (then keep them out of GC passes); returns seconds.
+    """Import the app's heavy modules, every system and view (then keep them out of GC passes); returns seconds.
 
     The embedding model is not loaded here: app.py preloads it in the background after the first
     page is drawn, so loading torch never competes with that first page.
@@ -29,8 +29,10 @@ def warm(log: bool = True) -> float:
     for name in WARM_MODULES:
         importlib.import_module(name)
     from memcore.systems import load_all
+    from memcore.viz.views import load_views
 
     load_all()
+    load_views()  # every memcore.viz module: the systems' views register themselves
     gc.freeze()  # the objects of imported modules never need collecting: keep them out of every GC pass
     secs = time.perf_counter() - t0
     if log:

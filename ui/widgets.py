@@ -10,6 +10,7 @@ import streamlit as st
 
 from memcore.types import Conversation, Question
 from memcore.viz.safe import md_escape
+from memcore.viz.views import picked, view_order
 from memcore.workbench import Workbench
 from ui import jobs, state
 
@@ -114,9 +115,19 @@ def conversation_picker(wb: Workbench) -> Conversation | None:
     return state.conversation(wb, pick)
 
 
+def systems() -> list[str]:
+    """Registered systems in display order (their views' ranks, memcore.viz.views)."""
+    return view_order(Workbench.systems())
+
+
+def default_systems(page: str) -> list[str]:
+    """The systems a page's picker starts with (their views' `picks`: "ask", "replay", ...)."""
+    return picked(Workbench.systems(), page)
+
+
 def system_picker(label: str, default: Sequence[str], key: str) -> list[str]:
     """Multiselect over registered systems."""
-    names = Workbench.systems()
+    names = systems()
     return st.multiselect(label, names, default=[d for d in default if d in names] or names[:1], key=key)
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from memcore.viz.theme import style, system_color
+from memcore.viz.theme import style
+from memcore.viz.views import system_color
 
 
 def helpfulness_figure(rates: list[dict]) -> go.Figure:

@@ -8,7 +8,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from memcore.viz.safe import esc
-from memcore.viz.theme import HIT, MISS, style, system_color
+from memcore.viz.theme import HIT, MISS, style
+from memcore.viz.views import system_color
 
 METRICS = ("f1", "judge", "bleu1", "em", "evidence_recall", "all_evidence_hit", "coverage_blocks",
            "coverage_tokens", "context_tokens", "retrieval_failures", "reasoning_failures", "n")

@@ -10,9 +10,8 @@ from typing import Any
 
 import pandas as pd
 
-from memcore.types import Answer, Question
+from memcore.types import Answer, Question, Trace
 from memcore.viz.bench import accuracy_tokens_scatter, category_table, failure_bars, summary_table
-from memcore.viz.chains import chain_figure, chain_table
 from memcore.viz.evidence import (
     answer_summary,
     compare_bar,
@@ -21,34 +20,16 @@ from memcore.viz.evidence import (
     evidence_table,
     missed_table,
 )
-from memcore.viz.export import Section
-from memcore.viz.graph import graph_html, memweaver_subgraph
-from memcore.viz.hierarchy import path_sunburst, stage_one_tables, stage_two_figure, stage_two_table
-from memcore.viz.memcot import iterations_figure, iterations_table
-from memcore.viz.recmem import stores_figure
+from memcore.viz.export import Section, block_sections
 from memcore.viz.replay import ReplayData, cumulative_cost_figure, layer_counts_figure
+from memcore.viz.views import get_view
 
 Bundle = tuple[Any, pd.DataFrame | None, list[Section]]
 
 
-def structure_sections(system: str, structure: dict[str, Any], texts: Mapping[str, str] | None = None) -> list[Section]:
-    """A system's retrieval structure as export sections (figures and tables)."""
-    if system == "com" and structure.get("chains"):
-        return [("CoM chains", chain_figure(structure, dict(texts or {}))), ("Chains", chain_table(structure))]
-    if system == "xmemory" and structure.get("themes"):
-        th, se = stage_one_tables(structure)
-        return [("xMemory retrieval path", path_sunburst(structure)), ("Stage I themes", th),
-                ("Stage I semantics", se), ("Stage II", stage_two_figure(structure)),
-                ("Stage II episodes", stage_two_table(structure))]
-    if system == "recmem" and structure.get("stores"):
-        return [("RecMem stores", stores_figure(structure))]
-    if system == "memweaver" and structure.get("subgraph"):
-        return [("MemWeaver subgraph", ("html-page", graph_html(memweaver_subgraph(structure), height=500))),
-                ("Passages", pd.DataFrame(structure.get("passages") or [])),
-                ("Experiences", pd.DataFrame(structure.get("experiences") or []))]
-    if system == "memcot" and structure.get("iterations"):
-        return [("MemCoT loop", iterations_figure(structure)), ("Steps", iterations_table(structure))]
-    return [("Structure", structure)] if structure else []
+def structure_sections(system: str, trace: Trace, texts: Mapping[str, str] | None = None) -> list[Section]:
+    """A system's retrieval structure as export sections: the blocks its view draws on Ask."""
+    return block_sections(get_view(system).structure(trace, dict(texts or {})))
 
 
 def answer_bundle(q: Question, system: str, ans: Answer, provider: str,
@@ -66,7 +47,7 @@ def answer_bundle(q: Question, system: str, ans: Answer, provider: str,
         sections += [("Why was it missed?", missed if len(missed) else "All gold evidence turns reached the context."),
                      ("Gold evidence", evidence_table(ans.trace, q.evidence, texts))]
     sections += [("Retrieved context", ctx), ("Cost by stage", cost_bar({system: ans.usage}))]
-    sections += structure_sections(system, ans.trace.structure, texts)
+    sections += structure_sections(system, ans.trace, texts)
     return obj, ctx, sections
 
 

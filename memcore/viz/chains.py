@@ -1,14 +1,18 @@
-"""CoM chains: gate score per chain position, the beta threshold and where each chain was cut."""
+"""CoM chains: gate score per chain position, the beta threshold and where each chain was cut; CoM's view."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
+from memcore.types import Trace
+from memcore.viz.parts import Block, Choice, Part
 from memcore.viz.safe import esc, shorten
 from memcore.viz.theme import MISS, style
+from memcore.viz.views import ANNOTATE, ASK, COMPARE, REPLAY, SystemView, register_view
 
 CHAIN_COLORS = ("#0072B2", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#D55E00")
 
@@ -84,3 +88,21 @@ def chain_steps_table(structure: dict[str, Any], chain: int = 1) -> pd.DataFrame
                          "consistency": c["consistency"], "gate": c["gate"], "threshold": st.get("threshold"),
                          "chosen": c["id"] == st.get("chosen")})
     return pd.DataFrame(rows, columns=["step", "candidate", "relevance", "consistency", "gate", "threshold", "chosen"])
+
+
+def com_structure(trace: Trace, texts: Mapping[str, str]) -> list[Block]:
+    """CoM's retrieval on Ask and in the export: the chains' gates and cuts, and every gate per chain."""
+    s = trace.structure
+    n = len(s.get("chains") or [])
+    steps = Choice("Gates computed while growing chain", tuple(
+        (ci, (Part(f"Gates computed while growing chain {ci}", chain_steps_table(s, ci), height=240),))
+        for ci in range(1, n + 1)), key="ci")
+    return [Part("CoM chains", chain_figure(s, dict(texts)), key="chain",
+                 caption="Each line is one chain grown from an anchor turn: the gate S(m) = relevance x consistency "
+                         "of each added turn. A red x marks the turn whose gate fell below beta x the previous gate: "
+                         "the chain was cut there."),
+            Part("Chains", chain_table(s)), steps]
+
+
+register_view(SystemView("com", color="#0072B2", rank=40, structure=com_structure,
+                         picks=frozenset({ASK, COMPARE, ANNOTATE, REPLAY})))

@@ -13,7 +13,8 @@ from memcore.eval.diagnostics import evidence_recall, locate_missed_evidence, sp
 from memcore.text.tokens import count_tokens
 from memcore.types import Answer, Trace
 from memcore.viz.safe import esc
-from memcore.viz.theme import STAGE_COLORS, stage_color, style, system_color
+from memcore.viz.theme import STAGE_COLORS, stage_color, style
+from memcore.viz.views import system_color
 
 STATUS_TEXT = {
     "dropped": "dropped by a stage",

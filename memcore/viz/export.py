@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from memcore.viz.parts import Block, Html, Text, parts_of
 from memcore.viz.safe import esc
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; "
@@ -24,9 +25,21 @@ CSS = """body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;mar
 h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:2px solid #0072B2}
 table{border-collapse:collapse;font-size:14px;margin:.5rem 0}td,th{border:1px solid #ccc;padding:4px 8px;
 vertical-align:top;text-align:left}th{background:#F2F5F8}pre{background:#F7F7F7;padding:.75rem;white-space:pre-wrap}
-.caption{color:#555;font-size:14px}iframe{width:100%;height:540px;border:1px solid #ccc}"""
+.caption{color:#555;font-size:14px}iframe{width:100%;height:540px;border:1px solid #ccc}
+.note{background:#EEF4FA;border-left:4px solid #0072B2;padding:.5rem .75rem}"""
 
-Section = tuple[str, Any]  # (heading, figure | DataFrame | str | dict | list | ("html-page", str))
+# (heading, figure | DataFrame | str | dict | list | Text | Html | ("html-page", str)); "" = no heading
+Section = tuple[str, Any]
+
+
+def block_sections(blocks: Sequence[Block]) -> list[Section]:
+    """A view's blocks (memcore.viz.parts) as export sections: every part, its caption under it."""
+    out: list[Section] = []
+    for p in parts_of(list(blocks)):
+        out.append((p.title, Text("(none)") if p.content is None else p.content))
+        if p.caption:
+            out.append(("", Text(p.caption)))
+    return out
 
 
 def plain(obj: Any) -> Any:
@@ -63,8 +76,12 @@ def _section_html(content: Any, first_fig: list[bool]) -> str:
                                include_mathjax=False, config={"displaylogo": False})
     if isinstance(content, pd.DataFrame):
         return content.to_html(index=False, escape=True, na_rep="", border=0)
+    if isinstance(content, Html):
+        content = ("html-page", content.page)
     if isinstance(content, tuple) and len(content) == 2 and content[0] == "html-page":
         return f'<iframe sandbox="allow-scripts" srcdoc="{esc(content[1])}"></iframe>'
+    if isinstance(content, Text):
+        return f'<p class="{"caption" if content.style == "caption" else "note"}">{esc(content.text)}</p>'
     if isinstance(content, dict | list):
         return f"<pre>{esc(to_json(content))}</pre>"
     return f"<pre>{esc(content)}</pre>"
@@ -73,7 +90,7 @@ def _section_html(content: Any, first_fig: list[bool]) -> str:
 def standalone_html(title: str, sections: Sequence[Section], caption: str = "") -> str:
     """A self-contained HTML page: headed sections of figures, tables, text and JSON (all escaped)."""
     first = [True]
-    body = "".join(f"<h2>{esc(h)}</h2>\n{_section_html(c, first)}\n" for h, c in sections)
+    body = "".join((f"<h2>{esc(h)}</h2>\n" if h else "") + f"{_section_html(c, first)}\n" for h, c in sections)
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
             f"<title>{esc(title)}</title><style>{CSS}</style></head>\n"

@@ -1,4 +1,7 @@
-"""Knowledge-graph views (MemWeaver) as self-contained pyvis HTML: vis.js inlined, no CDN, text escaped.
+"""Knowledge-graph views (MemWeaver) as self-contained pyvis HTML, and MemWeaver's view.
+
+The HTML inlines vis.js (no CDN) and escapes every text. MemWeaver's view draws its retrieval
+subgraph on Ask and its temporal graph growing on Replay.
 
 A subgraph is {"nodes": [{"id", "label", "kind", "title"?, "highlight"?}],
 "edges": [{"source", "target", "label"?, "title"?, "highlight"?}]}.
@@ -14,8 +17,14 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import pandas as pd
+
+from memcore.types import Trace
+from memcore.viz.parts import Block, Html, Part, Row, Text
+from memcore.viz.replay import ReplayData
 from memcore.viz.safe import shorten
 from memcore.viz.theme import kind_color
+from memcore.viz.views import ASK, REPLAY, ItemsAt, SystemView, register_view
 
 _REMOTE_TAGS = (
     re.compile(r"<link\b[^>]*\bhref=[^>]*>", re.I | re.S),
@@ -109,3 +118,41 @@ def memweaver_subgraph(structure: Mapping[str, Any]) -> dict[str, Any]:
               "title": f"{e.get('relation', '')}" + (f" (time: {e['time']})" if e.get("time") else "")
               + f" · score {e.get('score')}", "highlight": e.get("seed", False)} for e in sub.get("edges", [])]
     return {"nodes": nodes, "edges": edges}
+
+
+def memweaver_structure(trace: Trace, texts: Mapping[str, str]) -> list[Block]:
+    """MemWeaver's retrieval on Ask and in the export: the subgraph, then its passages and experiences."""
+    s = trace.structure
+    sub = memweaver_subgraph(s)
+    if not sub["edges"]:
+        out: list[Block] = [Part("MemWeaver subgraph", Text("MemWeaver found no triples for this question.", "info"))]
+    else:
+        out = [Part("MemWeaver subgraph", Html(graph_html(sub, height=480)), height=500,
+                    caption="The retrieved subgraph: seed triples and entities outlined in orange, 1-hop expansion, "
+                            "passages (boxes) linked by `contains`, experiences (diamonds) by `about`. "
+                            "Drag to explore.")]
+    used = (s.get("budgets") or {}).get("used") or {}
+    if used:
+        out.append(Part("", Text("Used: " + ", ".join(f"{k} {v}" for k, v in used.items()))))
+    items = {it.id: it.text for it in trace.items}
+    passages = pd.DataFrame([{**p, "text": texts.get(p.get("turn", ""), "")} for p in s.get("passages") or []])
+    experiences = pd.DataFrame([{**x, "about": ", ".join(x.get("about") or []), "text": items.get(x["id"], "")}
+                                for x in s.get("experiences") or []])
+    out.append(Row(Part("Passages", passages, label="**Passages**", height=240),
+                   Part("Experiences", experiences, label="**Experiences**", height=240)))
+    return out
+
+
+def memweaver_growth(rd: ReplayData, step: int, items_at: ItemsAt) -> list[Block]:
+    """The temporal knowledge graph at a step (the latest 150 relations); what changed at that step outlined."""
+    ents = items_at("entity", step)
+    rels = sorted(items_at("relation", step), key=lambda r: r.updated_step)
+    if not rels:
+        return [Part("Knowledge graph", Text("No relation in the graph yet at this step."))]
+    return [Part("Knowledge graph", Html(graph_html(relation_subgraph(ents, rels, rd.changed_at(step)), height=480)),
+                 height=500, caption=f"{len(ents)} entities, {len(rels)} relations (the latest 150 drawn). Orange: "
+                                     "added at this step. Drag nodes; hover for the relation text and its time.")]
+
+
+register_view(SystemView("memweaver", color="#D55E00", rank=80, structure=memweaver_structure,
+                         growth=memweaver_growth, growth_rank=2, picks=frozenset({ASK, REPLAY})))

@@ -1,15 +1,19 @@
-"""xMemory views: the theme -> semantic -> episode hierarchy (growth) and the retrieval path (Stage I / II)."""
+"""xMemory: the theme -> semantic -> episode hierarchy (growth), the retrieval path (Stage I / II), its view."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
+from memcore.types import Trace
+from memcore.viz.parts import Block, Part, Row, Text
+from memcore.viz.replay import ReplayData
 from memcore.viz.safe import esc, shorten
 from memcore.viz.theme import HIT, MISS, kind_color, style
+from memcore.viz.views import ASK, REPLAY, ItemsAt, SystemView, register_view
 
 GREY = "#D9D9D9"
 
@@ -128,3 +132,50 @@ def stage_two_figure(structure: dict[str, Any], include_gain: float | None = Non
     fig.update_yaxes(title="uncertainty gain")
     fig.update_xaxes(title="episodes in probe order")
     return style(fig, f"Stage II: uncertainty-gated inclusion (H0 = {structure.get('H0')})", height=340)
+
+
+def xmemory_structure(trace: Trace, texts: Mapping[str, str]) -> list[Block]:
+    """xMemory's retrieval on Ask and in the export: the path, Stage I picks, Stage II gains."""
+    from memcore.systems import make_config
+
+    s = trace.structure
+    if not s.get("themes"):
+        return [Part("xMemory retrieval path", Text("xMemory had no themes to search for this question.", "info"))]
+    th, se = stage_one_tables(s)
+    cfg = make_config("xmemory")
+    stop = s.get("stop") or {}
+    out: list[Block] = [
+        Part("xMemory retrieval path", path_sunburst(s), key="path",
+             caption="Stage I picks themes, then semantic facts inside them (greedy relevance + coverage on kNN "
+                     "graphs); Stage II adds episodes only when they lower the reader's uncertainty."),
+        Part("", Text("Stopped: " + "; ".join(f"{k}: {v}" for k, v in stop.items()))),
+        Row(Part("Stage I · themes", th, label="**Stage I · themes**", height=220),
+            Part("Stage I · semantics", se, label="**Stage I · semantics**", height=220)),
+        Part("Stage II", stage_two_figure(s, getattr(cfg, "include_gain", None), getattr(cfg, "message_gain", None)),
+             key="s2"),
+        Part("Stage II episodes", stage_two_table(s), height=220)]
+    if s.get("uncertainty"):
+        out.append(Part("", Text(f"Uncertainty measured by: {s['uncertainty']}")))
+    return out
+
+
+def xmemory_growth(rd: ReplayData, step: int, items_at: ItemsAt) -> list[Block]:
+    """Themes -> semantics -> episodes at a step; items split, merged or moved at that step outlined."""
+    items = [it for k in ("theme", "semantic", "episode") for it in items_at(k, step)]
+    ev = rd.events_at(step)
+    restructured = ev[ev["event"].isin(["split", "merged", "moved"])]
+    hl = {i.strip() for s in restructured["items"] for i in s.split(",")}
+    if not any(it.kind == "theme" for it in items):
+        return [Part("xMemory hierarchy", Text("No theme yet at this step (themes appear once episodes close and "
+                                               "yield semantic facts)."))]
+    out: list[Block] = [Part("xMemory hierarchy", hierarchy_sunburst(items, hl), key="hierarchy",
+                             caption="Inner ring: themes; middle: semantic facts; outer: the episodes they came "
+                                     "from. Red outlines: split / merged / moved at this step. Click a theme to "
+                                     "zoom in.")]
+    if len(restructured):
+        out.append(Part("Restructured at this step", restructured[["event", "items", "reason"]]))
+    return out
+
+
+register_view(SystemView("xmemory", color="#CC79A7", rank=70, structure=xmemory_structure, growth=xmemory_growth,
+                         growth_rank=1, picks=frozenset({ASK, REPLAY})))

@@ -1,14 +1,18 @@
-"""MemCoT views: the zoom-in / zoom-out / judge loop, step by step."""
+"""MemCoT views: the zoom-in / zoom-out / judge loop, step by step; MemCoT's view."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
+from memcore.types import Trace
+from memcore.viz.parts import Block, Part, Text
 from memcore.viz.safe import esc, shorten
 from memcore.viz.theme import HIT, style
+from memcore.viz.views import SystemView, register_view
 
 COLUMNS = ["step", "queries", "zoom-in hits", "useful", "zoom-out turns", "picked", "missing", "can answer",
            "action", "new queries"]
@@ -53,3 +57,18 @@ def iterations_figure(structure: dict[str, Any]) -> go.Figure:
     fig.update_yaxes(title="turns")
     title = f"MemCoT loop: {len(its)} step(s), {esc(structure.get('stop_reason', ''))}"
     return style(fig, title, height=360)
+
+
+def memcot_structure(trace: Trace, texts: Mapping[str, str]) -> list[Block]:
+    """MemCoT's retrieval on Ask and in the export: the loop, step by step."""
+    s = trace.structure
+    if not s.get("iterations"):
+        return [Part("MemCoT loop", Text("MemCoT ran no loop step for this question.", "info"))]
+    return [Part("MemCoT loop", iterations_figure(s), key="loop",
+                 caption="Each step: zoom-in searches every queued query, keeps the useful hits; zoom-out reads the "
+                         "turns around them; the judge answers or breaks / rewrites the query. The green line is the "
+                         f"short-term memory. Answered from: {s.get('answered_from', '')}."),
+            Part("Steps", iterations_table(s))]
+
+
+register_view(SystemView("memcot", color="#009E73", rank=60, structure=memcot_structure))

@@ -1,14 +1,19 @@
-"""RecMem views: consolidations (subconscious -> episodic / semantic) and the three stores at question time."""
+"""RecMem: consolidations (subconscious -> episodic / semantic), the three stores at question time, its view."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
+from memcore.types import Trace
+from memcore.viz.evidence import context_table
+from memcore.viz.parts import Block, Part, Text
 from memcore.viz.replay import ReplayData
 from memcore.viz.theme import kind_color, style
+from memcore.viz.views import ItemsAt, SystemView, register_view
 
 STORE_KIND = {"subconscious": "unit", "episodic": "episode", "semantic": "semantic"}
 PROMO_COLUMNS = ["step", "exchange", "cluster size", "theta_count", "theta_sim", "neighbours", "similarities",
@@ -56,3 +61,40 @@ def stores_figure(structure: dict[str, Any]) -> go.Figure:
     fig.update_layout(barmode="overlay")
     fig.update_yaxes(title="items")
     return style(fig, "RecMem stores: size (pale) and retrieved (solid)", height=300)
+
+
+def recmem_structure(trace: Trace, texts: Mapping[str, str]) -> list[Block]:
+    """RecMem's retrieval on Ask and in the export: store sizes, then what came from each store."""
+    out: list[Block] = [Part("RecMem stores", stores_figure(trace.structure), key="stores")]
+    df = context_table(trace)
+    for origin in ("semantic", "episodic", "subconscious"):
+        part = df[df["origin"] == origin]
+        out.append(Part(f"{origin} · {len(part)} item(s)", part[["id", "score", "text", "turns"]] if len(part) else None,
+                        label=f"**{origin}** · {len(part)} item(s)", height=min(40 + 35 * len(part), 240)))
+    return out
+
+
+def recmem_growth(rd: ReplayData, step: int, items_at: ItemsAt) -> list[Block]:
+    """Consolidations so far, and at a promotion step the recurring cluster that triggered it."""
+    df = promotions_frame(rd, step)
+    now = df[df["step"] == step]
+    out: list[Block] = []
+    if len(now):
+        first = now.iloc[0]
+        out.append(Part("Consolidated at this step", Text(
+            f"Step {step}: a topic recurred {first['cluster size']} times (theta_count {first['theta_count']}) "
+            f"and was consolidated into {first['episodes']}.", "success")))
+        units = {u.id: u for u in items_at("unit", step - 1)}
+        cluster = [units[u] for u in str(first["neighbours"]).split(", ") if u in units]
+        if cluster:
+            out.append(Part("Recurrence cluster", pd.DataFrame([{"unit": u.id, "turns": ", ".join(u.turn_ids),
+                                                                 "text": u.text} for u in cluster]),
+                            caption="The recurrence cluster that triggered it (subconscious units, now promoted)."))
+    out.append(Part("Consolidations", df, height=min(38 + 35 * max(len(df), 1), 260),
+                    caption=f"{len(df)} consolidation(s) up to step {step}: subconscious exchanges -> episodes -> "
+                            "semantic facts, only when a topic recurs."))
+    return out
+
+
+register_view(SystemView("recmem", color="#E69F00", rank=50, structure=recmem_structure, growth=recmem_growth,
+                         growth_rank=3))

@@ -16,7 +16,8 @@ import plotly.graph_objects as go
 
 from memcore.types import Event
 from memcore.viz.safe import esc, shorten
-from memcore.viz.theme import event_color, style, system_color
+from memcore.viz.theme import event_color, style
+from memcore.viz.views import system_color
 
 EVENT_COLUMNS = ["step", "system", "event", "item_kind", "items", "turn_id", "reason", "data"]
 
@@ -37,6 +38,10 @@ class ReplayData:
     def events_at(self, step: int) -> pd.DataFrame:
         """Events caused at one step."""
         return self.events[self.events["step"] == step]
+
+    def changed_at(self, step: int) -> set[str]:
+        """Ids of the items events touched at one step."""
+        return {i.strip() for s in self.events_at(step)["items"] for i in s.split(",") if i.strip()}
 
 
 def events_frame(events: Sequence[Event]) -> pd.DataFrame:

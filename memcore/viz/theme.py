@@ -1,20 +1,13 @@
-"""One colour per system, per memory kind and per stage, and a projector-friendly figure layout."""
+"""Colours per memory kind, stage and event, and a projector-friendly figure layout.
+
+A system's colour is declared with its view: memcore.viz.views.system_color.
+"""
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
 
 # Okabe-Ito based: distinguishable for colour-blind viewers and on a projector.
-SYSTEM_COLORS: dict[str, str] = {
-    "full_context": "#555555",
-    "naive_rag": "#999999",
-    "naive_rag_session": "#A6761D",
-    "com": "#0072B2",
-    "recmem": "#E69F00",
-    "memcot": "#009E73",
-    "xmemory": "#CC79A7",
-    "memweaver": "#D55E00",
-}
 _FALLBACK = ("#56B4E9", "#F0E442", "#7570B3", "#1B9E77", "#E7298A", "#66A61E")
 
 KIND_COLORS: dict[str, str] = {
@@ -56,14 +49,12 @@ FONT_SIZE = 15
 
 
 def _pick(table: dict[str, str], key: str) -> str:
-    if key in table:
-        return table[key]
-    return _FALLBACK[sum(map(ord, key)) % len(_FALLBACK)]
+    return table[key] if key in table else fallback_color(key)
 
 
-def system_color(system: str) -> str:
-    """The colour of a system, stable across every chart (unknown systems get a fixed fallback)."""
-    return _pick(SYSTEM_COLORS, system)
+def fallback_color(name: str) -> str:
+    """A stable colour for a name no table lists (e.g. a system without a view)."""
+    return _FALLBACK[sum(map(ord, name)) % len(_FALLBACK)]
 
 
 def kind_color(kind: str) -> str:

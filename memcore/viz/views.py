@@ -1,0 +1,156 @@
+"""The view registry: each system's visual parts declared once, used by every page and the export.
+
+A `SystemView` says how a memory system looks everywhere: its colour, its place in system lists,
+the structure of one retrieval (drawn on Ask and written by the export: the same blocks), its
+growth view on Replay, and on which pages it starts selected. A system's view is registered next
+to its viz module (memcore/viz/chains.py registers CoM's) or from outside memcore:
+
+    from memcore.viz.views import SystemView, register_view
+    register_view(SystemView("my_system", color="#117733", rank=55, structure=my_structure))
+
+A system that registers none gets `default_view(name)`: a stable fallback colour, listed after
+the registered ones, its structure shown as JSON, no growth view. Pure data -> figure functions,
+no Streamlit: ui/render.py draws the blocks, memcore.viz.export writes them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memcore.viz.parts import Block, Part, Text
+from memcore.viz.theme import fallback_color
+
+if TYPE_CHECKING:
+    from memcore.types import Trace
+    from memcore.viz.replay import ReplayData
+
+# Pages whose system picker a view can start selected on (SystemView.picks).
+ASK, COMPARE, REPLAY, ANNOTATE, BENCHMARK = "ask", "compare", "replay", "annotate", "benchmark"
+PAGES = (ASK, COMPARE, REPLAY, ANNOTATE, BENCHMARK)
+DEFAULT_RANK = 1000
+
+StructureFn = Callable[["Trace", Mapping[str, str]], list[Block]]
+ItemsAt = Callable[[str, int], list[Any]]  # (kind, step) -> the items of that kind alive at that step
+GrowthFn = Callable[["ReplayData", int, ItemsAt], list[Block]]
+
+
+def generic_structure(trace: Trace, texts: Mapping[str, str]) -> list[Block]:
+    """The structure of a system without a view of its own: its trace's structure as JSON."""
+    if trace.structure:
+        return [Part("Structure", dict(trace.structure))]
+    return [Part("Structure", Text("This system reports no extra structure."))]
+
+
+@dataclass(frozen=True)
+class SystemView:
+    """How one memory system looks on every page and in the export.
+
+    - `color`: its colour in every chart ("" = a stable fallback colour).
+    - `rank`: its place in system lists (lower first, ties by name).
+    - `structure(trace, texts)`: one retrieval's structure as blocks; `texts` maps turn ids to
+      "Speaker: text". Ask draws these blocks and the answer export writes the same ones.
+    - `growth(replay_data, step, items_at)`: its memory at one Replay step as blocks, or None
+      (Replay's Growth tab then shows only the generic memory table). `items_at(kind, step)`
+      reads the items alive at a step.
+    - `growth_rank`: which growth view Replay opens first (lowest among the systems shown).
+    - `picks`: pages whose system picker starts with it selected (ASK, COMPARE, REPLAY,
+      ANNOTATE, BENCHMARK). COMPARE is the fallback when fewer than two memories are built.
+    - `pick_when_built`: Compare preselects it once its memory is built (when two or more are).
+    """
+
+    name: str
+    color: str = ""
+    rank: int = DEFAULT_RANK
+    structure: StructureFn = generic_structure
+    growth: GrowthFn | None = None
+    growth_rank: int = DEFAULT_RANK
+    picks: frozenset[str] = field(default_factory=lambda: frozenset({REPLAY}))
+    pick_when_built: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise ValueError("a SystemView needs the system's registry name")
+        object.__setattr__(self, "picks", frozenset(self.picks))
+        unknown = self.picks - set(PAGES)
+        if unknown:
+            raise ValueError(f"view {self.name!r}: unknown page(s) {sorted(unknown)} in picks; pages: {PAGES}")
+        if not self.color:
+            object.__setattr__(self, "color", fallback_color(self.name))
+
+
+VIEWS: dict[str, SystemView] = {}
+_DEFAULTS: dict[str, SystemView] = {}
+_LOCK = threading.RLock()
+_state = {"loaded": False, "loading": False}
+_NOT_VIEWS = {"views", "parts", "theme", "safe"}
+
+
+def load_views() -> dict[str, SystemView]:
+    """Import every memcore.viz module once so the built-in views are registered; the registered views."""
+    if not _state["loaded"]:
+        with _LOCK:
+            if not (_state["loaded"] or _state["loading"]):  # loading: a module being imported registers
+                _state["loading"] = True
+                try:
+                    for mod in pkgutil.iter_modules([str(Path(__file__).parent)]):
+                        if mod.name not in _NOT_VIEWS and not mod.name.startswith("_"):
+                            importlib.import_module(f"memcore.viz.{mod.name}")
+                    _state["loaded"] = True
+                finally:
+                    _state["loading"] = False
+    return dict(VIEWS)
+
+
+def register_view(view: SystemView) -> SystemView:
+    """Register a system's view under its name (after the built-in ones: a later one replaces them)."""
+    load_views()
+    with _LOCK:
+        VIEWS[view.name] = view
+    return view
+
+
+def unregister_view(name: str) -> SystemView | None:
+    """Remove a registered view (the system falls back to the default view); returns it."""
+    load_views()
+    with _LOCK:
+        return VIEWS.pop(name, None)
+
+
+def default_view(name: str) -> SystemView:
+    """The view of a system that registered none."""
+    view = _DEFAULTS.get(name)
+    if view is None:
+        view = _DEFAULTS.setdefault(name, SystemView(name))
+    return view
+
+
+def get_view(name: str) -> SystemView:
+    """The view of a system: its registered one, else the default view."""
+    load_views()
+    return VIEWS.get(name) or default_view(name)
+
+
+def has_view(name: str) -> bool:
+    """Whether a system registered a view of its own."""
+    return name in load_views()
+
+
+def system_color(system: str) -> str:
+    """The colour of a system, the same in every chart: its view's."""
+    return get_view(system).color
+
+
+def view_order(names: Iterable[str]) -> list[str]:
+    """System names in display order (view rank, then name)."""
+    return sorted(names, key=lambda n: (get_view(n).rank, n))
+
+
+def picked(names: Iterable[str], page: str) -> list[str]:
+    """The systems (in display order) a page's picker starts with."""
+    return [n for n in view_order(names) if page in get_view(n).picks]

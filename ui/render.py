@@ -1,0 +1,52 @@
+"""Draw a view's blocks (memcore.viz.parts) with Streamlit: the page side of memcore.viz.views."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from memcore.viz.parts import Block, Choice, Html, Part, Row, Text
+
+_TEXT = {"caption": st.caption, "info": st.info, "success": st.success, "warning": st.warning,
+         "markdown": st.markdown}
+
+
+def render(blocks: Sequence[Block], key: str) -> None:
+    """Draw blocks in order; `key` prefixes the keys of their charts and pickers (unique per view on a page)."""
+    for i, b in enumerate(blocks):
+        if isinstance(b, Row):
+            for j, (col, p) in enumerate(zip(st.columns(len(b.parts)), b.parts, strict=True)):
+                with col:
+                    part(p, f"{key}_{p.key or f'{i}_{j}'}")
+        elif isinstance(b, Choice):
+            options = dict(b.options)
+            if options:
+                ckey = f"{key}_{b.key or i}"
+                pick = st.selectbox(b.label, list(options), key=ckey)
+                render(options[pick], f"{ckey}_{pick}")
+        else:
+            part(b, f"{key}_{b.key or i}")
+
+
+def part(p: Part, key: str) -> None:
+    """One part: its label, its content, its caption."""
+    if p.label:
+        st.markdown(p.label)
+    c = p.content
+    if isinstance(c, go.Figure):
+        st.plotly_chart(c, key=key)
+    elif isinstance(c, pd.DataFrame):
+        st.dataframe(c, hide_index=True, **({"height": p.height} if p.height else {}))
+    elif isinstance(c, Html):
+        st.iframe(c.page, height=p.height or 500)
+    elif isinstance(c, Text):
+        _TEXT[c.style](c.text)
+    elif isinstance(c, dict | list):
+        st.json(c, expanded=False)
+    elif c is not None:
+        st.text(str(c))
+    if p.caption:
+        st.caption(p.caption)
