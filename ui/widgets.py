@@ -185,5 +185,5 @@ def answers_for(wb: Workbench, conv: Conversation, q: Question, systems: Sequenc
             try:
                 answers[name] = state.ask(wb, name, conv, q)
             except Exception as e:  # noqa: BLE001 - one failing system must not hide the others
-                st.error(f"{name} failed: {e}")
+                st.error(md_escape(f"{name} failed: {e}"))
     return answers
