@@ -9,7 +9,7 @@ from memcore.datasets import load_demo
 from memcore.embed import HashingEmbedder
 from memcore.llm.fake import FakeLLM
 from memcore.settings import Settings
-from memcore.systems.memweaver_experience import cohesion, dbscan_groups, route
+from memcore.systems.memweaver.experience import cohesion, dbscan_groups, route
 from memcore.workbench import Workbench
 
 

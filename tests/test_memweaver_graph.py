@@ -8,7 +8,7 @@ from memcore.embed import HashingEmbedder
 from memcore.llm.fake import FakeLLM
 from memcore.llm.offline.memweaver_time import offline_time, time_expressions
 from memcore.settings import Settings
-from memcore.systems.memweaver_graph import GraphMemory, name_similarity
+from memcore.systems.memweaver.graph import GraphMemory, name_similarity
 from memcore.types import Conversation, Turn
 from memcore.workbench import Workbench
 

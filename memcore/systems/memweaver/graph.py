@@ -16,15 +16,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import networkx as nx
 import numpy as np
 
-from memcore.types import MemoryItem, Turn
-
-if TYPE_CHECKING:  # pragma: no cover
-    from memcore.systems.memweaver import MemWeaverSystem
+from memcore.llm.client import LLMClient
+from memcore.systems.memory import WorkingMemory
+from memcore.types import Conversation, Event, MemoryItem, Turn
 
 STRUCTURAL = ("contains", "about")
 
@@ -202,11 +201,30 @@ class GraphMemory:
 
 
 # ---------------------------------------------------------------- session review
-def review_session(system: MemWeaverSystem, turn: Turn) -> None:
-    """Run `mw_review` over the session's relations and apply its add / update / deny operations."""
-    h = system
+class ReviewHost(Protocol):
+    """What the session review needs of its system: the memory and graph it edits, the model, the
+    event log, and the system's own entity resolution and relation writing (shared with extraction)."""
+
+    conv: Conversation
+    memory: WorkingMemory
+    graph: GraphMemory
+    llm: LLMClient
+    step: int
+
+    def emit(self, kind: str, items: list[MemoryItem] | list[str], reason: str, **data: Any) -> Event: ...
+
+    def resolve_entities(self, names: list[str], passage: MemoryItem) -> dict[str, str]: ...
+
+    def add_relations(self, specs: list[tuple[str, str, str, str, str]], turn: Turn, passage_id: str,
+                      origin: str) -> list[MemoryItem]: ...
+
+    def defer_embedding(self, item_id: str) -> None: ...
+
+
+def review_session(h: ReviewHost, relations: list[str], turn: Turn) -> None:
+    """Run `mw_review` over the session's relations (ids) and apply its add / update / deny operations."""
     sess = [t for t in h.conv.turns if t.session == turn.session]
-    rels = [h.memory.get(r) for r in h.session_relations if r in h.memory]
+    rels = [h.memory.get(r) for r in relations if r in h.memory]
     if not rels:
         return
     ents = {e for p in h.memory.of_kind("passage") if p.metadata.get("session") == turn.session
@@ -244,7 +262,7 @@ def review_session(system: MemWeaverSystem, turn: Turn) -> None:
         md.update(rel=rel, time=time, condition=cond)
         item.text = f"{md['src']} {rel} {md['tgt']}"
         item.embedding = None  # re-embedded at the session's batch flush
-        h._unembedded.append(item.id)
+        h.defer_embedding(item.id)
         h.graph.add_relation(item.id, md["src_id"], rel, md["tgt_id"], time)
         h.memory.touch(item, h.step)
         h.emit("updated", [item], f"updated by session review{how}: {u.reason}", before=before,
@@ -263,7 +281,7 @@ def review_session(system: MemWeaverSystem, turn: Turn) -> None:
         h.emit("updated", sorted(valid), f"session review failed: {res.error}", item_kind="relation", error=res.error)
 
 
-def _drop(h: MemWeaverSystem, rel_id: str, reason: str, **data: object) -> None:
+def _drop(h: ReviewHost, rel_id: str, reason: str, **data: object) -> None:
     item = h.memory.get(rel_id)
     h.graph.remove_relation(rel_id, item.metadata["src_id"], item.metadata["tgt_id"])
     h.memory.remove(rel_id)

@@ -16,12 +16,15 @@ Single-turn groups are not clustered (no call): they pend.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:  # pragma: no cover
-    from memcore.systems.memweaver import MemWeaverSystem
+from memcore.llm.client import LLMClient
+from memcore.systems.memory import WorkingMemory
+from memcore.systems.memweaver.config import MemWeaverConfig
+from memcore.systems.memweaver.graph import GraphMemory
+from memcore.types import Event, MemoryItem
 
 MAX_INDUCTION_TURNS = 24  # most recent members shown to the induction role
 
@@ -76,12 +79,33 @@ def route(vec: np.ndarray, centroids: dict[str, np.ndarray], join: float, low: f
     return Route("router" if short else "pending", best, best_sim, short)
 
 
+class ExperienceHost(Protocol):
+    """What the experience memory needs of its system: the model, the memory and graph it prunes, the
+    event log, turn texts and vectors, and the system's writer of experience items (graph edges too)."""
+
+    memory: WorkingMemory
+    graph: GraphMemory
+    llm: LLMClient
+
+    def emit(self, kind: str, items: list[MemoryItem] | list[str], reason: str, **data: Any) -> Event: ...
+
+    def new_id(self, kind: str) -> str: ...
+
+    def turn_line(self, turn_id: str) -> str: ...
+
+    def turn_unit(self, turn_id: str) -> dict[str, str]: ...
+
+    def turn_vector(self, turn_id: str) -> np.ndarray: ...
+
+    def add_experience(self, kind: str, content: str, turn_ids: list[str], cluster: str) -> MemoryItem: ...
+
+
 class ExperienceMemory:
     """Clusters, pending buffer and window of one conversation, writing experience items via the host."""
 
-    def __init__(self, host: MemWeaverSystem) -> None:
+    def __init__(self, host: ExperienceHost, cfg: MemWeaverConfig) -> None:
         self.host = host
-        self.cfg = host.config
+        self.cfg = cfg
         self.clusters: dict[str, dict[str, Any]] = {}
         self.pending: list[str] = []
         self.window: list[str] = []

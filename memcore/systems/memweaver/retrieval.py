@@ -13,20 +13,24 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
+from memcore.systems.memory import WorkingMemory
+from memcore.systems.memweaver.config import MemWeaverConfig
+from memcore.systems.memweaver.graph import GraphMemory
 from memcore.types import Candidate, MemoryItem, Question, Trace, TraceItem
 
-if TYPE_CHECKING:  # pragma: no cover
-    from memcore.systems.memweaver import MemWeaverSystem
+# the system's configured retriever: (kind, query, k, query vector) -> [(item, score)]
+SearchFn = Callable[[str, str, int, np.ndarray], list[tuple[MemoryItem, float]]]
 
 MAX_CANDIDATES = 200  # candidates recorded per stage (the rest are counted in the structure)
 
 
-def _cos(sys: MemWeaverSystem, item_id: str, qvec: np.ndarray) -> float:
-    return float(sys.memory.vector(item_id) @ qvec) if item_id in sys.memory else 0.0
+def _cos(memory: WorkingMemory, item_id: str, qvec: np.ndarray) -> float:
+    return float(memory.vector(item_id) @ qvec) if item_id in memory else 0.0
 
 
 def triple_text(it: MemoryItem) -> str:
@@ -40,33 +44,32 @@ def triple_text(it: MemoryItem) -> str:
     return " | ".join(parts)
 
 
-def retrieve(sys: MemWeaverSystem, q: Question) -> Trace:
+def retrieve(q: Question, tr: Trace, qvec: np.ndarray, *, memory: WorkingMemory, graph: GraphMemory,
+             cfg: MemWeaverConfig, search: SearchFn) -> Trace:
     """Fill a trace with kept triples, passages and experiences, their candidates and the subgraph."""
-    cfg, tr = sys.config, sys.new_trace(q)
-    qvec = sys.embed_one(q.text)
     tr.stages = ["seed_triples", "expanded_triples", "passages", "experiences"]
     # 1. seeds
-    hits = [(it, s) for it, s in sys.search_items("relation", q.text, cfg.seed_triples * 2, qvec)
-            if it.id in sys.memory]
+    hits = [(it, s) for it, s in search("relation", q.text, cfg.seed_triples * 2, qvec)
+            if it.id in memory]
     seeds = [it.id for it, _ in hits[: cfg.seed_triples]]
     tr.candidates += [Candidate("seed_triples", it.id, s, r, it.id in seeds, list(it.turn_ids),
                                 "" if it.id in seeds else f"below the top {cfg.seed_triples} seeds",
                                 {"text": it.text}) for r, (it, s) in enumerate(hits, 1)]
     # 2. expansion
     cands: dict[str, None] = dict.fromkeys(seeds)
-    frontier = {e for r in seeds for e in (sys.memory.get(r).metadata["src_id"], sys.memory.get(r).metadata["tgt_id"])}
+    frontier = {e for r in seeds for e in (memory.get(r).metadata["src_id"], memory.get(r).metadata["tgt_id"])}
     seen_ents = set(frontier)
     for _ in range(cfg.hops):
         nxt: set[str] = set()
         for e in sorted(frontier):
-            for rid in sys.graph.relation_edges(e):
-                if rid in sys.memory and rid not in cands:
+            for rid in graph.relation_edges(e):
+                if rid in memory and rid not in cands:
                     cands[rid] = None
-                    md = sys.memory.get(rid).metadata
+                    md = memory.get(rid).metadata
                     nxt |= {md["src_id"], md["tgt_id"]} - seen_ents
         seen_ents |= nxt
         frontier = nxt
-    scored = sorted(((rid, _cos(sys, rid, qvec)) for rid in cands), key=lambda x: (-x[1], x[0]))
+    scored = sorted(((rid, _cos(memory, rid, qvec)) for rid in cands), key=lambda x: (-x[1], x[0]))
     kept = list(seeds)
     for rid, _ in scored:
         if len(kept) >= cfg.keep_triples:
@@ -75,51 +78,50 @@ def retrieve(sys: MemWeaverSystem, q: Question) -> Trace:
             kept.append(rid)
     kept_set = set(kept)
     score = dict(scored)
-    tr.candidates += [Candidate("expanded_triples", rid, s, r, rid in kept_set, list(sys.memory.get(rid).turn_ids),
+    tr.candidates += [Candidate("expanded_triples", rid, s, r, rid in kept_set, list(memory.get(rid).turn_ids),
                                 "" if rid in kept_set else f"below the top {cfg.keep_triples} by cosine",
-                                {"seed": rid in seeds, "text": sys.memory.get(rid).text})
+                                {"seed": rid in seeds, "text": memory.get(rid).text})
                       for r, (rid, s) in enumerate(scored[:MAX_CANDIDATES], 1)]
     kept.sort(key=lambda r: (r not in seeds, -score[r], r))
-    ents = list(dict.fromkeys(e for r in kept for e in (sys.memory.get(r).metadata["src_id"],
-                                                          sys.memory.get(r).metadata["tgt_id"])))
+    ents = list(dict.fromkeys(e for r in kept for e in (memory.get(r).metadata["src_id"],
+                                                          memory.get(r).metadata["tgt_id"])))
     # 3. passages
-    passages, why, pscores = _passages(sys, q, qvec, ents, tr)
+    passages, why, pscores = _passages(memory, graph, cfg, search, q, qvec, ents, tr)
     # 4. experiences
-    exps = sorted(((x, _cos(sys, x, qvec)) for x in sys.graph.attached(ents, "experience") if x in sys.memory),
+    exps = sorted(((x, _cos(memory, x, qvec)) for x in graph.attached(ents, "experience") if x in memory),
                   key=lambda x: (-x[1], x[0]))
     chosen_x = [x for x, _ in exps[: cfg.experiences]]
-    tr.candidates += [Candidate("experiences", x, s, r, x in chosen_x, list(sys.memory.get(x).turn_ids),
+    tr.candidates += [Candidate("experiences", x, s, r, x in chosen_x, list(memory.get(x).turn_ids),
                                 "" if x in chosen_x else f"below the top {cfg.experiences} by cosine")
                       for r, (x, s) in enumerate(exps[:MAX_CANDIDATES], 1)]
     # items, context, structure
     rank = 0
     for rid in kept:
-        it, rank = sys.memory.get(rid), rank + 1
+        it, rank = memory.get(rid), rank + 1
         tr.items.append(TraceItem(rid, "relation", triple_text(it), score[rid], list(it.turn_ids),
                                   "seed triple" if rid in seeds else f"{cfg.hops}-hop expansion", rank,
                                   {"date": it.metadata.get("date", ""), "time": it.metadata.get("time", "")}))
     for pid in passages:
-        it, rank = sys.memory.get(pid), rank + 1
+        it, rank = memory.get(pid), rank + 1
         tr.items.append(TraceItem(pid, "passage", it.text, pscores[pid], list(it.turn_ids), why[pid], rank,
                                   {"speaker": it.metadata.get("speaker", ""), "date": ""}))
     xs = dict(exps)
     for x in chosen_x:
-        it, rank = sys.memory.get(x), rank + 1
+        it, rank = memory.get(x), rank + 1
         tr.items.append(TraceItem(x, "experience", it.text, xs[x], list(it.turn_ids), "about edge", rank,
                                   {"type": it.metadata.get("type", ""), "date": ""}))
-    tr.context = _context(sys, kept, passages, chosen_x)
-    tr.structure = _structure(sys, kept, seeds, score, passages, why, pscores, chosen_x, xs, len(cands))
+    tr.context = _context(memory, kept, passages, chosen_x)
+    tr.structure = _structure(memory, graph, cfg, kept, seeds, score, passages, why, pscores, chosen_x, xs, len(cands))
     tr.notes.append("triples beyond the seeds are filtered by cosine whatever the retriever; seeds always kept")
     if not kept:
         tr.notes.append("no relation matched: context = passages only")
     return tr
 
 
-def _passages(sys: MemWeaverSystem, q: Question, qvec: np.ndarray, ents: list[str],
-              tr: Trace) -> tuple[list[str], dict[str, str], dict[str, float]]:
-    cfg = sys.config
-    glob = [(it.id, s) for it, s in sys.search_items("passage", q.text, cfg.global_pool, qvec) if it.id in sys.memory]
-    linked = sorted(((p, _cos(sys, p, qvec)) for p in sys.graph.attached(ents, "passage") if p in sys.memory),
+def _passages(memory: WorkingMemory, graph: GraphMemory, cfg: MemWeaverConfig, search: SearchFn, q: Question,
+              qvec: np.ndarray, ents: list[str], tr: Trace) -> tuple[list[str], dict[str, str], dict[str, float]]:
+    glob = [(it.id, s) for it, s in search("passage", q.text, cfg.global_pool, qvec) if it.id in memory]
+    linked = sorted(((p, _cos(memory, p, qvec)) for p in graph.attached(ents, "passage") if p in memory),
                     key=lambda x: (-x[1], x[0]))
     chosen: list[str] = []
     why: dict[str, str] = {}
@@ -129,7 +131,7 @@ def _passages(sys: MemWeaverSystem, q: Question, qvec: np.ndarray, ents: list[st
         for pid, _ in pool:
             if len(chosen) >= limit:
                 return
-            t = sys.memory.get(pid).metadata.get("turn", pid)
+            t = memory.get(pid).metadata.get("turn", pid)
             if pid in why or t in turns:
                 continue
             chosen.append(pid)
@@ -144,34 +146,33 @@ def _passages(sys: MemWeaverSystem, q: Question, qvec: np.ndarray, ents: list[st
     pool = list(dict.fromkeys([p for p, _ in glob] + [p for p, _ in linked]))[:MAX_CANDIDATES]
     for r, pid in enumerate(pool, 1):
         src = "global" if pid in dict(glob) else "graph"
-        tr.candidates.append(Candidate("passages", pid, scores[pid], r, pid in why, list(sys.memory.get(pid).turn_ids),
+        tr.candidates.append(Candidate("passages", pid, scores[pid], r, pid in why, list(memory.get(pid).turn_ids),
                                        "" if pid in why else f"not among the {cfg.passages} passages",
                                        {"why": why.get(pid, ""), "pool": src}))
     return chosen, why, scores
 
 
-def _context(sys: MemWeaverSystem, kept: list[str], passages: list[str], exps: list[str]) -> str:
+def _context(memory: WorkingMemory, kept: list[str], passages: list[str], exps: list[str]) -> str:
     blocks = []
     if kept:
         blocks.append("Knowledge graph (source | relation | target | time | condition):\n"
-                      + "\n".join(f"- {triple_text(sys.memory.get(r))}" for r in kept))
+                      + "\n".join(f"- {triple_text(memory.get(r))}" for r in kept))
     if passages:
-        blocks.append("Passages:\n" + "\n".join(f"- {sys.memory.get(p).text}" for p in passages))
+        blocks.append("Passages:\n" + "\n".join(f"- {memory.get(p).text}" for p in passages))
     if exps:
         blocks.append("Experiences:\n" + "\n".join(
-            f"- ({sys.memory.get(x).metadata.get('type', 'fact')}) {sys.memory.get(x).text}" for x in exps))
+            f"- ({memory.get(x).metadata.get('type', 'fact')}) {memory.get(x).text}" for x in exps))
     return "\n\n".join(blocks)
 
 
-def _structure(sys: MemWeaverSystem, kept: list[str], seeds: list[str], score: dict[str, float],
-               passages: list[str], why: dict[str, str], pscores: dict[str, float], exps: list[str],
-               xs: dict[str, float], n_cands: int) -> dict[str, Any]:
-    cfg, g = sys.config, sys.graph
-    seed_ents = {e for r in seeds for e in (sys.memory.get(r).metadata["src_id"], sys.memory.get(r).metadata["tgt_id"])}
+def _structure(memory: WorkingMemory, g: GraphMemory, cfg: MemWeaverConfig, kept: list[str], seeds: list[str],
+               score: dict[str, float], passages: list[str], why: dict[str, str], pscores: dict[str, float],
+               exps: list[str], xs: dict[str, float], n_cands: int) -> dict[str, Any]:
+    seed_ents = {e for r in seeds for e in (memory.get(r).metadata["src_id"], memory.get(r).metadata["tgt_id"])}
     nodes: dict[str, dict[str, Any]] = {}
     edges = []
     for r in kept:
-        md = sys.memory.get(r).metadata
+        md = memory.get(r).metadata
         for e in (md["src_id"], md["tgt_id"]):
             nodes.setdefault(e, {"id": e, "label": g.label(e), "kind": "entity", "seed": e in seed_ents})
         edges.append({"id": r, "source": md["src_id"], "target": md["tgt_id"], "relation": md.get("rel", ""),
@@ -179,7 +180,7 @@ def _structure(sys: MemWeaverSystem, kept: list[str], seeds: list[str], score: d
     for kind, ids, sc in (("passage", passages, pscores), ("experience", exps, xs)):
         field = "entities" if kind == "passage" else "about"
         for i in ids:
-            it = sys.memory.get(i)
+            it = memory.get(i)
             nodes[i] = {"id": i, "label": it.metadata.get("turn", "") or it.text[:40], "kind": kind, "seed": False}
             for e in it.metadata.get(field, []):
                 if e in nodes and nodes[e]["kind"] == "entity":
@@ -189,9 +190,9 @@ def _structure(sys: MemWeaverSystem, kept: list[str], seeds: list[str], score: d
     return {
         "subgraph": {"nodes": list(nodes.values()), "edges": edges},
         "passages": [{"id": p, "why": why[p], "score": round(pscores[p], 4),
-                      "turn": sys.memory.get(p).metadata.get("turn", "")} for p in passages],
-        "experiences": [{"id": x, "score": round(xs[x], 4), "type": sys.memory.get(x).metadata.get("type", ""),
-                         "about": sys.memory.get(x).metadata.get("about", [])} for x in exps],
+                      "turn": memory.get(p).metadata.get("turn", "")} for p in passages],
+        "experiences": [{"id": x, "score": round(xs[x], 4), "type": memory.get(x).metadata.get("type", ""),
+                         "about": memory.get(x).metadata.get("about", [])} for x in exps],
         "budgets": {"seed_triples": cfg.seed_triples, "hops": cfg.hops, "triples": cfg.keep_triples,
                     "passages": cfg.passages, "forced_global": cfg.forced_global, "global_pool": cfg.global_pool,
                     "experiences": cfg.experiences,

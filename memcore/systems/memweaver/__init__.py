@@ -5,8 +5,8 @@ entities (`mw_entities`), resolved by exact alias then SequenceMatcher ratio >= 
 the passage by `contains` edges; relations between them (`mw_relations`); one absolute time
 per relation (`mw_time`); duplicate (src, rel, tgt, time) dropped. At each session's last
 turn: the session review (`mw_review`: add / update / deny), a dedup pass, and the session's
-experience window. Experience memory: memweaver_experience. Retrieval: memweaver_retrieval.
-The graph lives in networkx (memweaver_graph) and is rebuilt from the stored items on restore.
+experience window. Experience memory: .experience. Retrieval: .retrieval. Settings: .config.
+The graph lives in networkx (.graph) and is rebuilt from the stored items on restore.
 
 Vectors: passages reuse the shared turn embedding; entities carry the vector of the turn that
 first mentions them (entities are matched by name, never by vector, and embedding ~500 names
@@ -16,38 +16,16 @@ are embedded in one batched call per session.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from memcore.systems import memweaver_retrieval, register_system
-from memcore.systems.base import BaseSystem, SystemConfig, query_field
-from memcore.systems.memweaver_experience import ExperienceMemory
-from memcore.systems.memweaver_graph import GraphMemory, Resolution, norm_name, review_session
+from memcore.systems import register_system
+from memcore.systems.base import BaseSystem
+from memcore.systems.memweaver import retrieval
+from memcore.systems.memweaver.config import MemWeaverConfig
+from memcore.systems.memweaver.experience import ExperienceMemory
+from memcore.systems.memweaver.graph import GraphMemory, Resolution, norm_name, review_session
 from memcore.text.sentences import sentences
 from memcore.types import MemoryItem, Question, Trace, Turn
-
-
-@dataclass
-class MemWeaverConfig(SystemConfig):
-    """Paper defaults (README: MemWeaver). Retrieval budgets only affect queries."""
-
-    entity_sim: float = 0.7  # entity resolution: SequenceMatcher ratio to merge with an alias
-    window: int = 12  # experience window and pending re-cluster size
-    eps: float = 0.3  # DBSCAN eps (cosine distance)
-    min_samples: int = 2
-    recluster_rounds: int = 3
-    join_sim: float = 0.8  # route: join directly at or above
-    route_sim: float = 0.5  # route: shortlist for the router at or above
-    router_top: int = 5
-    buffer: int = 5  # cluster add buffer that triggers re-induction
-    review: bool = True  # session-level review
-    seed_triples: int = query_field(6)
-    hops: int = query_field(1)
-    keep_triples: int = query_field(36)
-    passages: int = query_field(6)
-    forced_global: int = query_field(2)
-    global_pool: int = query_field(18)
-    experiences: int = query_field(6)
 
 
 @register_system
@@ -63,7 +41,7 @@ class MemWeaverSystem(BaseSystem):
     def __init__(self, *a: Any, **kw: Any) -> None:
         super().__init__(*a, **kw)
         self.graph = GraphMemory()
-        self.exp = ExperienceMemory(self)
+        self.exp = ExperienceMemory(self, self.config)
         self.session_relations: list[str] = []
         self._turns = {t.turn_id: t for t in self.conv.turns}
         self._unembedded: list[str] = []
@@ -86,6 +64,10 @@ class MemWeaverSystem(BaseSystem):
         item = self.new_item(kind, text, sources, turn_ids, embed=False, **md)
         self._unembedded.append(item.id)
         return item
+
+    def defer_embedding(self, item_id: str) -> None:
+        """(Re-)embed an item at the next batch flush (its text changed)."""
+        self._unembedded.append(item_id)
 
     def flush_embeddings(self) -> int:
         """Embed every item still without a vector in batches (one model call per 64 texts)."""
@@ -237,7 +219,7 @@ class MemWeaverSystem(BaseSystem):
     def end_session(self, turn: Turn) -> None:
         """Session review, dedup pass and the triple-index note."""
         if self.config.review and self.session_relations:
-            review_session(self, turn)
+            review_session(self, self.session_relations, turn)
         ids = [r for r in self.session_relations if r in self.memory] or [self._last_passage]
         self.session_relations = []
         n = len(self.memory.of_kind("relation"))
@@ -264,7 +246,10 @@ class MemWeaverSystem(BaseSystem):
 
     # ------------------------------------------------------------ retrieval
     def retrieve(self, question: Question) -> Trace:
-        return memweaver_retrieval.retrieve(self, question)
+        tr = self.new_trace(question)
+        qvec = self.embed_one(question.text)
+        return retrieval.retrieve(question, tr, qvec, memory=self.memory, graph=self.graph, cfg=self.config,
+                                  search=self.search_items)
 
 
 def extract_turn(llm: Any, base: dict[str, Any]) -> tuple[Any, list[str], Any, list[Any]]:
@@ -293,3 +278,6 @@ def _sentence_of(text: str, target: str) -> str:
     """The sentence of a turn that mentions a relation's target (for the offline time role)."""
     low = target.lower()
     return next((s for s in sentences(text) if low in s.lower()), "")
+
+
+__all__ = ["MemWeaverConfig", "MemWeaverSystem", "extract_turn"]
