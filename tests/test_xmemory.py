@@ -9,10 +9,10 @@ from memcore.embed import HashingEmbedder
 from memcore.llm.fake import FakeLLM
 from memcore.llm.offline.xmemory import c_tf_idf, offline_boundary
 from memcore.settings import Settings
-from memcore.systems import xmemory_retrieval as xr
-from memcore.systems import xmemory_trace as xtr
 from memcore.systems.xmemory import XMemoryConfig, XMemorySystem
-from memcore.systems.xmemory_proxy import TermIndex, sentence_supports, support_uncertainty
+from memcore.systems.xmemory import retrieval as xr
+from memcore.systems.xmemory import trace as xtr
+from memcore.systems.xmemory.proxy import TermIndex, sentence_supports, support_uncertainty
 from memcore.workbench import Workbench
 
 # ------------------------------------------------------------------ Stage I
@@ -203,8 +203,8 @@ def test_stage_one_graph_scope(workbench, tiny_conv) -> None:
     joint = workbench.system("xmemory", tiny_conv, knn_scope="joint")
     themes = [t.id for t in level.memory.of_kind("theme")]
     sems = [s.id for s in level.memory.of_kind("semantic")]
-    pos_l, g_l = xtr._graph(level, "theme", 10)
-    pos_j, g_j = xtr._graph(joint, "theme", 10)
+    pos_l, g_l = xtr._graph(level.memory, level.config, level.retrieval_cache, "theme", 10)
+    pos_j, g_j = xtr._graph(joint.memory, joint.config, joint.retrieval_cache, "theme", 10)
     assert set(pos_l) == set(themes) and set(pos_j) == set(themes) | set(sems)
     ids_l, ids_j = {i: x for x, i in pos_l.items()}, {i: x for x, i in pos_j.items()}
 

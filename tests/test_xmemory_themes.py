@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memcore.systems import xmemory_themes as xt
+from memcore.systems.xmemory import themes as xt
 
 
 def _at(deg: float) -> np.ndarray:

@@ -5,7 +5,7 @@
   the similarity in; the rule cannot judge topic or intent the way the paper's LLM does).
 - theme_label: c-TF-IDF keywords of the member facts against the other themes.
 - xmemory_probe: the offline answer; it has no token logprobs, so the system measures
-  uncertainty with its own proxy (memcore.systems.xmemory_proxy) and says so in the trace.
+  uncertainty with its own proxy (memcore.systems.xmemory.proxy) and says so in the trace.
 """
 
 from __future__ import annotations

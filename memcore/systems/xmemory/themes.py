@@ -18,9 +18,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
+
+from memcore.systems.memory import WorkingMemory
+from memcore.systems.xmemory.config import XMemoryConfig
+from memcore.types import Event, MemoryItem
 
 Parts = list[np.ndarray]
 
@@ -229,7 +233,27 @@ def greedy_merges(gains: list[tuple[int, int, float]]) -> list[tuple[int, int, f
 
 
 # ------------------------------------------------ restructuring an XMemorySystem
-def split_theme(sys_: Any, theme: Any, depth: int = 0) -> None:
+class ThemeHost(Protocol):
+    """What the split and merge steps need of their system: config, memory, theme membership and the
+    system's own theme writers, the changed themes, counters and the event log."""
+
+    config: XMemoryConfig
+    memory: WorkingMemory
+    stats: dict[str, int]
+    dirty: dict[str, None]
+
+    def members(self, theme_id: str) -> list[str]: ...
+
+    def local_themes(self, theme_ids: list[str], extra: dict[str, list[str]] | None = None) -> Local: ...
+
+    def set_members(self, theme: MemoryItem, members: list[str]) -> None: ...
+
+    def new_theme(self, members: list[str]) -> MemoryItem: ...
+
+    def emit(self, kind: str, items: list[MemoryItem] | list[str], reason: str, **data: Any) -> Event: ...
+
+
+def split_theme(sys_: ThemeHost, theme: MemoryItem, depth: int = 0) -> None:
     """Split an XMemorySystem theme when it triggers (recursive, depth <= 3).
 
     Above the size cap the split is mandatory and f picks the candidate (paper: at most 12 semantics
@@ -267,7 +291,7 @@ def split_theme(sys_: Any, theme: Any, depth: int = 0) -> None:
             split_theme(sys_, th, depth + 1)
 
 
-def merge_passes(sys_: Any) -> None:
+def merge_passes(sys_: ThemeHost) -> None:
     """Up to `merge_passes` passes of greedy merges that raise f, among an XMemorySystem's changed themes."""
     cfg = sys_.config
     for pass_no in range(1, cfg.merge_passes + 1):

@@ -1,4 +1,4 @@
-"""xMemory's retrieve: feeds Stage I / II (xmemory_retrieval.py) from the system's memory, builds the Trace.
+"""xMemory's retrieve: feeds Stage I / II (.retrieval) from the system's memory, builds the Trace.
 
 The trace is the hierarchy path: semantic pool -> themes -> semantics -> episodes -> messages, with
 every candidate's score and the reason it was kept or dropped, and `structure` for the UI
@@ -7,13 +7,51 @@ every candidate's score and the reason it was kept or dropped, and `structure` f
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from memcore.systems import xmemory_retrieval as xr
-from memcore.systems.xmemory_proxy import PROXY_DOC, TermIndex, support_uncertainty
-from memcore.types import Candidate, Question, Trace, TraceItem
+from memcore.llm.client import LLMClient
+from memcore.systems.memory import WorkingMemory
+from memcore.systems.xmemory import retrieval as xr
+from memcore.systems.xmemory.config import XMemoryConfig
+from memcore.systems.xmemory.proxy import PROXY_DOC, TermIndex, support_uncertainty
+from memcore.types import Candidate, MemoryItem, Question, Trace, TraceItem, Turn
+
+# the system's configured retriever: (kind, query, k, query vector) -> [(item, score)]
+SearchFn = Callable[[str, str, int, np.ndarray], list[tuple[MemoryItem, float]]]
+KnnKey = tuple[tuple[str, ...], int]
+
+
+@dataclass
+class RetrievalCache:
+    """What retrieval keeps between questions; owned by the system, valid until the memory changes.
+
+    knn: (kinds, k) -> (the matrices the graph was built from, the kNN graph), rebuilt when
+    WorkingMemory.matrix returns a new matrix; terms: (episode count, the proxy's TermIndex)."""
+
+    knn: dict[KnnKey, tuple[list[np.ndarray], list[dict[int, float]]]] = field(default_factory=dict)
+    terms: tuple[int, TermIndex] | None = None
+
+
+@dataclass
+class Retrieval:
+    """The collaborators of one xMemory retrieval (not the system): its memory, settings, reader model,
+    the conversation's turns, the configured retriever, the query encoder and the cache."""
+
+    memory: WorkingMemory
+    cfg: XMemoryConfig
+    llm: LLMClient
+    turns: list[Turn]
+    search: SearchFn
+    embed: Callable[[str], np.ndarray]
+    cache: RetrievalCache
+
+
+def members(memory: WorkingMemory, theme_id: str) -> list[str]:
+    """Semantic ids of a theme."""
+    return list(memory.get(theme_id).metadata.get("members", []))
 
 
 def _restrict(graph: list[dict[int, float]], idx: list[int]) -> list[dict[int, float]]:
@@ -22,39 +60,39 @@ def _restrict(graph: list[dict[int, float]], idx: list[int]) -> list[dict[int, f
     return [{loc[u]: w for u, w in graph[g].items() if u in loc} for g in idx]
 
 
-def _graph(sys_: Any, kind: str, k: int) -> tuple[dict[str, int], list[dict[int, float]]]:
+def _graph(memory: WorkingMemory, cfg: XMemoryConfig, cache: RetrievalCache, kind: str,
+           k: int) -> tuple[dict[str, int], list[dict[int, float]]]:
     """Row positions and the kNN graph Stage I walks for `kind` (cached until the memory changes).
 
     knn_scope "level" (default): one graph per kind (the paper's "selection on kNN graphs", the README's
     semantic kNN graph); "joint": one graph over theme and semantic nodes together (the other reading
     of "a k-NN graph among theme and semantic nodes"). Top-k neighbours per node, edges with sim > 0.
     """
-    kinds = ("theme", "semantic") if sys_.config.knn_scope == "joint" else (kind,)
-    mats = [sys_.memory.matrix(x) for x in kinds]
-    cache = sys_.__dict__.setdefault("_xr_knn", {})
-    hit = cache.get((kinds, k))
+    kinds = ("theme", "semantic") if cfg.knn_scope == "joint" else (kind,)
+    mats = [memory.matrix(x) for x in kinds]
+    hit = cache.knn.get((kinds, k))
     if hit is None or any(a is not b for a, (_, b) in zip(hit[0], mats, strict=True)):
-        hit = cache[(kinds, k)] = ([m for _, m in mats], xr.knn_graph(np.vstack([m for _, m in mats]), k))
+        hit = cache.knn[(kinds, k)] = ([m for _, m in mats], xr.knn_graph(np.vstack([m for _, m in mats]), k))
     return {x: i for i, x in enumerate(x for ids, _ in mats for x in ids)}, hit[1]
 
 
-def _term_index(sys_: Any) -> TermIndex:
+def _term_index(memory: WorkingMemory, all_turns: list[Turn], cache: RetrievalCache) -> TermIndex:
     """The uncertainty proxy's idf over the turns the memory holds (cached until episodes change)."""
-    eps = sys_.memory.of_kind("episode")
-    hit = sys_.__dict__.get("_xr_terms")
+    eps = memory.of_kind("episode")
+    hit = cache.terms
     if hit is None or hit[0] != len(eps):
         seen = {t for e in eps for t in e.turn_ids}
-        turns = [t for t in sys_.conv.turns if t.turn_id in seen]
-        hit = sys_.__dict__["_xr_terms"] = (len(eps), TermIndex.build(
+        turns = [t for t in all_turns if t.turn_id in seen]
+        hit = cache.terms = (len(eps), TermIndex.build(
             [f"{t.speaker}: {t.content}" for t in turns], {t.speaker for t in turns}))
     return hit[1]
 
 
-def _select(sys_: Any, tr: Trace, stage: str, cand: list[str], raw: list[float], kind: str,
+def _select(rt: Retrieval, tr: Trace, stage: str, cand: list[str], raw: list[float], kind: str,
             budget: int) -> tuple[list[str], list[dict]]:
     """Greedy Stage I selection over `cand` (one kind); records candidates; returns picked ids, rows."""
-    cfg, mem = sys_.config, sys_.memory
-    pos, graph = _graph(sys_, kind, cfg.knn)
+    cfg, mem = rt.cfg, rt.memory
+    pos, graph = _graph(mem, cfg, rt.cache, kind, cfg.knn)
     picks = xr.greedy_select(raw, _restrict(graph, [pos[c] for c in cand]), cfg.alpha, budget, cfg.coverage_target)
     stop = (f"{stage} budget {budget} reached" if len(picks) >= budget else
             f"candidates fully covered after {len(picks)} picks" if picks else "no candidates")
@@ -72,41 +110,41 @@ def _select(sys_: Any, tr: Trace, stage: str, cand: list[str], raw: list[float],
     return [cand[p.index] for p in picks], rows
 
 
-def retrieve(sys_: Any, q: Question) -> Trace:
-    """xMemory's top-down retrieval for an XMemorySystem: Stage I (themes, semantics), Stage II (episodes)."""
-    cfg, mem = sys_.config, sys_.memory
-    tr = sys_.new_trace(q)
+def retrieve(rt: Retrieval, q: Question, tr: Trace, reassignment: float, net_reassignment: float) -> Trace:
+    """xMemory's top-down retrieval: Stage I (themes, semantics), Stage II (episodes), into the trace `tr`;
+    the reassignment ratios are the system's construction statistics, shown in the structure."""
+    cfg, mem = rt.cfg, rt.memory
     tr.stages = ["semantic_pool", "themes", "semantics", "episodes", "messages"]
     themes, sems = mem.of_kind("theme"), mem.of_kind("semantic")
-    tr.structure = {"reassignment_ratio": round(sys_.reassignment_ratio(), 4),
-                    "net_reassignment_ratio": round(sys_.net_reassignment_ratio(), 4), "theme_count": len(themes),
+    tr.structure = {"reassignment_ratio": round(reassignment, 4),
+                    "net_reassignment_ratio": round(net_reassignment, 4), "theme_count": len(themes),
                     "semantic_count": len(sems), "episode_count": len(mem.of_kind("episode")),
                     "knn_graph": f"{cfg.knn_scope}: top-{cfg.knn} neighbours per node, edges with sim > 0"}
     if not themes or not sems:
         tr.notes.append("xMemory holds no semantics/themes yet: empty context")
         return tr
-    qv, dense = sys_.embed_one(q.text), cfg.retriever == "dense"
-    pool = {it.id: float(s) for it, s in sys_.search_items("semantic", q.text, cfg.pool, qv) if it.id in mem}
+    qv, dense = rt.embed(q.text), cfg.retriever == "dense"
+    pool = {it.id: float(s) for it, s in rt.search("semantic", q.text, cfg.pool, qv) if it.id in mem}
     for r, (sid, s) in enumerate(pool.items(), start=1):
         tr.candidates.append(Candidate("semantic_pool", sid, s, r, True, list(mem.get(sid).turn_ids),
                                        data={"theme": mem.get(sid).metadata.get("theme", "")}))
     # Stage I: themes holding pooled semantics, then semantics drawn from the chosen themes' members.
     # Query scores: cosine (dense); the retriever's pool score otherwise (a theme: its best member).
     cand_t = [t for t in dict.fromkeys(mem.get(i).metadata.get("theme", "") for i in pool) if t in mem]
-    t_raw = [float(mem.vector(t) @ qv) if dense else max(pool.get(s, 0.0) for s in sys_.members(t))
+    t_raw = [float(mem.vector(t) @ qv) if dense else max(pool.get(s, 0.0) for s in members(mem, t))
              for t in cand_t]
-    chosen_t, t_rows = _select(sys_, tr, "themes", cand_t, t_raw, "theme", cfg.theme_budget)
-    cand_s = [s for t in chosen_t for s in sys_.members(t)]
+    chosen_t, t_rows = _select(rt, tr, "themes", cand_t, t_raw, "theme", cfg.theme_budget)
+    cand_s = [s for t in chosen_t for s in members(mem, t)]
     s_raw = [float(mem.vector(s) @ qv) if dense else pool.get(s, 0.0) for s in cand_s]
-    chosen_s, s_rows = _select(sys_, tr, "semantics", cand_s, s_raw, "semantic", cfg.semantic_budget)
+    chosen_s, s_rows = _select(rt, tr, "semantics", cand_s, s_raw, "semantic", cfg.semantic_budget)
     for row in t_rows:
-        row.update(label=mem.get(row["id"]).metadata.get("label", ""), size=len(sys_.members(row["id"])))
+        row.update(label=mem.get(row["id"]).metadata.get("label", ""), size=len(members(mem, row["id"])))
     for row in s_rows:
         it = mem.get(row["id"])
         row.update(theme=it.metadata.get("theme", ""), episodes=[e for e in it.sources if e in mem])
     tr.structure.update(themes=t_rows, semantics=s_rows)
     rel_s = {r["id"]: r["relevance"] for r in s_rows}
-    _stage_two(sys_, tr, q, qv, chosen_s, rel_s)
+    _stage_two(rt, tr, q, qv, chosen_s, rel_s)
     tr.structure["path"] = [{"theme": t, "label": mem.get(t).metadata.get("label", ""),
                              "semantics": [s for s in chosen_s if mem.get(s).metadata.get("theme") == t],
                              "episodes": [e["id"] for e in tr.structure["episodes"] if e["decision"] != "skip"
@@ -116,10 +154,10 @@ def retrieve(sys_: Any, q: Question) -> Trace:
     return tr
 
 
-def _stage_two(sys_: Any, tr: Trace, q: Question, qv: np.ndarray, chosen_s: list[str],
+def _stage_two(rt: Retrieval, tr: Trace, q: Question, qv: np.ndarray, chosen_s: list[str],
                rel_s: dict[str, float]) -> None:
     """Stage II over episodes linked to the chosen semantics plus the top episodes by the retriever."""
-    cfg, mem = sys_.config, sys_.memory
+    cfg, mem = rt.cfg, rt.memory
     parent: dict[str, float] = {}
     parents: dict[str, list[str]] = {}
     for s in chosen_s:
@@ -127,7 +165,7 @@ def _stage_two(sys_: Any, tr: Trace, q: Question, qv: np.ndarray, chosen_s: list
             if e in mem and mem.get(e).kind == "episode":
                 parent[e] = max(parent.get(e, 0.0), rel_s[s])
                 parents.setdefault(e, []).append(s)
-    top = [it.id for it, _ in sys_.search_items("episode", q.text, cfg.episode_top, qv) if it.id in mem]
+    top = [it.id for it, _ in rt.search("episode", q.text, cfg.episode_top, qv) if it.id in mem]
     cand = list(dict.fromkeys([*parent, *top]))
     ranked = xr.episode_priority({e: float(mem.vector(e) @ qv) for e in cand}, parent, cfg.parent_weight)
     sem_block = "\n".join(f"[{mem.get(s).metadata.get('date', '')}] {mem.get(s).text}" for s in chosen_s)
@@ -136,19 +174,19 @@ def _stage_two(sys_: Any, tr: Trace, q: Question, qv: np.ndarray, chosen_s: list
 
     def scorer(eps: list[str]) -> tuple[float, str]:
         episodic = "\n".join(f"[{mem.get(e).metadata.get('date', '')}] {ep_text[e]}" for e in eps)
-        res = sys_.llm.run("xmemory_probe", {"question": q.text, "question_date": q.question_date,
+        res = rt.llm.run("xmemory_probe", {"question": q.text, "question_date": q.question_date,
                                               "semantic": sem_block or "(none)", "episodic": episodic or "(none)"},
                            stage="retrieval", logprobs=True)
         h = xr.mean_nll(res.logprobs, cfg.answer_tokens)
         kind = "proxy" if h is None else "logprobs"
         mode[kind] = mode.get(kind, 0) + 1
         if h is None:
-            h = support_uncertainty(q.text, f"{sem_block}\n{episodic}", _term_index(sys_))
+            h = support_uncertainty(q.text, f"{sem_block}\n{episodic}", _term_index(mem, rt.turns, rt.cache))
         return h, res.error
 
     st = xr.stage_two(ranked, scorer, cfg)
     probes = {p.id: p for p in st.probes}
-    turns = {t.turn_id: t for t in sys_.conv.turns}
+    turns = {t.turn_id: t for t in rt.turns}
     lines = ["Semantic memories:"]
     for rank, s in enumerate(chosen_s, start=1):
         it = mem.get(s)
@@ -188,6 +226,6 @@ def _stage_two(sys_: Any, tr: Trace, q: Question, qv: np.ndarray, chosen_s: list
     tr.structure["uncertainty"] = "logprobs" if "proxy" not in mode else (
         "proxy: " + PROXY_DOC if "logprobs" not in mode else f"mixed {mode}; proxy: {PROXY_DOC}")
     if "proxy" in mode:
-        tr.notes.append(f"Stage II uncertainty: the reader gave no token logprobs ({sys_.llm.label}); "
+        tr.notes.append(f"Stage II uncertainty: the reader gave no token logprobs ({rt.llm.label}); "
                         f"used the {PROXY_DOC}")
     tr.errors.extend(sorted({p.error for p in st.probes if p.error}))

@@ -2,8 +2,9 @@
 
 Construction: a boundary decision per incoming message closes episodes; each episode yields
 semantic facts (shared roles `episode_summary`, `semantic_facts`); each semantic attaches to
-the nearest theme or starts one; themes split and merge when that raises f (see
-xmemory_themes.py). Retrieval is top-down (Stage I / II, see xmemory_retrieval.py and xmemory_trace.py).
+the nearest theme or starts one; themes split and merge when that raises f (see .themes).
+Retrieval is top-down (Stage I / II, see .retrieval and .trace). Settings: .config; the Stage II
+uncertainty proxy: .proxy.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from typing import Any
 import numpy as np
 
 from memcore.systems import register_system
-from memcore.systems import xmemory_themes as xt
-from memcore.systems import xmemory_trace as xtr
 from memcore.systems.base import BaseSystem, turn_sort_key
-from memcore.systems.xmemory_config import XMemoryConfig
+from memcore.systems.xmemory import themes as xt
+from memcore.systems.xmemory import trace as xtr
+from memcore.systems.xmemory.config import XMemoryConfig
 from memcore.types import MemoryItem, Question, Trace, Turn
 
 
@@ -81,6 +82,7 @@ class XMemorySystem(BaseSystem):
         self.moved: set[str] = set()
         self.stats: dict[str, int] = {}
         self.dirty: dict[str, None] = {}  # themes changed since the last merge pass / relabel
+        self.retrieval_cache = xtr.RetrievalCache()  # kNN graphs and the proxy's term index
 
     # ------------------------------------------------------------- episodes
     def on_turn(self, turn: Turn) -> None:
@@ -161,7 +163,7 @@ class XMemorySystem(BaseSystem):
     # --------------------------------------------------------------- themes
     def members(self, theme_id: str) -> list[str]:
         """Semantic ids of a theme."""
-        return list(self.memory.get(theme_id).metadata.get("members", []))
+        return xtr.members(self.memory, theme_id)
 
     def local_themes(self, theme_ids: list[str], extra: dict[str, list[str]] | None = None) -> xt.Local:
         """`theme_ids` plus the 10 nearest themes of the first; `extra` overrides membership."""
@@ -284,4 +286,10 @@ class XMemorySystem(BaseSystem):
 
     # ------------------------------------------------------------ retrieval
     def retrieve(self, question: Question) -> Trace:
-        return xtr.retrieve(self, question)
+        tr = self.new_trace(question)
+        rt = xtr.Retrieval(self.memory, self.config, self.llm, self.conv.turns, self.search_items, self.embed_one,
+                           self.retrieval_cache)
+        return xtr.retrieve(rt, question, tr, self.reassignment_ratio(), self.net_reassignment_ratio())
+
+
+__all__ = ["XMemoryConfig", "XMemorySystem", "boundary_lane"]
