@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+
+import numpy as np
 
 from memcore.systems.base import candidates_from, item_trace_item
-from memcore.types import Question, Trace, TraceItem
+from memcore.systems.recmem.config import RecMemConfig
+from memcore.types import MemoryItem, Question, Trace, TraceItem
 
-if TYPE_CHECKING:  # pragma: no cover
-    from memcore.systems.recmem import RecMemSystem
+# the system's configured retriever: (kind, query, k, query vector) -> [(item, score)]
+SearchFn = Callable[[str, str, int, np.ndarray], list[tuple[MemoryItem, float]]]
 
 # origin (store name shown in the trace) -> memory kind
 STORES = {"subconscious": "unit", "episodic": "episode", "semantic": "semantic"}
@@ -19,16 +22,15 @@ SECTIONS = {
 }
 
 
-def retrieve_three_stores(system: RecMemSystem, question: Question) -> Trace:
-    """Top k_sub units, k_epi episodes and k_sem facts with the configured retriever."""
-    cfg = system.config
-    tr = system.new_trace(question)
-    qvec = system.embed_one(question.text)
+def retrieve_three_stores(question: Question, tr: Trace, qvec: np.ndarray, cfg: RecMemConfig, search: SearchFn,
+                          exchanges: dict[str, int], kind_counts: Callable[[], dict[str, int]]) -> Trace:
+    """Top k_sub units, k_epi episodes and k_sem facts with the configured retriever, into the trace `tr`;
+    `exchanges` are the system's construction counters and `kind_counts` the stored items per kind."""
     budgets = {"subconscious": cfg.k_sub, "episodic": cfg.k_epi, "semantic": cfg.k_sem}
     chosen: dict[str, list[TraceItem]] = {}
     for origin, kind in STORES.items():
         k = budgets[origin]
-        hits = system.search_items(kind, question.text, max(k, cfg.pool), qvec) if k > 0 else []
+        hits = search(kind, question.text, max(k, cfg.pool), qvec) if k > 0 else []
         ranked = [item_trace_item(it, s, i + 1, origin) for i, (it, s) in enumerate(hits)]
         for ti, (it, _) in zip(ranked, hits, strict=True):
             ti.metadata.update(store=origin, title=it.metadata.get("title", ""),
@@ -38,12 +40,12 @@ def retrieve_three_stores(system: RecMemSystem, question: Question) -> Trace:
                                          reason=f"ranked below the {origin} budget k={k}")
     tr.stages = list(STORES)
     tr.items = chosen["semantic"] + chosen["episodic"] + chosen["subconscious"]
-    counts = system.store.kind_counts(system.space, system.conv.id)
+    counts = kind_counts()
     tr.structure = {
         "stores": {origin: counts.get(kind, 0) for origin, kind in STORES.items()},
         "budgets": {"k_sub": cfg.k_sub, "k_epi": cfg.k_epi, "k_sem": cfg.k_sem},
         "retrieved": {origin: len(items) for origin, items in chosen.items()},
-        "exchanges": dict(system.exchanges),
+        "exchanges": dict(exchanges),
     }
     if not any(chosen.values()):
         tr.notes.append("all three stores are empty for this conversation: ingest it first")

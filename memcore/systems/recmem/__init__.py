@@ -5,11 +5,11 @@ nearest episode (cos >= theta_merge, LLM decides). Otherwise its neighbours in t
 subconscious store with cos >= theta_sim are counted; when they and the unit reach
 theta_count, the cluster is consolidated into 1-3 episodes plus refined semantic facts and
 leaves the subconscious store. Otherwise the unit is stored there as is.
+Settings (and the paper's presets): .config. Retrieval: .retrieval.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,54 +17,15 @@ import numpy as np
 from memcore.llm.roles.memory_writing import verbatim_episodes
 from memcore.llm.roles.recmem import merge_inputs
 from memcore.systems import register_system
-from memcore.systems.base import BaseSystem, SystemConfig, query_field, turn_sort_key
-from memcore.systems.recmem_retrieval import retrieve_three_stores
+from memcore.systems.base import BaseSystem, turn_sort_key
+from memcore.systems.recmem.config import PRESETS, RecMemConfig
+from memcore.systems.recmem.retrieval import retrieve_three_stores
 from memcore.text.dates import day_of
 from memcore.types import MemoryItem, Question, Trace, Turn
 
 # exchange units seen; merged into an episode; stored in the subconscious layer; consolidations fired;
 # units (trigger unit included) that consolidations took out of the subconscious layer
 EXCHANGE_OUTCOMES = ("units", "merged", "stored", "consolidations", "consolidated")
-
-PRESETS: dict[str, dict[str, float]] = {
-    "locomo": {"theta_sim": 0.7, "theta_count": 5, "theta_merge": 0.7},
-    "longmemeval": {"theta_sim": 0.6, "theta_count": 4, "theta_merge": 0.6},
-}
-
-
-@dataclass
-class RecMemConfig(SystemConfig):
-    """Paper defaults; `preset` (locomo | longmemeval) fills the thresholds left at None."""
-
-    preset: str = "locomo"
-    theta_sim: float | None = None  # neighbour similarity in the subconscious store (0.7 / 0.6)
-    theta_count: int | None = None  # cluster size that triggers consolidation, unit included (5 / 4)
-    theta_merge: float | None = None  # nearest-episode similarity that asks the LLM to merge (0.7 / 0.6)
-    max_episodes: int = 3  # episodes one consolidation may write
-    k_facts_context: int = 10  # existing facts shown to semantic refinement
-    k_sub: int = query_field(10)
-    k_epi: int = query_field(5)
-    k_sem: int = query_field(10)
-    pool: int = query_field(20)  # candidates per store kept in the trace
-
-    def __post_init__(self) -> None:
-        for key, value in PRESETS.get(self.preset, PRESETS["locomo"]).items():
-            if getattr(self, key) is None:
-                setattr(self, key, int(value) if key == "theta_count" else float(value))
-
-    def validate(self) -> None:
-        """Raise ValueError on an invalid setting."""
-        super().validate()
-        if self.preset not in PRESETS:
-            raise ValueError(f"preset must be one of {sorted(PRESETS)}, not {self.preset!r}")
-        for key in ("theta_sim", "theta_merge"):
-            if not -1.0 <= float(getattr(self, key)) <= 1.0:
-                raise ValueError(f"{key} is a cosine similarity in [-1, 1], not {getattr(self, key)!r}")
-        if int(self.theta_count) < 1 or self.max_episodes < 1:
-            raise ValueError("theta_count and max_episodes must be >= 1")
-        if min(self.k_sub, self.k_epi, self.k_sem) < 0:
-            raise ValueError("retrieval budgets k_sub, k_epi, k_sem must be >= 0")
-
 
 @register_system
 class RecMemSystem(BaseSystem):
@@ -252,10 +213,15 @@ class RecMemSystem(BaseSystem):
 
     # ------------------------------------------------------------- retrieve
     def retrieve(self, question: Question) -> Trace:
-        return retrieve_three_stores(self, question)
+        tr = self.new_trace(question)
+        qvec = self.embed_one(question.text)
+        return retrieve_three_stores(question, tr, qvec, self.config, self.search_items, self.exchanges,
+                                     lambda: self.store.kind_counts(self.space, self.conv.id))
 
 
 def unit_text(turns: list[Turn]) -> str:
     """An exchange unit as stored and embedded: one "Speaker: text" line per message (photo included)."""
     return "\n".join(f"{t.speaker}: {t.content}" for t in turns)
 
+
+__all__ = ["EXCHANGE_OUTCOMES", "PRESETS", "RecMemConfig", "RecMemSystem", "unit_text"]
