@@ -10,7 +10,7 @@ import pytest
 from memcore.settings import Settings
 from memcore.systems import make_config
 from memcore.systems.com import EXTENDED
-from memcore.systems.com_chains import grow_chain, unit
+from memcore.systems.com.chains import grow_chain, unit
 from memcore.types import Conversation, Question, Turn
 from memcore.workbench import Workbench
 

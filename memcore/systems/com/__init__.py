@@ -17,13 +17,12 @@ by a speaker named in the question, and neighbour smoothing (a turn's score plus
 of its same-session neighbours', since the reply to a matching turn often holds the
 answer) - then, after the chains, a backfill of ranked turns up to a word budget, and dates
 rendered as days ("8 May 2023"). The chains themselves are grown exactly as in the paper.
-The pure mechanics (chain growth, score fusion, re-ranking) are in com_chains.
+The pure mechanics (chain growth, score fusion, re-ranking) are in .chains; settings in .config.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,56 +30,13 @@ import numpy as np
 from memcore.systems import register_system
 from memcore.systems.base import (
     BaseSystem,
-    SystemConfig,
-    query_field,
     render_context,
     turn_row,
     turn_trace_item,
 )
-from memcore.systems.com_chains import Chain, day_date, fused_scores, grow_chain, rerank, unit
+from memcore.systems.com.chains import Chain, day_date, fused_scores, grow_chain, rerank, unit
+from memcore.systems.com.config import EXTENDED, CoMConfig
 from memcore.types import Candidate, Question, Trace, TraceItem, Turn
-
-
-@dataclass
-class CoMConfig(SystemConfig):
-    """CoM parameters at the paper's defaults (all query-side: the memory is the turn index).
-
-    K: candidate pool size; L: anchors (one chain each); beta: relative-drop truncation;
-    max_len: longest chain (anchor included); trace_pool: turns shown in the trace's pool
-    stage (those beyond K are marked "ranked below the top K" and never enter a chain).
-    """
-
-    K: int = query_field(20)
-    L: int = query_field(3)
-    beta: float = query_field(0.5)
-    max_len: int = query_field(8)
-    trace_pool: int = query_field(40)
-    speaker_boost: float = query_field(0.0)  # extended: z-score boost for turns by a named speaker
-    neighbour_weight: float = query_field(0.0)  # extended: share of same-session neighbours' scores
-    word_budget: int = query_field(0)  # extended: backfill pool turns after the chains up to this
-    date_style: str = query_field("dataset")  # "dataset" (as written) | "day" ("8 May 2023")
-
-    @property
-    def extended(self) -> bool:
-        """Whether any non-paper option is on."""
-        return bool(self.speaker_boost or self.neighbour_weight or self.word_budget or self.date_style != "dataset")
-
-    def validate(self) -> None:
-        """Raise ValueError on an invalid setting."""
-        super().validate()
-        if self.K < 1 or not 1 <= self.L <= self.K:
-            raise ValueError(f"CoM needs K >= 1 and 1 <= L <= K (got K={self.K}, L={self.L})")
-        if not 0.0 <= self.beta <= 1.0:
-            raise ValueError(f"CoM beta must be in [0, 1], not {self.beta}")
-        if self.max_len < 1:
-            raise ValueError(f"CoM max_len must be >= 1, not {self.max_len}")
-        if self.date_style not in ("dataset", "day"):
-            raise ValueError(f"CoM date_style must be 'dataset' or 'day', not {self.date_style!r}")
-
-
-# The extended (non-paper) query-side mode measured in bench/retrieval_recall.py.
-EXTENDED: dict[str, Any] = {"speaker_boost": 5.0, "neighbour_weight": 0.3, "word_budget": 700,
-                            "trace_pool": 60, "date_style": "day"}
 
 
 @register_system
@@ -224,3 +180,6 @@ class CoMSystem(BaseSystem):
             tr.candidates.append(Candidate(
                 stage="chains", id=tid, score=round(best_gate.get(i, float(rel[i])), 4), rank=i + 1,
                 kept=i in in_chain, turn_ids=[tid], reason=reason, data={"chains": chains_of}))
+
+
+__all__ = ["EXTENDED", "CoMConfig", "CoMSystem"]

@@ -3,7 +3,7 @@
 A chain grows from an anchor by the gate S(m) = cos(m, q) * cos(m, C), C the mean embedding
 of the chain so far, until the best gate falls below beta * the previous gate, the pool is
 exhausted, or max_len is reached (paper 000). `fused_scores`, `rerank` and `day_date` serve
-the extended (non-paper) mode of memcore.systems.com.
+the extended (non-paper) mode of memcore.systems.com (the CoM system).
 """
 
 from __future__ import annotations
