@@ -10,37 +10,19 @@ list of picked turns (semantic part) + the failed-query trajectory (episodic par
 three are fed back, and no failed query is ever issued again). The loop answers when the judge
 can, or at step J-1; if it ends without an answer, the full conversation is the context.
 The paper's panoramic visual grounding (page images) has no counterpart on text-only data.
+Settings: .config.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from memcore.systems import register_system
-from memcore.systems.base import BaseSystem, SystemConfig, query_field, turn_sort_key
+from memcore.systems.base import BaseSystem, turn_sort_key
+from memcore.systems.memcot.config import MemCoTConfig
 from memcore.types import Candidate, Question, Trace, TraceItem, Turn
-
-
-@dataclass
-class MemCoTConfig(SystemConfig):
-    """J: max steps; K: zoom-in hits per query; W: zoom-out window (W_longmemeval on LongMemEval data);
-    max_queries: new queries per step; max_failed: failed queries fed back to the judge."""
-
-    J: int = query_field(8)
-    K: int = query_field(10)
-    W: int = query_field(4)
-    W_longmemeval: int = query_field(15)
-    max_queries: int = query_field(2)
-    max_failed: int = query_field(3)
-
-    def validate(self) -> None:
-        """Raise ValueError on an invalid setting."""
-        super().validate()
-        if self.J < 2 or self.K < 1 or self.W < 0 or self.W_longmemeval < 0:
-            raise ValueError(f"MemCoT needs J >= 2, K >= 1, W >= 0 (got J={self.J}, K={self.K}, W={self.W})")
 
 
 def _norm(q: str) -> str:
@@ -228,3 +210,5 @@ class MemCoTSystem(BaseSystem):
         return Candidate(stage=stage, id=tid, score=score, rank=rank, kept=kept, turn_ids=[tid],
                          reason="" if kept else reason, data=data)
 
+
+__all__ = ["MemCoTConfig", "MemCoTSystem", "line"]
