@@ -1,7 +1,7 @@
 """xMemory retrieval: Stage I representative selection on kNN graphs, Stage II uncertainty-gated inclusion.
 
 Pure functions over numpy arrays and callables, so both stages are testable without a store
-or a model. memcore/systems/xmemory_trace.py feeds them from the system's memory and turns the
+or a model. memcore/systems/xmemory/trace.py feeds them from the system's memory and turns the
 results into a Trace.
 """
 
