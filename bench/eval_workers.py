@@ -65,14 +65,14 @@ def _stress_worker(uri: str, conv: str, n: int) -> None:
         st.save_results("run", [{"system": "s", "question_id": f"{conv}:q{i}", "conv_id": conv}])
         if i % 10 == 5:
             st.rollback("sp", conv, i + 1)
-            st.search_items("sp", conv, "episode", "episode text", rng.random(8), 3, mode="hybrid")
+            st.search_items("sp", conv, "episode", "episode text", rng.random(8), 3, retriever="hybrid")
 
 
 def _signature(uri: str, conv: str) -> tuple:
     from memcore.store import LanceStore
 
     st = LanceStore(uri, dim=8)
-    df = st._df("mem_episode", where=f"conv_id = '{conv}'")
+    df = st.rows("mem_episode", conv_id=conv)
     return (sorted(zip(df["id"], df["valid_from"], df["valid_to"], strict=True)),
             [(e.step, e.item_ids) for e in st.events("sp", conv)], st.checkpoint("sp", conv)["step"],
             sum(r["conv_id"] == conv for r in st.results("run")))

@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from memcore.datasets import load_dataset  # noqa: E402
 from memcore.eval.diagnostics import all_evidence_hit, evidence_recall  # noqa: E402
 from memcore.ingest import ensure_turns  # noqa: E402
+from memcore.retrievers import retriever_names  # noqa: E402
 from memcore.settings import Settings  # noqa: E402
-from memcore.store import RETRIEVERS, sql_str  # noqa: E402
 from memcore.systems import get_system, load_all  # noqa: E402
 from memcore.systems.base import render_context  # noqa: E402
 from memcore.text.tokens import count_tokens  # noqa: E402
@@ -46,7 +46,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("files", nargs="+", help="LoCoMo json files (conv-*.json or locomo8.json)")
     p.add_argument("--systems", default="", help="comma-separated system names (default: all registered)")
-    p.add_argument("--retrievers", default=",".join(RETRIEVERS), help="comma-separated: dense,lexical,hybrid")
+    p.add_argument("--retrievers", default=",".join(retriever_names()),
+                   help=f"comma-separated registered retrievers: {','.join(retriever_names())}")
     p.add_argument("--categories", default="1,2,3,4", help="question categories to score (default 1-4)")
     p.add_argument("--store", default="", help="store path (default: a fresh temporary directory)")
     p.add_argument("--max-questions", type=int, default=0, help="per conversation, for quick runs (0 = all)")
@@ -94,8 +95,7 @@ def construction_usage(wb: Workbench, name: str, conv_id: str, mark: int, skippe
     if not skipped:
         recs = [r for r in wb.ledger.since(mark) if r.stage == "construction" and r.system == name]
         return len(recs), sum(r.prompt_tokens + r.completion_tokens for r in recs)
-    df = wb.store.llm_calls(f"system = {sql_str(name)} AND conv_id = {sql_str(conv_id)} "
-                            "AND stage = 'construction'")
+    df = wb.llm_calls(system=name, conv_id=conv_id, stage="construction")
     return len(df), int(df["prompt_tokens"].sum() + df["completion_tokens"].sum()) if len(df) else 0
 
 

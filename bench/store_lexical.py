@@ -27,7 +27,7 @@ from lancedb.index import FTS  # noqa: E402
 
 from memcore.datasets import load_dataset  # noqa: E402
 from memcore.embed import HashingEmbedder  # noqa: E402
-from memcore.store import LanceStore, sql_str  # noqa: E402
+from memcore.store import LanceStore, match  # noqa: E402
 from memcore.store_search import fts_query  # noqa: E402
 
 EMB = HashingEmbedder(384)
@@ -50,7 +50,7 @@ def pooled(store: LanceStore, conv_id: str, q: str, k: int) -> list[tuple[str, f
     t = store.table("turns")
     if not any("text" in (ix.columns or []) for ix in t.list_indices()):
         t.create_index("text", config=FTS(with_position=False), replace=True)
-    rows = t.search(fts_query(q), query_type="fts").where(f"conv_id = {sql_str(conv_id)}", prefilter=True) \
+    rows = t.search(fts_query(q), query_type="fts").where(match(conv_id=conv_id), prefilter=True) \
         .limit(k).to_list()
     return [(r["turn_id"], round(float(r["_score"]), 5)) for r in rows]
 

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 import pyarrow as pa
 
 from memcore.annotate_stats import agreement, wilson_interval
-from memcore.store import LanceStore, sql_str
+from memcore.store import LanceStore
 from memcore.types import Conversation, Question
 
 LABELS = ("helpful", "not_helpful", "skip")
@@ -111,13 +111,13 @@ class Annotations:
 
     def tasks(self) -> list[AnnotationTask]:
         """All tasks, newest first."""
-        df = self._df("ann_tasks", TASKS, None)
+        df = self.store.rows("ann_tasks", TASKS)
         tasks = [AnnotationTask(**json.loads(p)) for p in df["payload"]]
         return sorted(tasks, key=lambda t: -t.created)
 
     def items(self, task_id: str) -> list[AnnotationItem]:
         """The frozen items of a task."""
-        df = self._df("ann_items", ITEMS, f"task_id = {sql_str(task_id)}")
+        df = self.store.rows("ann_items", ITEMS, task_id=task_id)
         return sorted((AnnotationItem(**json.loads(p)) for p in df["payload"]), key=lambda i: i.item_id)
 
     def queue(self, task_id: str, annotator: str) -> list[AnnotationItem]:
@@ -137,8 +137,7 @@ class Annotations:
 
     def labels(self, task_id: str, annotator: str | None = None) -> dict[tuple[str, str], dict]:
         """Latest label per (item, annotator)."""
-        where = f"task_id = {sql_str(task_id)}" + (f" AND annotator = {sql_str(annotator)}" if annotator else "")
-        df = self._df("labels", LABEL_ROWS, where)
+        df = self.store.rows("labels", LABEL_ROWS, task_id=task_id, annotator=annotator or None)
         out: dict[tuple[str, str], dict] = {}
         for r in sorted(df.to_dict("records"), key=lambda r: r["ts"]):
             out[(r["item_id"], r["annotator"])] = {"label": r["label"], "note": r["note"], "ts": r["ts"]}
@@ -168,7 +167,7 @@ class Annotations:
 
     def export_labels(self, task_id: str, fmt: str = "json") -> str:
         """Every label row of a task (full history) as JSON or CSV text."""
-        df = self._df("labels", LABEL_ROWS, f"task_id = {sql_str(task_id)}")
+        df = self.store.rows("labels", LABEL_ROWS, task_id=task_id)
         rows = sorted(df.to_dict("records"), key=lambda r: (r["ts"], r["item_id"], r["annotator"]))
         if fmt == "json":
             return json.dumps(rows, indent=1)
@@ -189,20 +188,13 @@ class Annotations:
                 raise ValueError(f"bad label {r['label']!r} in import; expected one of {LABELS}")
         have = set()
         for tid in {r["task_id"] for r in rows}:
-            df = self._df("labels", LABEL_ROWS, f"task_id = {sql_str(tid)}")
+            df = self.store.rows("labels", LABEL_ROWS, task_id=tid)
             have |= {(x["task_id"], x["item_id"], x["annotator"], x["ts"]) for x in df.to_dict("records")}
         new = [{k: r[k] for k in LABEL_ROWS.names} for r in rows
                if (r["task_id"], r["item_id"], r["annotator"], r["ts"]) not in have]
         if new:
             self.store.table("labels", LABEL_ROWS).add(new)
         return len(new)
-
-    def _df(self, name: str, schema: pa.Schema, where: str | None):  # noqa: ANN202
-        t = self.store.table(name, schema)
-        q = t.search()
-        if where:
-            q = q.where(where)
-        return q.limit(None).to_pandas()
 
 
 def workbench_retriever(wb) -> Callable[[str, Conversation, Question], list[str]]:  # noqa: ANN001 - Workbench

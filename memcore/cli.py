@@ -14,6 +14,7 @@ import typer
 from memcore.errors import MemcoreError
 from memcore.eval.cli import eval_command
 from memcore.llm.redact import redact
+from memcore.retrievers import retriever_names
 from memcore.settings import Settings
 
 app = typer.Typer(help="memcore: watch LLM-agent memory systems build, retrieve and answer.",
@@ -22,6 +23,7 @@ llm_app = typer.Typer(help="Local LLM server (bundled SmolLM2).", no_args_is_hel
 app.add_typer(llm_app, name="llm")
 app.command("eval")(eval_command)
 
+RETRIEVER_HELP = " | ".join(retriever_names())  # the registered retrievers (memcore.retrievers)
 STORE = typer.Option(None, "--store", help="LanceDB path or URI (default .memcore or $MEMCORE_STORE)")
 PROVIDER = typer.Option(None, "--provider", help="offline | openai | local | fake (default: openai when "
                         "OPENAI_API_KEY is set, else offline)")
@@ -127,7 +129,7 @@ def ask(
     source: str = typer.Option("demo", "--source", help="dataset file or 'demo'"),
     conversation: str | None = typer.Option(None, "--conversation", "-c"),
     system: str = typer.Option("naive_rag", "--system", "-s"),
-    retriever: str = typer.Option("dense", "--retriever", "-r", help="dense | lexical | hybrid"),
+    retriever: str = typer.Option("dense", "--retriever", "-r", help=RETRIEVER_HELP),
     store: str | None = STORE,
     provider: str | None = PROVIDER,
     as_json: bool = typer.Option(False, "--json", help="print the full answer and trace as JSON"),

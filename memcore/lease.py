@@ -141,11 +141,11 @@ class _RowBackend:
     """A lease row with expiry in the store's `leases` table (works on any LanceDB URI)."""
 
     def __init__(self, db: Any, key: str, ttl: float) -> None:
-        from memcore.store_schema import SCHEMAS, sql_str
+        from memcore.store_schema import SCHEMAS, match
 
         self.db, self.key, self.ttl = db, key, ttl
-        self.where = f"key = {sql_str(key)}"
-        self._sql_str = sql_str
+        self.where = match(key=key)
+        self._match = match
         try:
             self.t = db.open_table(LEASES_TABLE)
         except Exception:  # noqa: BLE001 - missing (the error type differs between local and remote)
@@ -182,8 +182,9 @@ class _RowBackend:
             return False
         row = {"key": self.key, "holder": me.token, "pid": me.pid, "host": me.host, "since": now,
                "expires_at": now + self.ttl}
+        expired = self._match(**{"target.expires_at__lt": round(now, 6)})  # a lapsed row is taken over
         try:
-            res = self.t.merge_insert("key").when_matched_update_all(where=f"target.expires_at < {now:.6f}") \
+            res = self.t.merge_insert("key").when_matched_update_all(where=expired) \
                 .when_not_matched_insert_all().execute([row])
             rows = self._rows(res.version)
         except Exception:  # noqa: BLE001 - a commit conflict with another claimant: not ours this round
@@ -196,12 +197,12 @@ class _RowBackend:
         return True
 
     def renew(self) -> bool:
-        res = self.t.update(where=f"{self.where} AND holder = {self._sql_str(self.token)}",
+        res = self.t.update(where=self._match(key=self.key, holder=self.token),
                             values={"expires_at": time.time() + self.ttl})
         return int(getattr(res, "rows_updated", 1)) > 0
 
     def _delete_mine(self) -> None:
-        self.t.delete(f"{self.where} AND holder = {self._sql_str(self.token)}")
+        self.t.delete(self._match(key=self.key, holder=self.token))
 
     def release(self) -> None:
         self._delete_mine()

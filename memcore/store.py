@@ -36,14 +36,14 @@ from memcore.store_schema import (  # noqa: E402
     ADDED_COLUMNS,
     INF_STEP,
     SCHEMAS,
+    match,
     memory_schema,
-    sql_in,
     sql_str,
     turns_schema,
 )
-from memcore.store_search import RETRIEVERS, SNAPSHOT_PREFIX, ScopedSearch, list_table_names  # noqa: E402
+from memcore.store_search import SNAPSHOT_PREFIX, ScopedSearch, list_table_names  # noqa: E402
 
-__all__ = ["INF_STEP", "RETRIEVERS", "LanceStore", "sql_in", "sql_str"]
+__all__ = ["INF_STEP", "LanceStore", "match"]
 
 
 class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
@@ -164,6 +164,15 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
             q = q.select(columns)
         return q.limit(None).to_pandas()
 
+    def rows(self, name: str, schema=None, *, columns: list[str] | None = None,  # noqa: ANN001 - pyarrow schema
+             **where: Any) -> pd.DataFrame:
+        """Rows of a table whose columns match `where` (memcore.store_schema.match: `task_id="t"`,
+        `system=["a", "b"]`, `step__gt=3`), all rows without conditions. A table with a `schema` is
+        created when missing (a plugin's own table); a known table that does not exist yet reads empty."""
+        if schema is not None:
+            self.table(name, schema)
+        return self._df(name, where=match(**where) or None, columns=columns)
+
     # --------------------------------------------------------- conversations
     def save_conversation(self, conv) -> None:  # noqa: ANN001 - Conversation
         """Store a conversation (turns and questions) so the app can list and reload it."""
@@ -234,13 +243,11 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
         return df["turn_id"].tolist(), mat
 
     def search_turns(self, conv_id: str, query: str, vector: np.ndarray | None, k: int,
-                     mode: str = "dense", where: str | None = None) -> list[tuple[dict, float]]:
-        """Top-k turns of one conversation by cosine, full-text (BM25) or RRF hybrid search.
-
-        Lexical and hybrid scores depend only on this conversation's turns (see store_search).
-        """
-        filt = f"conv_id = {sql_str(conv_id)}" + (f" AND ({where})" if where else "")
-        return self._search("turns", filt, query, vector, k, mode)
+                     retriever: str = "dense") -> list[tuple[dict, float]]:
+        """Top-k turns of one conversation by a registered retriever (memcore.retrievers: dense cosine,
+        lexical BM25, hybrid RRF, ...). Lexical and hybrid scores depend only on this conversation's
+        turns (see store_search)."""
+        return self._search("turns", f"conv_id = {sql_str(conv_id)}", query, vector, k, retriever)
 
     # ---------------------------------------------------------------- memory
     def rollback(self, space: str, conv_id: str, step: int) -> None:
@@ -260,8 +267,8 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
         self.rollback_llm_calls(space, conv_id, step)
 
     def _search(self, name: str, filt: str, query: str, vector: np.ndarray | None, k: int,
-                mode: str) -> list[tuple[dict, float]]:
-        return self._searcher.search(self.table(name), name, filt, query, vector, k, mode)
+                retriever: str) -> list[tuple[dict, float]]:
+        return self._searcher.search(self.table(name), name, filt, query, vector, k, retriever)
 
     def optimize(self) -> None:
         """Compact tables after a large ingest (fewer fragments, faster scans)."""

@@ -82,8 +82,8 @@ class ItemsMixin:
         return pd.concat(frames, ignore_index=True)
 
     def search_items(self, space: str, conv_id: str, kind: str, query: str, vector: np.ndarray | None,
-                     k: int, mode: str = "dense", where: str | None = None) -> list[tuple[MemoryItem, float]]:
-        """Top-k current items of one kind by dense, lexical or hybrid search.
+                     k: int, retriever: str = "dense") -> list[tuple[MemoryItem, float]]:
+        """Top-k current items of one kind by a registered retriever (memcore.retrievers).
 
         Lexical and hybrid scores depend only on this space's live items of this kind (see store_search).
         """
@@ -91,6 +91,4 @@ class ItemsMixin:
         if not self._has_table(name):
             return []
         filt = self._at(space, conv_id, None)
-        if where:
-            filt += f" AND ({where})"
-        return [(self._row_item(r, True), s) for r, s in self._search(name, filt, query, vector, k, mode)]
+        return [(self._row_item(r, True), s) for r, s in self._search(name, filt, query, vector, k, retriever)]

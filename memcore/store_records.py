@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from memcore.store_schema import sql_str
+from memcore.store_schema import match, sql_str
 from memcore.types import Event
 
 
@@ -77,9 +77,16 @@ class RecordsMixin:
         t.checkout_latest()
         t.delete(where)
 
-    def llm_calls(self, where: str | None = None) -> pd.DataFrame:
-        """Persisted LLM calls (optionally filtered by a SQL where clause)."""
-        return self._df("llm_calls", where=where)
+    def llm_calls(self, *, system: str | None = None, conv_id: str | Sequence[str] | None = None,
+                  stage: str | None = None, provider: str | None = None, role: str | None = None,
+                  after_step: int | None = None) -> pd.DataFrame:
+        """Persisted LLM calls, all of them or those matching every filter given: system, conversation
+        (one id or several), stage, provider, role, and step > after_step."""
+        if conv_id is not None and not isinstance(conv_id, str):
+            conv_id = list(conv_id)
+        where = match(system=system, conv_id=conv_id, stage=stage, provider=provider, role=role,
+                      step__gt=after_step)
+        return self._df("llm_calls", where=where or None)
 
     def save_results(self, run_id: str, rows: Sequence[dict]) -> None:
         """Upsert per-question results of an evaluation run (keyed by run, system, question)."""
@@ -106,11 +113,36 @@ class RecordsMixin:
         df = self._df("results", where=f"key = {sql_str(f'{run_id}|{system}|{question_id}')}", columns=["payload"])
         return json.loads(df.iloc[0]["payload"]) if len(df) else None
 
-    def results(self, run_id: str) -> list[dict]:
-        """Stored per-question results of a run (including rows other processes wrote since)."""
-        self.results_table()
-        df = self._df("results", where=f"run_id = {sql_str(run_id)}", columns=["payload"])
-        return [json.loads(p) for p in df["payload"]]
+    def results(self, run_id: str, systems: Sequence[str] | None = None, *, traces: bool = True,
+                limit: int | None = None) -> list[dict]:
+        """Stored per-question results of a run (including rows other processes wrote since), of some
+        systems only when `systems` is given; without their traces (read in batches) when traces=False;
+        at most `limit` rows."""
+        return list(self._result_rows(run_id, systems, traces, limit))
+
+    def result_keys(self, run_id: str) -> set[tuple[str, str]]:
+        """The (system, question_id) pairs stored for a run."""
+        if not self._has_results():
+            return set()
+        df = self.results_table().search().where(match(run_id=run_id)).select(["system", "question_id"]) \
+            .limit(None).to_pandas()
+        return set(zip(df["system"], df["question_id"], strict=True))
+
+    def _has_results(self) -> bool:
+        return "results" in self._tables or "results" in self.table_names()
+
+    def _result_rows(self, run_id: str, systems: Sequence[str] | None, traces: bool,
+                     limit: int | None) -> Iterator[dict]:
+        if not self._has_results():
+            return
+        where = match(run_id=run_id, system=None if systems is None else list(systems))
+        q = self.results_table().search().where(where).select(["payload"]).limit(limit)
+        for batch in q.to_batches(256):
+            for payload in batch.column("payload").to_pylist():
+                row = json.loads(payload)
+                if not traces:
+                    row.pop("trace", None)
+                yield row
 
 
 def json_default(o: Any) -> Any:

@@ -1,8 +1,15 @@
-"""Arrow schemas of the store's tables (one per memory kind plus events, links, runs, ...) and SQL literals."""
+"""Arrow schemas of the store's tables (one per memory kind plus events, links, runs, ...) and SQL filters.
+
+SQL is written here and in the other store modules only: code outside them says which rows it wants
+with the store's typed queries (`store.llm_calls(system=..., stage=...)`, `store.results(run_id,
+systems=...)`, `store.rows(table, **columns)`, ...) or, for a raw LanceDB table, with `match(...)`.
+tests/test_import_graph_sql.py fails on SQL built anywhere else.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import pyarrow as pa
 
@@ -119,3 +126,43 @@ def sql_str(s: str) -> str:
 def sql_in(values: Iterable[str]) -> str:
     """A SQL IN list of string literals."""
     return "(" + ",".join(sql_str(v) for v in values) + ")"
+
+
+_OPS = {"eq": "=", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+def sql_value(v: Any) -> str:
+    """A SQL literal of a Python value (str, bool, int, float; numpy scalars too)."""
+    if hasattr(v, "item") and not isinstance(v, str | bytes):
+        v = v.item()  # numpy scalar
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return repr(v)
+    return sql_str(v)
+
+
+def match(**conds: Any) -> str:
+    """A SQL filter from typed conditions, joined with AND ("" when there are none).
+
+    `col=value`: equal; `col=[a, b]` (list, tuple, set, frozenset): one of them (an empty list matches
+    no row); `col__gt=v` (and __ge, __lt, __le, __ne): compared; a value of None: no condition. A
+    column of a merge-insert condition is spelled `**{"target.expires_at__lt": t}`.
+    """
+    parts = []
+    for key, v in conds.items():
+        if v is None:
+            continue
+        col, _, op = key.rpartition("__") if "__" in key else (key, "", "eq")
+        if op not in _OPS:
+            raise ValueError(f"unknown comparison {op!r} in {key!r}; use one of {sorted(_OPS)}")
+        if isinstance(v, list | tuple | set | frozenset):
+            if op != "eq":
+                raise ValueError(f"{key!r}: a list of values needs equality, not {op!r}")
+            vals = list(v)
+            parts.append(f"{col} IN ({','.join(sql_value(x) for x in vals)})" if vals else "false")
+        else:
+            parts.append(f"{col} {_OPS[op]} {sql_value(v)}")
+    return " AND ".join(parts)

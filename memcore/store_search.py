@@ -1,4 +1,8 @@
-"""Search for LanceStore: dense on the main tables, lexical and hybrid on per-scope snapshots.
+"""Search for LanceStore: each registered retriever (memcore.retrievers) over one scope of a table.
+
+The store does not know how dense, lexical or hybrid search rank: it builds a `Scope` (the main
+table, the filter, and a lazily built snapshot) and calls the retriever registered under the
+name the system's config gives (`get_retriever(name).search(scope, query, vector, k)`).
 
 A LanceDB full-text (BM25) index pools its statistics (IDF, average length) over every row
 of its table, and rows added after the index was built are not in it. So lexical and
@@ -17,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import threading
 from typing import Any
 
@@ -27,17 +30,13 @@ import pyarrow as pa
 os.environ.setdefault("LANCE_LOG", "error")
 
 from lancedb.index import FTS  # noqa: E402
-from lancedb.rerankers import RRFReranker  # noqa: E402
 from tenacity import Retrying, stop_after_attempt, wait_exponential  # noqa: E402
 
-RETRIEVERS = ("dense", "lexical", "hybrid")
+from memcore.retrievers import fts_query, get_retriever  # noqa: E402
+
+__all__ = ["SNAPSHOT_PREFIX", "Scope", "ScopedSearch", "fts_query", "list_table_names"]
+
 SNAPSHOT_PREFIX = "fts_"
-
-
-def fts_query(q: str) -> str:
-    """Plain words only: full-text query syntax characters in user text must not break the search."""
-    words = re.findall(r"[A-Za-z0-9]+", q)
-    return " ".join(words) or "_"
 
 
 def _digest(*parts: bytes) -> str:
@@ -60,7 +59,7 @@ def _has_fts(t: Any) -> bool:
 
 
 class ScopedSearch:
-    """Dense, lexical (BM25) and hybrid (RRF) top-k search; one instance per LanceStore."""
+    """Top-k search by a registered retriever, and the scope snapshots it may use; one per LanceStore."""
 
     def __init__(self, db: Any) -> None:
         self.db = db
@@ -71,35 +70,20 @@ class ScopedSearch:
         self.builds = 0  # snapshots created by this process (for tests and benchmarks)
 
     def search(self, t: Any, name: str, filt: str, query: str, vector: np.ndarray | None, k: int,
-               mode: str) -> list[tuple[dict, float]]:
-        """Top-k (row, score) of table `t` (named `name`) among the rows `filt` selects."""
-        if mode not in RETRIEVERS:
-            raise ValueError(f"retriever must be one of {RETRIEVERS}, not {mode!r}")
-        if mode == "dense" or (mode == "hybrid" and not query.strip()):
-            q = t.search(np.asarray(vector, dtype=np.float32).tolist()).distance_type("cosine")
-            rows = q.where(filt, prefilter=True).limit(k).to_list()
-            return [(r, 1.0 - float(r["_distance"])) for r in rows]
+               retriever: str) -> list[tuple[dict, float]]:
+        """Top-k (row, score) of table `t` (named `name`) among the rows `filt` selects, ranked by the
+        registered retriever of that name. A snapshot dropped under the search (another thread or
+        process rebuilt it) is rebuilt and the search run once more."""
+        r = get_retriever(retriever)
         for attempt in range(2):
-            snap = self.snapshot(t, name, filt)
-            if snap is None:
-                return []
+            scope = Scope(self, t, name, filt)
             try:
-                return self._search_snapshot(snap, query, vector, k, mode)
-            except Exception:  # the snapshot was dropped under us (another thread or process rebuilt it)
-                if attempt:
+                return r.search(scope, query, vector, k)
+            except Exception:
+                if attempt or not scope.used_snapshot:
                     raise
                 self._forget(name, filt)
         return []
-
-    @staticmethod
-    def _search_snapshot(s: Any, query: str, vector: np.ndarray | None, k: int,
-                         mode: str) -> list[tuple[dict, float]]:
-        if mode == "lexical":
-            rows = s.search(fts_query(query), query_type="fts").limit(k).to_list()
-            return [(r, float(r.get("_score", 0.0))) for r in rows]
-        rows = (s.search(query_type="hybrid").vector(np.asarray(vector, dtype=np.float32).tolist())
-                .text(fts_query(query)).distance_type("cosine").rerank(RRFReranker()).limit(k).to_list())
-        return [(r, float(r.get("_relevance_score", 0.0))) for r in rows]
 
     def _forget(self, name: str, filt: str) -> None:
         with self._lock:
@@ -161,6 +145,21 @@ class ScopedSearch:
                     self.db.drop_table(n)
                 except Exception:  # noqa: BLE001 - another process dropped it first
                     pass
+
+
+class Scope:
+    """The rows one filter selects in one table, as a retriever sees them (memcore.retrievers.SearchScope)."""
+
+    def __init__(self, searcher: ScopedSearch, table: Any, name: str, filt: str) -> None:
+        self.table, self.filter = table, filt
+        self._searcher, self._name = searcher, name
+        self.used_snapshot = False  # a snapshot was handed out: a failure may mean it was dropped meanwhile
+
+    def snapshot(self) -> Any | None:
+        """The scope's FTS-indexed snapshot table, or None when the filter selects no rows."""
+        snap = self._searcher.snapshot(self.table, self._name, self.filter)
+        self.used_snapshot = snap is not None
+        return snap
 
 
 def list_table_names(db: Any) -> list[str]:

@@ -5,15 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from memcore.embed import Embedder, make_embedder
 from memcore.errors import LLMError
 from memcore.ingest import IngestReport, ProgressFn, ingest_conversation
 from memcore.llm import LLMClient, UsageLedger, make_client
 from memcore.settings import Settings
 from memcore.store import LanceStore
+from memcore.store_view import MemoryView
 from memcore.systems import get_system, load_all, make_config
 from memcore.systems.base import BaseSystem, Runtime
-from memcore.types import Answer, Conversation, Question
+from memcore.types import Answer, Conversation, Event, Question
 
 
 class Workbench:
@@ -75,6 +78,20 @@ class Workbench:
         """The memory space a system's ingest of a conversation writes to."""
         return get_system(name)(self.runtime, conv, make_config(name, **config)).space
 
+    # ----------------------------------------------------------------- reads
+    def memory(self, name: str, conv: Conversation, **config: Any) -> MemoryView:
+        """Read access to a system's stored memory of a conversation (items, versions, events, calls)."""
+        return MemoryView(self.store, name, conv.id, self.space(name, conv, **config))
+
+    def events(self, name: str, conv: Conversation, upto: int | None = None, **config: Any) -> list[Event]:
+        """The stored ingest events of a system's memory of a conversation, in order."""
+        return self.memory(name, conv, **config).events(upto)
+
+    def llm_calls(self, **filters: Any) -> pd.DataFrame:
+        """Persisted LLM calls matching system=, conv_id=, stage=, provider=, role=, after_step=
+        (LanceStore.llm_calls)."""
+        return self.store.llm_calls(**filters)
+
     def ingest(self, name: str, conv: Conversation, progress: ProgressFn | None = None,
                should_stop: Any = None, *, wait: bool = True, wait_timeout: float | None = None,
                **config: Any) -> IngestReport:
@@ -93,8 +110,7 @@ class Workbench:
 
     def is_ingested(self, name: str, conv: Conversation, **config: Any) -> bool:
         """Whether this system's memory of the conversation is complete."""
-        ck = self.store.checkpoint(self.space(name, conv, **config), conv.id)
-        return bool(ck and ck["done"])
+        return self.memory(name, conv, **config).status()[1]
 
     def ask(self, name: str, conv: Conversation, question: Question | str, **config: Any) -> Answer:
         """Answer a question with a system (ingesting first if needed)."""

@@ -51,7 +51,7 @@ from memcore.llm import make_provider
 from memcore.llm.mock_server import MockOpenAIServer, OfflineResponder, messages_key, observe
 from memcore.llm.scheduler import CallScheduler, SchedulerConfig
 from memcore.settings import Settings
-from memcore.store_schema import INF_STEP, sql_str
+from memcore.store_schema import INF_STEP
 from memcore.types import Conversation
 from memcore.workbench import Workbench
 
@@ -138,14 +138,13 @@ def snapshot(store: Any, space: str, conv_id: str) -> dict[str, Any]:
     """What an ingest leaves in the store: events, every item version, links, the checkpoint."""
     events = [(e.step, e.kind, e.item_kind, tuple(e.item_ids), e.turn_id, e.reason,
                normalise(json.dumps(e.data, sort_keys=True, default=str))) for e in store.events(space, conv_id)]
-    where = f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)}"
     versions = []
     for name in sorted(n for n in store.table_names() if n.startswith("mem_")):
-        for r in store._df(name, where=where).to_dict("records"):
+        for r in store.rows(name, space=space, conv_id=conv_id).to_dict("records"):
             versions.append((r["kind"], r["id"], int(r["valid_from"]), int(r["valid_to"]), r["text"],
                              tuple(r["turn_ids"]), tuple(r["sources"]), r["metadata"]))
     links = sorted((r["item_id"], r["source_id"], int(r["step"]))
-                   for r in store._df("links", where=where).to_dict("records")) \
+                   for r in store.rows("links", space=space, conv_id=conv_id).to_dict("records")) \
         if "links" in store.table_names() else []
     return {"events": events, "versions": sorted(versions), "links": links,
             "checkpoint": store.checkpoint(space, conv_id)}
@@ -182,7 +181,7 @@ def construction_calls(wb: Workbench) -> tuple[dict, Counter]:
     wb.ledger.flush()
     usage = construction_usage(wb.store, SYSTEM, ["demo"], "openai", MODEL)
     usage.pop("latencies_ms")
-    df = wb.store.llm_calls(f"system = {sql_str(SYSTEM)} AND stage = 'construction'")
+    df = wb.store.llm_calls(system=SYSTEM, stage="construction")
     return usage, Counter(zip(df["role"], df["step"], df["ok"], strict=True))
 
 
@@ -334,7 +333,7 @@ def test_transient_faults_are_retried_and_the_memory_equals_a_clean_run(tmp_path
     assert sched.retried >= 8 and sched.limiter.pauses >= 1  # every fault retried; the 429 paused callers
     assert seconds >= 1.5 + 0.2  # the read timeout and the Retry-After were waited for
     wb.ledger.flush()
-    calls = wb.store.llm_calls(f"system = {sql_str(SYSTEM)}")
+    calls = wb.store.llm_calls(system=SYSTEM)
     assert bool(calls["ok"].all())  # no call failed for good
     repaired = calls[calls["attempt"] == 2]
     assert len(repaired) == 1  # the malformed reply was repaired by one more call, not used or replaced

@@ -62,7 +62,7 @@ def test_recmem_and_com_ingest_and_answer_through_the_server(workbench):
             assert ans.trace.items and ans.trace.context
             assert isinstance(ans.text, str)
     wb.ledger.flush()
-    stored = wb.store.llm_calls("provider = 'openai'")
+    stored = wb.store.llm_calls(provider="openai")
     assert len(stored) >= len(construction) + 6 and stored["prompt_tokens"].sum() > 0
 
 

@@ -47,19 +47,19 @@ def _snapshot(store: LanceStore) -> dict:
     store.refresh()
     out: dict = {}
     for name in store.table_names():
-        df = store._df(name)
+        df = store.rows(name)
         if name.startswith("mem_"):
             out[name] = sorted(zip(df["space"], df["id"], df["valid_from"], df["valid_to"], df["text"], strict=True))
-    ev = store._df("events")
+    ev = store.rows("events")
     out["events"] = sorted(zip(ev["space"], ev["step"], ev["seq"], ev["kind"], ev["reason"], strict=True))
-    ln = store._df("links")
+    ln = store.rows("links")
     out["links"] = sorted(zip(ln["space"], ln["item_id"], ln["source_id"], ln["step"], strict=True))
     ck = store.checkpoints()
     out["checkpoints"] = sorted(zip(ck["key"], ck["step"], ck["done"], strict=True))
     calls = store.llm_calls()
     out["llm_calls"] = sorted(zip(calls["system"], calls["role"], calls["step"], strict=True))
-    out["conversations"] = sorted(store._df("conversations")["conv_id"])
-    out["turns"] = len(store._df("turns"))
+    out["conversations"] = sorted(store.rows("conversations")["conv_id"])
+    out["turns"] = len(store.rows("turns"))
     return out
 
 
@@ -153,7 +153,7 @@ def _rows(store: LanceStore) -> tuple:
     versions = store.item_versions("sp", "c").sort_values(["kind", "id", "valid_from"])
     return (versions[["kind", "id", "valid_from", "valid_to"]].values.tolist(),
             [(e.step, e.reason) for e in store.events("sp", "c")],
-            sorted(store._df("links")[["item_id", "source_id", "step"]].values.tolist()),
+            sorted(store.rows("links")[["item_id", "source_id", "step"]].values.tolist()),
             len(store.checkpoints()))
 
 
@@ -238,8 +238,8 @@ def test_save_conversation_writes_once_and_keeps_one_row(tmp_path):
     v = store.table("conversations").version
     store.save_conversation(conv)  # unchanged: no write
     assert store.table("conversations").version == v
-    store.table("conversations").add(store._df("conversations"))  # duplicates left by an older memcore
+    store.table("conversations").add(store.rows("conversations"))  # duplicates left by an older memcore
     assert list(store.conversations()["conv_id"]) == ["demo"]
     conv.source = "changed"
     store.save_conversation(conv)
-    assert store._df("conversations")[["conv_id", "source"]].values.tolist() == [["demo", "changed"]]
+    assert store.rows("conversations")[["conv_id", "source"]].values.tolist() == [["demo", "changed"]]

@@ -19,7 +19,6 @@ from memcore.datasets import load_demo
 from memcore.embed import HashingEmbedder
 from memcore.ingest import ingest_conversation
 from memcore.settings import Settings
-from memcore.store_schema import sql_str
 from memcore.systems import get_system, load_all, make_config
 from memcore.types import Conversation
 from memcore.workbench import Workbench
@@ -80,9 +79,8 @@ def events_of(wb: Workbench, space: str, conv_id: str) -> list[dict]:
 def versions_of(wb: Workbench, space: str, conv_id: str) -> dict[tuple, dict]:
     """Every stored item version by (kind, id, valid_from): all its fields, the vector as an array."""
     out = {}
-    where = f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)}"
     for name in sorted(n for n in wb.store.table_names() if n.startswith("mem_")):
-        for r in wb.store._df(name, where=where).to_dict("records"):
+        for r in wb.store.rows(name, space=space, conv_id=conv_id).to_dict("records"):
             r = {k: (list(v) if isinstance(v, np.ndarray) and k != "vector" else v) for k, v in r.items()}
             r["vector"] = np.asarray(r["vector"], dtype=np.float64)
             out[(r["kind"], r["id"], int(r["valid_from"]))] = r
@@ -117,7 +115,7 @@ def ledger_of(wb: Workbench, name: str, conv_id: str) -> tuple[Counter, dict]:
     """The stored LLM calls of one system and conversation: every record (as a multiset) and totals
     (calls, prompt and completion tokens) per stage and role."""
     wb.ledger.flush()
-    df = wb.store.llm_calls(f"system = {sql_str(name)} AND conv_id = {sql_str(conv_id)}")
+    df = wb.store.llm_calls(system=name, conv_id=conv_id)
     recs = Counter(tuple(r[f] for f in LEDGER_FIELDS) for r in df.to_dict("records"))
     totals: dict[tuple, list[int]] = {}
     for r in df.to_dict("records"):
@@ -213,8 +211,7 @@ def start_dying(wb: Workbench, name: str, conv: Conversation, cfg: dict, exc: Ba
     with pytest.raises(type(exc)):
         ingest_conversation(sys_)
     step = wb.store.checkpoint(sys_.space, conv.id)["step"]
-    where = f"system = {sql_str(name)} AND conv_id = {sql_str(conv.id)} AND step > {step}"
-    return step, len(wb.store.llm_calls(where))
+    return step, len(wb.store.llm_calls(system=name, conv_id=conv.id, after_step=step))
 
 
 @pytest.mark.parametrize(("name", "cfg"), CASES, ids=IDS)

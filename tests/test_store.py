@@ -7,7 +7,8 @@ import pytest
 
 from memcore.embed import HashingEmbedder
 from memcore.errors import StoreError
-from memcore.store import LanceStore
+from memcore.retrievers import retriever_names
+from memcore.store import LanceStore, match
 from memcore.types import Event, MemoryItem
 
 EMB = HashingEmbedder()
@@ -69,7 +70,7 @@ def test_spaces_and_conversations_are_isolated(store):
     assert [i.text for i in store.items("b", "c", "episode")] == ["beta"]
 
 
-@pytest.mark.parametrize("mode", ["dense", "lexical", "hybrid"])
+@pytest.mark.parametrize("mode", retriever_names())
 def test_search_modes_find_the_matching_item(store, mode):
     texts = ["Ana adopted a puppy named Biscuit", "Ben started a pottery class", "The weather was rainy"]
     store.commit("sp", "s", "c", 1, [item(f"episode-{i}", t, 1) for i, t in enumerate(texts)], [], [], {})
@@ -127,3 +128,64 @@ def test_a_store_written_before_a_column_existed_is_upgraded_without_loss(tmp_pa
     df = store.llm_calls().sort_values("role")
     assert list(df["role"]) == ["answer", "episode_summary"]
     assert list(df["attempt"]) == [1, 2]  # the old row gets the documented default
+
+
+def test_llm_calls_are_queried_by_typed_filters(store):
+    from memcore.llm.ledger import CallRecord
+
+    def rec(system, conv, stage, provider, step):
+        return CallRecord(role="r", stage=stage, system=system, conv_id=conv, provider=provider, step=step)
+
+    store.add_llm_calls([rec("com", "c1", "construction", "offline", 1), rec("com", "c2", "construction", "offline", 2),
+                         rec("com", "c1", "answer", "offline", 3), rec("xmemory", "c1", "construction", "openai", 4),
+                         rec("o'brien", "c1", "construction", "offline", 5)])
+    steps = lambda df: sorted(int(s) for s in df["step"])  # noqa: E731
+    assert steps(store.llm_calls()) == [1, 2, 3, 4, 5]
+    assert steps(store.llm_calls(system="com", stage="construction")) == [1, 2]
+    assert steps(store.llm_calls(system="com", conv_id="c1")) == [1, 3]
+    assert steps(store.llm_calls(conv_id=["c1", "c2"], provider="offline", stage="construction")) == [1, 2, 5]
+    assert steps(store.llm_calls(conv_id=[])) == []
+    assert steps(store.llm_calls(after_step=3)) == [4, 5]
+    assert steps(store.llm_calls(system="o'brien")) == [5]  # values are quoted by the store
+
+
+def test_results_typed_queries(store):
+    store.save_results("run1", [{"system": "com", "question_id": "q1", "trace": {"items": []}},
+                                {"system": "naive_rag", "question_id": "q1", "trace": {"items": []}},
+                                {"system": "com", "question_id": "q2", "trace": {"items": []}}])
+    store.save_results("run2", [{"system": "com", "question_id": "q9"}])
+    assert store.result_keys("run1") == {("com", "q1"), ("naive_rag", "q1"), ("com", "q2")}
+    assert sorted(r["question_id"] for r in store.results("run1", ["com"])) == ["q1", "q2"]
+    assert all("trace" not in r for r in store.results("run1", traces=False))
+    assert all("trace" in r for r in store.results("run1"))
+    assert len(store.results("run1", limit=1)) == 1
+    assert store.results("run1", []) == [] and store.result_keys("nope") == set()
+
+
+def test_a_store_without_results_reads_none_and_creates_nothing(tmp_path):
+    store = LanceStore(str(tmp_path / "db"), dim=8)
+    assert store.results("run") == [] and store.result_keys("run") == set()
+    assert "results" not in store.table_names()
+
+
+def test_rows_of_a_plugin_table_by_column_values(store):
+    import pyarrow as pa
+
+    schema = pa.schema([pa.field("task_id", pa.string()), pa.field("n", pa.int32())])
+    assert store.rows("labels_x", schema, task_id="t").empty  # created on first read
+    store.table("labels_x").add([{"task_id": "t", "n": 1}, {"task_id": "t", "n": 5}, {"task_id": "it's", "n": 2}])
+    assert sorted(store.rows("labels_x", task_id="t")["n"]) == [1, 5]
+    assert list(store.rows("labels_x", task_id="t", n__gt=2)["n"]) == [5]
+    assert list(store.rows("labels_x", task_id="it's")["n"]) == [2]
+    assert len(store.rows("labels_x")) == 3
+    assert list(store.rows("labels_x", columns=["n"], task_id=["it's"]).columns) == ["n"]
+
+
+def test_match_writes_typed_conditions():
+    assert match(system="a", conv_id=["x", "y"], step__gt=3, ts__le=1.5, done=True, role=None) == (
+        "system = 'a' AND conv_id IN ('x','y') AND step > 3 AND ts <= 1.5 AND done = true")
+    assert match(key="o'k") == "key = 'o''k'"
+    assert match(conv_id=[]) == "false" and match() == ""
+    assert match(**{"target.expires_at__lt": 2.5}) == "target.expires_at < 2.5"
+    with pytest.raises(ValueError, match="unknown comparison"):
+        match(step__after=3)

@@ -10,7 +10,7 @@ import pytest
 from lancedb.index import FTS
 
 from memcore.embed import HashingEmbedder
-from memcore.store import LanceStore
+from memcore.store import LanceStore, match
 from memcore.types import MemoryItem, Turn
 
 EMB = HashingEmbedder()
@@ -59,7 +59,7 @@ def test_the_other_conversation_would_change_pooled_bm25(tmp_path):
     for texts in (A, A + B):
         t = db.create_table(f"t{len(texts)}", data=[{"text": x, "conv": "a" if x in A else "b"} for x in texts])
         t.create_index("text", config=FTS(with_position=False))
-        rows = t.search("pottery class", query_type="fts").where("conv = 'a'", prefilter=True).limit(5).to_list()
+        rows = t.search("pottery class", query_type="fts").where(match(conv="a"), prefilter=True).limit(5).to_list()
         scores.append([round(r["_score"], 6) for r in rows])
     assert scores[0] != scores[1]
 

@@ -13,6 +13,7 @@ import json
 import pytest
 
 from memcore.ingest import ingest_conversation
+from memcore.retrievers import retriever_names
 from memcore.systems import MemorySystem, get_system, load_all, make_config
 from memcore.types import EVENT_KINDS, Answer, Trace
 
@@ -39,7 +40,9 @@ class TestSystemContract:
         cfg = make_config(name)
         assert cfg.retriever == "dense"
         json.dumps(cfg.construction_dict(), default=str)
-        with pytest.raises(ValueError):
+        for retriever in retriever_names():
+            assert make_config(name, retriever=retriever).retriever == retriever
+        with pytest.raises(ValueError, match="retriever must be one of"):
             make_config(name, retriever="telepathy")
 
     def test_ingest_emits_well_formed_events(self, name, built, workbench, tiny_conv) -> None:
@@ -76,11 +79,11 @@ class TestSystemContract:
                 assert c.kept or c.reason, f"{name}: dropped candidate {c.id} at {c.stage} without a reason"
             assert Trace.from_dict(json.loads(json.dumps(tr.to_dict(), default=str))) == tr
 
-    def test_every_retriever_mode_works(self, name, workbench, tiny_conv) -> None:
+    def test_every_registered_retriever_works(self, name, workbench, tiny_conv) -> None:
         workbench.ingest(name, tiny_conv)
-        for mode in ("lexical", "hybrid"):
-            tr = workbench.system(name, tiny_conv, retriever=mode).retrieve(tiny_conv.questions[1])
-            assert tr.retriever == mode and tr.items
+        for retriever in retriever_names():
+            tr = workbench.system(name, tiny_conv, retriever=retriever).retrieve(tiny_conv.questions[1])
+            assert tr.retriever == retriever and tr.items, f"{name} with the {retriever} retriever"
 
     def test_answer_has_text_trace_and_usage(self, name, built, tiny_conv) -> None:
         system, _ = built

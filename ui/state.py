@@ -12,8 +12,8 @@ import streamlit as st
 
 from memcore.errors import MemcoreError, MemoryBusy
 from memcore.settings import Settings
-from memcore.store import sql_str
 from memcore.store_schema import INF_STEP
+from memcore.store_view import MemoryView
 from memcore.types import Answer, Conversation, Question
 from memcore.viz.replay import ReplayData, build_replay
 from memcore.workbench import Workbench
@@ -107,23 +107,28 @@ def forget_conversation(conv_id: str) -> None:
 
 
 # ----------------------------------------------------------------------- ingest
-_SPACES: dict[tuple[int, str, str], str] = {}
+_MEMORIES: dict[tuple[int, str, str], MemoryView] = {}
+
+
+def memory_of(wb: Workbench, system: str, conv: Conversation) -> MemoryView:
+    """Read access to a system's stored memory of a conversation (default config; worked out once)."""
+    key = (id(wb), system, conv.id)
+    if key not in _MEMORIES:
+        _MEMORIES[key] = wb.memory(system, conv)
+    return _MEMORIES[key]
 
 
 def space_of(wb: Workbench, system: str, conv: Conversation) -> str:
     """The memory space a system's ingest of a conversation writes to (default config).
 
+    Prefer `memory_of(...)`, whose reads need no space.
     """
-    key = (id(wb), system, conv.id)
-    if key not in _SPACES:
-        _SPACES[key] = wb.space(system, conv)
-    return _SPACES[key]
+    return memory_of(wb, system, conv).space
 
 
 @st.cache_data(show_spinner=False, ttl=2, max_entries=256)
-def _status(_wb: Workbench, store_uri: str, space: str, conv_id: str) -> tuple[int, bool]:
-    ck = _wb.store.checkpoint(space, conv_id)
-    return (ck["step"], ck["done"]) if ck else (0, False)
+def _status(_mem: MemoryView, store_uri: str, space: str, conv_id: str) -> tuple[int, bool]:
+    return _mem.status()
 
 
 def ingest_status(wb: Workbench, system: str, conv: Conversation) -> tuple[int, bool]:
@@ -131,7 +136,8 @@ def ingest_status(wb: Workbench, system: str, conv: Conversation) -> tuple[int, 
     job = jobs.get(ingest_job_id(conv))
     if job is not None and (job.running or time.time() - (job.finished or 0) < 10):
         _status.clear()  # memory is being (or was just) built: read the checkpoint afresh
-    return _status(wb, wb.store.uri, space_of(wb, system, conv), conv.id)
+    mem = memory_of(wb, system, conv)
+    return _status(mem, wb.store.uri, mem.space, conv.id)
 
 
 def ingest_job_id(conv: Conversation) -> str:
@@ -173,26 +179,26 @@ def start_ingest(wb: Workbench, systems: list[str], conv: Conversation) -> jobs.
 # ----------------------------------------------------------------------- replay
 def item_versions(wb: Workbench, space: str, conv_id: str) -> pd.DataFrame:
     """Every stored item version (kind, id, valid_from, valid_to) of a memory space."""
-    out = wb.store.item_versions(space, conv_id)
+    return _clip(wb.store.item_versions(space, conv_id))
+
+
+def _clip(out: pd.DataFrame) -> pd.DataFrame:
     out.loc[out["valid_to"] >= INF_STEP, "valid_to"] = INF_STEP
     return out
 
 
 @st.cache_data(show_spinner="Reading stored events…", max_entries=64)
-def _replay(_wb: Workbench, store_uri: str, provider: str, system: str, space: str, conv_id: str,
+def _replay(_mem: MemoryView, store_uri: str, provider: str, system: str, space: str, conv_id: str,
             n_steps: int, ck_step: int) -> ReplayData:
-    events = _wb.store.events(space, conv_id)
-    calls = _wb.store.llm_calls(
-        f"system = {sql_str(system)} AND conv_id = {sql_str(conv_id)} AND stage = 'construction' "
-        f"AND provider = {sql_str(provider)}")
-    return build_replay(system, events, item_versions(_wb, space, conv_id), calls, n_steps)
+    calls = _mem.llm_calls(stage="construction", provider=provider)
+    return build_replay(system, _mem.events(), _clip(_mem.versions()), calls, n_steps)
 
 
 def replay_data(wb: Workbench, system: str, conv: Conversation) -> ReplayData:
     """Per-step aggregates of a system's stored ingest (computed once per checkpoint)."""
-    space = space_of(wb, system, conv)
-    ck = wb.store.checkpoint(space, conv.id)
-    return _replay(wb, wb.store.uri, wb.llm.provider.name, system, space, conv.id, len(conv.turns) + 1,
+    mem = memory_of(wb, system, conv)
+    ck = mem.checkpoint()
+    return _replay(mem, wb.store.uri, wb.llm.provider.name, system, mem.space, conv.id, len(conv.turns) + 1,
                    ck["step"] if ck else -1)
 
 

@@ -9,7 +9,10 @@ from typing import Any
 import typer
 
 from memcore.llm.redact import redact
+from memcore.retrievers import retriever_names
 from memcore.settings import Settings
+
+RETRIEVER_HELP = " | ".join(retriever_names())  # the registered retrievers (memcore.retrievers)
 
 
 def _split(value: str | None) -> list[str] | None:
@@ -44,7 +47,7 @@ def eval_command(
     categories: str | None = typer.Option(None, "--categories", help="e.g. 1,2,3,4 (default: all but 5)"),
     limit: int | None = typer.Option(None, "--limit", help="at most n questions per conversation"),
     workers: int = typer.Option(1, "--workers", "-w", help="processes, each taking whole conversations"),
-    retriever: str = typer.Option("dense", "--retriever", "-r", help="dense | lexical | hybrid"),
+    retriever: str = typer.Option("dense", "--retriever", "-r", help=RETRIEVER_HELP),
     judge: bool = typer.Option(True, "--judge/--no-judge", help="judge answers (offline: the lexical judge)"),
     store: str | None = typer.Option(None, "--store", help="LanceDB path or URI"),
     provider: str | None = typer.Option(None, "--provider", help="offline | openai | local | fake"),

@@ -65,11 +65,8 @@ def construction_usage(store: Any, system: str, conv_ids: list[str], provider: s
     the steps it rolls back (store.rollback), so redone calls are not counted twice; calls answered
     by the call cache count like the others (a resumed ingest's redone calls hit it).
     """
-    from memcore.store import sql_in, sql_str
-
-    where = (f"stage = 'construction' AND system = {sql_str(system)} AND provider = {sql_str(provider)} "
-             f"AND conv_id IN {sql_in(conv_ids)}")
-    df = store.llm_calls(where) if conv_ids else None
+    df = store.llm_calls(stage="construction", system=system, provider=provider, conv_id=list(conv_ids)) \
+        if conv_ids else None
     out = {"prompt_tokens": 0, "completion_tokens": 0, "calls": 0, "latencies_ms": []}
     if df is None or df.empty:
         return out

@@ -22,16 +22,10 @@ def make_run_id(fingerprint: dict) -> str:
 
 def existing_rows(store: Any, run_id: str) -> tuple[set[tuple[str, str]], dict | None]:
     """(system, question_id) pairs already stored for the run, and one stored row (for checks)."""
-    if "results" not in store.table_names():
+    have = store.result_keys(run_id)
+    if not have:
         return set(), None
-    from memcore.store import sql_str
-
-    t, where = store.results_table(), f"run_id = {sql_str(run_id)}"
-    df = t.search().where(where).select(["system", "question_id"]).limit(None).to_pandas()
-    if df.empty:
-        return set(), None
-    one = t.search().where(where).select(["payload"]).limit(1).to_pandas()["payload"].iloc[0]
-    return set(zip(df["system"], df["question_id"], strict=True)), json.loads(one)
+    return have, store.results(run_id, limit=1)[0]
 
 
 def check_compatible(run_id: str, old: dict | None, meta: dict) -> None:
@@ -63,19 +57,7 @@ def run_meta(wb: Any, settings: Settings) -> dict[str, Any]:
 
 def load_rows(store: Any, run_id: str, systems: list[str]) -> list[dict]:
     """Stored rows of a run without their traces (streamed in batches to bound memory)."""
-    from memcore.store import sql_in, sql_str
-
-    if "results" not in store.table_names():
-        return []
-    q = store.results_table().search().where(f"run_id = {sql_str(run_id)} AND system IN {sql_in(systems)}")
-    out = []
-    for batch in q.select(["payload"]).limit(None).to_batches(256):
-        for payload in batch.column("payload").to_pylist():
-            row = json.loads(payload)
-            row.pop("trace", None)
-            out.append(row)
-    return out
-
+    return store.results(run_id, systems, traces=False)
 
 
 def assemble(store: Any, run_id: str, convs: list[Conversation], selected: dict[str, list[Question]],

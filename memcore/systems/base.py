@@ -13,7 +13,8 @@ import numpy as np
 from memcore.embed import Embedder
 from memcore.llm.client import Ahead, LLMClient
 from memcore.llm.ledger import UsageLedger, by_stage
-from memcore.store import RETRIEVERS, LanceStore
+from memcore.retrievers import get_retriever
+from memcore.store import LanceStore
 from memcore.systems.memory import WorkingMemory
 from memcore.types import Answer, Candidate, Conversation, Event, MemoryItem, Question, Trace, TraceItem, Turn
 
@@ -35,8 +36,7 @@ class SystemConfig:
 
     def validate(self) -> None:
         """Raise ValueError on an invalid setting."""
-        if self.retriever not in RETRIEVERS:
-            raise ValueError(f"retriever must be one of {RETRIEVERS}, not {self.retriever!r}")
+        get_retriever(self.retriever)  # ValueError naming the registered retrievers
 
 
 @runtime_checkable

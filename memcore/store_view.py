@@ -1,0 +1,65 @@
+"""MemoryView: one memory (a system's memory space x a conversation) read through the store's typed queries.
+
+`Workbench.memory(system, conv, **config)` gives one: the space is worked out there (system, config,
+embedder, LLM), so the app, the CLI and benchmarks never compute or pass memory spaces themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from memcore.types import Event, MemoryItem
+
+
+@dataclass(frozen=True)
+class MemoryView:
+    """Read access to one stored memory: checkpoint, items now or at a step, versions, events, calls."""
+
+    store: Any  # LanceStore
+    system: str
+    conv_id: str
+    space: str
+
+    def checkpoint(self) -> dict | None:
+        """The ingest's last checkpoint {step, done, state, config, system}, or None before any commit."""
+        return self.store.checkpoint(self.space, self.conv_id)
+
+    def status(self) -> tuple[int, bool]:
+        """(last committed step, complete); (0, False) before any commit."""
+        ck = self.checkpoint()
+        return (int(ck["step"]), bool(ck["done"])) if ck else (0, False)
+
+    def items(self, kind: str, at_step: int | None = None, with_vectors: bool = True) -> list[MemoryItem]:
+        """Current items of one kind (or as they were at `at_step`)."""
+        return self.store.items(self.space, self.conv_id, kind, at_step=at_step, with_vectors=with_vectors)
+
+    def kind_counts(self, at_step: int | None = None) -> dict[str, int]:
+        """Number of current items per kind (or at `at_step`)."""
+        return self.store.kind_counts(self.space, self.conv_id, at_step)
+
+    def versions(self) -> pd.DataFrame:
+        """Every stored item version: kind, id, valid_from, valid_to."""
+        return self.store.item_versions(self.space, self.conv_id)
+
+    def history(self, kind: str, item_id: str) -> list[MemoryItem]:
+        """Every stored version of one item, oldest first."""
+        return self.store.item_history(self.space, self.conv_id, kind, item_id)
+
+    def sources_of(self, item_id: str) -> list[str]:
+        """Direct sources (turn or item ids) of an item."""
+        return self.store.sources_of(self.space, self.conv_id, item_id)
+
+    def derived_from(self, source_id: str) -> list[str]:
+        """Items built directly from a turn or an item."""
+        return self.store.derived_from(self.space, self.conv_id, source_id)
+
+    def events(self, upto: int | None = None) -> list[Event]:
+        """Ingest events in order (optionally up to a step)."""
+        return self.store.events(self.space, self.conv_id, upto)
+
+    def llm_calls(self, stage: str | None = None, provider: str | None = None) -> pd.DataFrame:
+        """This system's ledger rows on this conversation (the ledger is keyed by system, not space)."""
+        return self.store.llm_calls(system=self.system, conv_id=self.conv_id, stage=stage, provider=provider)
