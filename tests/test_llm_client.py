@@ -110,7 +110,7 @@ def test_openai_provider_retries_500_then_succeeds():
         srv.enqueue("boom", status=500)
         srv.enqueue("boom again", status=500)
         srv.enqueue('{"merge": false, "why": "differ"}')
-        client = LLMClient(OpenAIProvider("mock-model", base_url=srv.base_url, retries=3))
+        client = LLMClient(OpenAIProvider("mock-model", base_url=srv.base_url))
         res = client.run("test_merge", {"a": "p", "b": "q"}, stage="construction")
         assert res.ok and res.output.why == "differ"
         assert len(srv.requests) == 3

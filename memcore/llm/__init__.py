@@ -29,7 +29,7 @@ def __getattr__(name: str) -> Any:
 def _openai(s: Settings) -> Any:
     from memcore.llm.openai_provider import OpenAIProvider
 
-    return OpenAIProvider(s.llm_model, s.openai_api_key, s.openai_base_url, s.llm_timeout_s, s.llm_retries,
+    return OpenAIProvider(s.llm_model, s.openai_api_key, s.openai_base_url, s.llm_timeout_s,
                           connect_timeout_s=s.llm_connect_timeout_s)
 
 
@@ -38,7 +38,7 @@ def _local(s: Settings) -> Any:
     from memcore.llm.openai_provider import OpenAIProvider
 
     url, model = local_server.ensure_running()
-    return OpenAIProvider(model, "local", url, max(s.llm_timeout_s, 300.0), s.llm_retries,
+    return OpenAIProvider(model, "local", url, max(s.llm_timeout_s, 300.0),
                           label="local SmolLM2-135M (llama.cpp)", connect_timeout_s=s.llm_connect_timeout_s)
 
 

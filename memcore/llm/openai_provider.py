@@ -30,7 +30,6 @@ class OpenAIProvider:
         api_key: str = "",
         base_url: str = "",
         timeout_s: float = 60.0,
-        retries: int = 3,  # kept for callers; retries are the scheduler's (Settings.llm_retries)
         label: str = "",
         connect_timeout_s: float = 5.0,
     ) -> None:
@@ -48,7 +47,6 @@ class OpenAIProvider:
         self.client = openai.OpenAI(
             api_key=api_key or "not-needed", base_url=base_url or None, timeout=self.timeout, max_retries=0
         )
-        self.retries = retries
         self.supports_json_mode = True
         self.supports_logprobs = True
 
