@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from memcore.datasets import load_demo
 from memcore.embed import MiniLMEmbedder
+from memcore.errors import LLMCallFailed
 from memcore.llm import LLMClient, OpenAIProvider
 from memcore.llm.local_server import LocalServer, free_port, is_available
 from memcore.llm.roles import Role, register
@@ -38,7 +39,7 @@ def server() -> Iterator[LocalServer]:
 @pytest.fixture(scope="module")
 def workbench(server, tmp_path_factory) -> Workbench:
     settings = Settings(store_uri=str(tmp_path_factory.mktemp("e2e") / "store"), llm_provider="openai",
-                        use_cache=False)
+                        use_cache=False, llm_unusable="fallback")  # a 135M model checks the plumbing, not JSON quality
     provider = OpenAIProvider(server.model_id, base_url=server.base_url, timeout_s=600,
                               label="local SmolLM2-135M (llama.cpp)")
     return Workbench(settings, embedder=MiniLMEmbedder(), provider=provider)
@@ -78,7 +79,10 @@ TRUNCATED = register(Role(name="e2e_truncated_profile", system="Describe a perso
 
 def test_truncated_real_reply_is_reported_after_one_repair(server):
     """6 tokens cannot hold the object: both real replies are malformed, the error is reported."""
-    client = LLMClient(OpenAIProvider(server.model_id, base_url=server.base_url, timeout_s=600))
+    strict = LLMClient(OpenAIProvider(server.model_id, base_url=server.base_url, timeout_s=600))
+    with pytest.raises(LLMCallFailed, match="unusable reply after one repair attempt"):
+        strict.run("e2e_truncated_profile", {"who": "Maya, a runner who adopted a dog"}, stage="construction")
+    client = LLMClient(OpenAIProvider(server.model_id, base_url=server.base_url, timeout_s=600), unusable="fallback")
     res = client.run("e2e_truncated_profile", {"who": "Maya, a runner who adopted a dog"}, stage="construction")
     calls = [r for r in client.ledger.records if r.role == "e2e_truncated_profile"]
     assert len(calls) == 2 and all(c.completion_tokens > 0 for c in calls)
@@ -89,7 +93,7 @@ def test_truncated_real_reply_is_reported_after_one_repair(server):
 def test_malformed_json_from_a_real_reply_is_repaired_or_reported(server):
     provider = OpenAIProvider(server.model_id, base_url=server.base_url, timeout_s=600)
     provider.supports_json_mode = False  # let the small model write free text: it will not be clean JSON
-    client = LLMClient(provider)
+    client = LLMClient(provider, unusable="fallback")
     res = client.run("episode_summary", {"messages": [
         {"speaker": "Maya", "text": "I adopted Pepper from the Happy Paws shelter last year.",
          "date": "8 May, 2023", "turn_id": "D1:7"}], "max_episodes": 1}, stage="construction")
