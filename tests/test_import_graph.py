@@ -11,7 +11,8 @@ with the system class they serve). Registries that import their own package's mo
 The floors, bottom up (docs/architecture.md draws the same house):
 
     0  types, errors                         the vocabulary
-    1  text, settings, serialize, sqlite_util the toolbox: text library, settings, (de)serialisation
+    1  text, settings, serialize, sqlite_util the toolbox: text library, settings, (de)serialisation,
+       plugins                                entry-point loading (the registries above call it)
     2  datasets, embed, llm                  loaders, embedders, LLM client + roles + offline engine
     3  store (store*.py, lease, retrievers)  LanceDB
     4  systems                               the memory systems
@@ -41,7 +42,7 @@ PACKAGE = ROOT / "memcore"
 
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("types", "errors"),
-    ("text", "settings", "serialize", "sqlite_util"),
+    ("text", "settings", "serialize", "sqlite_util", "plugins"),
     ("datasets", "embed", "llm"),
     ("store",),
     ("systems",),

@@ -1,16 +1,24 @@
-"""The registry of memory systems: name -> class. Each module registers itself."""
+"""The registry of memory systems: name -> class. Each module registers itself.
+
+The built-in systems are the modules and packages of memcore/systems/; systems from outside come
+from installed packages through the `memcore.systems` entry-point group (memcore.plugins). Lists
+are ordered by each class's `rank` (BaseSystem.rank; built-ins 10..80, plugins 1000 unless they
+say otherwise), ties by name.
+"""
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+import threading
 
+from memcore.plugins import SYSTEMS_GROUP, is_module, load_plugins
 from memcore.systems.base import BaseSystem, MemorySystem, Runtime, SystemConfig
 
 SYSTEMS: dict[str, type[BaseSystem]] = {}
-ORDER = ("full_context", "naive_rag", "naive_rag_session", "com", "recmem", "memcot", "xmemory", "memweaver")
 _INFRA = {"base", "memory"}
-_loaded = False
+_LOCK = threading.RLock()
+_state = {"loaded": False, "loading": False}
 
 
 def register_system(cls: type[BaseSystem]) -> type[BaseSystem]:
@@ -21,16 +29,37 @@ def register_system(cls: type[BaseSystem]) -> type[BaseSystem]:
     return cls
 
 
+def _accept(obj: object) -> None:
+    """Register what a `memcore.systems` entry point names: a BaseSystem subclass, or a module that
+    registered its systems when it was imported."""
+    if isinstance(obj, type) and issubclass(obj, BaseSystem) and obj.name:
+        register_system(obj)
+    elif not is_module(obj):
+        raise TypeError(f"a memcore.systems entry point must name a BaseSystem subclass with a name, or a "
+                        f"module that registers systems; got {obj!r}")
+
+
 def load_all() -> dict[str, type[BaseSystem]]:
-    """Import every system module so that all systems are registered; ordered for display."""
-    global _loaded
-    if not _loaded:
-        for mod in pkgutil.iter_modules(__path__):
-            if mod.name not in _INFRA and not mod.name.startswith("_"):
-                importlib.import_module(f"{__name__}.{mod.name}")
-        _loaded = True
-    rank = {n: i for i, n in enumerate(ORDER)}
-    return dict(sorted(SYSTEMS.items(), key=lambda kv: (rank.get(kv[0], 99), kv[0])))
+    """Register every built-in system (the modules of memcore/systems/), then the installed plugins'
+    (entry points `memcore.systems`; a failing plugin is skipped with a warning); ordered by rank."""
+    if not _state["loaded"]:
+        with _LOCK:
+            if not (_state["loaded"] or _state["loading"]):  # loading: a plugin being imported asks
+                _state["loading"] = True
+                try:
+                    for mod in pkgutil.iter_modules(__path__):
+                        if mod.name not in _INFRA and not mod.name.startswith("_"):
+                            importlib.import_module(f"{__name__}.{mod.name}")
+                    load_plugins(SYSTEMS_GROUP, _accept)
+                    _state["loaded"] = True
+                finally:
+                    _state["loading"] = False
+    return dict(sorted(SYSTEMS.items(), key=lambda kv: (kv[1].rank, kv[0])))
+
+
+def builtin_systems() -> list[str]:
+    """The names of memcore's own systems (those defined under memcore.systems), in rank order."""
+    return [n for n, cls in load_all().items() if cls.__module__.startswith(f"{__name__}.")]
 
 
 def get_system(name: str) -> type[BaseSystem]:
@@ -53,5 +82,5 @@ def make_config(name: str, **overrides: object) -> SystemConfig:
     return cfg
 
 
-__all__ = ["SYSTEMS", "BaseSystem", "MemorySystem", "Runtime", "SystemConfig", "get_system", "load_all",
-           "make_config", "register_system"]
+__all__ = ["SYSTEMS", "BaseSystem", "MemorySystem", "Runtime", "SystemConfig", "builtin_systems", "get_system",
+           "load_all", "make_config", "register_system"]

@@ -80,6 +80,7 @@ class BaseSystem:
     paper: ClassVar[str] = ""
     config_class: ClassVar[type[SystemConfig]] = SystemConfig
     kinds: ClassVar[tuple[str, ...]] = ()  # memory kinds this system stores
+    rank: ClassVar[int] = 1000  # place in system lists (lower first, ties by name); built-ins 10..80
 
     def __init__(self, runtime: Runtime, conv: Conversation, config: SystemConfig | None = None) -> None:
         self.config = config or self.config_class()

@@ -12,6 +12,7 @@ class FullContextSystem(BaseSystem):
     """No memory: every turn of the conversation goes to the answer model."""
 
     name = "full_context"
+    rank = 10
     title = "Full context"
     paper = "baseline"
     config_class = SystemConfig

@@ -41,6 +41,7 @@ class NaiveRAGSystem(BaseSystem):
     """Turn-level RAG: every turn is indexed as it arrives; the top-k turns form the context."""
 
     name = "naive_rag"
+    rank = 20
     title = "Naive RAG (turns)"
     paper = "baseline"
     config_class = NaiveRAGConfig
@@ -80,6 +81,7 @@ class NaiveRAGSessionSystem(BaseSystem):
     """Session-level RAG: each finished session is one retrievable block."""
 
     name = "naive_rag_session"
+    rank = 30
     title = "Naive RAG (sessions)"
     paper = "baseline"
     config_class = NaiveRAGSessionConfig

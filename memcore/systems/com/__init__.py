@@ -44,6 +44,7 @@ class CoMSystem(BaseSystem):
     """Chain-of-Memory: flat turn index, query-time chains grown by a relevance x consistency gate."""
 
     name = "com"
+    rank = 40
     title = "CoM (Chain-of-Memory)"
     paper = "000"
     config_class = CoMConfig

@@ -39,6 +39,7 @@ class MemCoTSystem(BaseSystem):
     """Zoom-in / zoom-out perception and a judge-driven query loop over raw turns."""
 
     name = "memcot"
+    rank = 60
     title = "MemCoT (memory-driven chain of thought)"
     paper = "002"
     config_class = MemCoTConfig

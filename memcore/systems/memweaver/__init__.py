@@ -33,6 +33,7 @@ class MemWeaverSystem(BaseSystem):
     """Tri-layer memory: graph (entities, relations), passages, experiences; dual-channel retrieval."""
 
     name = "memweaver"
+    rank = 80
     title = "MemWeaver"
     paper = "004"
     config_class = MemWeaverConfig

@@ -32,6 +32,7 @@ class RecMemSystem(BaseSystem):
     """Subconscious units, recurrence-triggered episodes, refined semantic facts."""
 
     name = "recmem"
+    rank = 50
     title = "RecMem"
     paper = "RecMem: Recurrence-based Memory Consolidation for Efficient and Effective Long-Running LLM Agents"
     config_class = RecMemConfig

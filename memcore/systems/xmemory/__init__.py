@@ -70,6 +70,7 @@ class XMemorySystem(BaseSystem):
     """Hierarchical memory with sparsity-semantics guided themes and top-down retrieval."""
 
     name = "xmemory"
+    rank = 70
     title = "xMemory"
     paper = "Beyond RAG for Agent Memory: Retrieval by Decoupling and Aggregation (Hu et al.)"
     config_class = XMemoryConfig
