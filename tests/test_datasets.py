@@ -12,6 +12,8 @@ from memcore.datasets import (
     ABSTAIN_ANSWER,
     DEMO_PATH,
     FORMATS,
+    KNOWN_ERRATA,
+    DatasetWarning,
     category_counts,
     detect_format,
     load_dataset,
@@ -316,3 +318,111 @@ def test_missing_file_and_jsonl_named_json(tmp_path):
     path = tmp_path / "export.json"
     path.write_text(CHAT_FIXTURE.read_text(encoding="utf-8"), encoding="utf-8")
     assert detect_format(path) == "jsonl" and len(load_dataset(path)) == 2
+
+
+# ---- held to the format: strict by default, --lenient accepts with a warning ----------
+
+
+def strict_then_lenient(path: Path, *needles: str) -> list[Conversation]:
+    """The strict load raises naming every needle (and the --lenient way out); lenient loads with a warning."""
+    msg = raises(path, *needles)
+    assert "--lenient" in msg and "Fix:" in msg, msg
+    with pytest.warns(DatasetWarning, match="Loaded anyway") as rec:
+        convs = load_dataset(path, lenient=True)
+    assert all(n in str(rec[0].message) for n in needles[:1])
+    return convs
+
+
+def test_missing_session_is_an_error(tmp_path, demo_raw):
+    del demo_raw["session_2"]
+    [conv] = strict_then_lenient(write(tmp_path / "cut.json", demo_raw), "session_2: session 2 is missing",
+                                 "restore session_2")
+    assert sorted(conv.sessions()) == [1, 3]  # lenient: today's behaviour, the session skipped
+    demo_raw["session_2"] = []
+    raises(write(tmp_path / "emptied.json", demo_raw), "session 2 is empty")
+
+
+def test_missing_session_in_list_layout_names_the_sample(tmp_path, demo_raw):
+    flat = {k: v for k, v in demo_raw.items() if k not in ("sample_id", "qa")}
+    del flat["session_1"]
+    path = write(tmp_path / "locomo10.json", [{"sample_id": "s1", "conversation": flat, "qa": []}])
+    raises(path, "[0] (s1) conversation.session_1: session 1 is missing")
+
+
+def test_empty_turn_text_is_an_error(tmp_path, demo_raw):
+    demo_raw["session_3"][4]["text"] = "  "
+    demo_raw["session_3"][4].pop("blip_caption", None)
+    [conv] = strict_then_lenient(write(tmp_path / "blank.json", demo_raw), "session_3[4]: the turn's text is empty")
+    assert conv.turns[[t.session for t in conv.turns].index(3) + 4].text == "  "
+
+
+def test_photo_without_text_is_not_empty(tmp_path, demo_raw):
+    turn = next(t for t in demo_raw["session_1"] if t.get("blip_caption"))
+    turn["text"] = ""
+    [conv] = load_dataset(write(tmp_path / "photo.json", demo_raw))
+    assert conv.turn(turn["dia_id"]).content.strip().startswith("[shares a photo")
+
+
+def test_dangling_evidence_is_an_error(tmp_path, demo_raw):
+    demo_raw["qa"][0]["evidence"] = ["D1:3", "D9:99"]
+    [conv] = strict_then_lenient(write(tmp_path / "dangling.json", demo_raw),
+                                 "qa[0] (demo:q0).evidence: evidence 'D9:99' names no turn", "correct or remove")
+    assert conv.questions[0].metadata["missing_evidence"] == ["D9:99"]
+
+
+def test_many_problems_are_counted(tmp_path, demo_raw):
+    for q in demo_raw["qa"][:8]:
+        q["evidence"] = ["D7:1"]
+    msg = raises(write(tmp_path / "many.json", demo_raw), "8 format problem(s)", "(and 3 more)")
+    assert msg.count("names no turn") == 5
+
+
+@needs_shared
+def test_published_locomo_errata_are_accepted_and_named(locomo_list):
+    errata = {(q.conv_id, e) for c in locomo_list for q in c.questions for e in q.metadata.get("evidence_errata", [])}
+    assert errata == set(KNOWN_ERRATA)
+    assert all(q.metadata["missing_evidence"] == q.metadata["evidence_errata"]
+               for c in locomo_list for q in c.questions if "missing_evidence" in q.metadata)
+
+
+def test_longmemeval_held_to_format(tmp_path):
+    items = json.loads(LME_FIXTURE.read_text(encoding="utf-8"))
+    items[1]["haystack_sessions"][0][0]["content"] = ""
+    items[2]["answer_session_ids"] = ["nowhere"]
+    convs = strict_then_lenient(write(tmp_path / "lme.json", items), "[1] (6a1eabeb).haystack_sessions[0][0]: the "
+                                "turn's text is empty", "answer session 'nowhere' is not in haystack_session_ids")
+    assert len(convs) == 4
+
+
+def test_jsonl_held_to_format(tmp_path):
+    lines = [{"date": "2024-01-01", "speaker": "A", "text": "hi"}, {"speaker": "B", "text": ""},
+             {"session": 3, "date": "2024-01-03", "speaker": "A", "text": "back"},
+             {"type": "question", "question": "q?", "answer": "a", "evidence": ["D1:1", "D2:1"]}]
+    path = tmp_path / "chat.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines), encoding="utf-8")
+    [conv] = strict_then_lenient(path, "line 2: the turn's text is empty", "session 2 is missing",
+                                 "line 4.evidence: evidence 'D2:1' names no turn")
+    assert conv.questions[0].metadata["missing_evidence"] == ["D2:1"]
+
+
+@pytest.mark.parametrize("name", ["conv-26.json", "chat.jsonl", "lme.json"])
+def test_byte_order_mark_accepted(tmp_path, name):
+    src = {"conv-26.json": DEMO_PATH, "chat.jsonl": CHAT_FIXTURE, "lme.json": LME_FIXTURE}[name]
+    path = tmp_path / name
+    path.write_bytes(b"\xef\xbb\xbf" + src.read_bytes())
+    assert load_dataset(path) == load_dataset(src)
+    if name == "conv-26.json":
+        assert detect_format(path) == "locomo" and load_dataset(path)[0].turns == load_demo().turns
+
+
+@pytest.mark.parametrize("data", [[1, 2, 3], "text", 7, [[{"a": 1}]]])
+def test_top_level_message_says_what_it_must_be(tmp_path, data):
+    msg = raises(write(tmp_path / "odd.json", data), "unknown format: the top level is",
+                 "top level must be a JSON object (one LoCoMo conversation) or a list of objects")
+    assert "not a list or object" not in msg
+
+
+@pytest.mark.parametrize("fmt", ["locomo", "longmemeval"])
+def test_top_level_message_per_format(tmp_path, fmt):
+    want = {"locomo": "a list of LoCoMo samples", "longmemeval": "a list of LongMemEval items"}[fmt]
+    raises(write(tmp_path / "odd.json", "just text"), f"the top level should be {want}", fmt=fmt)

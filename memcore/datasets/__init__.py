@@ -5,7 +5,9 @@
     demo = load_demo()
 
 Every loader returns `list[Conversation]` and raises one `DatasetError` naming the file,
-the field and the fix when a file is malformed.
+the field and the fix when a file is malformed. Files are held to their format (missing
+sessions, empty turns and dangling evidence are errors, see memcore.datasets.checks);
+`load_dataset(path, lenient=True)` accepts those with one `DatasetWarning`.
 """
 
 from __future__ import annotations
@@ -15,14 +17,15 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from memcore.datasets.checks import KNOWN_ERRATA, DatasetWarning
 from memcore.datasets.demo import DEMO_PATH, load_demo
 from memcore.datasets.jsonl_chat import load_jsonl_chat, save_jsonl_chat
-from memcore.datasets.locomo import ABSTAIN_ANSWER, load_locomo, read_json, split_evidence
+from memcore.datasets.locomo import ABSTAIN_ANSWER, describe, load_locomo, read_json, split_evidence
 from memcore.datasets.longmemeval import load_longmemeval
 from memcore.errors import DatasetError
 from memcore.types import Conversation
 
-Loader = Callable[[str | Path], list[Conversation]]
+Loader = Callable[..., list[Conversation]]  # (path, lenient=False) -> conversations
 
 FORMATS: dict[str, Loader] = {
     "locomo": load_locomo,
@@ -31,19 +34,24 @@ FORMATS: dict[str, Loader] = {
 }
 
 __all__ = [
-    "ABSTAIN_ANSWER", "DEMO_PATH", "FORMATS", "category_counts", "detect_format", "load_dataset",
+    "ABSTAIN_ANSWER", "DEMO_PATH", "FORMATS", "KNOWN_ERRATA", "TOP_LEVEL", "DatasetWarning", "category_counts", "detect_format", "load_dataset",
     "load_demo", "load_jsonl_chat", "load_locomo", "load_longmemeval", "save_jsonl_chat", "split_evidence",
 ]
 
 _FIX = f"pass fmt= one of {', '.join(FORMATS)} (see docs/jsonl-format.md for your own chats)"
+TOP_LEVEL = ("a dataset's top level must be a JSON object (one LoCoMo conversation) or a list of objects "
+             "(LoCoMo samples or LongMemEval items); a .jsonl file holds one JSON object per line")
 
 
-def load_dataset(path: str | Path, fmt: str | None = None) -> list[Conversation]:
-    """Load a dataset file; `fmt` is a FORMATS name, or None to detect it from the file."""
+def load_dataset(path: str | Path, fmt: str | None = None, lenient: bool = False) -> list[Conversation]:
+    """Load a dataset file; `fmt` is a FORMATS name, or None to detect it from the file.
+
+    `lenient` accepts missing sessions, empty turns and dangling evidence with a DatasetWarning
+    (the default refuses them with a DatasetError naming each place)."""
     fmt = fmt or detect_format(path)
     if fmt not in FORMATS:
         raise DatasetError(str(path), f"unknown format {fmt!r}", f"use one of {', '.join(FORMATS)}")
-    return FORMATS[fmt](path)
+    return FORMATS[fmt](path, lenient=lenient)
 
 
 def detect_format(path: str | Path) -> str:
@@ -69,13 +77,17 @@ def detect_format(path: str | Path) -> str:
                            "'speaker_a' or 'question_id')", _FIX)
     if data == []:
         raise DatasetError(str(p), "unknown format: the file holds an empty list", "check the file")
-    raise DatasetError(str(p), f"unknown format: top level is a {type(data).__name__}, not a list or object", _FIX)
+    if isinstance(data, list):
+        got = f"a list whose first item is {describe(first)}"
+    else:
+        got = describe(data)
+    raise DatasetError(str(p), f"unknown format: the top level is {got}; {TOP_LEVEL}", _FIX)
 
 
 def _looks_like_jsonl(p: Path) -> bool:
     """True when the first non-blank line is a complete JSON object (a .json-named JSONL file)."""
     try:
-        with p.open(encoding="utf-8") as f:
+        with p.open(encoding="utf-8-sig") as f:
             line = next((ln for ln in f if ln.strip()), "")
         return isinstance(json.loads(line), dict) and bool(line.strip())
     except (OSError, ValueError):

@@ -18,8 +18,12 @@ session, then by file order. "image_caption" is optional.
 
 Questions: "question" and "answer" are required; "evidence" (a list of turn ids, or a
 string like "D1:3; D2:5"), "category" (1-5 as in LoCoMo, or any label),
-"adversarial_answer", "question_date", "id" and "metadata" are optional. Evidence ids
-naming no turn are kept and listed in Question.metadata["missing_evidence"].
+"adversarial_answer", "question_date", "id" and "metadata" are optional.
+
+Held to the format (memcore.datasets.checks): an evidence id naming no turn, a message with
+empty text (and no image_caption) and a gap in a conversation's session numbers (1..N) are
+errors; with `lenient=True` they are accepted with a warning (dangling ids listed in
+Question.metadata["missing_evidence"]). A UTF-8 byte-order mark is accepted.
 
 The optional "conversation" line sets the speakers' order and free-form "metadata";
 without it speakers are listed in order of first appearance.
@@ -31,6 +35,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from memcore.datasets.checks import Checks
 from memcore.datasets.locomo import check_type, need, split_evidence, to_iso
 from memcore.errors import DatasetError
 from memcore.types import Conversation, Question, Turn
@@ -42,7 +47,7 @@ def read_jsonl(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-blank line; DatasetError on bad JSON or non-objects."""
     p = Path(path)
     try:
-        lines = p.read_text(encoding="utf-8").splitlines()
+        lines = p.read_text(encoding="utf-8-sig").splitlines()  # a byte-order mark is accepted
     except FileNotFoundError:
         raise DatasetError(str(p), "file not found", "check the path") from None
     except (UnicodeDecodeError, IsADirectoryError) as e:
@@ -60,8 +65,11 @@ def read_jsonl(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
     return out
 
 
-def load_jsonl_chat(path: str | Path) -> list[Conversation]:
-    """Load a JSONL chat log (one or more conversations, optional questions)."""
+def load_jsonl_chat(path: str | Path, lenient: bool = False) -> list[Conversation]:
+    """Load a JSONL chat log (one or more conversations, optional questions).
+
+    Dangling evidence, empty messages and session gaps raise a DatasetError unless `lenient`
+    (then one DatasetWarning)."""
     default_id = Path(path).stem
     headers: dict[str, dict[str, Any]] = {}
     messages: dict[str, list[tuple[int, dict[str, Any]]]] = {}
@@ -82,11 +90,14 @@ def load_jsonl_chat(path: str | Path) -> list[Conversation]:
                                "add message lines for it, or fix the 'conversation' name")
     if not messages:
         raise DatasetError(str(path), "holds no messages", "add one JSON object per message (see docs/jsonl-format.md)")
-    return [_conversation(cid, msgs, headers.get(cid, {}), questions.get(cid, []), path)
-            for cid, msgs in messages.items()]
+    checks = Checks(path, lenient)
+    out = [_conversation(cid, msgs, headers.get(cid, {}), questions.get(cid, []), path, checks)
+           for cid, msgs in messages.items()]
+    checks.finish()
+    return out
 
 
-def _conversation(conv_id: str, msgs: list, header: dict, qs: list, path: str | Path) -> Conversation:
+def _conversation(conv_id: str, msgs: list, header: dict, qs: list, path: str | Path, checks: Checks) -> Conversation:
     msgs = sorted(msgs, key=lambda m: check_type(m[1].get("session", 1), int, path, f"line {m[0]}.session"))
     turns: list[Turn] = []
     session_date: dict[int, tuple[str, str]] = {}  # session -> (date as written, ISO)
@@ -106,27 +117,30 @@ def _conversation(conv_id: str, msgs: list, header: dict, qs: list, path: str | 
         if tid in ids:
             raise DatasetError(str(path), f"{where}: turn id {tid!r} is used twice in {conv_id!r}", "make ids unique")
         ids.add(tid)
+        text = need(m, "text", str, path, where)
+        caption = check_type(m.get("image_caption", ""), str, path, f"{where}.image_caption")
+        checks.turn_text(text, caption, where)
         turns.append(Turn(
             conv_id=conv_id, turn_id=tid, index=len(turns), session=s, session_date=session_date[s][0],
             timestamp=to_iso(date, path, f"{where}.date") if date else session_date[s][1],
-            speaker=need(m, "speaker", str, path, where), text=need(m, "text", str, path, where),
-            image_caption=check_type(m.get("image_caption", ""), str, path, f"{where}.image_caption"),
+            speaker=need(m, "speaker", str, path, where), text=text, image_caption=caption,
         ))
+    checks.sessions(counts, f"conversation {conv_id!r} ")
     speakers = check_type(header.get("speakers", []), list, path, f"conversation {conv_id!r}.speakers")
     speakers = speakers or list(dict.fromkeys(t.speaker for t in turns))
-    questions = [_question(conv_id, i, n, q, ids, path) for i, (n, q) in enumerate(qs)]
+    questions = [_question(conv_id, i, n, q, ids, path, checks) for i, (n, q) in enumerate(qs)]
     meta = check_type(header.get("metadata", {}), dict, path, f"conversation {conv_id!r}.metadata")
     return Conversation(id=conv_id, speakers=list(speakers), turns=turns, questions=questions,
                         source="jsonl", metadata=dict(meta))
 
 
-def _question(conv_id: str, i: int, n: int, q: dict, ids: set[str], path: str | Path) -> Question:
+def _question(conv_id: str, i: int, n: int, q: dict, ids: set[str], path: str | Path, checks: Checks) -> Question:
     where = f"line {n}"
     evidence = split_evidence(check_type(q.get("evidence", []), (list, str), path, f"{where}.evidence"))
     meta = dict(check_type(q.get("metadata", {}), dict, path, f"{where}.metadata"))
     meta.pop("missing_evidence", None)
-    if missing := [e for e in evidence if e not in ids]:
-        meta["missing_evidence"] = missing
+    meta.pop("evidence_errata", None)
+    meta.update(checks.evidence(conv_id, evidence, ids, f"line {n}.evidence"))
     return Question(
         id=check_type(q.get("id", f"{conv_id}:q{i}"), str, path, f"{where}.id"), conv_id=conv_id,
         text=need(q, "question", str, path, where),

@@ -14,8 +14,11 @@ Choices (documented in docs/jsonl-format.md as well):
   model abstains. The tempting wrong answer is kept in `adversarial_answer`; an `answer`
   the file carries anyway (2 items in conv-26) is kept in `metadata["dataset_answer"]`.
 - Evidence strings are split on ";" "," and spaces; "D:11:26" becomes "D11:26"; pieces
-  without a digit (a stray "D") are dropped. Ids naming no turn stay in `evidence` and
-  are listed in `metadata["missing_evidence"]`.
+  without a digit (a stray "D") are dropped. An id naming no turn is an error (checks.py:
+  the published file's two known errata excepted); with `lenient=True` it stays in
+  `evidence` and is listed in `metadata["missing_evidence"]`. A missing session (numbers
+  must run 1..N) and a turn with empty text are errors too, accepted with a warning when lenient.
+- A UTF-8 byte-order mark at the start of a file is accepted.
 - BLIP captions lose their leading "a photo of" / "a photography of", so that
   `Turn.content` reads "[shares a photo of a dog ...]" rather than "... of a photo of ...".
 """
@@ -29,6 +32,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from memcore.datasets.checks import Checks
 from memcore.errors import DatasetError
 from memcore.types import Conversation, Question, Turn
 
@@ -44,7 +48,7 @@ def read_json(path: str | Path) -> Any:
     """Parse a JSON file, turning every I/O or syntax problem into a DatasetError."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # a byte-order mark (Windows editors) is accepted
     except FileNotFoundError:
         raise DatasetError(str(p), "file not found", "check the path") from None
     except IsADirectoryError:
@@ -65,7 +69,7 @@ def read_json(path: str | Path) -> Any:
 def need(obj: Any, key: str, typ: type | tuple[type, ...], path: str | Path, where: str) -> Any:
     """obj[key], checked to exist and to have type `typ`; DatasetError naming the field if not."""
     if not isinstance(obj, dict):
-        raise DatasetError(str(path), f"{where or 'top level'} should be a JSON object, got {_tname(obj)}")
+        raise DatasetError(str(path), f"{where or 'top level'} should be a JSON object, got {describe(obj)}")
     if key not in obj or obj[key] is None:
         at = f"{where} is" if where else "the top-level object is"
         raise DatasetError(str(path), f"{at} missing field '{key}'", f"add '{key}' to {where or 'the file'}")
@@ -77,14 +81,15 @@ def check_type(value: Any, typ: type | tuple[type, ...], path: str | Path, where
     types = typ if isinstance(typ, tuple) else (typ,)
     if isinstance(value, bool) and bool not in types or not isinstance(value, types):
         want = " or ".join(_JSON_NAMES.get(t, t.__name__) for t in types)
-        raise DatasetError(str(path), f"{where} should be {want}, got {_tname(value)}")
+        raise DatasetError(str(path), f"{where} should be {want}, got {describe(value)}")
     return value
 
 
 _JSON_NAMES = {str: "a string", int: "an integer", float: "a number", list: "a list", dict: "a JSON object"}
 
 
-def _tname(value: Any) -> str:
+def describe(value: Any) -> str:
+    """A JSON value's type and start, for messages: 'an integer (1)', 'a list ([1, 2])'."""
     return _JSON_NAMES.get(type(value), type(value).__name__) + f" ({json.dumps(value, default=str)[:40]})"
 
 
@@ -136,9 +141,19 @@ def clean_caption(caption: str) -> str:
 # ---- LoCoMo ------------------------------------------------------------------------
 
 
-def load_locomo(path: str | Path) -> list[Conversation]:
-    """Load a LoCoMo file in either layout (list of samples, or one conversation per file)."""
+TOP_LEVEL = "a list of LoCoMo samples ({sample_id, conversation, qa}) or one conversation object"
+
+
+def load_locomo(path: str | Path, lenient: bool = False) -> list[Conversation]:
+    """Load a LoCoMo file in either layout (list of samples, or one conversation per file).
+
+    Missing sessions, empty turns and dangling evidence raise a DatasetError unless `lenient`
+    (then they are accepted as before, with one DatasetWarning; see memcore.datasets.checks)."""
     data = read_json(path)
+    checks = Checks(path, lenient)
+    if not isinstance(data, list | dict):
+        raise DatasetError(str(path), f"the top level should be {TOP_LEVEL}, got {describe(data)}",
+                           "check that this is a LoCoMo file")
     if isinstance(data, list):
         convs = []
         for i, item in enumerate(data):
@@ -146,29 +161,39 @@ def load_locomo(path: str | Path) -> list[Conversation]:
             sid = need(item, "sample_id", str, path, f"[{i}]")
             where = f"[{i}] ({sid})"
             conv = need(item, "conversation", dict, path, where)
-            convs.append(parse_conversation(sid, conv, item.get("qa", []), path, f"{where} conversation", f"{where} qa"))
+            convs.append(parse_conversation(sid, conv, item.get("qa", []), path, f"{where} conversation",
+                                            f"{where} qa", checks))
         if not convs:
             raise DatasetError(str(path), "the list holds no conversations", "check that this is a LoCoMo file")
+        checks.finish()
         return convs
-    check_type(data, dict, path, "the top level")
     sid = data.get("sample_id") or Path(path).stem
     check_type(sid, str, path, "sample_id")
     conv = data["conversation"] if isinstance(data.get("conversation"), dict) else data
     where = "conversation" if conv is not data else ""
-    return [parse_conversation(sid, conv, data.get("qa", []), path, where)]
+    out = [parse_conversation(sid, conv, data.get("qa", []), path, where, checks=checks)]
+    checks.finish()
+    return out
 
 
 def parse_conversation(
-    conv_id: str, conv: dict, qa: Any, path: str | Path, where: str = "", qa_where: str = "qa"
+    conv_id: str, conv: dict, qa: Any, path: str | Path, where: str = "", qa_where: str = "qa",
+    checks: Checks | None = None,
 ) -> Conversation:
-    """Build a Conversation from LoCoMo's `conversation` dict and `qa` list; `where` prefixes error fields."""
+    """Build a Conversation from LoCoMo's `conversation` dict and `qa` list; `where` prefixes error fields.
+
+    Format problems go to `checks` (a strict Checks of `path` that raises at once when None)."""
+    own = checks is None
+    checks = Checks(path) if checks is None else checks
     pre = f"{where}." if where else ""
     speakers = [need(conv, k, str, path, where) for k in ("speaker_a", "speaker_b")]
     sessions = sorted(int(m.group(1)) for k in conv if (m := _SESSION_KEY.fullmatch(k)))
+    lists = {n: check_type(conv[f"session_{n}"], list, path, f"{pre}session_{n}") for n in sessions}
+    checks.sessions({n: len(v) for n, v in lists.items()}, pre)
     turns: list[Turn] = []
     seen: set[str] = set()
     for n in sessions:
-        items = check_type(conv[f"session_{n}"], list, path, f"{pre}session_{n}")
+        items = lists[n]
         if not items:
             continue
         date = need(conv, f"session_{n}_date_time", str, path, where)
@@ -179,21 +204,25 @@ def parse_conversation(
             if tid in seen:
                 raise DatasetError(str(path), f"{tw}: turn id {tid!r} appears twice", "make every dia_id unique")
             seen.add(tid)
-            caption = t.get("blip_caption") or ""
+            caption = check_type(t.get("blip_caption") or "", str, path, f"{tw}.blip_caption")
+            text = need(t, "text", str, path, tw)
+            checks.turn_text(text, caption, tw)
             turns.append(Turn(
                 conv_id=conv_id, turn_id=tid, index=len(turns), session=n, session_date=date, timestamp=iso,
-                speaker=need(t, "speaker", str, path, tw), text=need(t, "text", str, path, tw),
-                image_caption=clean_caption(check_type(caption, str, path, f"{tw}.blip_caption")),
+                speaker=need(t, "speaker", str, path, tw), text=text, image_caption=clean_caption(caption),
             ))
     if not turns:
         raise DatasetError(str(path), f"conversation {conv_id!r} has no turns (no non-empty 'session_N' list)",
                            "check that this is a LoCoMo conversation with its sessions")
     qa = check_type(qa, list, path, qa_where)
-    questions = [_question(conv_id, i, q, seen, path, f"{qa_where}[{i}]") for i, q in enumerate(qa)]
+    questions = [_question(conv_id, i, q, seen, path, f"{qa_where}[{i}]", checks) for i, q in enumerate(qa)]
+    if own:
+        checks.finish()
     return Conversation(id=conv_id, speakers=speakers, turns=turns, questions=questions, source="locomo")
 
 
-def _question(conv_id: str, i: int, q: Any, turn_ids: set[str], path: str | Path, where: str) -> Question:
+def _question(conv_id: str, i: int, q: Any, turn_ids: set[str], path: str | Path, where: str,
+              checks: Checks) -> Question:
     text = need(q, "question", str, path, where)
     category = need(q, "category", (int, str), path, where)
     if isinstance(category, str):
@@ -210,8 +239,6 @@ def _question(conv_id: str, i: int, q: Any, turn_ids: set[str], path: str | Path
         answer = str(need(q, "answer", (str, int, float), path, where))
         adversarial = ""
     evidence = split_evidence(check_type(q.get("evidence", []), (list, str), path, f"{where}.evidence"))
-    missing = [e for e in evidence if e not in turn_ids]
-    if missing:
-        meta["missing_evidence"] = missing
+    meta.update(checks.evidence(conv_id, evidence, turn_ids, f"{where} ({conv_id}:q{i}).evidence"))
     return Question(id=f"{conv_id}:q{i}", conv_id=conv_id, text=text, answer=answer, evidence=evidence,
                     category=category, adversarial_answer=adversarial, metadata=meta)

@@ -11,6 +11,8 @@ answer_session_ids}`. Mapping:
   items whose id ends in "_abs" are abstention questions: metadata["abstention"] = True.
 - haystack_session_ids, haystack_dates and answer_session_ids are kept in metadata;
   Question.metadata["question_timestamp"] is question_date in ISO 8601.
+- Held to the format (memcore.datasets.checks): a message with empty content, or an answer
+  session id that is not in the haystack, is an error; `lenient=True` accepts them with a warning.
 """
 
 from __future__ import annotations
@@ -18,23 +20,37 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memcore.datasets.locomo import check_type, need, read_json, to_iso
+from memcore.datasets.checks import Checks
+from memcore.datasets.locomo import check_type, describe, need, read_json, to_iso
 from memcore.errors import DatasetError
 from memcore.types import Conversation, Question, Turn
 
 SPEAKERS = ["user", "assistant"]
 
 
-def load_longmemeval(path: str | Path) -> list[Conversation]:
-    """Load a LongMemEval JSON list (e.g. longmemeval_s.json) into one Conversation per item."""
-    data = check_type(read_json(path), list, path, "the top level")
+def load_longmemeval(path: str | Path, lenient: bool = False) -> list[Conversation]:
+    """Load a LongMemEval JSON list (e.g. longmemeval_s.json) into one Conversation per item.
+
+    Empty messages and answer sessions missing from the haystack raise a DatasetError unless
+    `lenient` (then one DatasetWarning)."""
+    data = read_json(path)
+    if not isinstance(data, list):
+        raise DatasetError(str(path), "the top level should be a list of LongMemEval items ({question_id, "
+                           f"haystack_sessions, ...}}), got {describe(data)}", "check that this is a LongMemEval file")
     if not data:
         raise DatasetError(str(path), "the list holds no items", "check that this is a LongMemEval file")
-    return [parse_item(item, path, f"[{i}]") for i, item in enumerate(data)]
+    checks = Checks(path, lenient)
+    out = [parse_item(item, path, f"[{i}]", checks) for i, item in enumerate(data)]
+    checks.finish()
+    return out
 
 
-def parse_item(item: Any, path: str | Path, where: str = "") -> Conversation:
-    """Build the Conversation (haystack + its one question) for one LongMemEval item."""
+def parse_item(item: Any, path: str | Path, where: str = "", checks: Checks | None = None) -> Conversation:
+    """Build the Conversation (haystack + its one question) for one LongMemEval item.
+
+    Format problems go to `checks` (a strict Checks of `path` that raises at once when None)."""
+    own = checks is None
+    checks = Checks(path) if checks is None else checks
     qid = need(item, "question_id", str, path, where)
     where = f"{where} ({qid})".strip()
     sessions = need(item, "haystack_sessions", list, path, where)
@@ -56,9 +72,11 @@ def parse_item(item: Any, path: str | Path, where: str = "") -> Conversation:
         iso = to_iso(date, path, f"{where}.haystack_dates[{k - 1}]") if session else ""
         for t, msg in enumerate(session, start=1):
             tw = f"{sw}[{t - 1}]"
+            text = need(msg, "content", str, path, tw)
+            checks.turn_text(text, "", tw)
             turn = Turn(
                 conv_id=qid, turn_id=f"D{k}:{t}", index=len(turns), session=k, session_date=date,
-                timestamp=iso, speaker=need(msg, "role", str, path, tw), text=need(msg, "content", str, path, tw),
+                timestamp=iso, speaker=need(msg, "role", str, path, tw), text=text,
             )
             turns.append(turn)
             if msg.get("has_answer") is True:
@@ -68,6 +86,12 @@ def parse_item(item: Any, path: str | Path, where: str = "") -> Conversation:
                            "check that haystack_sessions holds the conversation")
     qtype = need(item, "question_type", str, path, where)
     answer_ids = check_type(item.get("answer_session_ids", []), list, path, f"{where}.answer_session_ids")
+    for sid in answer_ids:
+        if sid not in session_ids:
+            checks.add(f"{where}.answer_session_ids", f"answer session {sid!r} is not in haystack_session_ids",
+                       "correct the id, or restore that session in the haystack")
+    if own:
+        checks.finish()
     abstention = qid.endswith("_abs")
     qdate = need(item, "question_date", str, path, where)
     question = Question(
