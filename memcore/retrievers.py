@@ -13,7 +13,9 @@ A retriever receives a `SearchScope` (memcore.store_search builds it): `scope.ta
 LanceDB table, `scope.filter` the rows the search may return, and `scope.snapshot()` the scope's
 FTS-indexed snapshot table (built lazily; None when the scope is empty). Register a new one with
 `register_retriever(Retriever(name, search=fn, title=...))`; `SystemConfig.validate`, the CLI option
-help, the benchmarks and the contract test read the registry.
+help, the benchmarks and the contract test read the registry. Installed packages add retrievers
+through the `memcore.retrievers` entry-point group (a Retriever, or a module that registers some;
+memcore.plugins): they are loaded the first time the registry is read, after the built-ins.
 
 Room for a reranker: a retriever may wrap another and reorder its candidates. `reranking(...)`
 builds one (nothing registers one: there is no reranking model in memcore yet):
@@ -28,9 +30,12 @@ A cross-encoder would score (query, row["text"]) pairs in `rerank` the same way.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
+
+from memcore.plugins import RETRIEVERS_GROUP, is_module, load_plugins
 
 if TYPE_CHECKING:  # numpy and lancedb are imported when a search runs: the CLI starts without them
     import numpy as np
@@ -62,6 +67,29 @@ class Retriever:
 
 
 _REGISTRY: dict[str, Retriever] = {}
+_LOCK = threading.RLock()
+_plugins = {"loaded": False, "loading": False}
+
+
+def _accept(obj: object) -> None:
+    """Register what a `memcore.retrievers` entry point names: a Retriever, or a module that registered some."""
+    if isinstance(obj, Retriever):
+        register_retriever(obj)
+    elif not is_module(obj):
+        raise TypeError(f"a memcore.retrievers entry point must name a Retriever or a module; got {obj!r}")
+
+
+def _load_plugins() -> None:
+    """The installed plugins' retrievers, once, after the built-ins (a failing plugin is skipped with a warning)."""
+    if not _plugins["loaded"]:
+        with _LOCK:
+            if not (_plugins["loaded"] or _plugins["loading"]):
+                _plugins["loading"] = True
+                try:
+                    load_plugins(RETRIEVERS_GROUP, _accept)
+                    _plugins["loaded"] = True
+                finally:
+                    _plugins["loading"] = False
 
 
 def register_retriever(r: Retriever) -> Retriever:
@@ -78,12 +106,14 @@ def unregister_retriever(name: str) -> None:
 
 
 def retriever_names() -> tuple[str, ...]:
-    """Registered retriever names, in registration order (dense first: the papers' mode)."""
+    """Registered retriever names, in registration order (dense first: the papers' mode; plugins last)."""
+    _load_plugins()
     return tuple(_REGISTRY)
 
 
 def get_retriever(name: str) -> Retriever:
     """The retriever registered under `name`, or ValueError naming the registered ones."""
+    _load_plugins()
     try:
         return _REGISTRY[name]
     except KeyError:

@@ -19,7 +19,7 @@ The floors, bottom up (docs/architecture.md draws the same house):
     5  ingest                                replay a conversation into a system
     6  workbench                             store + embedder + LLM + systems: what the app calls
     7  eval, viz, annotate                   evaluation, figures, human labels (viz draws eval's numbers)
-    8  cli                                   the `memcore` command
+    8  cli, testing                          the `memcore` command; the contract tests shipped for plugins
 
 A module may import its own group, anything on a lower floor, and sideways only where SIDEWAYS says.
 RULES adds the arrows the floors alone would allow but the house forbids. The app (app.py, ui/,
@@ -49,7 +49,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("ingest",),
     ("workbench",),
     ("eval", "viz", "annotate"),
-    ("cli",),
+    ("cli", "testing"),
 )
 FLOOR = {group: n for n, groups in enumerate(FLOORS) for group in groups}
 # group -> groups on its own floor it may import
@@ -100,6 +100,8 @@ RULES = (
          "way round (the offline engine may use the registry's base types only)", allowed=("memcore.llm.roles",)),
     Rule("memcore", "memcore.llm.offline", "the offline engine is reached through LLM roles only; shared text "
          "tools are in memcore.text", unless_importer="memcore.llm"),
+    Rule("memcore", "memcore.testing", "memcore.testing is for test suites (memcore's and plugins'): the "
+         "library never imports it", unless_importer="memcore.testing"),
     Rule("memcore.text", "memcore", "memcore.text imports only the standard library, third-party libraries and "
          "memcore.types", allowed=("memcore.types",), unless_importer="memcore.text"),
 )

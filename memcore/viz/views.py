@@ -8,6 +8,9 @@ to its viz module (memcore/viz/chains.py registers CoM's) or from outside memcor
     from memcore.viz.views import SystemView, register_view
     register_view(SystemView("my_system", color="#117733", rank=55, structure=my_structure))
 
+An installed package declares it under the `memcore.views` entry-point group instead (a SystemView,
+or a module that registers views; memcore.plugins): plugins' views load after the built-in ones.
+
 A system that registers none gets `default_view(name)`: a stable fallback colour, listed after
 the registered ones, its structure shown as JSON, no growth view. Pure data -> figure functions,
 no Streamlit: ui/render.py draws the blocks, memcore.viz.export writes them.
@@ -23,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memcore.plugins import VIEWS_GROUP, is_module, load_plugins
 from memcore.viz.parts import Block, Part, Text
 from memcore.viz.theme import fallback_color
 
@@ -92,7 +96,8 @@ _NOT_VIEWS = {"views", "parts", "theme", "safe"}
 
 
 def load_views() -> dict[str, SystemView]:
-    """Import every memcore.viz module once so the built-in views are registered; the registered views."""
+    """Import every memcore.viz module once so the built-in views are registered, then the installed
+    plugins' (entry points `memcore.views`; a failing plugin is skipped with a warning); the registered views."""
     if not _state["loaded"]:
         with _LOCK:
             if not (_state["loaded"] or _state["loading"]):  # loading: a module being imported registers
@@ -101,10 +106,19 @@ def load_views() -> dict[str, SystemView]:
                     for mod in pkgutil.iter_modules([str(Path(__file__).parent)]):
                         if mod.name not in _NOT_VIEWS and not mod.name.startswith("_"):
                             importlib.import_module(f"memcore.viz.{mod.name}")
+                    load_plugins(VIEWS_GROUP, _accept)
                     _state["loaded"] = True
                 finally:
                     _state["loading"] = False
     return dict(VIEWS)
+
+
+def _accept(obj: object) -> None:
+    """Register what a `memcore.views` entry point names: a SystemView, or a module that registered some."""
+    if isinstance(obj, SystemView):
+        register_view(obj)
+    elif not is_module(obj):
+        raise TypeError(f"a memcore.views entry point must name a SystemView or a module; got {obj!r}")
 
 
 def register_view(view: SystemView) -> SystemView:
