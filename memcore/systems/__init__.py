@@ -3,7 +3,7 @@
 The built-in systems are the modules and packages of memcore/systems/; systems from outside come
 from installed packages through the `memcore.systems` entry-point group (memcore.plugins). Lists
 are ordered by each class's `rank` (BaseSystem.rank; built-ins 10..80, plugins 1000 unless they
-say otherwise), ties by name.
+declare one, also when they subclass a built-in: `rank_of`), ties by name.
 """
 
 from __future__ import annotations
@@ -54,12 +54,23 @@ def load_all() -> dict[str, type[BaseSystem]]:
                     _state["loaded"] = True
                 finally:
                     _state["loading"] = False
-    return dict(sorted(SYSTEMS.items(), key=lambda kv: (kv[1].rank, kv[0])))
+    return dict(sorted(SYSTEMS.items(), key=lambda kv: (rank_of(kv[1]), kv[0])))
+
+
+def _builtin(cls: type) -> bool:
+    return cls.__module__.startswith(f"{__name__}.")
+
+
+def rank_of(cls: type[BaseSystem]) -> int:
+    """A system's place in lists: its class's `rank`, except that a system from outside memcore that
+    only inherits a built-in's rank (a plugin subclassing naive_rag) comes after the built-ins."""
+    declared_by = next(k for k in cls.__mro__ if "rank" in vars(k))
+    return BaseSystem.rank if _builtin(declared_by) and not _builtin(cls) else cls.rank
 
 
 def builtin_systems() -> list[str]:
     """The names of memcore's own systems (those defined under memcore.systems), in rank order."""
-    return [n for n, cls in load_all().items() if cls.__module__.startswith(f"{__name__}.")]
+    return [n for n, cls in load_all().items() if _builtin(cls)]
 
 
 def get_system(name: str) -> type[BaseSystem]:
@@ -83,4 +94,4 @@ def make_config(name: str, **overrides: object) -> SystemConfig:
 
 
 __all__ = ["SYSTEMS", "BaseSystem", "MemorySystem", "Runtime", "SystemConfig", "builtin_systems", "get_system",
-           "load_all", "make_config", "register_system"]
+           "load_all", "make_config", "rank_of", "register_system"]
