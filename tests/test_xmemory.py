@@ -225,7 +225,7 @@ def test_split_reassigns_semantics_and_records_f(workbench, tiny_conv) -> None:
     a[0], b[0], b[1] = 1.0, np.cos(np.deg2rad(50)), np.sin(np.deg2rad(50))  # cos(a, b) = 0.64 < 0.66
     for i in range(13):
         sem = sys_.new_item("semantic", f"fact {i}", [], ["D1:1"], vector=a if i % 2 == 0 else b, theme="")
-        sys_._attach(sem)
+        sys_.attach(sem)
     evs = sys_._take_events()
     split = [e for e in evs if e.kind == "split"]
     assert len(split) == 1 and split[0].data["f_after"] > split[0].data["f_before"]
@@ -244,7 +244,7 @@ def test_split_reassigns_semantics_and_records_f(workbench, tiny_conv) -> None:
 
 def _attach_all(sys_: XMemorySystem, vecs: list[np.ndarray]) -> None:
     for i, v in enumerate(vecs):
-        sys_._attach(sys_.new_item("semantic", f"fact {i}", [], ["D1:1"], vector=v, theme=""))
+        sys_.attach(sys_.new_item("semantic", f"fact {i}", [], ["D1:1"], vector=v, theme=""))
 
 
 def test_no_theme_grows_past_the_size_cap(workbench, tiny_conv) -> None:

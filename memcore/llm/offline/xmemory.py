@@ -1,9 +1,16 @@
-"""Offline engine for xMemory's roles: episode boundaries, theme labels, the probe's answer.
+"""Offline engine for xMemory's roles: boundaries, episodes, semantics, theme summaries, the probe's answer.
 
 - episode_boundary: session change, time gap, explicit transition phrases, length cap, or a
   cosine drop between the new message and the running episode centroid (the system passes
   the similarity in; the rule cannot judge topic or intent the way the paper's LLM does).
-- theme_label: c-TF-IDF keywords of the member facts against the other themes.
+- xmemory_episode: the extractive third-person narrative of memory_writing over every informative
+  sentence (the paper asks for all important information), title from keywords, ISO timestamp of
+  the first message.
+- xmemory_semantic: the paper's tests as rules over the episode's narrative sentences: a sentence
+  about a named person passes when it falls in one of the paper's six categories (regular
+  expressions per category) or states something dated (still true in 6 months); greetings,
+  thanks, shared photos, reactions and emotions are skipped.
+- xmemory_theme: "label: summary" from c-TF-IDF keywords of the member facts against other themes.
 - xmemory_probe: the offline answer; it has no token logprobs, so the system measures
   uncertainty with its own proxy (memcore.systems.xmemory.proxy) and says so in the trace.
 """
@@ -16,6 +23,10 @@ from collections import Counter
 from typing import Any
 
 from memcore.llm.offline.answer import offline_answer
+from memcore.llm.offline.memory_writing import narrative, title_of
+from memcore.llm.offline.sentence_quality import clean, fact_worthy, has_date
+from memcore.text.dates import day_of
+from memcore.text.sentences import sentences
 from memcore.text.terms import terms
 
 TRANSITIONS = ("by the way", "btw", "anyway", "speaking of", "changing topics", "change of topic",
@@ -81,6 +92,82 @@ def offline_theme_label(inputs: dict[str, Any]) -> dict[str, str]:
     best = max(facts, key=lambda f: (len(set(terms(f)) & set(kws)), -len(f)))
     short = best if len(best) <= 140 else best[:137].rstrip() + "..."
     return {"label": label, "summary": f"{len(facts)} fact(s) about {', '.join(kws) or label}, e.g. {short}"}
+
+
+def offline_theme_summary(inputs: dict[str, Any]) -> str:
+    """The theme summary as text, "label: summary" (the system takes the label before the colon)."""
+    out = offline_theme_label(inputs)
+    return f"{out['label']}: {out['summary']}" if out["summary"] else out["label"]
+
+
+def offline_xepisode(inputs: dict[str, Any]) -> dict[str, str]:
+    """{"title", "content", "timestamp"} of one episode from its messages (see the module docstring)."""
+    msgs = [m for m in inputs.get("messages") or [] if str(m.get("text", "")).strip()]
+    if not msgs:
+        return {"title": "", "content": "", "timestamp": ""}
+    speakers = list(dict.fromkeys(str(m.get("speaker", "")) for m in msgs))
+    content = narrative(msgs, speakers, budget=max(2, len(msgs)))
+    if not content:
+        m = max(msgs, key=lambda x: len(str(x.get("text", ""))))
+        content = f"On {day_of(m.get('date', ''))}, {m.get('speaker', '')} said: {m.get('text', '')}".strip()
+    return {"title": title_of(msgs, speakers), "content": content,
+            "timestamp": str(msgs[0].get("timestamp") or day_of(msgs[0].get("date", "")))}
+
+
+CATEGORY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((c, re.compile(p, re.I)) for c, p in (
+    ("identity_professional", r"\b(works? (at|for|as|in)|job|career|profession|employ|studies|studying|student|degree|"
+                              r"graduat|school|college|university|teacher|engineer|nurse|artist|counsel\w*|writer|"
+                              r"musician|is from|grew up|born|lives? in|moved (to|from)|skills?|qualif\w*|certif\w*|"
+                              r"transgender|identif\w*|is a \w+ (person|woman|man))\b"),
+    ("relationships", r"\b(sister|brother|mom|mother|dad|father|parents?|husband|wife|partner|boyfriend|girlfriend|"
+                      r"kids?|children|son|daughter|friends?|family|grandma|grandmother|grandpa|cousin|aunt|uncle|"
+                      r"dog|cat|pet|puppy|kitten|married|colleague|boss|neighbou?r|team|mentor|named|called)\b"),
+    ("persistent_preferences", r"\b(lov(e|es|ed)|likes?|enjoys?|prefers?|favou?rite|hates?|dislikes?|can't stand|"
+                               r"passionate|(is|are) into|fan of|allergic|vegan|vegetarian)\b"),
+    ("goals_plans", r"\b(plans?|planning|goals?|dreams? (of|to|is)|wants? to|hopes? to|aims? to|intends?|going to|"
+                    r"will|next (week|month|year|summer)|decided to|learning|looking into|considering|saving for)\b"),
+    ("patterns_habits", r"\b(every|usually|always|often|regularly|weekly|daily|each (week|day|month|year)|habit|"
+                        r"routine|since|for (\d+|a few|many|several|two|three) (years|months)|practi[cs]\w*|"
+                        r"volunteer\w*|member of)\b"),
+    ("technical_knowledge", r"\b(software|python|java|code|coding|program\w*|technolog\w*|computer|framework|"
+                            r"database|machine learning)\b"),
+))
+TRANSIENT = re.compile(r"\b(thank\w*|appreciat\w*|confus\w*|shared a photo|showed a (photo|picture)|said hi|"
+                       r"greeted|let's|was (so )?(happy|glad|excited|sorry|proud)|felt|feels?|feeling|congratulat\w*)\b",
+                       re.I)
+_ON_DATE = re.compile(r"^On [^,]{3,40}, ")
+
+
+def semantic_category(sentence: str) -> str:
+    """The first of the paper's six categories whose rule matches the sentence, else ""."""
+    return next((c for c, rx in CATEGORY_RULES if rx.search(sentence)), "")
+
+
+def offline_semantics(inputs: dict[str, Any], limit: int = 12) -> list[dict[str, str]]:
+    """Semantics {text, category} of the episodes by the paper's tests as rules (module docstring)."""
+    speakers = [str(s) for s in inputs.get("speakers") or []]
+    eps = inputs.get("episodes") or []
+    out: list[dict[str, str]] = []
+    seen: set[str] = set()
+    for ep in eps if isinstance(eps, list) else [eps]:
+        text = str(ep.get("content", "")) if isinstance(ep, dict) else str(ep)
+        for raw in sentences(text):
+            s = _ON_DATE.sub("", raw.strip())
+            s = clean(s, ())
+            about = not speakers or any(n.split()[0] in s for n in speakers if n.strip())
+            if not about or not fact_worthy(s, speakers) or TRANSIENT.search(s):
+                continue
+            cat = semantic_category(s)
+            if not cat and not has_date(s):  # fails the persistence test: no lasting category, nothing dated
+                continue
+            key = " ".join(terms(s))
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append({"text": s if s.endswith((".", "!")) else s + ".", "category": cat})
+            if len(out) >= limit:
+                return out
+    return out
 
 
 def offline_probe(inputs: dict[str, Any]) -> Any:

@@ -1,8 +1,9 @@
 """xMemory (Hu et al.): messages -> episodes -> semantics -> themes, restructured by f = sparsity + semantics.
 
 Construction: a boundary decision per incoming message closes episodes; each episode yields
-semantic facts (shared roles `episode_summary`, `semantic_facts`); each semantic attaches to
-the nearest theme or starts one; themes split and merge when that raises f (see .themes).
+semantics (.writing: the paper's episodic and semantic prompts by default, the earlier shared
+roles as named options); each semantic attaches to the nearest theme or starts one; themes split
+and merge when that raises f (see .themes) and are summarised by the paper's theme prompt.
 Retrieval is top-down (Stage I / II, see .retrieval and .trace). Settings: .config; the Stage II
 uncertainty proxy: .proxy.
 """
@@ -18,12 +19,9 @@ from memcore.systems import register_system
 from memcore.systems.base import BaseSystem, turn_sort_key
 from memcore.systems.xmemory import themes as xt
 from memcore.systems.xmemory import trace as xtr
+from memcore.systems.xmemory import writing as xw
 from memcore.systems.xmemory.config import XMemoryConfig
 from memcore.types import MemoryItem, Question, Trace, Turn
-
-
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    return obj.get(name, default) if isinstance(obj, dict) else getattr(obj, name, default)
 
 
 def _minutes(a: str, b: str) -> float | None:
@@ -63,6 +61,13 @@ def boundary_lane(llm: Any, cfg: XMemoryConfig, buffer: list[Turn], turns: list[
             buffer = []
         buffer.append(turn)
         yield turn.turn_id, reason, error
+
+
+def theme_label_of(summary: str, words: int = 8) -> str:
+    """A theme's short label: the summary's text before a colon, else its first sentence, at most 8 words."""
+    head = summary.split(":", 1)[0] if ":" in summary[:80] else summary.split(". ", 1)[0]
+    toks = head.strip().rstrip(".").split()
+    return " ".join(toks[:words]) + (" ..." if len(toks) > words else "")
 
 
 @register_system
@@ -112,54 +117,14 @@ class XMemorySystem(BaseSystem):
 
     def _close_episode(self, reason: str) -> None:
         turns, self.buffer = self.buffer, []
-        ids = [t.turn_id for t in turns]
-        msgs = [{"speaker": t.speaker, "text": t.content, "date": t.session_date, "turn_id": t.turn_id} for t in turns]
-        res = self.llm.run("episode_summary", {"messages": msgs, "max_episodes": 1}, stage="construction")
-        eps = list(_get(res.output, "episodes", None) or [])
-        title = " / ".join(str(_get(e, "title", "")) for e in eps if _get(e, "title", "")) or turns[0].content[:60]
-        content = "\n".join(str(_get(e, "content", "")) for e in eps).strip() or "\n".join(
-            f"{t.speaker}: {t.content}" for t in turns)
-        stamp = str(_get(eps[0], "timestamp", "") if eps else "") or turns[0].timestamp
-        vec = xt.centroid(np.stack([self._turn_vec(t) for t in turns]))  # its messages' mean: no extra encoding
-        ep = self.new_item("episode", content, ids, ids, vector=vec, title=title,
-                           date=turns[0].session_date, episode_time=stamp, session=turns[0].session,
-                           boundary=reason, n_messages=len(turns))
-        self.emit("created", [ep], f"episode closed ({reason}): {len(turns)} messages", boundary=reason,
-                  engine=self.llm.label, **({"error": res.error} if res.error else {}))
-        self._semantics(ep, turns)
+        ep = xw.write_episode(self, turns, reason)
+        xw.distil(self, ep, turns)
         xt.merge_passes(self)
         self._relabel()
 
-    # ------------------------------------------------------------ semantics
-    def _semantics(self, ep: MemoryItem, turns: list[Turn]) -> None:
-        near = self.memory.search("semantic", self.memory.vector(ep.id), 10)
-        res = self.llm.run("semantic_facts", {
-            "content": "\n".join([f"Summary: {ep.text}", *(f"[{t.turn_id}] {t.speaker}: {t.content}" for t in turns)]),
-            "date": ep.metadata["date"], "speakers": sorted({t.speaker for t in turns}),
-            "existing_facts": [it.text for it, _ in near], "turn_ids": list(ep.turn_ids)}, stage="construction")
-        if res.error:
-            self.emit("updated", [ep], f"semantic_facts failed: {res.error}", error=res.error)
-        facts = [f for f in (_get(res.output, "facts", None) or []) if str(_get(f, "text", "")).strip()]
-        if not facts:
-            return
-        vecs = self.embedder.embed([str(_get(f, "text")) for f in facts])
-        for f, v in zip(facts, vecs, strict=True):
-            tids = [t for t in (_get(f, "turn_ids", None) or []) if t in ep.turn_ids] or list(ep.turn_ids)
-            dup = self.memory.search("semantic", v, 1)
-            if dup and dup[0][1] >= self.config.dup_cos:
-                sem = dup[0][0]
-                sem.sources = list(dict.fromkeys([*sem.sources, ep.id]))
-                sem.turn_ids = sorted(set(sem.turn_ids) | set(tids), key=turn_sort_key)
-                self.memory.touch(sem, self.step)
-                if sem.metadata.get("theme") in self.memory:  # refresh the theme's turn ids
-                    self.set_members(self.memory.get(sem.metadata["theme"]), self.members(sem.metadata["theme"]))
-                self.emit("linked", [sem, ep], f"fact repeats {sem.id} (cos {dup[0][1]:.2f}): episode linked",
-                          cos=round(dup[0][1], 4))
-                continue
-            sem = self.new_item("semantic", str(_get(f, "text")), [ep.id], tids, vector=v,
-                                type=str(_get(f, "type", "") or ""), date=ep.metadata["date"], theme="")
-            self.emit("created", [sem], f"fact distilled from {ep.id}", episode=ep.id, type=sem.metadata["type"])
-            self._attach(sem)
+    def turn_vec(self, turn: Turn) -> np.ndarray:
+        """A turn's unit vector (the shared turn embedding)."""
+        return self._turn_vec(turn)
 
     # --------------------------------------------------------------- themes
     def members(self, theme_id: str) -> list[str]:
@@ -203,7 +168,8 @@ class XMemorySystem(BaseSystem):
         self.set_members(th, members)
         return th
 
-    def _attach(self, sem: MemoryItem) -> None:
+    def attach(self, sem: MemoryItem) -> None:
+        """Attach a new semantic to the nearest theme (cos >= its threshold) or start a theme."""
         cfg, v = self.config, self.memory.vector(sem.id)
         tids, M = self.memory.matrix("theme")
         if not tids:
@@ -240,7 +206,8 @@ class XMemorySystem(BaseSystem):
                       f"{best['threshold']}", f_before=round(f0, 6), f_after=round(f_new, 6), candidates=cands)
 
     def _relabel(self) -> None:
-        """Label every changed theme; the labels are independent of each other, so they are asked at once."""
+        """Summarise every changed theme (`xmemory_theme`, the paper's Theme Generation prompt); the label is
+        the summary's head (before a colon, at most 8 words). Independent of each other: asked at once."""
         tids, M = self.memory.matrix("theme")
         pos = {t: i for i, t in enumerate(tids)}
         todo = [t for t in self.dirty if t in pos]
@@ -249,12 +216,13 @@ class XMemorySystem(BaseSystem):
             near = [tids[j] for j in np.argsort(-(M @ M[pos[tid]]), kind="stable")[1:21]]
             facts = [self.memory.get(s).text for s in self.members(tid)]
             others = [" ".join(self.memory.get(s).text for s in self.members(t)) for t in near]
-            calls.append(("theme_label", {"facts": facts, "other_themes": others}))
+            calls.append(("xmemory_theme", {"facts": facts, "other_themes": others}))
         for tid, (_, inputs), res in zip(todo, calls, self.llm.run_many(calls, stage="construction"), strict=True):
             th = self.memory.get(tid)
-            label, summary = res.output.label.strip() or "theme", res.output.summary.strip()
+            summary = " ".join(str(res.output.text).split())
+            label = theme_label_of(summary) or "theme"
             th.metadata.update(label=label, summary=summary)
-            th.text = f"{label}: {summary}" if summary else label
+            th.text = summary or label
             self.memory.touch(th, self.step)
             self.emit("updated", [th], f"theme labelled {label!r} ({len(inputs['facts'])} members)", label=label,
                       **({"error": res.error} if res.error else {}))
@@ -293,4 +261,4 @@ class XMemorySystem(BaseSystem):
         return xtr.retrieve(rt, question, tr, self.reassignment_ratio(), self.net_reassignment_ratio())
 
 
-__all__ = ["XMemoryConfig", "XMemorySystem", "boundary_lane"]
+__all__ = ["XMemoryConfig", "XMemorySystem", "boundary_lane", "theme_label_of"]

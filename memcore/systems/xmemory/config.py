@@ -31,7 +31,10 @@ class XMemoryConfig(SystemConfig):
     merge_passes: int = 2
     neighbour_themes: int = 10  # f is evaluated on a theme and its 10 nearest themes
     sem_eps: float = 1e-3  # sigma = MAD + eps in SemScore
-    dup_cos: float = 0.95  # a new fact this close to a stored semantic links to it instead
+    episode_prompt: str = "paper"  # "paper": xmemory_episode (App. C) | "shared": the shared episode_summary role
+    episode_vector: str = "text"  # "text": embedding of the episode text (paper) | "mean_messages": mean of its turns
+    semantic_prompt: str = "paper"  # "paper": xmemory_semantic, no de-dup | "recmem_typed": semantic_facts + dup_cos
+    dup_cos: float = 0.95  # recmem_typed only: a new fact this close to a stored semantic links to it instead
     pool: int = query_field(40)
     knn: int = query_field(10)
     knn_scope: str = query_field("level")  # one kNN graph per level; "joint": one over themes + semantics
@@ -49,3 +52,11 @@ class XMemoryConfig(SystemConfig):
     early_window: int = query_field(3)  # one low-gain probe among the first 3 stops Stage II
     max_low: int = query_field(2)  # ... and so does the second low-gain probe among the 10
     answer_tokens: int = query_field(20)
+
+    def validate(self) -> None:
+        """Raise ValueError naming the allowed values of a misspelt option."""
+        super().validate()
+        for name, allowed in (("episode_prompt", ("paper", "shared")), ("episode_vector", ("text", "mean_messages")),
+                              ("semantic_prompt", ("paper", "recmem_typed"))):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"xmemory {name}={getattr(self, name)!r}: use one of {', '.join(allowed)}")

@@ -110,6 +110,16 @@ def _select(rt: Retrieval, tr: Trace, stage: str, cand: list[str], raw: list[flo
     return [cand[p.index] for p in picks], rows
 
 
+def fidelity(cfg: XMemoryConfig) -> dict[str, str]:
+    """Which construction choices built this memory: the paper's or a named option (docs/fidelity.md)."""
+    return {"episode_prompt": "paper (xmemory_episode)" if cfg.episode_prompt == "paper" else
+            "option: shared episode_summary role",
+            "episode_vector": "paper (embedding of the episode text)" if cfg.episode_vector == "text" else
+            "option: mean of the messages' vectors",
+            "semantic_prompt": "paper (xmemory_semantic, no de-duplication)" if cfg.semantic_prompt == "paper" else
+            f"option: RecMem's typed facts + de-duplication at cos >= {cfg.dup_cos}"}
+
+
 def retrieve(rt: Retrieval, q: Question, tr: Trace, reassignment: float, net_reassignment: float) -> Trace:
     """xMemory's top-down retrieval: Stage I (themes, semantics), Stage II (episodes), into the trace `tr`;
     the reassignment ratios are the system's construction statistics, shown in the structure."""
@@ -119,7 +129,8 @@ def retrieve(rt: Retrieval, q: Question, tr: Trace, reassignment: float, net_rea
     tr.structure = {"reassignment_ratio": round(reassignment, 4),
                     "net_reassignment_ratio": round(net_reassignment, 4), "theme_count": len(themes),
                     "semantic_count": len(sems), "episode_count": len(mem.of_kind("episode")),
-                    "knn_graph": f"{cfg.knn_scope}: top-{cfg.knn} neighbours per node, edges with sim > 0"}
+                    "knn_graph": f"{cfg.knn_scope}: top-{cfg.knn} neighbours per node, edges with sim > 0",
+                    "fidelity": fidelity(cfg)}
     if not themes or not sems:
         tr.notes.append("xMemory holds no semantics/themes yet: empty context")
         return tr
