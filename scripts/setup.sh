@@ -8,7 +8,9 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 stamp=.venv/.memcore-installed
-want=$(cat requirements.txt requirements-dev.txt | sha256sum | cut -c1-16)
+# Reinstall when the requirements or a package's metadata (entry points included) change.
+want=$(cat requirements.txt requirements-dev.txt pyproject.toml examples/memcore-example-plugin/pyproject.toml \
+  | sha256sum | cut -c1-16)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   .venv/bin/pip install --quiet --upgrade pip
   # CPU build of torch from local disk or the CPU index; a plain 'torch' would pull CUDA.
@@ -16,5 +18,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   .venv/bin/pip install --quiet "torch==2.13.0" ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"}
   .venv/bin/pip install --quiet -r requirements.txt -r requirements-dev.txt
   .venv/bin/pip install --quiet --no-deps -e .
+  # The example plugin (a system, a retriever and a view from outside memcore, found through entry
+  # points): installed so that its tests, part of the suite, exercise the plugin path.
+  .venv/bin/pip install --quiet --no-deps -e examples/memcore-example-plugin
   echo "$want" > "$stamp"
 fi

@@ -17,6 +17,9 @@ from memcore.viz.bundles import structure_sections
 from memcore.viz.views import get_view, has_view, view_order
 
 NAME = "recent_k"
+if NAME not in load_all():
+    pytest.fail("the example plugin is not installed: pip install --no-deps -e examples/memcore-example-plugin "
+                "(scripts/setup.sh does)", pytrace=False)
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
 
