@@ -83,15 +83,18 @@ def test_turns_join_go_to_the_router_or_pend(tmp_path, router_reply: str, routed
     assert (ids[3] in members) is routed and ids[2] in members
 
 
-def test_buffer_of_five_triggers_reinduction(tmp_path) -> None:
+@pytest.mark.parametrize("buffer", [4, 5])
+def test_add_buffer_reaching_its_size_triggers_reinduction(tmp_path, buffer: int) -> None:
     sys_, ids, fake = _system_with_cluster(tmp_path, "none")
-    conv = sys_.conv
-    more = [t.turn_id for t in conv.turns[5:10]]
+    sys_.config.buffer = sys_.exp.cfg.buffer = buffer  # 4: the paper's App. B (default); 5: the public code
+    more = [t.turn_id for t in sys_.conv.turns[5:5 + buffer]]
     sys_._turn_vecs.update({t: at_cos(0.95) for t in more})
-    sys_.exp.window = list(more[:4])
-    sys_.exp.add_turn(more[4], session_end=False)  # window not full: nothing yet
-    assert sys_.exp.window and not fake.calls("mw_experience")
+    for t in more[:-1]:
+        sys_.exp.route_turn(t)
     sys_.exp.process_window()
+    assert not fake.calls("mw_experience") and len(sys_.exp.clusters["cluster-1"]["buffer"]) == buffer - 1
+    sys_.exp.window = [more[-1]]
+    sys_.exp.process_window()  # the buffer reaches `buffer`: centroid and experiences re-induced
     assert len(fake.calls("mw_experience")) == 1
     assert sys_.exp.clusters["cluster-1"]["buffer"] == []
 
@@ -128,7 +131,7 @@ def demo_system(tmp_path):  # noqa: ANN201
 
 def test_retrieval_budgets_and_forced_global_passages(demo_system) -> None:
     wb, conv = demo_system
-    sys_ = wb.system("memweaver", conv, keep_triples=8)
+    sys_ = wb.system("memweaver", conv, keep_triples=8, triple_selector=False)
     q = conv.questions[0]
     tr = sys_.retrieve(q)
     kinds = [i.kind for i in tr.items]

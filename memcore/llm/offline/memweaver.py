@@ -1,4 +1,5 @@
-"""Offline MemWeaver judgement roles: similarity thresholds for review, coherence and routing; experiences.
+"""Offline MemWeaver judgement roles: similarity thresholds for review, coherence and routing; experiences;
+the triple selector (question-term overlap weighted by idf over the candidates).
 
 Judgement roles (review, coherence, router) use similarity thresholds over numbers the
 system passes in hidden `_`-prefixed inputs (never shown to a real model); experiences are
@@ -7,17 +8,20 @@ extractive. Graph extraction: memweaver_extract; time: memweaver_time.
 
 from __future__ import annotations
 
+import math
 import re
 from difflib import SequenceMatcher
 from typing import Any
 
 from memcore.text.sentences import sentences, third_person
-from memcore.text.terms import keywords, term_set, terms
+from memcore.text.terms import keywords, stems, term_set, terms
 
 COHERENCE_MIN = 0.55  # mean cosine of members to their centroid for a coherent group
 ROUTER_MIN = 0.65  # cosine to a shortlisted cluster for the offline router to accept it
 REVIEW_SUPPORT_MIN = 0.5  # share of a relation's endpoint words found in its own turn
 REVIEW_DUP_MIN = 0.85  # relation-phrase similarity of two triples with the same endpoints
+SELECT_MAX = 12  # the offline selector keeps at most this many triples
+SELECT_MIN_WEIGHT = 0.5  # idf weight of the question terms a triple must match to be selected
 
 
 def offline_review(inputs: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -111,3 +115,25 @@ def offline_experiences(inputs: dict[str, Any]) -> dict[str, Any]:
         out.append({"type": kind, "content": content, "source_indices": src[:6]})
     texts = [str(u.get("text", "")) for u in units]
     return {"center_text": ", ".join(keywords(texts, k=4)), "experiences": out}
+
+
+def offline_select(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Triples matching the question's terms: weight = sum of idf (over the candidates) of the question stems a
+    triple shares, so a name on most candidates weighs little; kept at weight >= SELECT_MIN_WEIGHT, best
+    first (ties: the hidden cosine `_scores`, then the id), at most SELECT_MAX."""
+    rows = []
+    for line in inputs.get("triples", []) or []:
+        tid, _, rest = str(line).partition(" | ")
+        rows.append((tid.strip(), set(stems(rest))))
+    q = set(stems(str(inputs.get("question", ""))))
+    if not rows or not q:
+        return {"selected": [], "reason": "offline: no candidates or no question terms"}
+    n = len(rows)
+    df = {w: sum(w in st for _, st in rows) for w in q}
+    idf = {w: math.log((n + 1) / (df[w] + 0.5)) for w in q if df[w]}
+    cos = {str(k): float(v) for k, v in (inputs.get("_scores") or {}).items()}
+    scored = [(sum(idf.get(w, 0.0) for w in q & st), tid) for tid, st in rows]
+    keep = sorted((x for x in scored if x[0] >= SELECT_MIN_WEIGHT), key=lambda x: (-x[0], -cos.get(x[1], 0.0), x[1]))
+    picked = [tid for _, tid in keep[:SELECT_MAX]]
+    return {"selected": picked, "reason": f"offline: {len(picked)} of {n} triples share question terms "
+                                           f"(idf weight >= {SELECT_MIN_WEIGHT}; at most {SELECT_MAX})"}

@@ -9,6 +9,17 @@ mw_coherence   inputs {turns: ["Speaker: text"]}                       -> {is_co
 mw_router      inputs {turn, candidates: [{cluster_id, center_text, samples}]} -> {cluster_id | "none", reason}
 mw_experience  inputs {turns: ["[0] Speaker=Ana: text"]}               -> {center_text, experiences: [{type,
                content (<= 120 chars), source_indices}]}
+mw_select      inputs {question, triples: ["r12 | src | rel | tgt | time: ..."]} -> {selected: [id], reason}
+
+The paper's Appendix C lists the templates of entity extraction, relation extraction, temporal
+normalisation, knowledge-graph verification and experience extraction, but their bodies are
+figures that the paper's text does not carry; the coherence check, the router (Eq. 9) and the
+triple selector (Eq. 10) have no template in the paper at all. The templates here are written
+from the paper's Sections 4.2-4.4 (what each step must decide: e.g. experiences "explicitly
+supported by multiple dialogue units", small talk excluded; the review's add / update / deny) and
+the parameter notes in papers/README.md. The paper states no decoding temperature for
+construction ("performed deterministically given the underlying LLM outputs"): every role runs
+at the client's temperature 0.
 
 Inputs whose names start with "_" (cosines, the relation's sentence, unit records) feed the
 offline engine only: no prompt template mentions them, so a real model never sees them.
@@ -123,6 +134,18 @@ class ExperienceSpec(BaseModel):
         return str(v or "").strip()[:120]
 
 
+class SelectOutput(BaseModel):
+    """Ids of the candidate triples the selector keeps (Eq. 10)."""
+
+    selected: list[str] = Field(default_factory=list)
+    reason: str = ""
+
+    @field_validator("selected", mode="before")
+    @classmethod
+    def _ids(cls, v: Any) -> list[str]:
+        return [str(x).strip() for x in (v or []) if str(x).strip()]
+
+
 class ExperienceOutput(BaseModel):
     """Experiences induced from one cluster, and its theme (center_text)."""
 
@@ -194,7 +217,8 @@ register(Role(
 register(Role(
     name="mw_coherence",
     system=("You are validating whether a group of dialogue turns is about one topic. Decide whether they form one "
-            "coherent cluster; if they do, give a short label summarising the theme. " + _JSON_NOTE),
+            "coherent cluster (one theme, not a mix of unrelated topics); if they do, give a short theme summary "
+            "(label) that will serve as the cluster's anchor for routing new turns. " + _JSON_NOTE),
     user="Turns:\n{turns}",
     output=CoherenceOutput,
     offline=lambda i: CoherenceOutput(**off.offline_coherence(i)),
@@ -219,16 +243,36 @@ register(Role(
 
 register(Role(
     name="mw_experience",
-    system=("You extract reusable experiences from short dialogues of one semantic cluster. Output a SMALL set of "
-            "experiences, each directly supported by the dialogue (cite the indices of the turns that express it, "
-            "at least two when possible); no vague life advice or generic statements. Types: fact (a stable fact), "
-            "strategy (a general reusable approach; only when it clearly generalises), preference (a stable "
-            "interest or habit). content <= 120 characters, third person with names. Also give center_text: one "
-            "sentence summarising the cluster's theme. " + _JSON_NOTE),
+    system=("You extract reusable experiences from short dialogues of one semantic cluster: recurring signals "
+            "such as preferences, tendencies and recurring intents that emerge only when several interactions are "
+            "considered together. Output a SMALL set of experiences. Each experience MUST be explicitly supported "
+            "by multiple dialogue turns: cite the indices of at least two turns that express it "
+            "(source_indices); drop anything only one turn says. Exclude small talk (greetings, thanks, "
+            "compliments, reactions), vague life advice and generic statements, and do not repeat near-duplicate "
+            "items. Types: fact (a stable fact), strategy (a general reusable approach; only when it clearly "
+            "generalises), preference (a stable interest or habit). content <= 120 characters, third person with "
+            "names. Also give center_text: one sentence summarising the cluster's theme. " + _JSON_NOTE),
     user="Dialogue samples:\n{turns}",
     output=ExperienceOutput,
     offline=lambda i: ExperienceOutput(**off.offline_experiences(i)),
     max_tokens=512,
     description="MemWeaver experience memory: induction (and theme) for one cluster",
     tags=("memweaver", "construction"),
+))
+
+register(Role(
+    name="mw_select",
+    system=("You select knowledge-graph triples for answering a question about a long conversation. Each candidate "
+            "is a line \"id | source | relation | target | time | condition\". Return the ids of the triples that "
+            "are useful to answer the question, directly or as one step of a multi-hop chain (including triples "
+            "whose time answers a when-question); leave out triples that do not bear on the question. Copy the "
+            "ids exactly; do not invent triples. " + _JSON_NOTE),
+    user="Question: {question}\n\nCandidate triples:\n{triples}",
+    output=SelectOutput,
+    offline=lambda i: SelectOutput(**off.offline_select(i)),
+    fallback=lambda i: SelectOutput(selected=[str(t).split(" | ", 1)[0] for t in i.get("triples", [])],
+                                    reason="fallback: unusable reply, every candidate kept"),
+    max_tokens=512,
+    description="MemWeaver retrieval: the LLM triple selector over the filtered candidates (Eq. 10)",
+    tags=("memweaver", "retrieval"),
 ))

@@ -250,7 +250,7 @@ class MemWeaverSystem(BaseSystem):
         tr = self.new_trace(question)
         qvec = self.embed_one(question.text)
         return retrieval.retrieve(question, tr, qvec, memory=self.memory, graph=self.graph, cfg=self.config,
-                                  search=self.search_items)
+                                  search=self.search_items, llm=self.llm)
 
 
 def extract_turn(llm: Any, base: dict[str, Any]) -> tuple[Any, list[str], Any, list[Any]]:

@@ -9,7 +9,10 @@ each turn is routed by cosine to the cluster centroids: >= 0.8 joins directly; o
 top-5 clusters with cosine >= 0.5 go to the router (`mw_router`); otherwise the turn pends.
 Pending turns are re-clustered once more than 12 have pended since the last attempt (so a
 stubborn noise group costs one attempt per 12 turns, not one per turn). A cluster whose add
-buffer reaches 5 gets its centroid recomputed and its experiences re-induced (`mw_experience`).
+buffer reaches `buffer` turns (4: the paper's App. B; the public code uses 5) gets its centroid
+recomputed and its experiences re-induced (`mw_experience`). An induced experience is accepted
+only when it cites at least `experience_min_sources` (2) distinct turns of the cluster (Sec. 4.3:
+"explicitly supported by multiple dialogue units"); the rest are rejected with an event.
 Single-turn groups are not clustered (no call): they pend.
 """
 
@@ -272,9 +275,15 @@ class ExperienceMemory:
         c["experiences"] = []
         how = "extractive offline induction" if h.llm.is_offline else "LLM induction"
         seen: set[str] = set()
+        need = max(1, self.cfg.experience_min_sources)
         for spec in out.experiences:
-            src = [members[i] for i in spec.source_indices if 0 <= i < len(members)]
+            src = list(dict.fromkeys(members[i] for i in spec.source_indices if 0 <= i < len(members)))
             if not spec.content or not src or spec.content.lower() in seen:
+                continue
+            if len(src) < need:
+                h.emit("updated", [cid], f"experience rejected: supported by {len(src)} turn(s) < {need} "
+                       f"(paper: multiple units): {spec.content}", item_kind="cluster", decision="rejected",
+                       turns=src, min_sources=need)
                 continue
             seen.add(spec.content.lower())
             item = h.add_experience(spec.type, spec.content, src, cid)

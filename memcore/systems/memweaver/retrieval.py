@@ -3,8 +3,13 @@
 1. Seed triples: top-6 relation items by the configured retriever over "src rel tgt".
 2. Expansion: every semantic relation entering or leaving a seed entity (1 hop, both ways);
    candidates are scored by cosine to the query and the top 36 kept (seeds always kept, so a
-   lexical seed is not lost to the dense filter). The paper's optional LLM triple selector
-   is not used (its public code disables it too).
+   lexical seed is not lost to the dense filter).
+   Selection (Eq. 10, `triple_selector`, on by default as in the paper): the LLM selector
+   (`mw_select`) picks the useful triples among those 36, and the `select_backfill` (6) best of
+   the rest (seeds first, then by cosine) are added back "to avoid overly narrow contexts". The
+   trace holds the selector's choice: structure["triples_selected"] (relation ids) and
+   structure["triple_selector"] = {enabled, selected, backfill, candidates, setting}.
+   triple_selector=False is the public code's choice: all 36 kept triples go to the context.
 3. Passages (6): 2 forced from the global top-18 passage search (configured retriever), then
    passages linked by `contains` edges to the kept triples' entities (by cosine), then
    backfill from the global list, then from the remaining graph-linked ones.
@@ -18,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from memcore.llm.client import LLMClient
 from memcore.systems.memory import WorkingMemory
 from memcore.systems.memweaver.config import MemWeaverConfig
 from memcore.systems.memweaver.graph import GraphMemory
@@ -45,9 +51,11 @@ def triple_text(it: MemoryItem) -> str:
 
 
 def retrieve(q: Question, tr: Trace, qvec: np.ndarray, *, memory: WorkingMemory, graph: GraphMemory,
-             cfg: MemWeaverConfig, search: SearchFn) -> Trace:
-    """Fill a trace with kept triples, passages and experiences, their candidates and the subgraph."""
-    tr.stages = ["seed_triples", "expanded_triples", "passages", "experiences"]
+             cfg: MemWeaverConfig, search: SearchFn, llm: LLMClient | None = None) -> Trace:
+    """Fill a trace with kept triples, passages and experiences, their candidates and the subgraph; `llm`
+    runs the Eq. 10 triple selector (required when `cfg.triple_selector` is on)."""
+    tr.stages = ["seed_triples", "expanded_triples", *(["selected_triples"] if cfg.triple_selector else []),
+                 "passages", "experiences"]
     # 1. seeds
     hits = [(it, s) for it, s in search("relation", q.text, cfg.seed_triples * 2, qvec)
             if it.id in memory]
@@ -83,6 +91,11 @@ def retrieve(q: Question, tr: Trace, qvec: np.ndarray, *, memory: WorkingMemory,
                                 {"seed": rid in seeds, "text": memory.get(rid).text})
                       for r, (rid, s) in enumerate(scored[:MAX_CANDIDATES], 1)]
     kept.sort(key=lambda r: (r not in seeds, -score[r], r))
+    selector = None
+    if cfg.triple_selector:
+        if llm is None:
+            raise ValueError("memweaver triple_selector=True needs the LLM client (or set triple_selector=False)")
+        kept, selector = select_triples(q, tr, memory, cfg, llm, kept, score)
     ents = list(dict.fromkeys(e for r in kept for e in (memory.get(r).metadata["src_id"],
                                                           memory.get(r).metadata["tgt_id"])))
     # 3. passages
@@ -112,10 +125,40 @@ def retrieve(q: Question, tr: Trace, qvec: np.ndarray, *, memory: WorkingMemory,
                                   {"type": it.metadata.get("type", ""), "date": ""}))
     tr.context = _context(memory, kept, passages, chosen_x)
     tr.structure = _structure(memory, graph, cfg, kept, seeds, score, passages, why, pscores, chosen_x, xs, len(cands))
-    tr.notes.append("triples beyond the seeds are filtered by cosine whatever the retriever; seeds always kept")
+    if selector is not None:
+        tr.structure["triple_selector"] = selector
+        tr.structure["triples_selected"] = list(selector["selected"])
+    else:
+        tr.structure["triple_selector"] = {"enabled": False, "selected": [], "backfill": [],
+                                           "setting": "option: no LLM selector (the public code's choice)"}
+    tr.notes.append("triples beyond the seeds are filtered by cosine whatever the retriever; seeds always kept"
+                    + ("; then the Eq. 10 LLM selector and the backfill" if selector is not None else ""))
     if not kept:
         tr.notes.append("no relation matched: context = passages only")
     return tr
+
+
+def select_triples(q: Question, tr: Trace, memory: WorkingMemory, cfg: MemWeaverConfig, llm: LLMClient,
+                   kept: list[str], score: dict[str, float]) -> tuple[list[str], dict[str, Any]]:
+    """Eq. 10: the selector's choice among the kept triples plus the `select_backfill` best others (seeds
+    first, then by cosine), in `kept` order; records the "selected_triples" candidates."""
+    if not kept:
+        return kept, {"enabled": True, "selected": [], "backfill": [], "candidates": 0, "setting": "paper (Eq. 10)"}
+    res = llm.run("mw_select", {"question": q.text, "triples": [f"{r} | {triple_text(memory.get(r))}" for r in kept],
+                                "_scores": {r: round(score[r], 4) for r in kept}}, stage="retrieval")
+    if res.error:
+        tr.errors.append(res.error)
+    known = set(kept)
+    chosen = [r for r in dict.fromkeys(res.output.selected) if r in known]
+    backfill = [r for r in kept if r not in set(chosen)][: cfg.select_backfill]
+    final = set(chosen) | set(backfill)
+    for rank, r in enumerate(kept, 1):
+        why = "" if r in final else f"not chosen by the selector and below the {cfg.select_backfill} backfill triples"
+        tr.candidates.append(Candidate("selected_triples", r, score[r], rank, r in final, list(memory.get(r).turn_ids),
+                                       why, {"selected": r in chosen, "backfill": r in backfill}))
+    return [r for r in kept if r in final], {
+        "enabled": True, "selected": chosen, "backfill": backfill, "candidates": len(kept),
+        "reason": res.output.reason, "setting": "paper (Eq. 10)", "engine": llm.label}
 
 
 def _passages(memory: WorkingMemory, graph: GraphMemory, cfg: MemWeaverConfig, search: SearchFn, q: Question,
