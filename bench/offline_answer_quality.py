@@ -39,7 +39,7 @@ def oracle_inputs(conv: Conversation, q: Question) -> dict[str, Any]:
     for tid in q.evidence:
         t = conv.turn(tid)
         if t is not None:
-            passages.append({"text": f"{t.speaker}: {t.content}", "date": t.session_date, "score": 1.0,
+            passages.append({"text": t.embed_text, "date": t.session_date, "score": 1.0,
                              "speaker": t.speaker})
     context = "\n".join(f"[{p['date']}] {p['text']}" for p in passages)
     return {"question": q.text, "context": context, "question_date": q.question_date, "passages": passages}

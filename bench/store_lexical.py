@@ -42,7 +42,7 @@ def ms(f) -> float:  # noqa: ANN001 - a callable
 
 def load(store: LanceStore, conv) -> None:  # noqa: ANN001 - Conversation
     """Store a conversation's turns with hashing vectors."""
-    store.save_turns(conv.turns, EMB.embed([f"{t.speaker}: {t.content}" for t in conv.turns]))
+    store.save_turns(conv.turns, EMB.embed([t.embed_text for t in conv.turns]))
 
 
 def pooled(store: LanceStore, conv_id: str, q: str, k: int) -> list[tuple[str, float]]:

@@ -1,4 +1,8 @@
-"""The ingest driver: feeds turns to a system, commits batches, resumes after a kill."""
+"""The ingest driver: feeds turns to a system, commits batches, resumes after a kill.
+
+It talks to a system only through the MemorySystem protocol (memcore/systems/protocol.py) and to the
+store only for checkpoints, rollback, commits and the conversation's shared rows.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from memcore.errors import LLMError
-from memcore.systems.base import BaseSystem
+from memcore.systems.protocol import MemorySystem
 from memcore.types import Conversation, Event
 
 
@@ -44,17 +48,22 @@ class IngestReport:
 ProgressFn = Callable[[int, int, list[Event]], None]
 
 
-def ensure_turns(system: BaseSystem) -> None:
-    """Embed and store the conversation's turns once (shared by every system)."""
+def ensure_turns(system: MemorySystem) -> None:
+    """Store the conversation and its embedded turns once (shared by every system).
+
+    Both are written together, so stored turns mean a stored conversation and a later ingest of the
+    conversation writes nothing here. Workbench.load stores (or updates) a loaded conversation itself;
+    this covers callers that ingest a conversation never loaded into this store (the evaluator, tests).
+    """
     conv, store = system.conv, system.store
-    if store.has_turns(conv.id) == len(conv.turns):
+    if conv.turns and store.has_turns(conv.id) == len(conv.turns):
         return
-    vecs = system.embedder.embed([f"{t.speaker}: {t.content}" for t in conv.turns])
-    store.save_turns(conv.turns, vecs)
+    store.save_conversation(conv)  # idempotent: no write when the stored row is the same
+    store.save_turns(conv.turns, system.embed_texts([t.embed_text for t in conv.turns]))
 
 
 def ingest_conversation(
-    system: BaseSystem,
+    system: MemorySystem,
     *,
     commit_every: int = 50,
     progress: ProgressFn | None = None,
@@ -71,7 +80,6 @@ def ingest_conversation(
     t0 = time.perf_counter()
     conv: Conversation = system.conv
     store, space = system.store, system.space
-    store.save_conversation(conv)
     ensure_turns(system)
     total = len(conv.turns)
     ck = store.checkpoint(space, conv.id)
@@ -81,7 +89,7 @@ def ingest_conversation(
         report.counts = store.kind_counts(space, conv.id)
         return report
     start = ck["step"] if ck else 0
-    system.llm.ledger.flush()  # a crashed ingest's unflushed calls reach the store before they are rolled back
+    system.flush_calls()  # a crashed ingest's unflushed calls reach the store before they are rolled back
     store.rollback(space, conv.id, start)
     if start:
         system.restore()
@@ -91,16 +99,9 @@ def ingest_conversation(
     report.committed_step = start
 
     def commit(step: int, done: bool = False) -> None:
-        ups, dels = system.memory.drain()
-        todo = [it for it in ups if it.embedding is None]
-        if todo:  # versions of items created with embed=False: one batched call
-            for it, vec in zip(todo, system.embedder.embed([it.text for it in todo]), strict=True):
-                it.embedding = [float(x) for x in vec]
-                live = system.memory.items.get(it.id)
-                if live is not None and live.embedding is None and live.text == it.text:
-                    system.memory.put(live, vec, dirty=False)
-        system.llm.ledger.flush()  # before the checkpoint: a kill after it must not lose these steps' calls
-        store.commit(space, system.name, conv.id, step, ups, dels, pending, system.state(), config, done)
+        ups, dels, state = system.pending_batch()
+        system.flush_calls()  # before the checkpoint: a kill after it must not lose these steps' calls
+        store.commit(space, system.name, conv.id, step, ups, dels, pending, state, config, done)
         report.events += len(pending)
         report.committed_step = step
         pending.clear()
@@ -108,15 +109,14 @@ def ingest_conversation(
     def failed(e: LLMError) -> IngestReport:
         # Nothing after the last checkpoint is kept: the next run rolls it back and redoes those steps.
         system.discard_ahead()
-        system.llm.ledger.flush()
+        system.flush_calls()
         report.error = str(e)
-        report.failed_calls = sum(1 for r in system.llm.ledger.records[ledger_mark:] if not r.ok and r.attempt == 1
-                                  and r.system == system.name and r.conv_id == conv.id) or 1
-        report.degraded_calls = system.llm.degraded
+        report.failed_calls = system.failed_calls(ledger_mark) or 1
+        report.degraded_calls = system.degraded_calls
         report.seconds = time.perf_counter() - t0
         return report
 
-    ledger_mark = system.llm.ledger.mark()
+    ledger_mark = system.llm_mark()
     since_commit = 0
     for turn in conv.turns[start:]:
         try:
@@ -138,7 +138,7 @@ def ingest_conversation(
         if stopping:
             system.discard_ahead()
             report.seconds = time.perf_counter() - t0
-            report.degraded_calls = system.llm.degraded
+            report.degraded_calls = system.degraded_calls
             return report
     try:
         pending.extend(system.finish())
@@ -146,7 +146,7 @@ def ingest_conversation(
         return failed(e)
     commit(total + 1, done=True)
     report.complete = True
-    report.degraded_calls = system.llm.degraded
+    report.degraded_calls = system.degraded_calls
     report.seconds = time.perf_counter() - t0
     report.counts = store.kind_counts(space, conv.id)
     return report

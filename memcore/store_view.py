@@ -23,6 +23,11 @@ class MemoryView:
     conv_id: str
     space: str
 
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """(store uri, space, conv id): what identifies this memory, e.g. as a cache key."""
+        return (str(self.store.uri), self.space, self.conv_id)
+
     def checkpoint(self) -> dict | None:
         """The ingest's last checkpoint {step, done, state, config, system}, or None before any commit."""
         return self.store.checkpoint(self.space, self.conv_id)

@@ -39,9 +39,19 @@ class Turn:
             return f"{self.text} {photo}".strip()
         return self.text
 
+    @property
+    def embed_text(self) -> str:
+        """The turn as it is embedded (the `turns` table) and shown in traces: "Speaker: content"."""
+        return self.speaker_line(self.speaker, self.content)
+
+    @staticmethod
+    def speaker_line(speaker: str, content: str) -> str:
+        """"Speaker: content": `embed_text` for a turn known only by its stored row."""
+        return f"{speaker}: {content}"
+
     def render(self) -> str:
         """One line as shown to a model: "[date] Speaker: text"."""
-        return f"[{self.session_date}] {self.speaker}: {self.content}"
+        return f"[{self.session_date}] {self.embed_text}"
 
 
 @dataclass
@@ -195,6 +205,7 @@ class Trace:
     notes: list[str] = field(default_factory=list)  # fallbacks and proxies used
     errors: list[str] = field(default_factory=list)
     context: str = ""  # the context text given to the answer model
+    reader: dict[str, Any] = field(default_factory=dict)  # the answer prompt used: role, temperature, seed, source
 
     def context_turn_ids(self) -> list[str]:
         """Raw turns present in the context, in first-seen order."""

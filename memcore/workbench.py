@@ -39,7 +39,8 @@ class Workbench:
 
     # -------------------------------------------------------- conversations
     def load(self, path: str | Path, fmt: str | None = None) -> list[Conversation]:
-        """Load a dataset file and store its conversations."""
+        """Load a dataset file and store its conversations (so the app lists them; an ingest of a
+        stored conversation writes no conversation row again, memcore.ingest.ensure_turns)."""
         from memcore.datasets import load_dataset
 
         convs = load_dataset(path, fmt)
@@ -75,8 +76,9 @@ class Workbench:
         return sys_
 
     def space(self, name: str, conv: Conversation, **config: Any) -> str:
-        """The memory space a system's ingest of a conversation writes to."""
-        return get_system(name)(self.runtime, conv, make_config(name, **config)).space
+        """The memory space a system's ingest of a conversation writes to (memcore.systems.protocol.memory_space
+        of the name, the construction config, this embedder and this LLM; no system is built)."""
+        return self.runtime.space(name, make_config(name, **config))
 
     # ----------------------------------------------------------------- reads
     def memory(self, name: str, conv: Conversation, **config: Any) -> MemoryView:

@@ -24,16 +24,16 @@ if not built:
     st.stop()
 c1, c2, c3 = st.columns([1, 1, 2])
 system = c1.selectbox("System", built, key="ex_system")
-space = state.space_of(wb, system, conv)
-ck = wb.store.checkpoint(space, conv.id)["step"]
-counts = wb.store.kind_counts(space, conv.id)
+mem = state.memory_of(wb, system, conv)
+ck = mem.status()[0]
+counts = mem.kind_counts()
 kinds = [k for k in get_system(system).kinds if k in counts] + [k for k in counts if k not in get_system(system).kinds]
 if not kinds:
     st.info(f"{system} stores no memory items of its own: it searches the raw turns directly.")
     st.stop()
 kind = c2.selectbox("Kind", kinds, format_func=lambda k: f"{k} ({counts.get(k, 0)})", key="ex_kind")
 query = c3.text_input("Search text or turn id", key="ex_query")
-df = current_items(wb, wb.store.uri, space, conv.id, kind, ck)
+df = current_items(mem, kind, ck)
 if query.strip():
     ql = query.strip().lower()
     df = df[df["text"].str.lower().str.contains(ql, regex=False) | df["turns"].str.lower().str.contains(ql, regex=False)]
@@ -47,5 +47,5 @@ item_id = df.iloc[rows[0]]["id"]
 st.subheader(item_id)
 with st.container(border=True):
     widgets.text(df.iloc[rows[0]]["text"])
-provenance(wb, conv, space, item_id, id_kinds(wb, wb.store.uri, space, conv.id, ck))
-history(wb, conv, space, kind, item_id)
+provenance(conv, mem, item_id, id_kinds(mem, ck))
+history(mem, kind, item_id)

@@ -1,55 +1,64 @@
-"""Explore helpers: item tables, id -> kind lookup, provenance and version history."""
+"""Explore helpers: item tables, id -> kind lookup, provenance and version history of one memory."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
 
+from memcore.store_view import MemoryView
 from memcore.types import Conversation
 from memcore.viz.provenance import indent, walk
 from memcore.viz.safe import shorten
-from memcore.workbench import Workbench
 from ui import state
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def id_kinds(_wb: Workbench, store_uri: str, space: str, conv_id: str, ck_step: int) -> dict[str, str]:
-    """Every item id ever stored in a space, with its kind."""
-    df = state.item_versions(_wb, space, conv_id)
+def _id_kinds(_mem: MemoryView, key: tuple[str, str, str], ck_step: int) -> dict[str, str]:
+    df = state.item_versions(_mem)
     return dict(zip(df["id"], df["kind"], strict=True))
 
 
+def id_kinds(mem: MemoryView, ck_step: int) -> dict[str, str]:
+    """Every item id ever stored in a memory, with its kind (read once per checkpoint)."""
+    return _id_kinds(mem, mem.key, ck_step)
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
-def current_items(_wb: Workbench, store_uri: str, space: str, conv_id: str, kind: str, ck_step: int) -> pd.DataFrame:
-    """Current items of one kind as a table."""
-    items = _wb.store.items(space, conv_id, kind, with_vectors=False)
+def _current_items(_mem: MemoryView, key: tuple[str, str, str], kind: str, ck_step: int) -> pd.DataFrame:
+    items = _mem.items(kind, with_vectors=False)
     return pd.DataFrame([{"id": it.id, "text": it.text, "turns": ", ".join(it.turn_ids[:10]),
                           "n turns": len(it.turn_ids), "created": it.created_step, "version from": it.updated_step}
                          for it in items], columns=["id", "text", "turns", "n turns", "created", "version from"])
 
 
-def describer(wb: Workbench, conv: Conversation, space: str, kinds: dict[str, str]):  # noqa: ANN201
-    """describe(id) -> (kind, text) for turns and items of this space."""
+def current_items(mem: MemoryView, kind: str, ck_step: int) -> pd.DataFrame:
+    """Current items of one kind as a table (read once per checkpoint)."""
+    return _current_items(mem, mem.key, kind, ck_step)
+
+
+def describer(conv: Conversation, mem: MemoryView, kinds: dict[str, str]) -> Callable[[str], tuple[str, str]]:
+    """describe(id) -> (kind, text) for turns and items of this memory."""
     turns = {t.turn_id: t for t in conv.turns}
 
     def describe(nid: str) -> tuple[str, str]:
         if nid in turns:
-            t = turns[nid]
-            return "turn", f"{t.speaker}: {t.content}"
+            return "turn", turns[nid].embed_text
         kind = kinds.get(nid, "")
         if not kind:
             return "?", ""
-        hist = wb.store.item_history(space, conv.id, kind, nid)
+        hist = mem.history(kind, nid)
         return kind, shorten(hist[-1].text, 300) if hist else ""
 
     return describe
 
 
-def provenance(wb: Workbench, conv: Conversation, space: str, item_id: str, kinds: dict[str, str]) -> None:
+def provenance(conv: Conversation, mem: MemoryView, item_id: str, kinds: dict[str, str]) -> None:
     """Down to raw turns (sources_of) and up to derived items (derived_from), as indented tables."""
-    describe = describer(wb, conv, space, kinds)
-    down = walk(item_id, lambda i: wb.store.sources_of(space, conv.id, i), describe)
-    up = walk(item_id, lambda i: wb.store.derived_from(space, conv.id, i), describe)
+    describe = describer(conv, mem, kinds)
+    down = walk(item_id, mem.sources_of, describe)
+    up = walk(item_id, mem.derived_from, describe)
     c1, c2 = st.columns(2)
     with c1:
         st.markdown(f"**Down to raw turns** · {int((down['kind'] == 'turn').sum())} turn(s)")
@@ -60,9 +69,9 @@ def provenance(wb: Workbench, conv: Conversation, space: str, item_id: str, kind
     st.caption("Provenance links are written at ingest: each item keeps its direct sources (turns or items).")
 
 
-def history(wb: Workbench, conv: Conversation, space: str, kind: str, item_id: str) -> None:
+def history(mem: MemoryView, kind: str, item_id: str) -> None:
     """Every stored version of the item."""
-    hist = wb.store.item_history(space, conv.id, kind, item_id)
+    hist = mem.history(kind, item_id)
     st.markdown(f"**Version history** · {len(hist)} version(s)")
     st.dataframe(pd.DataFrame([{"from step": h.updated_step, "text": h.text, "sources": ", ".join(h.sources[:12]),
                                 "metadata": str(h.metadata)[:300]} for h in hist]), hide_index=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from memcore.store_view import MemoryView
 from memcore.systems import get_system
 from memcore.types import Conversation
 from memcore.viz.parts import Block
@@ -22,8 +23,7 @@ def memory_table(wb: Workbench, conv: Conversation, rd: ReplayData, step: int) -
         st.caption(f"{rd.system} keeps no memory items of its own (it indexes raw turns).")
         return
     kind = st.selectbox("Kind", kinds, key=f"gr_kind_{rd.system}")
-    space = state.space_of(wb, rd.system, conv)
-    items = state.items_at(wb, wb.store.uri, space, conv.id, kind, step)
+    items = state.items_at(state.memory_of(wb, rd.system, conv), kind, step)
     changed = rd.changed_at(step)
     df = pd.DataFrame([{"changed now": it.id in changed, "id": it.id, "text": it.text,
                         "turns": ", ".join(it.turn_ids[:10]), "since step": it.created_step,
@@ -35,10 +35,10 @@ def memory_table(wb: Workbench, conv: Conversation, rd: ReplayData, step: int) -
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
-def _growth(_wb: Workbench, _rd: ReplayData, _view: SystemView, view_id: int, store_uri: str, space: str,
-            conv_id: str, step: int, memory: tuple[int, int]) -> list[Block]:
+def _growth(_mem: MemoryView, _rd: ReplayData, _view: SystemView, view_id: int, key: tuple[str, str, str],
+            step: int, memory: tuple[int, int]) -> list[Block]:
     """A growth view's blocks, built once per memory state and step (graphs take a while to lay out)."""
-    return _view.growth(_rd, step, lambda kind, at: state.items_at(_wb, store_uri, space, conv_id, kind, at))
+    return _view.growth(_rd, step, lambda kind, at: state.items_at(_mem, kind, at))
 
 
 def growth_blocks(wb: Workbench, conv: Conversation, rd: ReplayData, step: int) -> list[Block]:
@@ -46,8 +46,8 @@ def growth_blocks(wb: Workbench, conv: Conversation, rd: ReplayData, step: int) 
     view = get_view(rd.system)
     if view.growth is None:
         return []
-    return _growth(wb, rd, view, id(view), wb.store.uri, state.space_of(wb, rd.system, conv), conv.id, step,
-                   (rd.n_steps, len(rd.events)))
+    mem = state.memory_of(wb, rd.system, conv)
+    return _growth(mem, rd, view, id(view), mem.key, step, (rd.n_steps, len(rd.events)))
 
 
 def growth_views(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], step: int) -> None:

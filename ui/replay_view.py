@@ -66,7 +66,7 @@ def _step_body(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], s
         st.markdown(f"**Step {step}/{n_turns + 1}** · turn `{t.turn_id}` · session {t.session} · "
                     f"{widgets.md_escape(t.session_date)}")
         with st.container(border=True):
-            widgets.text(f"{t.speaker}: {t.content}")
+            widgets.text(t.embed_text)
     elif step == 0:
         st.markdown("**Step 0** · before the first turn: memory is empty.")
     else:

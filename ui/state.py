@@ -118,14 +118,6 @@ def memory_of(wb: Workbench, system: str, conv: Conversation) -> MemoryView:
     return _MEMORIES[key]
 
 
-def space_of(wb: Workbench, system: str, conv: Conversation) -> str:
-    """The memory space a system's ingest of a conversation writes to (default config).
-
-    Prefer `memory_of(...)`, whose reads need no space.
-    """
-    return memory_of(wb, system, conv).space
-
-
 @st.cache_data(show_spinner=False, ttl=2, max_entries=256)
 def _status(_mem: MemoryView, store_uri: str, space: str, conv_id: str) -> tuple[int, bool]:
     return _mem.status()
@@ -177,9 +169,9 @@ def start_ingest(wb: Workbench, systems: list[str], conv: Conversation) -> jobs.
 
 
 # ----------------------------------------------------------------------- replay
-def item_versions(wb: Workbench, space: str, conv_id: str) -> pd.DataFrame:
-    """Every stored item version (kind, id, valid_from, valid_to) of a memory space."""
-    return _clip(wb.store.item_versions(space, conv_id))
+def item_versions(mem: MemoryView) -> pd.DataFrame:
+    """Every stored item version (kind, id, valid_from, valid_to) of a memory."""
+    return _clip(mem.versions())
 
 
 def _clip(out: pd.DataFrame) -> pd.DataFrame:
@@ -203,9 +195,13 @@ def replay_data(wb: Workbench, system: str, conv: Conversation) -> ReplayData:
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def items_at(_wb: Workbench, store_uri: str, space: str, conv_id: str, kind: str, step: int) -> list:
-    """Items of one kind as they were at a step (for growth views)."""
-    return _wb.store.items(space, conv_id, kind, at_step=step, with_vectors=False)
+def _items_at(_mem: MemoryView, key: tuple[str, str, str], kind: str, step: int) -> list:
+    return _mem.items(kind, at_step=step, with_vectors=False)
+
+
+def items_at(mem: MemoryView, kind: str, step: int) -> list:
+    """Items of one kind as they were at a step (for growth views; cached per memory, kind and step)."""
+    return _items_at(mem, mem.key, kind, step)
 
 
 # ---------------------------------------------------------------------- answers

@@ -14,7 +14,7 @@ from ui.render import render
 
 def turn_texts(conv: Conversation) -> dict[str, str]:
     """Turn id -> "Speaker: text" for hover labels and tables."""
-    return {t.turn_id: f"{t.speaker}: {t.content}" for t in conv.turns}
+    return {t.turn_id: t.embed_text for t in conv.turns}
 
 
 def structure_view(system: str, ans: Answer, texts: Mapping[str, str], key: str) -> None:

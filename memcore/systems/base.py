@@ -1,66 +1,24 @@
-"""The MemorySystem protocol and the base class every system builds on."""
+"""BaseSystem: the base class every built-in system builds on; it implements the MemorySystem protocol
+(memcore/systems/protocol.py, re-exported here with SystemConfig and query_field)."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
-from dataclasses import asdict, dataclass, field, fields
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
 from memcore.embed import Embedder
 from memcore.llm.client import Ahead, LLMClient
 from memcore.llm.ledger import UsageLedger, by_stage
-from memcore.retrievers import get_retriever
 from memcore.store import LanceStore
 from memcore.systems.memory import WorkingMemory
+from memcore.systems.protocol import Batch, SystemConfig, memory_space
+from memcore.systems.protocol import MemorySystem as MemorySystem  # re-exported
+from memcore.systems.protocol import query_field as query_field  # re-exported
 from memcore.types import Answer, Candidate, Conversation, Event, MemoryItem, Question, Trace, TraceItem, Turn
-
-
-def query_field(default: Any, **kw: Any) -> Any:
-    """A config field that only affects retrieval/answering (not what ingest builds)."""
-    return field(default=default, metadata={"query": True, **kw})
-
-
-@dataclass
-class SystemConfig:
-    """Parameters shared by every system. Subclasses add theirs at the papers' defaults."""
-
-    retriever: str = query_field("dense")  # dense (paper mode) | lexical | hybrid
-
-    def construction_dict(self) -> dict[str, Any]:
-        """The fields that change what ingest builds (they key the memory space)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if not f.metadata.get("query")}
-
-    def validate(self) -> None:
-        """Raise ValueError on an invalid setting."""
-        get_retriever(self.retriever)  # ValueError naming the registered retrievers
-
-
-@runtime_checkable
-class MemorySystem(Protocol):
-    """What every memory system offers to the ingest driver, the app and the evaluator."""
-
-    name: str
-    config: SystemConfig
-
-    def ingest(self, turn: Turn) -> list[Event]:
-        """Process one turn; return what was created, merged, split, moved, and why."""
-        ...
-
-    def finish(self) -> list[Event]:
-        """Flush buffers at the end of the conversation."""
-        ...
-
-    def retrieve(self, question: Question) -> Trace:
-        """Find the context for a question; the trace says how."""
-        ...
-
-    def answer(self, question: Question) -> Answer:
-        """Answer a question: text, trace and usage by stage."""
-        ...
 
 
 @dataclass
@@ -70,6 +28,10 @@ class Runtime:
     store: LanceStore
     embedder: Embedder
     llm: LLMClient
+
+    def space(self, name: str, config: SystemConfig) -> str:
+        """The memory space system `name` with `config` writes to with this embedder and LLM."""
+        return memory_space(name, config, self.embedder.name, (self.llm.provider.name, self.llm.provider.model))
 
 
 class BaseSystem:
@@ -127,11 +89,9 @@ class BaseSystem:
     # ------------------------------------------------------------- identity
     @property
     def space(self) -> str:
-        """The memory space: system name + hash of what determines the built memory."""
-        key = {"config": self.config.construction_dict(), "embedder": self.embedder.name,
-               "llm": [self.llm.provider.name, self.llm.provider.model]}
-        h = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:8]
-        return f"{self.name}-{h}"
+        """The memory space: memory_space(name, construction config, embedder, LLM)."""
+        return memory_space(self.name, self.config, self.embedder.name,
+                            (self.llm.provider.name, self.llm.provider.model))
 
     # --------------------------------------------------------------- ingest
     def ingest(self, turn: Turn) -> list[Event]:
@@ -196,6 +156,10 @@ class BaseSystem:
         """The unit vector of one text."""
         return self.embedder.embed([text])[0]
 
+    def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors of texts (one batched call)."""
+        return self.embedder.embed(list(texts))
+
     def turn_vector(self, turn_id: str) -> np.ndarray:
         """The shared turn embedding (the store's `turns` table, read once; embedded when absent)."""
         if self._turn_vecs is None:
@@ -203,10 +167,24 @@ class BaseSystem:
             self._turn_vecs = {t: np.asarray(v, dtype=np.float32) for t, v in zip(ids, mat, strict=True)}
         if turn_id not in self._turn_vecs:
             t = next(t for t in self.conv.turns if t.turn_id == turn_id)
-            self._turn_vecs[turn_id] = self.embed_one(f"{t.speaker}: {t.content}")
+            self._turn_vecs[turn_id] = self.embed_one(t.embed_text)
         return self._turn_vecs[turn_id]
 
     # ------------------------------------------------------- persist/restore
+    def pending_batch(self) -> Batch:
+        """Drain working memory for a commit: every version of every changed item, the deletions and
+        `state()`. Items created with embed=False are embedded here in one batched call (the live item
+        gets the vector too when its text did not change since)."""
+        ups, dels = self.memory.drain()
+        todo = [it for it in ups if it.embedding is None]
+        if todo:
+            for it, vec in zip(todo, self.embed_texts([it.text for it in todo]), strict=True):
+                it.embedding = [float(x) for x in vec]
+                live = self.memory.items.get(it.id)
+                if live is not None and live.embedding is None and live.text == it.text:
+                    self.memory.put(live, vec, dirty=False)
+        return ups, dels, self.state()
+
     def state(self) -> dict[str, Any]:
         """JSON-able state beyond the items (counters, buffers); extend in subclasses."""
         return {"counters": dict(self._counters)}
@@ -223,6 +201,26 @@ class BaseSystem:
         ck = self.store.checkpoint(self.space, self.conv.id)
         if ck is not None:
             self.load_state(ck["state"])
+
+    # ------------------------------------------------------------ LLM calls
+    def flush_calls(self) -> None:
+        """Hand the ledger's unstored call records to the store (before a checkpoint or a rollback)."""
+        self.llm.ledger.flush()
+
+    def llm_mark(self) -> int:
+        """A position in the ledger, for `failed_calls`."""
+        return self.llm.ledger.mark()
+
+    def failed_calls(self, since: int) -> int:
+        """This system's calls on this conversation that failed for good after `since` (one per call,
+        however many attempts it took)."""
+        return sum(1 for r in self.llm.ledger.since(since)
+                   if not r.ok and r.attempt == 1 and r.system == self.name and r.conv_id == self.conv.id)
+
+    @property
+    def degraded_calls(self) -> int:
+        """Replies replaced by the role's fallback so far (llm_unusable=fallback)."""
+        return self.llm.degraded
 
     # ------------------------------------------------------------ retrieval
     def search_turns(self, query: str, k: int, qvec: np.ndarray | None = None) -> list[tuple[dict, float]]:
@@ -289,7 +287,8 @@ def turn_row(turn: Turn) -> dict[str, Any]:
 
 def turn_trace_item(row: dict, score: float, rank: int, origin: str = "turns") -> TraceItem:
     """A TraceItem for a raw turn row from the store."""
-    return TraceItem(id=row["turn_id"], kind="turn", text=f"{row['speaker']}: {row['text']}", score=score,
+    return TraceItem(id=row["turn_id"], kind="turn", text=Turn.speaker_line(row["speaker"], row["text"]),
+                     score=score,
                      turn_ids=[row["turn_id"]], origin=origin, rank=rank,
                      metadata={"date": row["session_date"], "speaker": row["speaker"], "session": row["session"]})
 

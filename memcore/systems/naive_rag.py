@@ -102,7 +102,7 @@ class NaiveRAGSessionSystem(BaseSystem):
 
     def _close_session(self) -> None:
         turns, self.buffer = self.buffer, []
-        text = "\n".join(f"{t.speaker}: {t.content}" for t in turns)
+        text = "\n".join(t.embed_text for t in turns)
         ids = [t.turn_id for t in turns]
         vec = None
         if self.config.session_vector == "turns_mean":

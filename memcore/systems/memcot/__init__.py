@@ -199,7 +199,7 @@ class MemCoTSystem(BaseSystem):
                             "conversation")
         for r, tid in enumerate(ids, start=1):
             t = self.by_id[tid]
-            tr.items.append(TraceItem(id=tid, kind="turn", text=f"{t.speaker}: {t.content}", score=1.0,
+            tr.items.append(TraceItem(id=tid, kind="turn", text=t.embed_text, score=1.0,
                                       turn_ids=[tid], origin=origin[tid], rank=r,
                                       metadata={"date": t.session_date, "speaker": t.speaker,
                                                 "session": t.session}))

@@ -222,7 +222,7 @@ class RecMemSystem(BaseSystem):
 
 def unit_text(turns: list[Turn]) -> str:
     """An exchange unit as stored and embedded: one "Speaker: text" line per message (photo included)."""
-    return "\n".join(f"{t.speaker}: {t.content}" for t in turns)
+    return "\n".join(t.embed_text for t in turns)
 
 
 __all__ = ["EXCHANGE_OUTCOMES", "PRESETS", "RecMemConfig", "RecMemSystem", "unit_text"]

@@ -84,7 +84,7 @@ def _term_index(memory: WorkingMemory, all_turns: list[Turn], cache: RetrievalCa
         seen = {t for e in eps for t in e.turn_ids}
         turns = [t for t in all_turns if t.turn_id in seen]
         hit = cache.terms = (len(eps), TermIndex.build(
-            [f"{t.speaker}: {t.content}" for t in turns], {t.speaker for t in turns}))
+            [t.embed_text for t in turns], {t.speaker for t in turns}))
     return hit[1]
 
 
@@ -228,7 +228,7 @@ def _stage_two(rt: Retrieval, tr: Trace, q: Question, qv: np.ndarray, chosen_s: 
             t = turns.get(tid)
             if expand and t is not None:
                 messages.append(tid)
-                tr.items.append(TraceItem(tid, "turn", f"{t.speaker}: {t.content}", p.gain, [tid],
+                tr.items.append(TraceItem(tid, "turn", t.embed_text, p.gain, [tid],
                                           f"messages of {e}", rank, {"date": t.session_date, "speaker": t.speaker}))
                 lines.append(f"    [{t.session_date}] {t.speaker}: {t.content}")
     tr.context = "\n".join(lines)
