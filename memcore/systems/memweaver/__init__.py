@@ -53,7 +53,7 @@ class MemWeaverSystem(BaseSystem):
     def turn_line(self, turn_id: str) -> str:
         """"Speaker: text" of a turn."""
         t = self._turns[turn_id]
-        return f"{t.speaker}: {t.content}"
+        return t.embed_text
 
     def turn_unit(self, turn_id: str) -> dict[str, str]:
         """A turn as a record for the experience roles."""
