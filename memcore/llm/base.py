@@ -46,13 +46,14 @@ class ChatOptions(TypedDict, total=False):
     json_mode: bool  # ask for a JSON object (dropped where the server rejects it)
     max_tokens: int
     temperature: float
+    seed: int | None  # sampling seed, where the server supports one (None: not sent)
     logprobs: bool  # per generated token, where supported
     role: str  # the role being run (providers that compute outputs need it)
     inputs: dict[str, Any] | None  # that role's inputs
 
 
-CHAT_DEFAULTS: ChatOptions = {"json_mode": False, "max_tokens": 512, "temperature": 0.0, "logprobs": False,
-                              "role": "", "inputs": None}
+CHAT_DEFAULTS: ChatOptions = {"json_mode": False, "max_tokens": 512, "temperature": 0.0, "seed": None,
+                              "logprobs": False, "role": "", "inputs": None}
 
 
 def chat_options(opts: Mapping[str, Any]) -> ChatOptions:

@@ -274,14 +274,17 @@ class LLMClient:
             raise err
         return out
 
-    def run(self, role: str, inputs: dict[str, Any], *, stage: str, logprobs: bool = False) -> RoleResult:
-        """Run one role; raises LLMCallFailed when the call fails for good (see the module docstring)."""
+    def run(self, role: str, inputs: dict[str, Any], *, stage: str, logprobs: bool = False,
+            temperature: float | None = None, seed: int | None = None) -> RoleResult:
+        """Run one role; raises LLMCallFailed when the call fails for good (see the module docstring).
+        `temperature` overrides the role's own (Role.temperature); `seed` is sent where the server takes one."""
         r = get_role(role)
         recs: list[CallRecord] = []
+        sampling = (r.temperature if temperature is None else float(temperature), seed)
         try:
             if hasattr(self.provider, "run_role"):
                 return self._run_offline(r, inputs, stage, recs)
-            return self._run_chat(r, inputs, stage, logprobs, recs)
+            return self._run_chat(r, inputs, stage, logprobs, recs, sampling)
         finally:
             self._book(recs)
 
@@ -291,11 +294,12 @@ class LLMClient:
         else:
             self.ledger.extend(recs)
 
-    def _run_chat(self, r: Role, inputs: dict, stage: str, logprobs: bool, recs: list) -> RoleResult:
+    def _run_chat(self, r: Role, inputs: dict, stage: str, logprobs: bool, recs: list,
+                  sampling: tuple[float, int | None] = (0.0, None)) -> RoleResult:
         messages = r.messages(inputs)
         result = RoleResult(role=r.name, output=_PENDING, provider=self.provider.label)
         try:
-            chat, key = self._chat(r, messages, inputs, stage, logprobs, recs)
+            chat, key = self._chat(r, messages, inputs, stage, logprobs, recs, sampling=sampling)
         except LLMError as e:
             raise LLMCallFailed(r.name, stage, str(e)) from e
         result.raw, result.logprobs = chat.text, chat.logprobs
@@ -311,7 +315,7 @@ class LLMClient:
             {"role": "user", "content": REPAIR_PROMPT.format(error=err)},
         ]
         try:
-            chat2, key2 = self._chat(r, repair, inputs, stage, False, recs, attempt=2)
+            chat2, key2 = self._chat(r, repair, inputs, stage, False, recs, attempt=2, sampling=sampling)
         except LLMError as e:
             raise LLMCallFailed(r.name, stage, f"malformed reply ({err}), and the repair call failed: {e}") from e
         self._account(result, chat2)
@@ -333,11 +337,14 @@ class LLMClient:
         return result
 
     def _chat(self, r: Role, messages: list, inputs: dict, stage: str, logprobs: bool, recs: list,
-              attempt: int = 1) -> tuple[ChatResult, str | None]:
+              attempt: int = 1, sampling: tuple[float, int | None] = (0.0, None)) -> tuple[ChatResult, str | None]:
         key = None
+        temperature, seed = sampling
         if self.cache is not None:
+            # temperature and seed join the key only when not the defaults (0, None): older keys stay valid
+            extra = {**({"t": temperature} if temperature else {}), **({"seed": seed} if seed is not None else {})}
             key = call_key(p=self.provider.name, m=self.provider.model, msgs=messages, lp=logprobs,
-                           json=r.json_output, max=r.max_tokens)
+                           json=r.json_output, max=r.max_tokens, **extra)
             hit = self.cache.get(key)
             if hit is not None:
                 recs.append(self._record(r.name, stage, hit, 0.0, cache_hit=True, attempt=attempt))
@@ -346,8 +353,8 @@ class LLMClient:
         t0 = time.perf_counter()
         try:
             chat = self.scheduler.call(lambda: self.provider.chat(
-                messages, json_mode=r.json_output, max_tokens=r.max_tokens, temperature=0.0, logprobs=logprobs,
-                role=r.name, inputs=inputs), tokens=tokens, priority=0 if stage == "construction" else 1)
+                messages, json_mode=r.json_output, max_tokens=r.max_tokens, temperature=temperature, seed=seed,
+                logprobs=logprobs, role=r.name, inputs=inputs), tokens=tokens, priority=0 if stage == "construction" else 1)
         except LLMError as e:
             msg = redact(str(e))
             recs.append(self._record(r.name, stage, ChatResult(""), _ms(t0), error=msg, attempt=attempt))

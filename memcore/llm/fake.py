@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
@@ -24,6 +24,7 @@ class FakeCall:
     role: str
     messages: list[dict[str, str]]
     inputs: dict[str, Any]
+    options: dict[str, Any] = field(default_factory=dict)  # sampling options sent: temperature, seed
 
 
 class FakeLLM:
@@ -66,7 +67,7 @@ class FakeLLM:
         """Return the next scripted reply for this role."""
         role = kwargs.get("role", "")
         inputs = kwargs.get("inputs") or {}
-        self.history.append(FakeCall(role, messages, inputs))
+        self.history.append(FakeCall(role, messages, inputs, {k: kwargs.get(k) for k in ("temperature", "seed")}))
         reply = self._next(role)
         if reply is None:
             if self.fallback != "offline" or not role:

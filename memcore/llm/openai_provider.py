@@ -56,18 +56,18 @@ class OpenAIProvider:
     def chat(self, messages: list[dict[str, str]], **opts: Unpack[ChatOptions]) -> ChatResult:
         """One chat completion (one attempt); raises TransientLLMError / PermanentLLMError."""
         o = chat_options(opts)
-        max_tokens, temperature = o["max_tokens"], o["temperature"]
+        max_tokens, temperature, seed = o["max_tokens"], o["temperature"], o["seed"]
         want_json = o["json_mode"] and self.supports_json_mode
         want_lp = o["logprobs"] and self.supports_logprobs
         try:
             try:
-                resp = self._create(messages, want_json, max_tokens, temperature, want_lp)
+                resp = self._create(messages, want_json, max_tokens, temperature, want_lp, seed)
             except openai.BadRequestError:
                 # Some servers reject response_format or logprobs: retry without them, and remember
                 # only if that worked (a 400 for another reason, e.g. context length, fails again).
                 if not (want_json or want_lp):
                     raise
-                resp = self._create(messages, False, max_tokens, temperature, False)
+                resp = self._create(messages, False, max_tokens, temperature, False, seed)
                 self.supports_json_mode = self.supports_json_mode and not want_json
                 self.supports_logprobs = self.supports_logprobs and not want_lp
         except openai.APIError as e:
@@ -131,13 +131,16 @@ class OpenAIProvider:
                 raise ConfigError(str(self._error(e))) from e
             # 404 and friends: servers without /models still answer chat completions
 
-    def _create(self, messages: list, json_mode: bool, max_tokens: int, temperature: float, logprobs: bool):
+    def _create(self, messages: list, json_mode: bool, max_tokens: int, temperature: float, logprobs: bool,
+                seed: int | None = None):
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
             "max_tokens": max_tokens,
             "temperature": temperature,
         }
+        if seed is not None:  # sampled roles (temperature > 0) with a configured seed
+            kwargs["seed"] = seed
         if json_mode:
             kwargs["response_format"] = {"type": "json_object"}
         if logprobs:  # llama.cpp's server returns logprobs only when top_logprobs is set too

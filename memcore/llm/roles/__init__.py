@@ -37,6 +37,7 @@ class Role:
     - `offline(inputs) -> output instance` implements the role without a model.
     - `fallback(inputs) -> output instance` is used when a real model's reply cannot be
       parsed even after one repair attempt (the error is recorded in the trace).
+    - `temperature` is the role's sampling temperature as its paper sets it (0 unless stated).
     """
 
     name: str
@@ -47,6 +48,7 @@ class Role:
     fallback: Callable[[dict[str, Any]], BaseModel] | None = None
     json_output: bool = True
     max_tokens: int = 512
+    temperature: float = 0.0  # the paper's sampling temperature for this role (callers may override)
     description: str = ""
     tags: tuple[str, ...] = field(default_factory=tuple)
 
@@ -56,10 +58,8 @@ class Role:
         sys_text = self.system.format(**values)
         if self.json_output:
             sys_text += f"\nReply with one JSON object only, matching this JSON schema: {_schema(self.output)}"
-        return [
-            {"role": "system", "content": sys_text},
-            {"role": "user", "content": self.user.format(**values)},
-        ]
+        user = {"role": "user", "content": self.user.format(**values)}
+        return [{"role": "system", "content": sys_text}, user] if sys_text else [user]  # no empty system message
 
     def default(self, inputs: dict[str, Any]) -> BaseModel:
         """The output used when a real model's reply is unusable: the role's fallback, else an

@@ -3,6 +3,8 @@
 Prompts follow the paper's released instructions (../shared/papers/002_*.txt, appendix D),
 adapted to this workbench: results are shown as "D3:5 [date] Speaker: text" lines and every
 role answers with dialogue ids ("D3:5"); 1-based positions in the shown list are accepted too.
+Temperatures as in appendix C: the perception agents (zoom-in, zoom-out) 1.0, the judge 0.0 (the
+system passes its configured values and seed). The responder is a reader role (roles/readers.py).
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ ZOOM_IN = register(Role(
     output=ZoomInOutput,
     offline=lambda inputs: ZoomInOutput(**offline_zoom_in(inputs)),
     max_tokens=400,
+    temperature=1.0,
     description="MemCoT zoom-in: useful retrieved turns + missing information",
     tags=("memcot",),
 ))
@@ -100,6 +103,7 @@ ZOOM_OUT = register(Role(
     output=ZoomOutOutput,
     offline=lambda inputs: ZoomOutOutput(**offline_zoom_out(inputs)),
     max_tokens=400,
+    temperature=1.0,
     description="MemCoT zoom-out: useful turns in the +-W windows",
     tags=("memcot",),
 ))
@@ -117,7 +121,7 @@ JUDGE = register(Role(
         "at most {queries_num} focused queries for the missing information; never repeat a failed query)."
     ),
     user=("Question: {query}\nLast queries:\n{queries}\nShort-term memory (picked turns):\n{short_memory}\n"
-          "Retrieved this step:\n{conv_memory}\nFailed queries (do not repeat them):\n{failed_text}\n"),
+          "Retrieved this step:\n{conv_memory}\nFailed queries (do not repeat them):\n{failed_text}\n{retry_note}"),
     output=JudgeOutput,
     offline=lambda inputs: JudgeOutput(**offline_judge(inputs)),
     max_tokens=400,
