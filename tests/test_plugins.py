@@ -181,3 +181,11 @@ def test_built_in_systems_are_ordered_by_their_class_rank() -> None:
                        "memweaver"]
     assert [systems[n].rank for n in builtin] == sorted(systems[n].rank for n in builtin)
     assert [systems[n].rank for n in builtin] == [10, 20, 30, 40, 50, 60, 70, 80]
+
+
+def test_memcore_testing_imports_without_pytest() -> None:
+    code = ("import sys\nimport memcore.testing\nfrom memcore.systems import load_all\nload_all()\n"
+            "assert 'pytest' not in sys.modules and '_pytest' not in sys.modules\nprint('ok')\n")
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+    assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr
