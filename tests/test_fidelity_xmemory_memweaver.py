@@ -1,0 +1,48 @@
+"""docs/fidelity.md stays true for xMemory and MemWeaver: every config value it names is the code's default,
+every role it names is registered, and no row is left without a status."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from memcore.llm.roles import load_all
+from memcore.systems.memweaver import MemWeaverConfig
+from memcore.systems.xmemory import XMemoryConfig
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "fidelity.md"
+CONFIGS = {"xmemory": XMemoryConfig(), "memweaver": MemWeaverConfig()}
+SECTIONS = {"xmemory": "xMemory", "memweaver": "MemWeaver"}
+
+
+def _rows(title: str) -> list[list[str]]:
+    text = DOC.read_text(encoding="utf-8")
+    m = re.search(rf"^## {re.escape(title)}\s*$(.*?)(?=^## |\Z)", text, re.M | re.S)
+    assert m, f"docs/fidelity.md has no '## {title}' section"
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in m.group(1).splitlines()
+            if line.startswith("|") and not line.startswith("|---")]
+    return rows[1:]  # without the header
+
+
+@pytest.mark.parametrize("system", sorted(SECTIONS))
+def test_named_config_values_are_the_code_defaults(system: str) -> None:
+    cfg, seen = CONFIGS[system], 0
+    for row in _rows(SECTIONS[system]):
+        assert len(row) == 4 and row[3], f"row without a status: {row}"
+        for field, value in re.findall(rf"`{system}\.(\w+)`(?: = (\"[^\"]*\"|[\w.+-]+))?", " ".join(row[1:3])):
+            assert hasattr(cfg, field), f"{system}.{field} named in docs/fidelity.md is not a config field"
+            if value:
+                want = value.strip('"')
+                got = getattr(cfg, field)
+                assert str(got) == want or (isinstance(got, float) and float(want) == got), (field, got, want)
+                seen += 1
+    assert seen >= 10
+
+
+@pytest.mark.parametrize("system", sorted(SECTIONS))
+def test_named_roles_are_registered(system: str) -> None:
+    roles = load_all()
+    names = {n for row in _rows(SECTIONS[system]) for n in re.findall(r"`((?:mw|xmemory|episode)_\w+)`", row[2])}
+    assert names and names <= set(roles), names - set(roles)
