@@ -18,6 +18,10 @@ case "${1:-app}" in
     if [ "${MEMCORE_SKIP_LOCAL_LLM:-0}" != "1" ]; then
       bash scripts/install-local-llm.sh || echo "note: local LLM not installed; its tests will skip"
     fi
+    # Ray is optional (memcore eval --engine ray); its tests start one local Ray with 2 CPUs.
+    if ! .venv/bin/python -c "import importlib.metadata as m, sys; sys.exit(m.version('ray') != '2.60.0')" 2>/dev/null; then
+      .venv/bin/pip install --quiet -r requirements-ray.txt || echo "note: ray not installed; its tests will skip"
+    fi
     set +e
     .venv/bin/python -m pytest -q -ra "$@"
     rc=$?

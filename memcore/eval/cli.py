@@ -46,7 +46,12 @@ def eval_command(
     systems: str = typer.Option("all", "--systems", "-s", help="comma-separated system names, or 'all'"),
     categories: str | None = typer.Option(None, "--categories", help="e.g. 1,2,3,4 (default: all but 5)"),
     limit: int | None = typer.Option(None, "--limit", help="at most n questions per conversation"),
-    workers: int = typer.Option(1, "--workers", "-w", help="processes, each taking whole conversations"),
+    workers: int = typer.Option(1, "--workers", "-w", help="processes, each taking whole conversations "
+                                "(--engine ray: the CPUs of the local Ray it starts; default all cores)"),
+    engine: str = typer.Option("local", "--engine", help="local (this machine) | ray (one task per conversation "
+                               "and system on a Ray cluster; needs `pip install -r requirements-ray.txt`)"),
+    ray_address: str | None = typer.Option(None, "--ray-address", help="Ray cluster to join, e.g. HOST:6379 or "
+                                           "ray://HOST:10001 (default: start a local Ray, or $RAY_ADDRESS)"),
     retriever: str = typer.Option("dense", "--retriever", "-r", help=RETRIEVER_HELP),
     judge: bool = typer.Option(True, "--judge/--no-judge", help="judge answers (offline: the lexical judge)"),
     store: str | None = typer.Option(None, "--store", help="LanceDB path or URI"),
@@ -79,7 +84,7 @@ def eval_command(
         res = run_eval(settings, dataset, file, "all" if systems == "all" else _split(systems) or [],
                        conversations=_split(conversations), categories=_split(categories), limit=limit,
                        workers=workers, retriever=retriever, judge=judge, run_id=run_id, out=out,
-                       progress=bar, should_stop=lambda: stop["flag"])
+                       progress=bar, should_stop=lambda: stop["flag"], engine=engine, ray_address=ray_address)
     finally:
         bar.close()
         signal.signal(signal.SIGINT, previous)

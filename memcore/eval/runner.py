@@ -21,19 +21,21 @@ from typing import Any
 
 from memcore.errors import ConfigError
 from memcore.eval.judge import LEXICAL_JUDGE, make_judge
+from memcore.eval.ray_engine import import_ray, run_ray
 from memcore.eval.report import row_order, write_results
 from memcore.eval.runs import assemble, check_compatible, existing_rows, load_rows, make_run_id, run_meta
 from memcore.eval.workers import evaluate_conversation, run_parallel, score_question
 from memcore.settings import Settings
 from memcore.types import Conversation, Question
 
-__all__ = ["DATASETS", "LEXICAL_JUDGE", "assemble", "check_compatible", "evaluate_conversation",
+__all__ = ["DATASETS", "ENGINES", "LEXICAL_JUDGE", "assemble", "check_compatible", "evaluate_conversation",
            "load_conversations", "load_rows", "make_judge", "make_run_id", "run_eval", "run_meta",
            "score_question", "select_questions"]
 
 ProgressCb = Callable[[int, int, dict], None]
 StopCb = Callable[[], bool]
 DATASETS = ("locomo", "longmemeval", "jsonl", "demo", "auto")
+ENGINES = ("local", "ray")
 
 
 def load_conversations(dataset: str, file: str | Path | None) -> tuple[list[Conversation], str, str, str]:
@@ -70,16 +72,24 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
              *, conversations: list[str] | None = None, categories: list | None = None, limit: int | None = None,
              workers: int = 1, retriever: str = "dense", judge: bool = True, run_id: str | None = None,
              out: str | Path | None = None, progress: ProgressCb | None = None, should_stop: StopCb | None = None,
-             configs: dict[str, dict] | None = None, workbench: Any = None) -> dict[str, Any]:
+             configs: dict[str, dict] | None = None, workbench: Any = None, engine: str = "local",
+             ray_address: str | None = None) -> dict[str, Any]:
     """Run (or resume) an evaluation and return the results dict; also written to `out` (+ .csv) if given.
 
     `progress(done, total, info)` is called per answered question (info: phase, system, conv_id);
     `should_stop()` ends the run early after saving (resume later with the same arguments).
+    `engine`: "local" (this process, or `workers` spawned processes) or "ray" (one Ray task per
+    conversation and system on the cluster at `ray_address`, default a local Ray with `workers`
+    CPUs when workers > 1, else all cores); both give the same results.
     """
     from memcore.systems import load_all, make_config
     from memcore.systems.base import config_to_dict
     from memcore.workbench import Workbench
 
+    if engine not in ENGINES:
+        raise ConfigError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    if engine == "ray":
+        import_ray()  # fails in a second, naming the install command, when Ray is missing
     t0, created = time.perf_counter(), time.time()
     stop = should_stop or (lambda: False)
     convs, fmt, path, sha = load_conversations(dataset, file)
@@ -124,7 +134,9 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
         if progress is not None:
             progress(count, total, msg)
 
-    if workers > 1 and len([c for c in convs if any(todo[c.id].values())]) > 1:
+    if engine == "ray":
+        run_ray(settings, convs, todo, job, on_msg, stop, ray_address, workers if workers > 1 else None)
+    elif workers > 1 and len([c for c in convs if any(todo[c.id].values())]) > 1:
         run_parallel(settings, convs, todo, job, workers, on_msg, stop)  # assemble reads the latest results
     else:
         for c in convs:

@@ -1,0 +1,174 @@
+"""Ray as the engine of `memcore eval --engine ray`: one Ray task per (conversation, system).
+
+    run_eval(settings, "locomo", "locomo10.json", ["naive_rag", "com"], engine="ray", ray_address=None)
+
+Each task builds one memory and answers its questions with `evaluate_conversation`, the same code
+as the local engine, against the store URI in `settings` (every worker must reach it: a shared
+path on one machine, an object-store URI on a cluster), and saves result rows as it goes. The
+results are then assembled from the stored rows, so they equal the local engine's field for field.
+
+Progress messages travel through a `ray.util.queue.Queue`; a stop request through a small actor the
+tasks poll. A failed task (an exception, or a worker that died twice) leaves no rows for its
+questions: the driver reports an error for them and the run ends incomplete; a rerun fills them in.
+`ray_address=None` starts a local Ray (or joins $RAY_ADDRESS, Ray's own convention); memcore must be
+importable on every node (same version), with the embedder's packages installed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from memcore.errors import ConfigError
+from memcore.eval.workers import evaluate_conversation
+from memcore.settings import Settings
+from memcore.types import Conversation
+
+StopCb = Callable[[], bool]
+INSTALL_HINT = "pip install -r requirements-ray.txt"
+STOP_POLL_SECONDS = 1.0
+ENV_PASSED = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")  # workers embed offline like the driver
+_CACHE: dict[str, Any] = {}  # per Ray worker process: one Workbench per settings, reused across tasks
+
+
+def import_ray() -> Any:
+    """The `ray` module, or a ConfigError naming the install command when Ray is not installed."""
+    try:
+        import ray
+    except ImportError as e:
+        raise ConfigError(f"--engine ray needs Ray, which is not installed ({e}). Fix: `{INSTALL_HINT}`, "
+                          "or use --engine local") from e
+    return ray
+
+
+def connect(address: str | None, num_cpus: int | None = None) -> bool:
+    """Join the Ray cluster at `address` (None: start a local one, or join $RAY_ADDRESS); True when
+    this call started or joined it (and so should shut it down), False when Ray was already up."""
+    ray = import_ray()
+    if ray.is_initialized():
+        return False
+    env = {k: os.environ[k] for k in ENV_PASSED if k in os.environ}
+    kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING,
+                              "include_dashboard": False, "runtime_env": {"env_vars": env} if env else None}
+    if not address and not os.environ.get("RAY_ADDRESS"):
+        kwargs["num_cpus"] = num_cpus
+    try:
+        ray.init(address=address or None, **kwargs)
+    except (ConnectionError, RuntimeError, ValueError) as e:
+        raise ConfigError(f"cannot reach the Ray cluster at {address or os.environ.get('RAY_ADDRESS') or 'local'}: "
+                          f"{e}. Fix: pass the head node's address with --ray-address HOST:6379 (or "
+                          "ray://HOST:10001), or leave it out to start a local Ray") from e
+    return True
+
+
+def worker_settings(settings: Settings) -> Settings:
+    """Settings for the tasks: a local store path made absolute (Ray workers start in other folders)."""
+    uri = settings.store_uri
+    if "://" in uri:
+        return settings
+    return settings.with_(store_uri=str(Path(uri).expanduser().resolve()))
+
+
+class _Flag:
+    """A stop flag shared by the driver and the tasks (a Ray actor)."""
+
+    def __init__(self) -> None:
+        self.value = False
+
+    def set(self) -> None:
+        self.value = True
+
+    def get(self) -> bool:
+        return self.value
+
+
+def _task(settings: Settings, conv_json: str, todo_ids: dict[str, list[str]], job: dict, queue: Any,
+          flag: Any) -> int:
+    """One Ray task: evaluate some systems on one conversation, reporting through `queue`."""
+    import ray
+
+    from memcore.serialize import conversation_from_json
+    from memcore.workbench import Workbench
+
+    key = repr(settings)
+    if key not in _CACHE:
+        _CACHE.clear()
+        _CACHE[key] = Workbench(settings)
+        if "torch" in sys.modules:  # Ray sets OMP_NUM_THREADS to the task's CPUs; torch follows it
+            sys.modules["torch"].set_num_threads(max(1, int(os.environ.get("OMP_NUM_THREADS", "1"))))
+    wb = _CACHE[key]
+    conv = conversation_from_json(conv_json)
+    by_id = {q.id: q for q in conv.questions}
+    todo = {s: [by_id[i] for i in ids] for s, ids in todo_ids.items()}
+    seen = {"at": 0.0, "stop": False}
+
+    def stop() -> bool:
+        if not seen["stop"] and time.monotonic() - seen["at"] > STOP_POLL_SECONDS:
+            seen["stop"], seen["at"] = bool(ray.get(flag.get.remote())), time.monotonic()
+        return seen["stop"]
+
+    return evaluate_conversation(wb, conv, todo, job, queue.put, stop)
+
+
+def run_ray(settings: Settings, convs: list[Conversation], todo: dict, job: dict, on_msg: Callable[[dict], None],
+            should_stop: StopCb, address: str | None = None, num_cpus: int | None = None) -> None:
+    """Evaluate every pending (conversation, system) as a Ray task; messages go to `on_msg` as they come.
+
+    A task that fails is reported as one `phase: error` message with the number of questions it
+    left without rows; the other tasks go on.
+    """
+    from memcore.serialize import conversation_to_json
+
+    ray = import_ray()
+    from ray.util.queue import Empty, Queue
+
+    started = connect(address, num_cpus)
+    try:
+        task = ray.remote(num_cpus=1, max_retries=1)(_task)
+        flag = ray.remote(num_cpus=0)(_Flag).remote()
+        queue = Queue(actor_options={"num_cpus": 0})
+        cfg = ray.put(worker_settings(settings))
+        job_ref = ray.put(job)
+        units: dict[Any, dict] = {}
+        order = sorted(convs, key=lambda c: -len(c.turns))  # long conversations first: they finish last
+        for c in order:
+            conv_ref = None
+            for name, qs in todo[c.id].items():
+                if not qs:
+                    continue
+                conv_ref = conv_ref or ray.put(conversation_to_json(c))
+                ref = task.remote(cfg, conv_ref, {name: [q.id for q in qs]}, job_ref, queue, flag)
+                units[ref] = {"system": name, "conv_id": c.id, "missing": len(qs)}
+
+        def drain() -> None:
+            while True:
+                try:
+                    batch = queue.get_nowait_batch(max(1, queue.qsize()))
+                except Empty:
+                    return
+                for msg in batch:
+                    on_msg(msg)
+
+        pending, stopping = list(units), False
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=len(pending), timeout=0.2)
+            drain()
+            if not stopping and should_stop():
+                stopping = True
+                flag.set.remote()
+            for ref in ready:
+                try:
+                    ray.get(ref)
+                except Exception as e:  # noqa: BLE001 - one failed task must not end the others
+                    cause = getattr(e, "cause", None) or e
+                    on_msg({"phase": "error", **units[ref], "error": f"Ray task failed: {type(cause).__name__}: "
+                            f"{str(cause).splitlines()[0] if str(cause) else ''}"})
+        drain()
+    finally:
+        if started:
+            ray.shutdown()
