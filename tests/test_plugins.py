@@ -189,3 +189,25 @@ def test_memcore_testing_imports_without_pytest() -> None:
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
                          env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
     assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr
+
+
+def test_the_app_runs_with_a_broken_plugin_and_lists_the_good_ones(site, tmp_path) -> None:
+    code = f"""
+        from streamlit.testing.v1 import AppTest
+        at = AppTest.from_file({str(ROOT / "app.py")!r}, default_timeout=120).run()
+        next(b for b in at.button if b.label == "Load the built-in demo").click().run()
+        at.switch_page("pages/ask.py").run()
+        print("ERRORS", [e.value for e in at.exception] + [e.value for e in at.error])
+        print("OPTIONS", list(at.multiselect(key="ask_systems").options))
+    """
+    env_code = ("import os\n" + "".join(f"os.environ[{k!r}] = {v!r}\n" for k, v in {
+        "MEMCORE_STORE": str(tmp_path / "store"), "MEMCORE_EMBEDDER": "hashing",
+        "MEMCORE_LLM_PROVIDER": "offline"}.items()) + f"os.chdir({str(tmp_path)!r})\n")
+    res = run_with(site, env_code + textwrap.dedent(code))
+    assert res.returncode == 0, res.stderr
+    out = dict(line.split(" ", 1) for line in res.stdout.splitlines() if " " in line)
+    assert out["ERRORS"] == "[]"
+    options = eval(out["OPTIONS"])  # noqa: S307 - our own print of a list of names
+    assert options[:2] == ["full_context", "zeta_plug"]  # zeta's view: rank 15
+    assert "alpha_plug" in options and "mid_plug" in options and "memweaver" in options
+    assert "memcore plugin 'broken'" in res.stderr and "memcore plugin 'broken_view'" in res.stderr
