@@ -50,3 +50,58 @@ def test_doctor_reports_each_component():
     assert "[ok] embedder: hashing-256" in res.output
     assert "[ok] store:" in res.output
     assert "[ok] llm: offline engine" in res.output
+
+
+# ---- memcore eval: datasets held to their format, no silent empty runs, K judge runs ----------
+
+
+def _cut_demo(tmp_path):
+    import json
+
+    from memcore.datasets import DEMO_PATH
+
+    data = json.loads(DEMO_PATH.read_text(encoding="utf-8"))
+    del data["session_2"]
+    path = tmp_path / "cut.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_eval_refuses_a_file_with_a_missing_session_unless_lenient(tmp_path):
+    from memcore.cli import main
+
+    path = _cut_demo(tmp_path)
+    out = tmp_path / "r.json"
+    args = ["eval", "-d", "locomo", "-f", str(path), "-s", "naive_rag", "--limit", "1", "--no-judge", "-o", str(out)]
+    strict = runner.invoke(app, args)
+    assert strict.exit_code != 0 and not out.exists()
+    assert "session 2 is missing" in str(strict.exception) and "--lenient" in str(strict.exception)
+    import sys
+
+    code, argv = None, sys.argv
+    sys.argv = ["memcore", *args]
+    try:
+        main()
+    except SystemExit as e:
+        code = e.code
+    finally:
+        sys.argv = argv
+    assert code == 2  # main(): one clear line, exit 2
+    lenient = runner.invoke(app, [*args, "--lenient"])
+    assert lenient.exit_code == 0, lenient.output
+    assert "warning:" in lenient.output and "session 2 is missing" in lenient.output and out.exists()
+
+
+def test_eval_that_selects_no_question_exits_non_zero(tmp_path):
+    out = tmp_path / "r.json"
+    res = runner.invoke(app, ["eval", "-d", "demo", "-s", "naive_rag", "--categories", "9", "-o", str(out)])
+    assert res.exit_code == 2, res.output
+    assert "no question selected" in res.output and "categories 9" in res.output and "Fix:" in res.output
+
+
+def test_eval_judge_runs_reports_mean_and_std(tmp_path):
+    out = tmp_path / "r.json"
+    res = runner.invoke(app, ["eval", "-d", "demo", "-s", "naive_rag", "--limit", "2", "--judge-runs", "2",
+                              "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "2 runs" in res.output and "+-" in res.output and "rouge2" in res.output

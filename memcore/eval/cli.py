@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import signal
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from memcore.datasets import DatasetWarning
 from memcore.llm.redact import redact
 from memcore.retrievers import retriever_names
 from memcore.settings import Settings
@@ -17,6 +21,28 @@ RETRIEVER_HELP = " | ".join(retriever_names())  # the registered retrievers (mem
 
 def _split(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
+def _selection(res: dict, categories: str | None, limit: int | None) -> str:
+    """The selection that chose no question, in words."""
+    conv = ", ".join(res.get("conversations", [])) or "none"
+    cats = f"categories {categories}" if categories else "the default categories (all but 5)"
+    return f"{len(res.get('conversations', []))} conversation(s): {conv}; {cats}" + (f"; limit {limit}" if limit else "")
+
+
+@contextmanager
+def _dataset_warnings() -> Iterator[None]:
+    """Show each DatasetWarning (a --lenient load) as one 'warning:' line on stderr; other warnings as usual."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", category=DatasetWarning)
+        try:
+            yield
+        finally:
+            for w in caught:
+                if issubclass(w.category, DatasetWarning):
+                    typer.echo(f"warning: {w.message}", err=True)
+                else:
+                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
 
 class _Bar:
@@ -54,6 +80,10 @@ def eval_command(
                                            "ray://HOST:10001 (default: start a local Ray, or $RAY_ADDRESS)"),
     retriever: str = typer.Option("dense", "--retriever", "-r", help=RETRIEVER_HELP),
     judge: bool = typer.Option(True, "--judge/--no-judge", help="judge answers (offline: the lexical judge)"),
+    judge_runs: int = typer.Option(1, "--judge-runs", min=1, help="judge each answer K times (seeds 1..K); "
+                                   "results report the mean and standard deviation over the K runs"),
+    lenient: bool = typer.Option(False, "--lenient", help="accept a dataset file with missing sessions, empty "
+                                 "turns or dangling evidence (with a warning) instead of refusing it"),
     store: str | None = typer.Option(None, "--store", help="LanceDB path or URI"),
     provider: str | None = typer.Option(None, "--provider", help="offline | openai | local | fake"),
     embedder: str | None = typer.Option(None, "--embedder", help="minilm | openai | hashing"),
@@ -81,13 +111,20 @@ def eval_command(
     previous = signal.signal(signal.SIGINT, on_sigint)
     bar = _Bar()
     try:
-        res = run_eval(settings, dataset, file, "all" if systems == "all" else _split(systems) or [],
-                       conversations=_split(conversations), categories=_split(categories), limit=limit,
-                       workers=workers, retriever=retriever, judge=judge, run_id=run_id, out=out,
-                       progress=bar, should_stop=lambda: stop["flag"], engine=engine, ray_address=ray_address)
+        with _dataset_warnings():  # a --lenient load's warnings, one line each
+            res = run_eval(settings, dataset, file, "all" if systems == "all" else _split(systems) or [],
+                           conversations=_split(conversations), categories=_split(categories), limit=limit,
+                           workers=workers, retriever=retriever, judge=(judge_runs if judge_runs > 1 else True) if judge
+                           else False, run_id=run_id, out=out, lenient=lenient,
+                           progress=bar, should_stop=lambda: stop["flag"], engine=engine, ray_address=ray_address)
     finally:
         bar.close()
         signal.signal(signal.SIGINT, previous)
+    if not res["questions_total"]:
+        typer.echo(f"error: no question selected ({_selection(res, categories, limit)}), so nothing was evaluated. "
+                   "Fix: choose --categories that the dataset has (see `questions_per_category` of a full run), "
+                   "or check --conversations and --limit", err=True)
+        raise typer.Exit(2)
     typer.echo(f"run {res['run_id']} | {res['engine']} | embedder {res['embedder']} | judge: {res['judge']['label']}")
     typer.echo(format_table(res))
     typer.echo(f"wrote {out} and {Path(out).with_suffix('.csv')} ({res['questions_done']}/"

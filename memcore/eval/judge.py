@@ -1,39 +1,115 @@
 """The answer judge of an evaluation run: the `judge` role (memcore.eval.judge_role) on the run's LLM.
 
 On the offline engine that role is the lexical judge; importing this module registers the role.
+
+Repeated judging (`judge_runs(K)`, the CLI's `--judge-runs K`): LLM-judge scores move with the judge's
+model, prompt and sampling, so each answer can be judged K times, run k with seed k (temperature
+JUDGE_TEMPERATURE, the benchmarks' 0). A row keeps every run's verdict (`judge_runs`); its `judge`
+is the majority (ties: the first run), used for failure attribution; results report the mean and
+standard deviation over the K runs of the run's accuracy (memcore.eval.report). K = 1 is one call
+without a seed, as before. The offline lexical judge is deterministic: its K runs agree (std 0).
 """
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable
 from typing import Any
 
+from memcore.eval.judge_prompts import JUDGE_TEMPERATURE, judge_prompt_name
 from memcore.eval.judge_role import JUDGE
 from memcore.llm.ledger import UsageLedger, by_stage
 from memcore.types import Question
 
 LEXICAL_JUDGE = ("lexical judge (offline engine, not an LLM): official F1 >= 0.5 or every gold part contained "
                  "in the answer; abstention rule for category 5")
+PROMPTS = ("benchmark judge prompts by question: LoCoMo 1-4 'locomo-mem0' (mem0-style), LoCoMo 5 and "
+           "LongMemEval abstention 'abstention', LongMemEval per type 'longmemeval-*' (memcore.eval.judge_prompts)")
 
 
-def make_judge(wb: Any, enabled: bool) -> tuple[Callable[[Any, Question, str], dict] | None, dict[str, Any]]:
-    """(judge function (llm, question, prediction) -> verdict dict, or None; {"enabled", "kind", "label"})."""
-    if not enabled:
-        return None, {"enabled": False, "kind": None, "label": "no judge (--no-judge)"}
+def judge_runs(enabled: bool | int) -> int:
+    """K, the number of judge runs, from run_eval's `judge` argument: False -> 0, True -> 1, an int K -> K."""
+    if isinstance(enabled, bool) or enabled is None:
+        return int(bool(enabled))
+    if int(enabled) < 0:
+        raise ValueError(f"judge runs must be >= 0, got {enabled}")
+    return int(enabled)
+
+
+def _seeds(k: int) -> list[int | None]:
+    return [None] if k == 1 else list(range(1, k + 1))
+
+
+def _one(llm: Any, inputs: dict, seed: int | None) -> tuple[bool | None, str, str, str, list]:
+    """(correct or None, label, reason, error, ledger records) of one judge call."""
+    with UsageLedger.collect() as records:
+        kwargs = {} if seed is None else {"seed": seed, "temperature": JUDGE_TEMPERATURE}
+        res = llm.run(JUDGE.name, inputs, stage="judge", **kwargs)
+    label = str(getattr(res.output, "label", "")).upper()
+    ok = None if res.error or label not in ("CORRECT", "WRONG") else label == "CORRECT"
+    error = res.error or ("" if ok is not None else f"unreadable judge label {label!r}")
+    return ok, label, getattr(res.output, "reason", ""), error, list(records)
+
+
+def _majority(votes: list[bool | None]) -> bool | None:
+    read = [v for v in votes if v is not None]
+    if not read:
+        return None
+    yes = sum(read)
+    return read[0] if 2 * yes == len(read) else 2 * yes > len(read)
+
+
+def make_judge(wb: Any, enabled: bool | int) -> tuple[Callable[[Any, Question, str], dict] | None, dict[str, Any]]:
+    """(judge function (llm, question, prediction) -> verdict dict, or None; the run's judge info).
+
+    `enabled`: False (no judge), True (one run) or K (K runs, seeds 1..K). The info records "enabled",
+    "kind", "label", "model", "prompt", "runs" (K), "seeds" and "temperature"."""
+    k = judge_runs(enabled)
+    if k == 0:
+        return None, {"enabled": False, "kind": None, "label": "no judge (--no-judge)", "runs": 0}
     name, offline = wb.llm.provider.name, wb.llm.is_offline
+    seeds = _seeds(k)
 
     def llm_judge(llm: Any, q: Question, pred: str) -> dict:
         qtype = "abstention" if q.metadata.get("abstention") else q.metadata.get("question_type", "")
-        with UsageLedger.collect() as records:
-            res = llm.run(JUDGE.name, {"question": q.text, "gold": q.answer, "prediction": pred,
-                                       "category": q.category, "question_type": qtype}, stage="judge")
-        usage = by_stage(records).get("judge")
-        label = str(getattr(res.output, "label", "")).upper()
-        ok = None if res.error or label not in ("CORRECT", "WRONG") else label == "CORRECT"
-        return {"correct": ok, "label": label, "reason": getattr(res.output, "reason", ""),
-                "usage": dict(vars(usage)) if usage else None,
-                "error": res.error or ("" if ok is not None else f"unreadable judge label {label!r}")}
-    info = {"enabled": True, "kind": "lexical", "label": LEXICAL_JUDGE} if offline else \
-        {"enabled": True, "kind": "fake", "label": "fake judge (scripted test replies)"} if name == "fake" else \
-        {"enabled": True, "kind": "llm", "label": f"LLM judge: {wb.llm.provider.model} ({wb.provider_label})"}
-    return llm_judge, info
+        inputs = {"question": q.text, "gold": q.answer, "prediction": pred, "category": q.category,
+                  "question_type": qtype}
+        runs = [_one(llm, inputs, seed) for seed in seeds]
+        votes = [r[0] for r in runs]
+        ok = _majority(votes)
+        first = next((r for r in runs if r[0] == ok), runs[0])
+        usage = by_stage([rec for r in runs for rec in r[4]]).get("judge")
+        errors = [r[3] for r in runs if r[3]]
+        return {"correct": ok, "label": first[1], "reason": first[2], "runs": votes,
+                "prompt": judge_prompt_name(qtype or q.category), "usage": dict(vars(usage)) if usage else None,
+                "error": "; ".join(dict.fromkeys(errors)) if ok is None or len(errors) == len(runs) else
+                (f"{len(errors)} of {k} judge runs unreadable: {errors[0]}" if errors else "")}
+    kind = "lexical" if offline else "fake" if name == "fake" else "llm"
+    label = LEXICAL_JUDGE if offline else "fake judge (scripted test replies)" if name == "fake" else \
+        f"LLM judge: {wb.llm.provider.model} ({wb.provider_label})"
+    if k > 1:
+        label += f", {k} runs (mean and std over runs)"
+    return llm_judge, {"enabled": True, "kind": kind, "label": label, "model": wb.llm.provider.model,
+                       "provider": name, "prompt": PROMPTS, "runs": k, "seeds": seeds,
+                       "temperature": JUDGE_TEMPERATURE}
+
+
+def _mean(values: list[bool | float | None]) -> float | None:
+    vals = [float(v) for v in values if v is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+def judge_stats(rows: list[dict], digits: int = 6) -> dict[str, Any]:
+    """{"judge": mean over the K judge runs of each run's accuracy, "judge_std": their sample standard
+    deviation (None with one run), "judge_runs": K; with K > 1 also "judge_majority": the accuracy of
+    the rows' majority verdicts}. Rows without `judge_runs` (stored before it) count as one run."""
+    runs = [r.get("judge_runs") or [r.get("judge")] for r in rows]
+    k = max((len(v) for v in runs), default=1)
+    read = [a for a in (_mean([v[i] for v in runs if i < len(v)]) for i in range(k)) if a is not None]
+    out: dict[str, Any] = {"judge": round(sum(read) / len(read), digits) if read else None,
+                           "judge_std": round(statistics.stdev(read), digits) if len(read) > 1 else None,
+                           "judge_runs": k}
+    if k > 1:
+        m = _mean([r.get("judge") for r in rows])
+        out["judge_majority"] = None if m is None else round(m, digits)
+    return out

@@ -20,7 +20,9 @@ __all__ = [
     "LME_PREFERENCE_PROMPT",
     "LME_TEMPORAL_PROMPT",
     "LOCOMO_JUDGE_PROMPT",
+    "PROMPT_NAMES",
     "judge_prompt",
+    "judge_prompt_name",
     "parse_judge_label",
 ]
 
@@ -119,6 +121,33 @@ _LOCOMO_ABSTENTION_NOTE = (
 )
 
 
+# the name results record for each prompt (which prompt judged a question)
+PROMPT_NAMES = {
+    LOCOMO_JUDGE_PROMPT: "locomo-mem0",
+    COM_LOCOMO_JUDGE_PROMPT: "locomo-com",
+    LME_ABSTENTION_PROMPT: "abstention",
+    LME_DEFAULT_PROMPT: "longmemeval-default",
+    LME_TEMPORAL_PROMPT: "longmemeval-temporal-reasoning",
+    LME_KNOWLEDGE_UPDATE_PROMPT: "longmemeval-knowledge-update",
+    LME_PREFERENCE_PROMPT: "longmemeval-preference",
+}
+
+
+def _template(kind: str, abstention: bool, style: str) -> str:
+    if kind in ("5", "adversarial") or abstention or kind.endswith("_abs"):
+        return LME_ABSTENTION_PROMPT
+    if kind in {"1", "2", "3", "4"} or kind in _LOCOMO_NAMES:
+        if style not in ("mem0", "com"):
+            raise ValueError(f"unknown judge style {style!r}: use 'mem0' or 'com'")
+        return COM_LOCOMO_JUDGE_PROMPT if style == "com" else LOCOMO_JUDGE_PROMPT
+    return _LME_BY_TYPE.get(kind, LME_DEFAULT_PROMPT)
+
+
+def judge_prompt_name(question_type_or_category: int | str, *, abstention: bool = False, style: str = "mem0") -> str:
+    """The name (PROMPT_NAMES) of the prompt `judge_prompt` uses for this category or question type."""
+    return PROMPT_NAMES[_template(str(question_type_or_category).strip().lower(), abstention, style)]
+
+
 def judge_prompt(
     question_type_or_category: int | str,
     question: str,
@@ -136,17 +165,9 @@ def judge_prompt(
     """
     kind = str(question_type_or_category).strip().lower()
     fill = {"question": question, "gold": str(gold), "prediction": prediction}
-    if kind in ("5", "adversarial"):
-        if not str(gold).strip():
-            fill["gold"] = _LOCOMO_ABSTENTION_NOTE
-        return LME_ABSTENTION_PROMPT.format(**fill)
-    if abstention or kind.endswith("_abs"):
-        return LME_ABSTENTION_PROMPT.format(**fill)
-    if kind in {"1", "2", "3", "4"} or kind in _LOCOMO_NAMES:
-        if style not in ("mem0", "com"):
-            raise ValueError(f"unknown judge style {style!r}: use 'mem0' or 'com'")
-        return (COM_LOCOMO_JUDGE_PROMPT if style == "com" else LOCOMO_JUDGE_PROMPT).format(**fill)
-    return _LME_BY_TYPE.get(kind, LME_DEFAULT_PROMPT).format(**fill)
+    if kind in ("5", "adversarial") and not str(gold).strip():
+        fill["gold"] = _LOCOMO_ABSTENTION_NOTE
+    return _template(kind, abstention, style).format(**fill)
 
 
 _LABEL = re.compile(r"\b(not\s+correct|incorrect|wrong|correct)\b", re.IGNORECASE)

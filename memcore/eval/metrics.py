@@ -1,8 +1,15 @@
-"""Answer-quality metrics: LoCoMo's official token F1, BLEU-1, exact match, ROUGE-L, a lexical judge.
+"""Answer-quality metrics: LoCoMo's official token F1, BLEU-1, exact match, ROUGE-L/-2, METEOR,
+embedding similarity, and a lexical judge.
 
 The normalisation, F1 and per-category rules follow the LoCoMo benchmark's official evaluation
 (Maharana et al., 2024, `task_eval/evaluation.py`), as summarised in ../shared/papers/README.md
-("Metrics"). BLEU-1 and ROUGE-L are the surface metrics xMemory and MemWeaver report.
+("Metrics"). BLEU-1 and ROUGE-L are the surface metrics xMemory and MemWeaver report; ROUGE-2,
+METEOR and SBERT similarity are the ones MemWeaver reports beside them.
+
+METEOR runs without its WordNet synonym stage: nltk's WordNet data is not a PyPI package and
+cannot be fetched offline, so `meteor` matches exact words, then Porter stems (nltk's
+`meteor_score` with an empty synonym source). `METRIC_LABELS` names every metric as results
+record it.
 """
 
 from __future__ import annotations
@@ -10,13 +17,18 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any, Protocol
+
+import numpy as np
 
 from memcore.text.terms import porter_stemmer
 from memcore.text.tokens import count_tokens
 
 __all__ = [
     "ABSTENTION_PHRASES",
+    "METRIC_LABELS",
     "bleu1",
     "count_tokens",
     "exact_match",
@@ -24,12 +36,24 @@ __all__ = [
     "is_abstention",
     "lexical_judge",
     "locomo_f1",
+    "meteor",
     "normalize_answer",
+    "rouge_2",
     "rouge_l",
+    "similarity",
     "stem_tokens",
 ]
 
 ABSTENTION_PHRASES = ("not mentioned", "no information available")
+METRIC_LABELS = {
+    "f1": "LoCoMo official token F1 (Porter-stemmed, per-category rules)",
+    "bleu1": "BLEU-1 (nltk sentence_bleu, unigram, smoothing method 1; normalised tokens)",
+    "rouge_2": "ROUGE-2 F1 (bigram overlap of normalised tokens, no stemming; 0 when either side has < 2 tokens)",
+    "meteor": "METEOR without synonyms: nltk meteor_score with exact and Porter-stem matching only "
+              "(WordNet synonym stage off: WordNet data is not installable offline)",
+    "similarity": "embedding similarity: cosine of the run's embedder's vectors of answer and gold "
+                  "(SBERT similarity when the embedder is all-MiniLM-L6-v2)",
+}
 _ARTICLES = re.compile(r"\b(a|an|the|and)\b")
 _PUNCT = set(string.punctuation)
 
@@ -158,3 +182,57 @@ def lexical_judge(prediction: str | int | float, gold: str | int | float, catego
     parts = [p for p in (gold_s.split(",") if cat == 1 else [gold_s]) if normalize_answer(p)]
     pred_tokens = normalize_answer(prediction).split()
     return bool(parts) and all(_contains(pred_tokens, normalize_answer(p).split()) for p in parts)
+
+
+def _bigrams(tokens: list[str]) -> Counter:
+    return Counter(zip(tokens, tokens[1:], strict=False))
+
+
+def rouge_2(prediction: str | int | float, gold: str | int | float) -> float:
+    """ROUGE-2 F1 (Lin, 2004): overlap of normalised-token bigrams, repeats counted (no stemming); in [0, 1]."""
+    pred, ref = _bigrams(normalize_answer(prediction).split()), _bigrams(normalize_answer(gold).split())
+    same = sum((pred & ref).values())
+    if same == 0:
+        return 0.0
+    precision, recall = same / sum(pred.values()), same / sum(ref.values())
+    return 2 * precision * recall / (precision + recall)
+
+
+class _NoSynonyms:
+    """A WordNet stand-in with no synsets: METEOR's synonym stage matches nothing."""
+
+    @staticmethod
+    def synsets(word: str) -> list:
+        return []
+
+
+def meteor(prediction: str | int | float, gold: str | int | float) -> float:
+    """METEOR (Banerjee & Lavie, 2005) without synonyms, on normalised tokens; in [0, 1].
+
+    nltk's meteor_score (alpha 0.9, beta 3, gamma 0.5) with exact, then Porter-stem matches; the
+    WordNet synonym stage is off (see the module docstring), so scores can be below published ones.
+    """
+    pred, ref = normalize_answer(prediction).split(), normalize_answer(gold).split()
+    if not pred or not ref:
+        return 0.0
+    from nltk.translate.meteor_score import meteor_score
+
+    return float(meteor_score([ref], pred, stemmer=porter_stemmer(), wordnet=_NoSynonyms()))  # type: ignore[arg-type]
+
+
+class Embeds(Protocol):
+    """Anything with an `embed(texts) -> array` method (memcore.embed.Embedder)."""
+
+    def embed(self, texts: Sequence[str]) -> Any: ...
+
+
+def similarity(prediction: str | int | float, gold: str | int | float, embedder: Embeds) -> float:
+    """Cosine similarity of the answer's and the gold answer's embeddings (SBERT similarity with MiniLM).
+
+    0.0 when either text is empty or a vector is zero."""
+    pred, ref = str(prediction).strip(), str(gold).strip()
+    if not pred or not ref:
+        return 0.0
+    a, b = np.asarray(embedder.embed([pred, ref]), dtype=float)
+    norm = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return float(a @ b / norm) if norm else 0.0

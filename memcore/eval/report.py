@@ -1,9 +1,12 @@
 """Per-question result rows and their aggregation into the results JSON (per system and category) and CSV.
 
 A row (`build_row`) is what the runner stores per (system, question): scores, evidence diagnostics,
-failure attribution, usage by stage, latency and the full trace. Aggregates are means over rows,
-except `n` and the failure columns (counts). Metrics that do not apply to a row (no gold evidence,
-answer never covered, no judge) are None in the row and left out of that mean.
+failure attribution, usage by stage, latency, the mechanism numbers of its trace and the full
+trace. Aggregates are means over rows, except `n` and the failure columns (counts). Metrics that do
+not apply to a row (no gold evidence, answer never covered, no judge, no embedder) are None in the
+row and left out of that mean. With K judge runs, `judge` is the mean over the runs of each run's
+accuracy and `judge_std` their standard deviation (sample, K - 1); each system also carries its
+`mechanism` block (memcore.eval.mechanism).
 """
 
 from __future__ import annotations
@@ -25,25 +28,42 @@ from memcore.eval.diagnostics import (
     first_evidence_rank,
     split_evidence,
 )
-from memcore.eval.metrics import bleu1, count_tokens, exact_match, locomo_f1
+from memcore.eval.judge import judge_stats
+from memcore.eval.mechanism import question_stats
+from memcore.eval.mechanism import summarize as mechanism_summary
+from memcore.eval.metrics import (
+    METRIC_LABELS,
+    Embeds,
+    bleu1,
+    count_tokens,
+    exact_match,
+    locomo_f1,
+    meteor,
+    rouge_2,
+    similarity,
+)
 from memcore.types import Answer, Question
 
 TIMING_KEYS = frozenset({"created", "finished", "wall_seconds", "latency_ms", "latency_ms_p50",
                          "latency_ms_p95", "ts"})
-CSV_FIELDS = ("system", "category", "category_name", "n", "f1", "bleu1", "em", "judge", "evidence_recall",
-              "all_evidence_hit", "coverage_blocks", "coverage_tokens", "context_tokens", "retrieval_failures",
+CSV_FIELDS = ("system", "category", "category_name", "n", "f1", "bleu1", "rouge_2", "meteor", "similarity", "em",
+              "judge", "judge_std", "evidence_recall", "all_evidence_hit", "coverage_blocks", "coverage_tokens", "context_tokens", "retrieval_failures",
               "reasoning_failures", "construction_tokens", "query_tokens_per_question", "llm_calls",
               "latency_ms_p50", "latency_ms_p95", "cost_usd")
+_BLOCK_CSV = CSV_FIELDS[3:CSV_FIELDS.index("reasoning_failures") + 1]  # per category; the rest per system
 _DIGITS = 6
 CORRECT_RULE = ("a question counts as correct (for failure attribution) when the judge says CORRECT if the "
                 "judge ran, else when the official LoCoMo F1 >= 0.5; category 5 (adversarial) and LongMemEval "
                 "abstention questions are scored by the abstention rule")
 
 
-def build_row(q: Question, ans: Answer, meta: dict, judge: dict | None = None) -> dict[str, Any]:
-    """The stored row of one answered question. `judge` = {"correct": bool | None, "label", "usage", "error"}.
+def build_row(q: Question, ans: Answer, meta: dict, judge: dict | None = None,
+              embedder: Embeds | None = None) -> dict[str, Any]:
+    """The stored row of one answered question. `judge` = {"correct": bool | None, "label", "usage", "error",
+    "runs": [verdict per judge run], "prompt"}.
 
-    `meta` holds run-level fields copied into every row (run_id, system, provider, model, engine, ...).
+    `meta` holds run-level fields copied into every row (run_id, system, provider, model, engine, ...);
+    `embedder` (the run's) gives the embedding similarity of answer and gold (None without one).
     """
     pred, gold = ans.text or "", q.answer
     abstain = str(q.category) == "5" or bool(q.metadata.get("abstention"))
@@ -60,16 +80,26 @@ def build_row(q: Question, ans: Answer, meta: dict, judge: dict | None = None) -
     return {
         **meta, "conv_id": q.conv_id, "question_id": q.id, "category": q.category,
         "category_name": q.category_name, "question": q.text, "gold": gold, "prediction": pred,
-        "f1": _r(f1), "bleu1": _r(bleu1(pred, gold)), "em": exact_match(pred, gold),
-        "judge": verdict, "judge_label": (judge or {}).get("label", ""),
+        "f1": _r(f1), "bleu1": _r(bleu1(pred, gold)), "rouge_2": _r(rouge_2(pred, gold)),
+        "meteor": _r(meteor(pred, gold)),
+        "similarity": _r(similarity(pred, gold, embedder)) if embedder is not None and not abstain else None,
+        "em": exact_match(pred, gold), "judge": verdict, "judge_runs": (judge or {}).get("runs"),
+        "judge_prompt": (judge or {}).get("prompt", ""), "judge_label": (judge or {}).get("label", ""),
         "judge_reason": (judge or {}).get("reason", ""), "judge_error": (judge or {}).get("error", ""),
         "correct": bool(correct), "evidence": split_evidence(q.evidence), "context_turn_ids": ctx_ids,
         "evidence_recall": _r(recall), "all_evidence_hit": all_evidence_hit(ctx_ids, q.evidence),
         "first_evidence_rank": first_evidence_rank(ctx_ids, q.evidence), "coverable": not abstain,
         "coverage_blocks": blocks, "coverage_tokens": btokens, "context_items": len(items),
         "context_tokens": count_tokens(ans.trace.context), "failure": attribute_failure(bool(correct), recall),
-        "usage": usage, "latency_ms": round(ans.latency_ms, 3), "error": ans.error, "trace": ans.to_dict(),
+        "usage": usage, "latency_ms": round(ans.latency_ms, 3), "error": ans.error,
+        "mechanism": question_stats(meta.get("system", ans.trace.system), ans.trace.structure),
+        "trace": ans.to_dict(),
     }
+
+
+def metric_labels(embedder: str) -> dict[str, str]:
+    """What each answer metric in the results is (METRIC_LABELS), the similarity naming the run's embedder."""
+    return {**METRIC_LABELS, "similarity": f"{METRIC_LABELS['similarity']}; embedder: {embedder}"}
 
 
 def _r(x: float | None) -> float | None:
@@ -108,10 +138,13 @@ def metric_block(rows: list[dict], judge: bool) -> dict[str, Any]:
         "n": len(rows),
         "f1": mean(r["f1"] for r in rows),
         "bleu1": mean(r["bleu1"] for r in rows),
+        "rouge_2": mean(r.get("rouge_2") for r in rows),
+        "meteor": mean(r.get("meteor") for r in rows),
+        "similarity": mean(r.get("similarity") for r in rows),
         "em": mean(r["em"] for r in rows),
     }
     if judge:
-        block["judge"] = mean(r.get("judge") for r in rows)
+        block.update(judge_stats(rows))
     block.update({
         "evidence_recall": mean(r.get("evidence_recall") for r in rows),
         "all_evidence_hit": mean(r.get("all_evidence_hit") for r in rows),
@@ -146,8 +179,9 @@ def _stage_latency(rows: list[dict], stage: str) -> list[float]:
 
 
 def system_summary(rows: list[dict], construction: dict[str, Any] | None, *, judge: bool, model: str,
-                   provider: str, prices: Prices | None = None) -> dict[str, Any]:
-    """One system's results: overall, per category, tokens, calls, latency percentiles and cost.
+                   provider: str, prices: Prices | None = None, name: str = "") -> dict[str, Any]:
+    """One system's results: overall, per category, tokens, calls, latency percentiles, cost and the
+    mechanism statistics of system `name` (default: the rows' system).
 
     `construction` = {"prompt_tokens", "completion_tokens", "calls", "latencies_ms"} of the ingest
     LLM calls of this system over the run's conversations (from the usage ledger).
@@ -199,6 +233,7 @@ def system_summary(rows: list[dict], construction: dict[str, Any] | None, *, jud
         "latency_ms": latency,
         "cost_usd": total,
         "cost_usd_by_stage": costs,
+        "mechanism": mechanism_summary(name or (rows[0]["system"] if rows else ""), rows, con),
     }
 
 
@@ -210,7 +245,7 @@ def aggregate(rows: list[dict], construction: dict[str, dict] | None = None, *, 
     for r in rows:
         by_sys.setdefault(r["system"], []).append(r)
     return {s: system_summary(rs, (construction or {}).get(s), judge=judge, model=model, provider=provider,
-                              prices=prices) for s, rs in by_sys.items()}
+                              prices=prices, name=s) for s, rs in by_sys.items()}
 
 
 def csv_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
@@ -221,8 +256,8 @@ def csv_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
         groups.append(("overall", "overall", s["overall"]))
         for key, label, block in groups:
             row = {"system": name, "category": key, "category_name": label}
-            row.update({f: block.get(f) for f in CSV_FIELDS[3:15]})
-            row.update({f: s.get(f) for f in CSV_FIELDS[15:]})
+            row.update({f: block.get(f) for f in _BLOCK_CSV})
+            row.update({f: s.get(f) for f in CSV_FIELDS[len(_BLOCK_CSV) + 3:]})
             out.append(row)
     return out
 
@@ -267,15 +302,22 @@ def _fmt(v: Any) -> str:
 
 
 def format_table(results: dict[str, Any]) -> str:
-    """A plain-text table: system x category with f1, judge, evidence recall, context and construction tokens."""
+    """A plain-text table: system x category with f1, rouge-2, meteor, similarity, judge (+- std over runs),
+    evidence recall, context, construction and query tokens, p50 latency; then the mechanism statistics."""
     judge = results.get("judge", {}).get("enabled", False)
-    head = ["system", "cat", "n", "f1"] + (["judge"] if judge else []) + \
+    runs = results.get("judge", {}).get("runs", 1) or 1
+    head = ["system", "cat", "n", "f1", "rouge2", "meteor", "sim"] + (["judge"] if judge else []) + \
         ["ev_recall", "ctx_tok", "constr_tok", "q_tok/q", "p50_ms"]
     lines = [head]
     for row in csv_rows(results):
-        vals = [row["system"], row["category"], row["n"], row["f1"]] + ([row["judge"]] if judge else []) + \
+        jcol = _fmt(row["judge"]) + (f"+-{_fmt(row['judge_std'])}" if runs > 1 else "")
+        vals = [row["system"], row["category"], row["n"], row["f1"], row["rouge_2"], row["meteor"],
+                row["similarity"]] + ([jcol] if judge else []) + \
             [row["evidence_recall"], row["context_tokens"], row["construction_tokens"],
              row["query_tokens_per_question"], row["latency_ms_p50"]]
         lines.append([_fmt(v) for v in vals])
     widths = [max(len(str(r[i])) for r in lines) for i in range(len(head))]
-    return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in lines)
+    table = "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in lines)
+    mech = [f"  {name}: " + ", ".join(f"{k} {_fmt(v)}" for k, v in s["mechanism"].items())
+            for name, s in results["systems"].items() if s.get("mechanism")]
+    return table + ("\nmechanism statistics:\n" + "\n".join(mech) if mech else "")

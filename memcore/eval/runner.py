@@ -38,8 +38,10 @@ DATASETS = ("locomo", "longmemeval", "jsonl", "demo", "auto")
 ENGINES = ("local", "ray")
 
 
-def load_conversations(dataset: str, file: str | Path | None) -> tuple[list[Conversation], str, str, str]:
-    """(conversations, format, file path, sha256 of the file) for a dataset name and file."""
+def load_conversations(dataset: str, file: str | Path | None,
+                       lenient: bool = False) -> tuple[list[Conversation], str, str, str]:
+    """(conversations, format, file path, sha256 of the file) for a dataset name and file; `lenient`
+    accepts missing sessions, empty turns and dangling evidence with a warning (memcore.datasets.checks)."""
     from memcore.datasets import DEMO_PATH, detect_format, load_dataset, load_demo
 
     if dataset not in DATASETS:
@@ -49,7 +51,7 @@ def load_conversations(dataset: str, file: str | Path | None) -> tuple[list[Conv
     if not file:
         raise ConfigError(f"--dataset {dataset} needs --file PATH (or use --dataset demo)")
     fmt = detect_format(file) if dataset == "auto" else dataset
-    return load_dataset(file, fmt), fmt, str(file), _sha(file)
+    return load_dataset(file, fmt, lenient=lenient), fmt, str(file), _sha(file)
 
 
 def _sha(path: str | Path) -> str:
@@ -70,14 +72,17 @@ def select_questions(conv: Conversation, categories: list | None, limit: int | N
 
 def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, systems: list[str] | str = "all",
              *, conversations: list[str] | None = None, categories: list | None = None, limit: int | None = None,
-             workers: int = 1, retriever: str = "dense", judge: bool = True, run_id: str | None = None,
+             workers: int = 1, retriever: str = "dense", judge: bool | int = True, run_id: str | None = None,
              out: str | Path | None = None, progress: ProgressCb | None = None, should_stop: StopCb | None = None,
+             lenient: bool = False,
              configs: dict[str, dict] | None = None, workbench: Any = None, engine: str = "local",
              ray_address: str | None = None) -> dict[str, Any]:
     """Run (or resume) an evaluation and return the results dict; also written to `out` (+ .csv) if given.
 
     `progress(done, total, info)` is called per answered question (info: phase, system, conv_id);
     `should_stop()` ends the run early after saving (resume later with the same arguments).
+    `judge`: False, True (one judge run) or K (K runs: mean and std, memcore.eval.judge); `lenient`: load
+    a dataset file with format problems (missing sessions, empty turns, dangling evidence) with a warning.
     `engine`: "local" (this process, or `workers` spawned processes) or "ray" (one Ray task per
     conversation and system on the cluster at `ray_address`, default a local Ray with `workers`
     CPUs when workers > 1, else all cores); both give the same results.
@@ -92,7 +97,7 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
         import_ray()  # fails in a second, naming the install command, when Ray is missing
     t0, created = time.perf_counter(), time.time()
     stop = should_stop or (lambda: False)
-    convs, fmt, path, sha = load_conversations(dataset, file)
+    convs, fmt, path, sha = load_conversations(dataset, file, lenient)
     if conversations:
         have = {c.id: c for c in convs}
         missing = [c for c in conversations if c not in have]

@@ -8,7 +8,7 @@ from typing import Any
 
 from memcore.errors import ConfigError
 from memcore.eval.cost import construction_usage
-from memcore.eval.report import CORRECT_RULE, aggregate
+from memcore.eval.report import CORRECT_RULE, aggregate, metric_labels
 from memcore.settings import Settings
 from memcore.types import Conversation, Question
 
@@ -84,5 +84,6 @@ def assemble(store: Any, run_id: str, convs: list[Conversation], selected: dict[
         "conversations": conv_ids, "categories": cats,
         "questions_per_category": {c: sum(str(q.category) == c for qs in selected.values() for q in qs)
                                    for c in cats},
-        "judge": judge_info, "correct_rule": CORRECT_RULE, "systems": summaries,
+        "judge": judge_info, "correct_rule": CORRECT_RULE, "metrics": metric_labels(meta["embedder"]),
+        "systems": summaries,
     }

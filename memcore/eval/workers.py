@@ -34,7 +34,8 @@ def score_question(wb: Any, system: Any, q: Question, meta: dict, judge: Callabl
     ans = system.answer(q)
     verdict = judge(system.llm, q, ans.text) if judge is not None else None
     row_meta = {k: meta[k] for k in ("run_id", "provider", "model", "engine", "embedder", "fingerprint")}
-    return build_row(q, ans, {**row_meta, "system": system.name, "retriever": system.config.retriever}, verdict)
+    return build_row(q, ans, {**row_meta, "system": system.name, "retriever": system.config.retriever}, verdict,
+                     embedder=getattr(wb, "embedder", None))  # answer-gold similarity with the run's embedder
 
 
 def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Question]], job: dict,
