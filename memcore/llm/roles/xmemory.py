@@ -9,8 +9,9 @@ xmemory_probe      inputs {semantic, episodic, question}                        
 The boundary, episodic, semantic and theme prompts are the paper's "Prompt for Boundary Detect",
 "Episodic Generation", "Semantic Generation" and "Theme Generation"; the probe asks what the
 reader is asked (the paper's "Answer Generation in LOCOMO Dataset"), since Stage II measures the
-reader's uncertainty. Only the output schema lines are memcore's (the paper shows no JSON schema
-for the semantic step). Other inputs (n_messages, centroid_similarity, messages, speakers, ...)
+reader's uncertainty (one text, shared with the reader role `answer_xmemory_locomo` in
+readers.py). Only the output schema lines are memcore's (the paper shows no JSON schema for the
+semantic step). Other inputs (n_messages, centroid_similarity, messages, speakers, ...)
 feed the offline engine only: no template names them, so a real model never sees them. The paper
 gives one temperature, 0 (greedy) for answering; construction is run at the client's 0 too.
 """
@@ -29,6 +30,7 @@ from memcore.llm.offline.xmemory import (
     offline_xepisode,
 )
 from memcore.llm.roles import Role, TextOutput, register
+from memcore.llm.roles.readers import XMEMORY_LOCOMO
 
 SEMANTIC_CATEGORIES = ("identity_professional", "persistent_preferences", "technical_knowledge", "relationships",
                        "goals_plans", "patterns_habits")
@@ -169,25 +171,7 @@ THEME_SYSTEM = (
     "factual statements, write a concise abstract theme that names the topic:\n{facts}\nReturn only the summary."
 )
 
-ANSWER_LOCOMO_SYSTEM = (
-    "You are an intelligent memory assistant tasked with retrieving accurate information from conversation "
-    "memories.\n# CONTEXT:\nYou have access to memories from two speakers in a conversation. These memories "
-    "contain timestamped information that may be relevant to answering the question.\n# INSTRUCTIONS:\n"
-    "1. Carefully analyze all provided memories from both speakers\n"
-    "2. Pay special attention to the timestamps to determine the answer\n"
-    "3. If the question asks about a specific event or fact, look for direct evidence in the memories\n"
-    "4. If the memories contain contradictory information, prioritize the most recent memory\n"
-    "5. If there is a question about time references (like \"last year\", \"two months ago\", etc.), calculate the "
-    "actual date based on the memory timestamp. For example, if a memory from 4 May 2022 mentions \"went to India "
-    "last year,\" then the trip occurred in 2021.\n"
-    "6. Always convert relative time references to specific dates, months, or years. For example, convert \"last "
-    "year\" to \"2022\" or \"two months ago\" to \"March 2023\" based on the memory timestamp. Ignore the reference "
-    "while answering the question. Do not answer temporal questions in timestamp such as \"2023-05-08\", but answer "
-    "naturally such as \"7 May 2023\" or \"The week before 6 July 2023\"!\n"
-    "7. Focus only on the content of the memories from both speakers. Do not confuse character names mentioned in "
-    "memories with the actual users who created those memories.\n"
-    "8. The answer should be less than 5-8 words."
-)
+ANSWER_LOCOMO_SYSTEM = XMEMORY_LOCOMO.system  # the reader's prompt: Stage II measures the reader's uncertainty
 
 EPISODE_BOUNDARY = register(Role(
     name="episode_boundary",
@@ -246,6 +230,7 @@ XMEMORY_PROBE = register(Role(
     fallback=lambda inputs: TextOutput(text=""),
     json_output=False,
     max_tokens=20,
+    temperature=0.0,  # greedy decoding, as the paper's uncertainty measure requires
     description="xMemory Stage II: greedy 20-token answer (the paper's LoCoMo answer prompt) whose token "
                 "logprobs measure uncertainty",
     tags=("xmemory", "retrieval"),

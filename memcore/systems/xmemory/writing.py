@@ -76,7 +76,7 @@ def write_episode(host: WriterHost, turns: list[Turn], reason: str) -> MemoryIte
         eps = list(_get(res.output, "episodes", None) or [])
     title = " / ".join(str(_get(e, "title", "")) for e in eps if _get(e, "title", "")) or turns[0].content[:60]
     content = "\n".join(str(_get(e, "content", "")) for e in eps).strip() or "\n".join(
-        f"{t.speaker}: {t.content}" for t in turns)
+        t.embed_text for t in turns)
     stamp = str(_get(eps[0], "timestamp", "") if eps else "") or turns[0].timestamp
     if cfg.episode_vector == "text":
         vec = xt.unit(np.asarray(host.embed_texts([content])[0], dtype=np.float32))
