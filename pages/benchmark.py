@@ -15,7 +15,7 @@ from memcore.viz.bench import (
     summary_table,
 )
 from ui import state
-from ui.bench_view import full_row, load_results, question_detail, question_rows, run_panel
+from ui.bench_view import full_row, load_results, mechanism_section, question_detail, question_rows, run_panel
 
 st.title("Benchmark")
 st.caption("Scores per system and question category, accuracy against token cost, and whether wrong "
@@ -42,6 +42,7 @@ c1.plotly_chart(accuracy_tokens_scatter(results, "judge" if metric == "judge" el
 cats = category_names(results)
 cat = c2.selectbox("Failures for", ["overall", *cats], format_func=lambda k: cats.get(k, k), key="bm_fcat")
 c2.plotly_chart(failure_bars(results, None if cat == "overall" else cat), key="bm_fail")
+mechanism_section(results)
 
 st.subheader("Drill down")
 rows = question_rows(wb, results)

@@ -127,3 +127,31 @@ def question_detail(row: dict[str, Any]) -> None:
         st.markdown("**Why was it missed?**")
         st.dataframe(missed, hide_index=True)
     st.dataframe(context_table(trace, ev), hide_index=True, height=280)
+
+
+def _stat(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {v}" for k, v in value.items()) or "-"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return "-" if value is None else str(value)
+
+
+def mechanism_section(results: dict[str, Any]) -> None:
+    """Each system's mechanism statistics (results["systems"][name]["mechanism"]), one small table per system."""
+    blocks = {name: s.get("mechanism") for name, s in (results.get("systems") or {}).items()
+              if isinstance(s, dict) and s.get("mechanism")}
+    st.subheader("Mechanism statistics")
+    if not blocks:
+        st.caption("This results file has no mechanism statistics (written before they existed, or baselines only).")
+        return
+    st.caption("What each system's own mechanism did over the run (memcore.eval.mechanism): e.g. CoM chains of "
+               "length 1 are plain top-k retrieval; MemCoT's fallback rate is the share answered from the "
+               "whole conversation.")
+    cols = st.columns(min(len(blocks), 3))
+    for i, (name, block) in enumerate(blocks.items()):
+        col = cols[i % len(cols)]
+        col.markdown(f"**{md_escape(name)}**")
+        col.dataframe([{"statistic": k, "value": _stat(v)} for k, v in block.items()], hide_index=True,
+                      key=f"bm_mech_{name}")
+
