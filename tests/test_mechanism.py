@@ -99,7 +99,8 @@ def test_eval_json_on_the_demo_holds_the_mechanism_block_for_every_system(demo_r
         if name in FIVE:
             block = summary["mechanism"]
             assert KEYS[name] <= set(block) and block["questions"] == summary["overall"]["n"], (name, block)
-    assert 1 <= systems["memcot"]["mechanism"]["steps_mean"] and 0 <= systems["memcot"]["mechanism"]["fallback_rate"] <= 1
+    memcot = systems["memcot"]["mechanism"]
+    assert memcot["steps_mean"] >= 1 and 0 <= memcot["fallback_rate"] <= 1
     assert systems["memweaver"]["mechanism"]["seeds_mean"] > 0
     assert systems["recmem"]["mechanism"]["consolidations"] >= 0
 

@@ -34,7 +34,8 @@ FORMATS: dict[str, Loader] = {
 }
 
 __all__ = [
-    "ABSTAIN_ANSWER", "DEMO_PATH", "FORMATS", "KNOWN_ERRATA", "TOP_LEVEL", "DatasetWarning", "category_counts", "detect_format", "load_dataset",
+    "ABSTAIN_ANSWER", "DEMO_PATH", "FORMATS", "KNOWN_ERRATA", "TOP_LEVEL", "DatasetWarning", "category_counts",
+    "detect_format", "load_dataset",
     "load_demo", "load_jsonl_chat", "load_locomo", "load_longmemeval", "save_jsonl_chat", "split_evidence",
 ]
 

@@ -27,7 +27,8 @@ def _selection(res: dict, categories: str | None, limit: int | None) -> str:
     """The selection that chose no question, in words."""
     conv = ", ".join(res.get("conversations", [])) or "none"
     cats = f"categories {categories}" if categories else "the default categories (all but 5)"
-    return f"{len(res.get('conversations', []))} conversation(s): {conv}; {cats}" + (f"; limit {limit}" if limit else "")
+    return f"{len(res.get('conversations', []))} conversation(s): {conv}; {cats}" + \
+        (f"; limit {limit}" if limit else "")
 
 
 @contextmanager

@@ -47,7 +47,8 @@ from memcore.types import Answer, Question
 TIMING_KEYS = frozenset({"created", "finished", "wall_seconds", "latency_ms", "latency_ms_p50",
                          "latency_ms_p95", "ts"})
 CSV_FIELDS = ("system", "category", "category_name", "n", "f1", "bleu1", "rouge_2", "meteor", "similarity", "em",
-              "judge", "judge_std", "evidence_recall", "all_evidence_hit", "coverage_blocks", "coverage_tokens", "context_tokens", "retrieval_failures",
+              "judge", "judge_std", "evidence_recall", "all_evidence_hit", "coverage_blocks", "coverage_tokens",
+              "context_tokens", "retrieval_failures",
               "reasoning_failures", "construction_tokens", "query_tokens_per_question", "llm_calls",
               "latency_ms_p50", "latency_ms_p95", "cost_usd")
 _BLOCK_CSV = CSV_FIELDS[3:CSV_FIELDS.index("reasoning_failures") + 1]  # per category; the rest per system

@@ -11,7 +11,8 @@ from memcore.viz.safe import esc
 from memcore.viz.theme import HIT, MISS, style
 from memcore.viz.views import system_color
 
-METRICS = ("f1", "judge", "bleu1", "rouge_2", "meteor", "similarity", "em", "evidence_recall", "all_evidence_hit", "coverage_blocks",
+METRICS = ("f1", "judge", "bleu1", "rouge_2", "meteor", "similarity", "em", "evidence_recall", "all_evidence_hit",
+           "coverage_blocks",
            "coverage_tokens", "context_tokens", "retrieval_failures", "reasoning_failures", "n")
 SUMMARY = ("construction_tokens", "query_tokens_per_question", "llm_calls", "latency_ms_p50", "cost_usd")
 ROW_COLUMNS = ["system", "conv_id", "question_id", "category", "question", "gold", "answer", "f1", "judge",
