@@ -100,6 +100,7 @@ def test_offline_selector_runs_at_retrieval_and_is_booked(tmp_path) -> None:
     ans = wb.ask("memweaver", conv, conv.questions[0])
     st = ans.trace.structure
     assert st["triple_selector"]["setting"] == "paper (Eq. 10)" and isinstance(st["triples_selected"], list)
+    assert all(v.startswith("paper") for v in st["fidelity"].values())
     assert "retrieval" in ans.usage and ans.usage["retrieval"].calls >= 1
 
 

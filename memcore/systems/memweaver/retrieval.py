@@ -125,6 +125,7 @@ def retrieve(q: Question, tr: Trace, qvec: np.ndarray, *, memory: WorkingMemory,
                                   {"type": it.metadata.get("type", ""), "date": ""}))
     tr.context = _context(memory, kept, passages, chosen_x)
     tr.structure = _structure(memory, graph, cfg, kept, seeds, score, passages, why, pscores, chosen_x, xs, len(cands))
+    tr.structure["fidelity"] = fidelity(cfg)
     if selector is not None:
         tr.structure["triple_selector"] = selector
         tr.structure["triples_selected"] = list(selector["selected"])
@@ -136,6 +137,16 @@ def retrieve(q: Question, tr: Trace, qvec: np.ndarray, *, memory: WorkingMemory,
     if not kept:
         tr.notes.append("no relation matched: context = passages only")
     return tr
+
+
+def fidelity(cfg: MemWeaverConfig) -> dict[str, str]:
+    """Which choices built and searched this memory: the paper's or a named option (docs/fidelity.md)."""
+    return {"buffer": f"paper (re-induction when the add buffer reaches {cfg.buffer})" if cfg.buffer == 4 else
+            f"option: add buffer {cfg.buffer} (the public code: 5)",
+            "experience_min_sources": "paper (supported by multiple turns)" if cfg.experience_min_sources >= 2 else
+            "option: single-source experiences accepted",
+            "triple_selector": "paper (Eq. 10 LLM selector + backfill)" if cfg.triple_selector else
+            "option: no LLM selector (the public code's choice)"}
 
 
 def select_triples(q: Question, tr: Trace, memory: WorkingMemory, cfg: MemWeaverConfig, llm: LLMClient,
