@@ -3,6 +3,7 @@ function, a turn has one embedded text, and an ingest stores its conversation at
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,7 @@ from memcore.ingest import ingest_conversation
 from memcore.settings import Settings
 from memcore.systems import BaseSystem, get_system, load_all, make_config
 from memcore.systems.base import turn_row, turn_trace_item
-from memcore.systems.protocol import MemorySystem, SystemConfig, memory_space
+from memcore.systems.protocol import MemorySystem, SystemConfig, memory_space, query_field
 from memcore.workbench import Workbench
 
 PROTOCOL = {n for n in vars(MemorySystem) if not n.startswith("_")} | set(MemorySystem.__annotations__)
@@ -96,13 +97,21 @@ def test_space_is_a_pure_function_of_name_config_embedder_llm(workbench, tiny_co
     assert workbench.space("recmem", tiny_conv, theta_sim=0.31) != workbench.space("recmem", tiny_conv)
 
 
+@dataclass
+class ProbeConfig(SystemConfig):
+    theta: float = 0.4
+    k: int = 3
+    mode: str = "paper"
+    top: int = query_field(5)
+
+
 def test_space_strings_are_stable() -> None:
     """Stored memories are found by their space, so the same inputs must keep giving the same string:
-    these are the spaces memcore computed before memory_space existed (BaseSystem.space at c4f39dd)."""
-    got = {n: memory_space(n, make_config(n), "hashing-256", ("offline", "offline-engine"))
-           for n in ("naive_rag", "naive_rag_session", "recmem", "memweaver")}
-    assert got == {"naive_rag": "naive_rag-f017f38c", "naive_rag_session": "naive_rag_session-2482cb8f",
-                   "recmem": "recmem-5f60ac07", "memweaver": "memweaver-2c340bc2"}
+    these are the spaces BaseSystem.space computed for them before memory_space existed (c4f39dd)."""
+    emb, llm = "hashing-256", ("offline", "offline-engine")
+    assert memory_space("naive_rag", SystemConfig(), emb, llm) == "naive_rag-f017f38c"
+    assert memory_space("probe", ProbeConfig(), emb, llm) == "probe-145464a0"
+    assert memory_space("probe", ProbeConfig(theta=0.5, top=9, retriever="hybrid"), emb, llm) == "probe-4fa7e2a6"
 
 
 def test_one_embedded_text_per_turn(workbench, tiny_conv) -> None:
