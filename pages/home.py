@@ -5,6 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from memcore.plugins import plugin_errors
+from memcore.viz.safe import md_escape
 from ui import nav, state, widgets
 
 st.title("memcore workbench")
@@ -44,6 +46,8 @@ st.dataframe(pd.DataFrame([
     {"setting": "systems", "value": ", ".join(widgets.systems())},
     {"setting": "API key", "value": "set for this session" if s.openai_api_key else "none"},
 ]), hide_index=True)
+for err in plugin_errors():  # installed plugins that failed to load: skipped, named here (memcore.plugins)
+    st.warning(md_escape(err.message()))
 if conv is not None:
     rows = []
     for name in widgets.systems():

@@ -196,6 +196,7 @@ def test_the_app_runs_with_a_broken_plugin_and_lists_the_good_ones(site, tmp_pat
         from streamlit.testing.v1 import AppTest
         at = AppTest.from_file({str(ROOT / "app.py")!r}, default_timeout=120).run()
         next(b for b in at.button if b.label == "Load the built-in demo").click().run()
+        print("WARNINGS", [w.value for w in at.warning])
         at.switch_page("pages/ask.py").run()
         print("ERRORS", [e.value for e in at.exception] + [e.value for e in at.error])
         print("OPTIONS", list(at.multiselect(key="ask_systems").options))
@@ -211,3 +212,7 @@ def test_the_app_runs_with_a_broken_plugin_and_lists_the_good_ones(site, tmp_pat
     assert options[:2] == ["full_context", "zeta_plug"]  # zeta's view: rank 15
     assert "alpha_plug" in options and "mid_plug" in options and "memweaver" in options
     assert "memcore plugin 'broken'" in res.stderr and "memcore plugin 'broken_view'" in res.stderr
+    shown = [w.replace("\\", "") for w in eval(out["WARNINGS"])]  # noqa: S307 - Markdown-escaped on the page
+    assert any("memcore plugin 'broken' (memcore.systems = fakeplug_bad:System)" in w
+               and "ImportError: libfoo.so: cannot open shared object file" in w for w in shown), shown
+    assert any("'impostor'" in w for w in shown) and any("'broken_view'" in w for w in shown), shown
