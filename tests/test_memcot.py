@@ -59,10 +59,27 @@ def test_failed_queries_are_never_reissued(tmp_path, tiny_conv) -> None:
     fake, _, tr = run(tmp_path, tiny_conv, [
         judge(action="Break", new=[q0.upper(), "Biscuit breed"]),  # the failed root query, differently cased
         judge(action="Delete", new=["Biscuit breed", "biscuit  BREED"]),  # only repeats of failed queries
-    ])
+    ], judge_retries=0)
     queries = [c.inputs["queries"] for c in fake.calls("memcot_zoom_in")]
     assert queries == [[q0], ["Biscuit breed"]]
     assert tr.structure["stop_reason"].startswith("no new query at step 2")
+    # no new query is not a reason for the full conversation: the responder reads the short-term memory
+    assert tr.structure["fallback"] is False and tr.context_turn_ids() == ["D1:2", "D1:3"]
+
+
+def test_judge_is_asked_again_when_it_only_repeats_issued_queries(tmp_path, tiny_conv) -> None:
+    q0 = tiny_conv.questions[0].text
+    fake, _, tr = run(tmp_path, tiny_conv, [
+        judge(action="Break", new=[q0]),  # only the issued root query: asked again
+        judge(action="Break", new=["Biscuit breed"]),
+        judge(can=True),
+    ])
+    calls = fake.calls("memcot_judge")
+    assert len(calls) == 3 and calls[0].inputs["retry_note"] == ""
+    assert q0 in calls[1].inputs["failed"] and "already searched" in calls[1].inputs["retry_note"]
+    assert tr.structure["iterations"][0]["judge"]["retries"] == 1
+    assert [c.inputs["queries"] for c in fake.calls("memcot_zoom_in")] == [[q0], ["Biscuit breed"]]
+    assert tr.structure["steps"] == 2 and tr.structure["fallback"] is False
 
 
 def test_failed_list_is_capped_and_fed_back(tmp_path, tiny_conv) -> None:
@@ -82,11 +99,48 @@ def test_stops_at_step_j_minus_1_and_answers_from_memory(tmp_path, tiny_conv) ->
     assert not any("full conversation" in n for n in tr.notes)
 
 
-def test_falls_back_to_full_conversation_when_the_loop_ends_without_an_answer(tmp_path, tiny_conv) -> None:
-    _, _, tr = run(tmp_path, tiny_conv, [judge()])  # cannot answer, no new query
-    assert tr.structure["answered_from"] == "full conversation"
+def test_falls_back_to_full_conversation_only_when_the_loop_ends_with_nothing(tmp_path, tiny_conv) -> None:
+    nothing = {"useful_ids": [], "missing_information": "everything"}
+    _, _, tr = run(tmp_path, tiny_conv, [judge()] * 3, zoom_in=nothing)  # nothing picked, no new query
+    assert tr.structure["answered_from"] == "full conversation" and tr.structure["fallback"] is True
     assert tr.context_turn_ids() == [t.turn_id for t in tiny_conv.turns]
     assert any("full conversation" in n for n in tr.notes)
+    _, _, kept = run(tmp_path, tiny_conv, [judge()] * 3)  # the same loop end with picked turns: no fallback
+    assert kept.structure["fallback"] is False and kept.context_turn_ids() == ["D1:2", "D1:3"]
+
+
+def test_fallback_never_keeps_the_empty_short_term_memory(tmp_path, tiny_conv) -> None:
+    nothing = {"useful_ids": [], "missing_information": "everything"}
+    _, _, tr = run(tmp_path, tiny_conv, [judge()] * 3, zoom_in=nothing, fallback="never")
+    assert tr.structure["fallback"] is False and tr.structure["fallback_mode"] == "never"
+    assert tr.items == [] and any("reads nothing" in n for n in tr.notes)
+
+
+def test_fallback_abstain_rereads_the_full_conversation(tmp_path, tiny_conv) -> None:
+    fake = FakeLLM(by_role={"memcot_zoom_in": ZI, "memcot_zoom_out": ZO, "memcot_judge": [judge(can=True)],
+                            "answer_locomo_standard": ["No information available", "golden retriever"]})
+    wb = Workbench(Settings(store_uri=str(tmp_path / "s"), llm_provider="fake", embedder="hashing"),
+                   embedder=HashingEmbedder(), provider=fake)
+    wb.ingest("memcot", tiny_conv)
+    q = tiny_conv.questions[0]
+    ans = wb.system("memcot", tiny_conv, fallback="abstain").answer(q)
+    assert ans.text == "golden retriever" and ans.trace.structure["fallback"] is True
+    calls = fake.calls("answer_locomo_standard")
+    assert len(calls) == 2 and len(calls[0].inputs["passages"]) == 2  # the short-term memory first
+    assert len(calls[1].inputs["passages"]) == len(tiny_conv.turns)  # then the whole conversation
+    assert ans.trace.context_turn_ids() == [t.turn_id for t in tiny_conv.turns]
+
+
+def test_sampling_follows_the_paper_and_is_named(tmp_path, tiny_conv) -> None:
+    fake, system, _ = run(tmp_path, tiny_conv, [judge(can=True)] * 2)
+    sent = {c.role: c.options for c in fake.history}
+    assert sent["memcot_zoom_in"]["temperature"] == 1.0 and sent["memcot_zoom_out"]["temperature"] == 1.0
+    assert sent["memcot_judge"]["temperature"] == 0.0 and sent["memcot_judge"]["seed"] == 0
+    ans = system.answer(tiny_conv.questions[0])
+    assert ans.trace.reader["role"] == "answer_locomo_standard" and ans.trace.reader["temperature"] == 1.0
+    assert fake.calls("answer_locomo_standard")[-1].options["temperature"] == 1.0
+    _, code, _ = run(tmp_path, tiny_conv, [judge(can=True)] * 2, temperature_responder=0.0, seed=7)
+    assert code.reader(tiny_conv.questions[0]).temperature == 0.0 and code.reader(tiny_conv.questions[0]).seed == 7
 
 
 def test_unusable_role_output_fails_the_question(tmp_path, tiny_conv) -> None:

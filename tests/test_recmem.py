@@ -12,6 +12,7 @@ from memcore.llm.fake import FakeLLM
 from memcore.llm.offline.recmem import offline_merge
 from memcore.settings import Settings
 from memcore.systems.recmem import RecMemConfig, RecMemSystem
+from memcore.systems.recmem.config import Thresholds
 from memcore.types import Conversation, Question, Turn
 from memcore.workbench import Workbench
 
@@ -56,7 +57,7 @@ def make(tmp_path, conv: Conversation, fake: FakeLLM | None = None, sub: str = "
 
 
 def episode_reply(content: str = "Ana walks the puppy every day."):
-    """A scripted episode_summary reply covering all messages it was given."""
+    """A scripted recmem_episodes reply covering all messages it was given."""
     def reply(role: str, inputs: dict, messages: list) -> dict:
         tids = [m["turn_id"] for m in inputs["messages"]]
         return {"episodes": [{"title": "puppy walks", "content": content, "timestamp": "1 May 2023",
@@ -78,13 +79,33 @@ def feed(system: RecMemSystem, start: int = 0, stop: int | None = None) -> list:
     return events
 
 
-def test_preset_sets_thresholds_and_explicit_values_win():
-    assert (RecMemConfig().theta_sim, RecMemConfig().theta_count, RecMemConfig().theta_merge) == (0.7, 5, 0.7)
-    lme = RecMemConfig(preset="longmemeval")
-    assert (lme.theta_sim, lme.theta_count, lme.theta_merge) == (0.6, 4, 0.6)
-    assert RecMemConfig(preset="longmemeval", theta_count=7).theta_count == 7
+def test_preset_follows_the_source_and_explicit_values_win():
+    auto = RecMemConfig()
+    assert auto.preset == "auto" and auto.thresholds("locomo") == Thresholds("locomo", 0.7, 5, 0.7, False)
+    assert auto.thresholds("longmemeval") == Thresholds("longmemeval", 0.6, 4, 0.6, False)
+    assert auto.thresholds("jsonl").preset == "locomo"  # casual chats: the LoCoMo preset
+    assert RecMemConfig(preset="longmemeval").thresholds("locomo").theta_sim == 0.6  # a named preset wins
+    assert RecMemConfig(theta_count=7).thresholds("longmemeval").theta_count == 7
     with pytest.raises(ValueError, match="preset"):
         RecMemConfig(preset="nope").validate()
+    with pytest.raises(ValueError, match="fact_maintenance"):
+        RecMemConfig(fact_maintenance="nope").validate()
+
+
+def test_one_theta_sim_gates_merge_and_recurrence_unless_split():
+    swept = RecMemConfig(theta_sim=0.5).thresholds("locomo")
+    assert (swept.theta_sim, swept.merge_gate, swept.split) == (0.5, 0.5, False)  # Eq. 6 uses theta_sim
+    split = RecMemConfig(theta_sim=0.5, theta_merge=0.8).thresholds("locomo")
+    assert (split.theta_sim, split.merge_gate, split.split) == (0.5, 0.8, True)
+
+
+def test_system_uses_the_preset_of_its_conversation(tmp_path):
+    conv = topic_conv([pair("puppy", 1)])
+    conv.source = "longmemeval"
+    system = make(tmp_path, conv)
+    assert system.th.preset == "longmemeval" and system.th.theta_count == 4
+    events = feed(system)
+    assert events[-1].data["theta_sim"] == 0.6 and events[-1].data["preset"] == "longmemeval"
 
 
 def test_units_pair_messages_by_position_and_leftover_stands_alone(tmp_path):
@@ -100,7 +121,7 @@ def test_units_pair_messages_by_position_and_leftover_stands_alone(tmp_path):
 
 
 def test_fires_at_exactly_theta_count_similar_units(tmp_path):
-    fake = FakeLLM(by_role={"episode_summary": episode_reply(), "semantic_facts": facts_reply})
+    fake = FakeLLM(by_role={"recmem_episodes": episode_reply(), "recmem_refine": facts_reply})
     conv = topic_conv([pair("puppy", 1) + pair("pottery", 1) + pair("puppy", 2) + pair("guitar", 1)
                        + pair("puppy", 3) + pair("pottery", 2)])
     system = make(tmp_path, conv, fake, theta_count=3, theta_sim=0.7)
@@ -110,17 +131,17 @@ def test_fires_at_exactly_theta_count_similar_units(tmp_path):
     assert not system.memory.of_kind("episode")
     events = feed(system, 8, 10)  # the third puppy unit arrives
     episodes = system.memory.of_kind("episode")
-    assert len(episodes) == 1 and len(fake.calls("episode_summary")) == 1
+    assert len(episodes) == 1 and len(fake.calls("recmem_episodes")) == 1
     created = [e for e in events if e.kind == "created" and e.item_kind == "episode"][0]
     assert created.data["count"] == 3 and len(created.data["neighbours"]) == 2
     assert all(s >= 0.7 for s in created.data["similarities"])
     # the cluster went to the LLM in time order
-    assert [m["turn_id"] for m in fake.calls("episode_summary")[0].inputs["messages"]] == \
+    assert [m["turn_id"] for m in fake.calls("recmem_episodes")[0].inputs["messages"]] == \
         ["D1:1", "D1:2", "D1:5", "D1:6", "D1:9", "D1:10"]
 
 
 def test_consolidated_units_leave_subconscious_with_provenance(tmp_path):
-    fake = FakeLLM(by_role={"episode_summary": episode_reply(), "semantic_facts": facts_reply})
+    fake = FakeLLM(by_role={"recmem_episodes": episode_reply(), "recmem_refine": facts_reply})
     conv = topic_conv([pair("puppy", 1) + pair("pottery", 1) + pair("puppy", 2) + pair("puppy", 3)])
     system = make(tmp_path, conv, fake, theta_count=3)
     events = feed(system)
@@ -146,7 +167,7 @@ def test_consolidated_units_leave_subconscious_with_provenance(tmp_path):
 def test_merge_follows_the_llm_decision(tmp_path, decision):
     merged = {"merge": decision, "reason": "same walks", "title": "puppy walks",
               "content": "Ana walks the puppy every day; on 2 May she walked it twice." if decision else ""}
-    fake = FakeLLM(by_role={"episode_summary": episode_reply(), "semantic_facts": facts_reply,
+    fake = FakeLLM(by_role={"recmem_episodes": episode_reply(), "recmem_refine": facts_reply,
                             "recmem_merge": [merged]})
     conv = topic_conv([pair("puppy", 1) + pair("puppy", 2), pair("puppy", 3)])
     system = make(tmp_path, conv, fake, theta_count=2)
@@ -162,10 +183,10 @@ def test_merge_follows_the_llm_decision(tmp_path, decision):
         ev = [e for e in events if e.kind == "merged"][0]
         assert ev.item_ids == [ep.id] and ev.data["similarity"] == 1.0 and ev.data["decision"] is True
         assert ep.updated_step == 6
-        refine = fake.calls("semantic_facts")[-1].inputs  # semantics refined from the merged exchange
-        assert len(fake.calls("semantic_facts")) == 2 and refine["turn_ids"] == ["D2:1", "D2:2"]
-        assert refine["content"].startswith(f"Summary: {merged['content']}\n[D2:1] (2 May 2023) Ana:")
-        assert set(refine["existing_facts"]) == {"Ana has a puppy.", "Ana walks the puppy daily."}
+        refine = fake.calls("recmem_refine")[-1].inputs  # semantics refined from the merged exchange
+        assert len(fake.calls("recmem_refine")) == 2 and refine["turn_ids"] == ["D2:1", "D2:2"]
+        assert refine["episode"] == merged["content"] and refine["raw"].startswith("[D2:1] (2 May 2023) Ana:")
+        assert set(refine["known_facts"]) == {"Ana has a puppy.", "Ana walks the puppy daily."}
         assert len(system.memory.of_kind("semantic")) == n_facts  # known facts are not stored twice
     else:
         assert ep.text == "Ana walks the puppy every day." and "D2:1" not in ep.turn_ids
@@ -177,7 +198,7 @@ def test_merge_follows_the_llm_decision(tmp_path, decision):
 
 
 def test_no_merge_check_below_theta_merge(tmp_path):
-    fake = FakeLLM(by_role={"episode_summary": episode_reply(), "semantic_facts": facts_reply})
+    fake = FakeLLM(by_role={"recmem_episodes": episode_reply(), "recmem_refine": facts_reply})
     conv = topic_conv([pair("puppy", 1) + pair("puppy", 2) + pair("guitar", 1)])
     system = make(tmp_path, conv, fake, theta_count=2)
     feed(system)
@@ -186,7 +207,7 @@ def test_no_merge_check_below_theta_merge(tmp_path):
 
 def test_no_merge_call_without_an_episode_and_units_counted_by_outcome(tmp_path):
     merged = {"merge": True, "reason": "same walks", "title": "puppy walks", "content": "Ana walks the puppy."}
-    fake = FakeLLM(by_role={"episode_summary": episode_reply(), "semantic_facts": facts_reply,
+    fake = FakeLLM(by_role={"recmem_episodes": episode_reply(), "recmem_refine": facts_reply,
                             "recmem_merge": [merged]})
     conv = topic_conv([pair("puppy", 1) + pair("guitar", 1) + pair("puppy", 2), pair("puppy", 3)])
     system = make(tmp_path, conv, fake, theta_count=2)
@@ -194,8 +215,8 @@ def test_no_merge_call_without_an_episode_and_units_counted_by_outcome(tmp_path)
     assert not fake.calls() and [e.data["merge_check"] for e in events if e.item_kind == "unit"] == [None, None]
     assert system.exchanges == {"units": 2, "merged": 0, "stored": 2, "consolidations": 0, "consolidated": 0}
     feed(system, 4)  # puppy 2 consolidates with puppy 1; puppy 3 merges into that episode
-    assert [c.role for c in fake.calls()] == ["episode_summary", "semantic_facts", "recmem_merge",
-                                              "semantic_facts"]
+    assert [c.role for c in fake.calls()] == ["recmem_episodes", "recmem_refine", "recmem_merge",
+                                              "recmem_refine"]
     assert system.exchanges == {"units": 4, "merged": 1, "stored": 2, "consolidations": 1, "consolidated": 2}
     assert system.retrieve(conv.questions[0]).structure["exchanges"] == system.exchanges
 
@@ -267,11 +288,11 @@ def test_offline_merge_needs_shared_salient_words():
 def test_failed_calls_build_nothing_and_the_ingest_says_so(tmp_path):
     from memcore.ingest import ingest_conversation
 
-    fake = FakeLLM(by_role={"semantic_facts": RuntimeError("model down")})
+    fake = FakeLLM(by_role={"recmem_refine": RuntimeError("model down")})
     conv = topic_conv([pair("puppy", 1) + pair("puppy", 2), pair("puppy", 3)])
     system = make(tmp_path, conv, fake, theta_count=2)
     rep = ingest_conversation(system)
-    assert not rep.complete and "semantic_facts" in rep.error and "model down" in rep.error
+    assert not rep.complete and "recmem_refine" in rep.error and "model down" in rep.error
     assert "Rerun to resume" in rep.message
     ck = system.store.checkpoint(system.space, conv.id)
     assert ck is None or not ck["done"]
@@ -280,7 +301,7 @@ def test_failed_calls_build_nothing_and_the_ingest_says_so(tmp_path):
 
 
 def test_unusable_replies_fall_back_only_when_named(tmp_path):
-    fake = FakeLLM(by_role={"episode_summary": "no json here", "recmem_merge": "nope"})
+    fake = FakeLLM(by_role={"recmem_episodes": "no json here", "recmem_merge": "nope"})
     conv = topic_conv([pair("puppy", 1) + pair("puppy", 2), pair("puppy", 3)])
     system = make(tmp_path, conv, fake, theta_count=2)
     system.llm.unusable = "fallback"
@@ -289,7 +310,51 @@ def test_unusable_replies_fall_back_only_when_named(tmp_path):
     ep = system.memory.of_kind("episode")[0]  # the verbatim fallback keeps every turn
     assert ep.turn_ids == ["D1:1", "D1:2", "D1:3", "D1:4"] and "I took my puppy out today, round 1." in ep.text
     created = [e for e in events if e.kind == "created" and e.item_kind == "episode"][0]
-    assert "episode_summary" in created.data["llm_error"]
+    assert "recmem_episodes" in created.data["llm_error"]
     unit = [e for e in events if e.kind == "created" and e.item_kind == "unit"][-1]
     assert unit.item_ids == ["unit-2"] and unit.data["merge_check"]["error"]  # failed merge: unit kept
     assert system.memory.get("unit-2").turn_ids == ["D2:1", "D2:2"]
+
+
+def test_fact_maintenance_rewrites_the_known_fact_an_update_names(tmp_path):
+    def refine(role: str, inputs: dict, messages: list) -> dict:
+        if not inputs["known_facts"]:
+            return {"facts": [{"text": "Ana walks the puppy once a day.", "type": "USER_EVENT"}]}
+        n = inputs["known_facts"].index("Ana walks the puppy once a day.") + 1
+        return {"facts": [], "updates": [{"fact": n, "text": "Since 2 May 2023 Ana walks the puppy twice a day.",
+                                          "type": "TIME_ANCHORED_UPDATE", "turn_ids": ["D2:1"]}]}
+
+    merged = {"merge": True, "reason": "same walks", "title": "puppy walks", "content": "Ana walks the puppy."}
+    fake = FakeLLM(by_role={"recmem_episodes": episode_reply(), "recmem_refine": refine, "recmem_merge": [merged]})
+    conv = topic_conv([pair("puppy", 1) + pair("puppy", 2), pair("puppy", 3)])
+    system = make(tmp_path, conv, fake, theta_count=2)
+    events = feed(system)
+    facts = system.memory.of_kind("semantic")
+    assert [f.text for f in facts] == ["Since 2 May 2023 Ana walks the puppy twice a day."]  # updated, not added
+    assert "D2:1" in facts[0].turn_ids and facts[0].metadata["fact_type"] == "TIME_ANCHORED_UPDATE"
+    upd = [e for e in events if e.kind == "updated" and e.item_kind == "semantic"]
+    assert len(upd) == 1 and upd[0].data["old_text"] == "Ana walks the puppy once a day."
+    assert system.facts == {"added": 1, "updated": 1}
+    assert "that known fact's number" in fake.calls("recmem_refine")[-1].inputs["maintenance"]
+
+
+def test_fact_maintenance_append_keeps_known_facts(tmp_path):
+    fake = FakeLLM(by_role={"recmem_episodes": episode_reply(), "recmem_refine": facts_reply,
+                            "recmem_merge": [{"merge": True, "reason": "r", "title": "t", "content": "Ana walks."}]})
+    conv = topic_conv([pair("puppy", 1) + pair("puppy", 2), pair("puppy", 3)])
+    system = make(tmp_path, conv, fake, theta_count=2, fact_maintenance="append")
+    events = feed(system)
+    assert "TIME_ANCHORED_UPDATE" in fake.calls("recmem_refine")[0].inputs["maintenance"]
+    assert not [e for e in events if e.kind == "updated" and e.item_kind == "semantic"]
+
+
+def test_offline_refine_turns_a_restated_change_into_an_update():
+    from memcore.llm.roles.recmem import RECMEM_REFINE, refine_inputs
+    msgs = [{"turn_id": "D3:1", "date": "9 June 2023", "speaker": "Ana",
+             "text": "I just switched jobs, I now work as a nurse at the city hospital."}]
+    out = RECMEM_REFINE.offline(refine_inputs("Ana talks about work.", msgs, ["Ana", "Ben"],
+                                              ["Ana works as a teacher at the city school."], "update"))
+    assert out.updates and out.updates[0].fact == 1 and "nurse" in out.updates[0].text
+    kept = RECMEM_REFINE.offline(refine_inputs("Ana talks about work.", msgs, ["Ana", "Ben"],
+                                               ["Ana works as a teacher at the city school."], "append"))
+    assert not kept.updates and any("nurse" in f.text for f in kept.facts)

@@ -13,6 +13,7 @@ import numpy as np
 from memcore.embed import Embedder
 from memcore.llm.client import Ahead, LLMClient
 from memcore.llm.ledger import UsageLedger, by_stage
+from memcore.llm.roles.readers import Reader, reader_for
 from memcore.store import LanceStore
 from memcore.systems.memory import WorkingMemory
 from memcore.systems.protocol import Batch, SystemConfig, memory_space
@@ -255,15 +256,24 @@ class BaseSystem:
         return Answer(text=text, trace=trace, usage=usage, latency_ms=(time.perf_counter() - t0) * 1000,
                       error="; ".join(trace.errors))
 
+    def reader(self, question: Question) -> Reader:
+        """The reader (answer) prompt for this question: config `reader` ("paper": this system's paper's own,
+        memcore.llm.roles.readers), the data's source and the question's category pick it."""
+        return reader_for(self.name, getattr(self.config, "reader", "paper"), self.conv.source, question.category,
+                          list(self.conv.speakers), seed=getattr(self.config, "seed", None))
+
     def generate(self, question: Question, trace: Trace) -> str:
-        """Run the answer role over the trace's context; errors go into the trace."""
-        res = self.llm.run("answer", {
+        """Run the reader role (self.reader) over the trace's context; the prompt used and errors go into the
+        trace."""
+        reader = self.reader(question)
+        trace.reader = reader.record()
+        res = self.llm.run(reader.role, {
             "question": question.text, "context": trace.context, "question_date": question.question_date,
             "passages": [{"text": i.text, "date": i.metadata.get("date", ""), "score": i.score,
                           "speaker": i.metadata.get("speaker", ""), "turn_ids": list(i.turn_ids)}
                          for i in trace.items],
-            "speakers": list(self.conv.speakers),
-        }, stage="answer")
+            "speakers": list(self.conv.speakers), **reader.extra,
+        }, stage="answer", temperature=reader.temperature, seed=reader.seed)
         trace.notes.extend(res.notes)
         if res.error:
             trace.errors.append(res.error)

@@ -1,13 +1,22 @@
-"""Offline RecMem merge decision: merge when the exchange shares enough salient words with the episode."""
+"""Offline RecMem roles: the merge decision (merge when the exchange shares enough salient words with the
+episode), episodes (the shared rule-based writer) and semantic refinement with fact maintenance."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from memcore.llm.offline.memory_writing import clean, content_terms, entities, informative, narrative
+from memcore.llm.offline.memory_writing import (
+    clean,
+    content_terms,
+    entities,
+    informative,
+    narrative,
+    offline_episodes,
+    offline_facts,
+)
 from memcore.text.sentences import sentences
-from memcore.text.terms import stems
+from memcore.text.terms import overlap, stems
 
 MIN_SHARED = 2  # salient words the exchange must share with the episode
 MIN_RATIO = 0.25  # ... and this share of the exchange's salient words
@@ -47,3 +56,52 @@ def offline_merge(inputs: dict[str, Any]) -> dict[str, Any]:
     merged = content if not addition or addition in content else f"{content} {addition}".strip()
     return {"merge": True, "title": title, "content": re.sub(r"\s+", " ", merged),
             "reason": f"shares {len(shared)} of {len(unit)} salient words ({words}) with the episode"}
+
+
+def offline_recmem_episodes(inputs: dict[str, Any]) -> list[dict]:
+    """Episodes {title, content, timestamp, turn_ids} for `recmem_episodes` (the shared rule-based writer)."""
+    return offline_episodes(inputs)
+
+
+UPDATE_OVERLAP = 0.15  # a new TIME_ANCHORED_UPDATE fact (it holds a change word) this close to a known fact of the
+# same person updates it (Jaccard of content words: a restated change shares few of them)
+
+
+def offline_refine(inputs: dict[str, Any]) -> dict[str, Any]:
+    """{facts, updates} for `recmem_refine`: new facts from the raw lines (the shared rule-based extractor,
+    known facts as context) and, in "update" mode, TIME_ANCHORED_UPDATE facts that restate a known fact of
+    the same person as updates of it (its 1-based number in the known list)."""
+    known = [str(f) for f in inputs.get("known_facts", [])]
+    messages = list(inputs.get("messages", []))
+    lines = "\n".join(f"[{m.get('turn_id', '')}] ({m.get('date', '')}) {m.get('speaker', '')}: {m.get('text', '')}"
+                      for m in messages)
+    facts = offline_facts({"content": f"Summary: {inputs.get('episode', '')}\n{lines}",
+                           "date": inputs.get("date", ""), "speakers": inputs.get("speakers", []),
+                           "existing_facts": known, "turn_ids": [m.get("turn_id", "") for m in messages]},
+                          limit=9)
+    updates: list[dict] = []
+    if inputs.get("mode", "update") == "update":
+        kept = []
+        for f in facts:
+            target = _updated(f, known, {u["fact"] for u in updates})
+            if target is None:
+                kept.append(f)
+            else:
+                updates.append({"fact": target, "text": f["text"], "type": f["type"], "turn_ids": f["turn_ids"]})
+        facts = kept
+    return {"facts": facts, "updates": updates}
+
+
+def _updated(fact: dict, known: list[str], taken: set[int]) -> int | None:
+    """The 1-based number of the known fact a new TIME_ANCHORED_UPDATE fact updates, or None."""
+    if fact.get("type") != "TIME_ANCHORED_UPDATE":
+        return None
+    subject = fact["text"].split()[0] if fact["text"].split() else ""
+    best, best_ov = None, UPDATE_OVERLAP
+    for n, k in enumerate(known, start=1):
+        if n in taken or not k.split() or k.split()[0] != subject:
+            continue
+        ov = overlap(fact["text"], k)
+        if ov >= best_ov:
+            best, best_ov = n, ov
+    return best

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from memcore.llm.roles.readers import check_reader
 from memcore.systems.base import SystemConfig, query_field
 
 
@@ -14,7 +15,9 @@ class CoMConfig(SystemConfig):
 
     K: candidate pool size; L: anchors (one chain each); beta: relative-drop truncation;
     max_len: longest chain (anchor included); trace_pool: turns shown in the trace's pool
-    stage (those beyond K are marked "ranked below the top K" and never enter a chain).
+    stage (those beyond K are marked "ranked below the top K" and never enter a chain);
+    reader: "paper" = App. A.1's answer prompt (LoCoMo or LongMemEval by the data's source), "short" =
+    memcore's shared short-answer prompt, or another paper's (memcore.llm.roles.readers).
     """
 
     K: int = query_field(20)
@@ -26,6 +29,7 @@ class CoMConfig(SystemConfig):
     neighbour_weight: float = query_field(0.0)  # extended: share of same-session neighbours' scores
     word_budget: int = query_field(0)  # extended: backfill pool turns after the chains up to this
     date_style: str = query_field("dataset")  # "dataset" (as written) | "day" ("8 May 2023")
+    reader: str = query_field("paper")
 
     @property
     def extended(self) -> bool:
@@ -43,6 +47,7 @@ class CoMConfig(SystemConfig):
             raise ValueError(f"CoM max_len must be >= 1, not {self.max_len}")
         if self.date_style not in ("dataset", "day"):
             raise ValueError(f"CoM date_style must be 'dataset' or 'day', not {self.date_style!r}")
+        check_reader(self.reader)
 
 
 # The extended (non-paper) query-side mode measured in bench/retrieval_recall.py.

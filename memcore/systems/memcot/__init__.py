@@ -7,8 +7,12 @@ useful ones and says what is missing), zoom-out (+-W turns around each useful hi
 session; the `memcot_zoom_out` role picks useful lines), then the `memcot_judge` role decides:
 answer, or Break / Delete the query into at most two new ones. Short-term memory = the growing
 list of picked turns (semantic part) + the failed-query trajectory (episodic part; the last
-three are fed back, and no failed query is ever issued again). The loop answers when the judge
-can, or at step J-1; if it ends without an answer, the full conversation is the context.
+three are fed back, and no failed query is ever issued again; when the judge proposes only issued
+queries it is asked again, up to judge_retries times). The loop answers when the judge can, at step
+J-1, or when no new query is left; the responder (the reader: LoCoMo's / LongMemEval's standard prompt,
+temperature 1.0) reads the short-term memory. The full conversation replaces it only as `fallback`
+says (default: the loop ended with an empty short-term memory). Trace structure: `steps` (iterations
+run, paper: 1.87 on LoCoMo) and `fallback` (whether the full conversation was the context).
 The paper's panoramic visual grounding (page images) has no counterpart on text-only data.
 Settings: .config.
 """
@@ -17,11 +21,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
+from memcore.llm.roles.readers import ABSTENTIONS, Reader
 from memcore.systems import register_system
-from memcore.systems.base import BaseSystem, turn_sort_key
-from memcore.systems.memcot.config import MemCoTConfig
+from memcore.systems.base import BaseSystem, render_context, turn_sort_key
+from memcore.systems.memcot.config import FALLBACKS, MemCoTConfig
 from memcore.types import Candidate, Question, Trace, TraceItem, Turn
 
 
@@ -105,7 +111,8 @@ class MemCoTSystem(BaseSystem):
             known = [line(self.by_id[i]) for i in sorted(stm, key=turn_sort_key)] or ["(nothing yet)"]
             zi = self.llm.run("memcot_zoom_in", {
                 **base, "known": known, "results": [line(self.by_id[h]) for h in hits],
-                "items": [self._item(self.by_id[h]) for h in hits]}, stage="retrieval")
+                "items": [self._item(self.by_id[h]) for h in hits]}, stage="retrieval",
+                temperature=cfg.temperature_perception, seed=cfg.seed)
             useful = self._ids(zi.output.useful_ids, hits)
             if zi.error:
                 tr.errors.append(f"step {step}: {zi.error}")
@@ -120,7 +127,7 @@ class MemCoTSystem(BaseSystem):
             zo = self.llm.run("memcot_zoom_out", {
                 **base, "known": known, "windows": ["\n".join(line(self.by_id[t]) for t in w) for w in wins],
                 "items": [{**self._item(self.by_id[t]), "window": k} for k, w in enumerate(wins) for t in w]},
-                stage="retrieval")
+                stage="retrieval", temperature=cfg.temperature_perception, seed=cfg.seed)
             picked_out = self._ids(zo.output.useful_ids, flat)
             if zo.error:
                 tr.errors.append(f"step {step}: {zo.error}")
@@ -132,26 +139,19 @@ class MemCoTSystem(BaseSystem):
             for tid in picked:
                 stm.setdefault(tid, f"step {step} " + ("zoom-in" if tid in useful else "zoom-out"))
             shown = list(dict.fromkeys([*sorted(stm, key=turn_sort_key), *hits]))
-            jd = self.llm.run("memcot_judge", {
-                **base, "queries_num": cfg.max_queries,
-                "short_memory": [line(self.by_id[i]) for i in sorted(stm, key=turn_sort_key)] or ["(empty)"],
-                "conv_memory": [line(self.by_id[h]) for h in hits] or ["(nothing retrieved)"],
-                "stm_items": [self._item(self.by_id[i]) for i in sorted(stm, key=turn_sort_key)],
-                "conv_items": [self._item(self.by_id[h]) for h in hits]}, stage="retrieval")
+            jd, new, retries = self._judge(base, stm, hits, issued)
             j = jd.output
             for tid in self._ids(j.useful_id, shown):
                 stm.setdefault(tid, f"step {step} judge")
             for r, tid in enumerate(shown, start=1):
                 tr.candidates.append(self.candidate("judge", tid, r, tid in stm, f"not picked by zoom-out nor "
                                                     f"marked useful by the judge (step {step})", step=step))
-            new = [q for q in (str(x).strip() for x in j.new_queries) if q and _norm(q) not in issued]
-            new = list(dict.fromkeys(new))[: cfg.max_queries]
             iterations.append({
                 "step": step, "queries": list(queue), "zoom_in_hits": list(hits), "useful": useful,
                 "missing": zi.output.missing_information, "zoom_out_windows": wins, "picked": picked,
                 "judge": {"useful_id": [str(x) for x in j.useful_id], "can_answer": j.can_answer,
                           "action": j.action, "new_queries": list(j.new_queries), "thinking": j.thinking,
-                          "error": jd.error},
+                          "error": jd.error, "retries": retries},
                 "action": j.action, "accepted_queries": new, "failed": list(failed)})
             if jd.error:
                 tr.errors.append(f"step {step}: {jd.error}")
@@ -167,15 +167,47 @@ class MemCoTSystem(BaseSystem):
                 break
             failed = (failed + queue)[-cfg.max_failed:]
             if not new:
-                reason = f"no new query at step {step} (all proposed ones already issued or failed)"
+                answered = bool(stm)
+                reason = (f"no new query at step {step} after {retries} retr{'y' if retries == 1 else 'ies'} "
+                          "(every proposed query was already issued)")
                 break
             issued.update(_norm(q) for q in new)
             queue = new
+        fallback = not answered and cfg.fallback != "never"
         tr.structure = {"iterations": iterations, "stop_reason": reason, "steps": len(iterations),
-                        "answered_from": "short-term memory" if answered else "full conversation",
-                        "J": cfg.J, "K": cfg.K, "W": self.window, "failed_queries": failed}
-        self.finish_trace(tr, stm, answered, reason)
+                        "fallback": fallback, "fallback_mode": cfg.fallback,
+                        "answered_from": "full conversation" if fallback else "short-term memory",
+                        "J": cfg.J, "K": cfg.K, "W": self.window, "failed_queries": failed,
+                        "temperatures": {"perception": cfg.temperature_perception, "judge": cfg.temperature_judge,
+                                         "responder": cfg.temperature_responder}, "seed": cfg.seed}
+        self.finish_trace(tr, stm, not fallback, reason)
         return tr
+
+    def _judge(self, base: dict[str, Any], stm: dict[str, str], hits: dict[str, tuple[str, float]],
+               issued: set[str]) -> tuple[Any, list[str], int]:
+        """The judge's decision and its new (never issued) queries; asked again, naming the repeated
+        queries, up to judge_retries times while it proposes only issued ones and cannot answer."""
+        cfg = self.config
+        inputs = {**base, "queries_num": cfg.max_queries, "retry_note": "",
+                  "short_memory": [line(self.by_id[i]) for i in sorted(stm, key=turn_sort_key)] or ["(empty)"],
+                  "conv_memory": [line(self.by_id[h]) for h in hits] or ["(nothing retrieved)"],
+                  "stm_items": [self._item(self.by_id[i]) for i in sorted(stm, key=turn_sort_key)],
+                  "conv_items": [self._item(self.by_id[h]) for h in hits]}
+        retries = 0
+        while True:
+            jd = self.llm.run("memcot_judge", inputs, stage="retrieval", temperature=cfg.temperature_judge,
+                              seed=cfg.seed)
+            j = jd.output
+            new = [q for q in (str(x).strip() for x in j.new_queries) if q and _norm(q) not in issued]
+            new = list(dict.fromkeys(new))[: cfg.max_queries]
+            if new or j.can_answer or jd.error or retries >= cfg.judge_retries:
+                return jd, new, retries
+            retries += 1
+            repeated = [str(q) for q in j.new_queries if str(q).strip()] or ["(no query)"]
+            inputs = {**inputs, "failed": list(inputs["failed"]) + repeated,
+                      "failed_text": [x for x in inputs["failed_text"] if x != "(none)"] + repeated,
+                      "retry_note": f"You just proposed {repeated}: those were already searched. Do NOT repeat "
+                                    "them: try the other action, or shorter keyword queries.\n"}
 
     def _zoom_in_hits(self, queue: list[str]) -> dict[str, tuple[str, float]]:
         """Top-K turns per query, de-duplicated by turn id (best score kept), in conversation order."""
@@ -189,20 +221,42 @@ class MemCoTSystem(BaseSystem):
 
     def finish_trace(self, tr: Trace, stm: dict[str, str], answered: bool, reason: str) -> None:
         """Items = short-term memory in conversation order, or the full conversation as the fallback."""
-        if answered and stm:
+        if answered:
             ids = sorted(stm, key=turn_sort_key)
             origin = stm
+            if not stm:
+                tr.notes.append(f"MemCoT loop ended with an empty short-term memory ({reason}); fallback="
+                                f"{self.config.fallback}: the responder reads nothing")
         else:
             ids = [t.turn_id for t in self.conv.turns]
             origin = {i: "full conversation (fallback)" for i in ids}
             tr.notes.append(f"MemCoT loop ended without an answer ({reason}): answering from the full "
-                            "conversation")
+                            f"conversation (fallback={self.config.fallback}: {FALLBACKS[self.config.fallback]})")
         for r, tid in enumerate(ids, start=1):
             t = self.by_id[tid]
             tr.items.append(TraceItem(id=tid, kind="turn", text=t.embed_text, score=1.0,
                                       turn_ids=[tid], origin=origin[tid], rank=r,
                                       metadata={"date": t.session_date, "speaker": t.speaker,
                                                 "session": t.session}))
+
+    def reader(self, question: Question) -> Reader:
+        """The responder: the paper's reader at temperature_responder, with the configured seed."""
+        r = super().reader(question)
+        return replace(r, temperature=float(self.config.temperature_responder), seed=self.config.seed)
+
+    def generate(self, question: Question, trace: Trace) -> str:
+        """The responder's answer; with fallback="abstain" (the authors' code), an abstention from the
+        short-term memory is followed by a second answer from the full conversation."""
+        text = super().generate(question, trace)
+        if (self.config.fallback != "abstain" or trace.structure.get("fallback")
+                or not text.strip().lower().startswith(ABSTENTIONS)):
+            return text
+        trace.structure.update(fallback=True, answered_from="full conversation",
+                               abstained_from_memory=text)
+        trace.items = []
+        self.finish_trace(trace, {}, False, f"the responder abstained from the short-term memory ({text!r})")
+        trace.context = render_context(trace.items)
+        return super().generate(question, trace)
 
     @staticmethod
     def candidate(stage: str, tid: str, rank: int, kept: bool, reason: str, score: float = 0.0,

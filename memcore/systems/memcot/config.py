@@ -1,16 +1,32 @@
-"""MemCoT's settings (paper defaults)."""
+"""MemCoT's settings (paper defaults; the authors' code's choices as named values)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from memcore.llm.roles.readers import check_reader
 from memcore.systems.base import SystemConfig, query_field
+
+# When the full conversation replaces the short-term memory as the responder's context.
+FALLBACKS = {
+    "empty": "only when the loop ends with an empty short-term memory (nothing to answer from)",
+    "never": "never: the responder always reads the short-term memory (the paper's text has no other path)",
+    "abstain": "also when the responder abstains from the short-term memory (the authors' code: the loop "
+               "runs out and conv_answer_agent reads the whole conversation)",
+}
 
 
 @dataclass
 class MemCoTConfig(SystemConfig):
     """J: max steps; K: zoom-in hits per query; W: zoom-out window (W_longmemeval on LongMemEval data);
-    max_queries: new queries per step; max_failed: failed queries fed back to the judge."""
+    max_queries: new queries per step; max_failed: failed queries fed back to the judge.
+
+    Sampling (paper App. C): perception agents (zoom-in, zoom-out) and the responder at temperature 1.0,
+    the judge at 0.0; `seed` is sent with every call (servers that honour it make runs repeatable). The
+    authors' code runs the responder at 0.0 (temperature_responder=0.0).
+    judge_retries: asks again when every proposed query was already issued (the authors' code asks up to
+    twice more, naming the repeated queries). fallback: see FALLBACKS. reader: "paper" = LoCoMo's /
+    LongMemEval's standard prompt (App. D), or another family (memcore.llm.roles.readers)."""
 
     J: int = query_field(8)
     K: int = query_field(10)
@@ -18,9 +34,24 @@ class MemCoTConfig(SystemConfig):
     W_longmemeval: int = query_field(15)
     max_queries: int = query_field(2)
     max_failed: int = query_field(3)
+    temperature_perception: float = query_field(1.0)
+    temperature_judge: float = query_field(0.0)
+    temperature_responder: float = query_field(1.0)
+    seed: int | None = query_field(0)
+    judge_retries: int = query_field(2)
+    fallback: str = query_field("empty")
+    reader: str = query_field("paper")
 
     def validate(self) -> None:
         """Raise ValueError on an invalid setting."""
         super().validate()
         if self.J < 2 or self.K < 1 or self.W < 0 or self.W_longmemeval < 0:
             raise ValueError(f"MemCoT needs J >= 2, K >= 1, W >= 0 (got J={self.J}, K={self.K}, W={self.W})")
+        if self.fallback not in FALLBACKS:
+            raise ValueError(f"MemCoT fallback must be one of {', '.join(FALLBACKS)}, not {self.fallback!r}")
+        for name in ("temperature_perception", "temperature_judge", "temperature_responder"):
+            if not 0.0 <= float(getattr(self, name)) <= 2.0:
+                raise ValueError(f"MemCoT {name} must be in [0, 2], not {getattr(self, name)!r}")
+        if self.judge_retries < 0:
+            raise ValueError(f"MemCoT judge_retries must be >= 0, not {self.judge_retries}")
+        check_reader(self.reader)

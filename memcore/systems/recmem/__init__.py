@@ -1,11 +1,13 @@
 """RecMem: a cheap subconscious store; LLM consolidation only when a topic recurs.
 
 Each exchange unit (two consecutive messages of a session) first tries to merge into its
-nearest episode (cos >= theta_merge, LLM decides). Otherwise its neighbours in the
+nearest episode (cos >= theta_sim, Eq. 6; the LLM decides). Otherwise its neighbours in the
 subconscious store with cos >= theta_sim are counted; when they and the unit reach
-theta_count, the cluster is consolidated into 1-3 episodes plus refined semantic facts and
-leaves the subconscious store. Otherwise the unit is stored there as is.
-Settings (and the paper's presets): .config. Retrieval: .retrieval.
+theta_count, the cluster is consolidated into 1-3 episodes (`recmem_episodes`) plus refined
+semantic facts (`recmem_refine`: new facts, and updates of the known facts the exchanges change,
+Eq. 8-9) and leaves the subconscious store. Otherwise the unit is stored there as is.
+The thresholds come from the paper's preset for the conversation's source (LoCoMo 0.7 / 5,
+LongMemEval 0.6 / 4) unless set. Settings: .config. Retrieval: .retrieval.
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ from typing import Any
 import numpy as np
 
 from memcore.llm.roles.memory_writing import verbatim_episodes
-from memcore.llm.roles.recmem import merge_inputs
+from memcore.llm.roles.recmem import merge_inputs, refine_inputs
 from memcore.systems import register_system
 from memcore.systems.base import BaseSystem, turn_sort_key
-from memcore.systems.recmem.config import PRESETS, RecMemConfig
+from memcore.systems.recmem.config import PRESETS, RecMemConfig, Thresholds
 from memcore.systems.recmem.retrieval import retrieve_three_stores
 from memcore.text.dates import day_of
 from memcore.types import MemoryItem, Question, Trace, Turn
@@ -26,6 +28,7 @@ from memcore.types import MemoryItem, Question, Trace, Turn
 # exchange units seen; merged into an episode; stored in the subconscious layer; consolidations fired;
 # units (trigger unit included) that consolidations took out of the subconscious layer
 EXCHANGE_OUTCOMES = ("units", "merged", "stored", "consolidations", "consolidated")
+FACT_OUTCOMES = ("added", "updated")  # semantic facts added, and known facts rewritten by fact maintenance
 
 @register_system
 class RecMemSystem(BaseSystem):
@@ -44,6 +47,8 @@ class RecMemSystem(BaseSystem):
         self._by_id: dict[str, Turn] = {t.turn_id: t for t in self.conv.turns}
         self._unit_vecs: dict[str, np.ndarray] = {}
         self.exchanges = dict.fromkeys(EXCHANGE_OUTCOMES, 0)  # exchange units by outcome
+        self.facts = dict.fromkeys(FACT_OUTCOMES, 0)  # semantic refinement's facts by outcome
+        self.th: Thresholds = self.config.thresholds(self.conv.source)  # the thresholds in force
 
     # ---------------------------------------------------------------- ingest
     def on_turn(self, turn: Turn) -> None:
@@ -63,16 +68,18 @@ class RecMemSystem(BaseSystem):
             self.process_unit(turns)
 
     def state(self) -> dict:
-        return {**super().state(), "buffer": [t.index for t in self.buffer], "exchanges": dict(self.exchanges)}
+        return {**super().state(), "buffer": [t.index for t in self.buffer], "exchanges": dict(self.exchanges),
+                "facts": dict(self.facts)}
 
     def load_state(self, state: dict) -> None:
         super().load_state(state)
         self.buffer = [self.conv.turns[i] for i in state.get("buffer", [])]
         self.exchanges = {**dict.fromkeys(EXCHANGE_OUTCOMES, 0), **state.get("exchanges", {})}
+        self.facts = {**dict.fromkeys(FACT_OUTCOMES, 0), **state.get("facts", {})}
 
     def process_unit(self, turns: list[Turn]) -> None:
         """One exchange unit: merge into an episode, consolidate a recurring cluster, or store."""
-        cfg = self.config
+        th = self.th
         text = unit_text(turns)
         tids = [t.turn_id for t in turns]
         vec = self._unit_vector(turns)
@@ -81,12 +88,12 @@ class RecMemSystem(BaseSystem):
         if check is None:
             self.exchanges["merged"] += 1
             return
-        hits = self.memory.search("unit", vec, 2 * int(cfg.theta_count))
-        neigh = [(u, s) for u, s in hits if s >= cfg.theta_sim]
+        hits = self.memory.search("unit", vec, 2 * th.theta_count)
+        neigh = [(u, s) for u, s in hits if s >= th.theta_sim]
         trigger = {"neighbours": [u.id for u, _ in neigh], "similarities": [round(s, 4) for _, s in neigh],
-                   "count": len(neigh) + 1, "theta_count": cfg.theta_count, "theta_sim": cfg.theta_sim,
-                   "exchange": tids, "merge_check": check or None}
-        if len(neigh) + 1 >= cfg.theta_count:
+                   "count": len(neigh) + 1, "theta_count": th.theta_count, "theta_sim": th.theta_sim,
+                   "preset": th.preset, "exchange": tids, "merge_check": check or None}
+        if len(neigh) + 1 >= th.theta_count:
             self.exchanges["consolidations"] += 1
             self.exchanges["consolidated"] += len(neigh) + 1
             self._consolidate(turns, [u for u, _ in neigh], trigger)
@@ -97,13 +104,13 @@ class RecMemSystem(BaseSystem):
                              speakers=list(dict.fromkeys(t.speaker for t in turns)))
         unit.timestamp = turns[0].timestamp
         self.emit("created", [unit], f"stored in the subconscious layer: {len(neigh) + 1} similar exchange(s) "
-                  f"< theta_count {cfg.theta_count}", **trigger)
+                  f"< theta_count {th.theta_count}", **trigger)
 
     # ----------------------------------------------------------------- merge
     def _try_merge(self, turns: list[Turn], vec: np.ndarray) -> dict | None:
         """Merge-first; None when merged, else the check made ({} when no episode was close)."""
         near = self.memory.search("episode", vec, 1)
-        if not near or near[0][1] < self.config.theta_merge:
+        if not near or near[0][1] < self.th.merge_gate:
             return {}
         ep, sim = near[0]
         msgs = self._messages(turns)
@@ -123,9 +130,11 @@ class RecMemSystem(BaseSystem):
         ep.turn_ids = sorted(set(ep.turn_ids) | set(tids), key=turn_sort_key)
         self.memory.put(ep, self.embed_one(ep.text))
         self.memory.touch(ep, self.step)
-        self.emit("merged", [ep], f"exchange {', '.join(tids)} merged into {ep.id}: cos {sim:.2f} >= theta_merge "
-                  f"{self.config.theta_merge} and the LLM agreed ({out.reason})", similarity=round(sim, 4),
-                  decision=True, reason_llm=out.reason, exchange=tids, theta_merge=self.config.theta_merge)
+        gate = "theta_merge" if self.th.split else "theta_sim"
+        self.emit("merged", [ep], f"exchange {', '.join(tids)} merged into {ep.id}: cos {sim:.2f} >= {gate} "
+                  f"{self.th.merge_gate} and the LLM agreed ({out.reason})", similarity=round(sim, 4),
+                  decision=True, reason_llm=out.reason, exchange=tids, theta_merge=self.th.merge_gate,
+                  merge_gate=gate)
         self._refine(ep, msgs)
         return None
 
@@ -137,7 +146,7 @@ class RecMemSystem(BaseSystem):
             owner.update({tid: u.id for tid in u.turn_ids})
         cluster = sorted(owner, key=lambda tid: self._by_id[tid].index if tid in self._by_id else 1 << 30)
         msgs = self._messages([self._by_id[t] for t in cluster if t in self._by_id])
-        res = self.llm.run("episode_summary", {"messages": msgs, "max_episodes": self.config.max_episodes},
+        res = self.llm.run("recmem_episodes", {"messages": msgs, "max_episodes": self.config.max_episodes},
                            stage="construction")
         eps = [e for e in res.output.episodes if e.content.strip()][: self.config.max_episodes]
         if not eps:
@@ -171,15 +180,18 @@ class RecMemSystem(BaseSystem):
             self._refine(item, emsgs)
 
     def _refine(self, ep: MemoryItem, msgs: list[dict]) -> None:
-        """Semantic refinement: new typed facts from the raw messages, with top-k known facts as context."""
-        known = self.memory.search("semantic", self.memory.vector(ep.id), self.config.k_facts_context)
-        lines = "\n".join(f"[{m['turn_id']}] ({m['date']}) {m['speaker']}: {m['text']}" for m in msgs)
-        res = self.llm.run("semantic_facts", {
-            "content": f"Summary: {ep.text}\n{lines}", "date": msgs[0]["date"] if msgs else "",
-            "speakers": list(self.conv.speakers), "existing_facts": [f.text for f, _ in known],
-            "turn_ids": [m["turn_id"] for m in msgs]}, stage="construction")
+        """Semantic refinement (Eq. 8-9): new typed facts from the raw messages with the top-k known facts as
+        context; fact maintenance rewrites the known facts the messages change (fact_maintenance="update")."""
+        cfg = self.config
+        known = self.memory.search("semantic", self.memory.vector(ep.id), cfg.k_facts_context)
+        res = self.llm.run("recmem_refine", refine_inputs(ep.text, msgs, list(self.conv.speakers),
+                                                           [f.text for f, _ in known], cfg.fact_maintenance),
+                           stage="construction")
         if res.error:
             self.emit("updated", [ep], f"semantic refinement of {ep.id} failed; no facts added", llm_error=res.error)
+        allowed = {m["turn_id"] for m in msgs}
+        if cfg.fact_maintenance == "update":
+            self._maintain(ep, known, res.output.updates, allowed)
         seen = {f.text.strip().lower() for f, _ in known}
         facts = []
         for f in res.output.facts:
@@ -189,13 +201,38 @@ class RecMemSystem(BaseSystem):
         if not facts:
             return
         vecs = self.embedder.embed([f.text.strip() for f in facts])
-        allowed = {m["turn_id"] for m in msgs}
         for f, v in zip(facts, vecs, strict=True):
             tids = [t for t in f.turn_ids if t in allowed] or sorted(allowed, key=turn_sort_key)
             item = self.new_item("semantic", f.text.strip(), [ep.id], tids, vector=v, fact_type=f.type,
                                  episode=ep.id, date=ep.metadata.get("date", ""))
+            self.facts["added"] += 1
             self.emit("created", [item], f"semantic refinement of {ep.id}: {f.type}", type=f.type,
                       episode=ep.id, context_facts=[k.id for k, _ in known], llm_error=res.error)
+
+    def _maintain(self, ep: MemoryItem, known: list[tuple[MemoryItem, float]], updates: list,
+                  allowed: set[str]) -> None:
+        """Fact maintenance: rewrite each known fact an update names (1-based in the known list) in place;
+        its earlier text stays in the item's version history and in the event."""
+        done: set[str] = set()
+        for u in updates:
+            if not 1 <= u.fact <= len(known) or not u.text.strip():
+                continue
+            fact = known[u.fact - 1][0]
+            old = fact.text
+            if fact.id in done or u.text.strip().lower() == old.strip().lower():
+                continue
+            done.add(fact.id)
+            tids = [t for t in u.turn_ids if t in allowed] or sorted(allowed, key=turn_sort_key)
+            fact.text = u.text.strip()
+            fact.sources = list(dict.fromkeys(fact.sources + [ep.id]))
+            fact.turn_ids = sorted(set(fact.turn_ids) | set(tids), key=turn_sort_key)
+            fact.metadata.update(fact_type=u.type, updated_by=ep.id, date=ep.metadata.get("date", ""))
+            self.memory.put(fact, self.embed_one(fact.text))
+            self.memory.touch(fact, self.step)
+            self.facts["updated"] += 1
+            self.emit("updated", [fact], f"fact maintenance during the refinement of {ep.id}: the exchanges "
+                      f"change this fact ({u.type})", old_text=old, new_text=fact.text, episode=ep.id,
+                      type=u.type, maintenance="update")
 
     def _unit_vector(self, turns: list[Turn]) -> np.ndarray:
         """The unit's embedding; all units of the conversation are embedded in one batch on first use."""
@@ -216,8 +253,11 @@ class RecMemSystem(BaseSystem):
     def retrieve(self, question: Question) -> Trace:
         tr = self.new_trace(question)
         qvec = self.embed_one(question.text)
-        return retrieve_three_stores(question, tr, qvec, self.config, self.search_items, self.exchanges,
-                                     lambda: self.store.kind_counts(self.space, self.conv.id))
+        tr = retrieve_three_stores(question, tr, qvec, self.config, self.search_items, self.exchanges,
+                                   lambda: self.store.kind_counts(self.space, self.conv.id))
+        tr.structure["thresholds"] = {**vars(self.th), "fact_maintenance": self.config.fact_maintenance}
+        tr.structure["facts"] = dict(self.facts)
+        return tr
 
 
 def unit_text(turns: list[Turn]) -> str:
@@ -225,4 +265,4 @@ def unit_text(turns: list[Turn]) -> str:
     return "\n".join(t.embed_text for t in turns)
 
 
-__all__ = ["EXCHANGE_OUTCOMES", "PRESETS", "RecMemConfig", "RecMemSystem", "unit_text"]
+__all__ = ["EXCHANGE_OUTCOMES", "FACT_OUTCOMES", "PRESETS", "RecMemConfig", "RecMemSystem", "unit_text"]

@@ -1,46 +1,83 @@
-"""RecMem's settings: the paper's defaults and its two threshold presets."""
+"""RecMem's settings: the paper's defaults, its two threshold presets, and the thresholds in force."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from memcore.llm.roles.readers import check_reader
 from memcore.systems.base import SystemConfig, query_field
 
+# Sec. 3.6 / Sec. 4: theta_sim 0.7, theta_count 5 on LoCoMo (casual, open-ended); 0.6, 4 on LongMemEval-S
+# (longer, task-oriented).
 PRESETS: dict[str, dict[str, float]] = {
-    "locomo": {"theta_sim": 0.7, "theta_count": 5, "theta_merge": 0.7},
-    "longmemeval": {"theta_sim": 0.6, "theta_count": 4, "theta_merge": 0.6},
+    "locomo": {"theta_sim": 0.7, "theta_count": 5},
+    "longmemeval": {"theta_sim": 0.6, "theta_count": 4},
 }
+PRESET_CHOICES = ("auto", *PRESETS)
+# Fact maintenance (Eq. 8-9): how the refiner's changes to known facts are kept.
+FACT_MAINTENANCE = {
+    "update": "a fact the new exchanges change is rewritten in place (a new version; the old text stays in "
+              "its history)",
+    "append": "changes become new TIME_ANCHORED_UPDATE facts and known facts stay as they are (the authors' "
+              "code)",
+}
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The consolidation thresholds in force for one conversation."""
+
+    preset: str
+    theta_sim: float
+    theta_count: int
+    merge_gate: float  # the merge-first gate of Eq. 6
+    split: bool  # True when theta_merge was set apart from theta_sim (a named option, not the paper)
 
 
 @dataclass
 class RecMemConfig(SystemConfig):
-    """Paper defaults; `preset` (locomo | longmemeval) fills the thresholds left at None."""
+    """Paper defaults. `preset` "auto" picks the paper's preset by the conversation's source (LongMemEval
+    -> longmemeval, everything else -> locomo); thresholds left at None come from the preset.
+    `theta_merge` None (the paper, Eq. 6): the merge gate is theta_sim, so a theta_sim sweep moves both;
+    a value splits them. `fact_maintenance`: see FACT_MAINTENANCE. `reader`: "paper" = App. F's answer
+    prompt (LoCoMo or LongMemEval), or another (memcore.llm.roles.readers)."""
 
-    preset: str = "locomo"
+    preset: str = "auto"
     theta_sim: float | None = None  # neighbour similarity in the subconscious store (0.7 / 0.6)
     theta_count: int | None = None  # cluster size that triggers consolidation, unit included (5 / 4)
-    theta_merge: float | None = None  # nearest-episode similarity that asks the LLM to merge (0.7 / 0.6)
+    theta_merge: float | None = None  # nearest-episode similarity that asks the LLM to merge (None: theta_sim)
     max_episodes: int = 3  # episodes one consolidation may write
     k_facts_context: int = 10  # existing facts shown to semantic refinement
+    fact_maintenance: str = "update"
     k_sub: int = query_field(10)
     k_epi: int = query_field(5)
     k_sem: int = query_field(10)
     pool: int = query_field(20)  # candidates per store kept in the trace
+    reader: str = query_field("paper")
 
-    def __post_init__(self) -> None:
-        for key, value in PRESETS.get(self.preset, PRESETS["locomo"]).items():
-            if getattr(self, key) is None:
-                setattr(self, key, int(value) if key == "theta_count" else float(value))
+    def thresholds(self, source: str = "") -> Thresholds:
+        """The thresholds in force on data from `source` ("locomo", "longmemeval", ...)."""
+        name = self.preset if self.preset != "auto" else ("longmemeval" if source == "longmemeval" else "locomo")
+        p = PRESETS[name]
+        sim = float(p["theta_sim"] if self.theta_sim is None else self.theta_sim)
+        count = int(p["theta_count"] if self.theta_count is None else self.theta_count)
+        gate = sim if self.theta_merge is None else float(self.theta_merge)
+        return Thresholds(name, sim, count, gate, self.theta_merge is not None)
 
     def validate(self) -> None:
         """Raise ValueError on an invalid setting."""
         super().validate()
-        if self.preset not in PRESETS:
-            raise ValueError(f"preset must be one of {sorted(PRESETS)}, not {self.preset!r}")
+        if self.preset not in PRESET_CHOICES:
+            raise ValueError(f"preset must be one of {', '.join(PRESET_CHOICES)}, not {self.preset!r}")
         for key in ("theta_sim", "theta_merge"):
-            if not -1.0 <= float(getattr(self, key)) <= 1.0:
-                raise ValueError(f"{key} is a cosine similarity in [-1, 1], not {getattr(self, key)!r}")
-        if int(self.theta_count) < 1 or self.max_episodes < 1:
+            v = getattr(self, key)
+            if v is not None and not -1.0 <= float(v) <= 1.0:
+                raise ValueError(f"{key} is a cosine similarity in [-1, 1], not {v!r}")
+        if (self.theta_count is not None and int(self.theta_count) < 1) or self.max_episodes < 1:
             raise ValueError("theta_count and max_episodes must be >= 1")
         if min(self.k_sub, self.k_epi, self.k_sem) < 0:
             raise ValueError("retrieval budgets k_sub, k_epi, k_sem must be >= 0")
+        if self.fact_maintenance not in FACT_MAINTENANCE:
+            raise ValueError(f"fact_maintenance must be one of {', '.join(FACT_MAINTENANCE)}, "
+                             f"not {self.fact_maintenance!r}")
+        check_reader(self.reader)
