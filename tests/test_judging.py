@@ -110,6 +110,7 @@ def test_eval_results_record_judge_runs_metrics_and_csv(tmp_path):
     assert (j["runs"], j["seeds"], j["kind"], j["model"]) == (3, [1, 2, 3], "lexical", "offline-engine")
     overall = res["systems"]["naive_rag"]["overall"]
     assert overall["judge_runs"] == 3 and overall["judge_std"] == 0.0  # the lexical judge is deterministic
+    assert overall["judge_prompts"] == {"locomo-mem0": 4}  # which prompt judged how many answers
     for key in ("rouge_2", "meteor", "similarity", "f1", "bleu1"):
         assert overall[key] is not None and 0 <= overall[key] <= 1, key
     assert "hashing" in res["metrics"]["similarity"] and "without synonyms" in res["metrics"]["meteor"]

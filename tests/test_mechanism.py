@@ -63,9 +63,11 @@ def test_memweaver_seeds_forced_passages_and_the_selector_key():
     out = summarize("memweaver", rows("memweaver", [base]))
     assert (out["seeds_mean"], out["passages_forced_mean"], out["triples_selected_mean"]) == (6.0, 2.0, None)
     assert "no LLM triple selector" in out["triples_selected_note"]
-    picked = {**base, "triple_selector": {"enabled": True, "selected": ["relation-1", "relation-4"]}}
+    picked = {**base, "triple_selector": {"enabled": True, "selected": ["relation-1", "relation-4"],
+                                          "backfill": ["relation-9"]}}
     off = {**base, "triple_selector": {"enabled": False, "selected": []}}
-    assert summarize("memweaver", rows("memweaver", [picked, picked]))["triples_selected_mean"] == 2.0
+    both = summarize("memweaver", rows("memweaver", [picked, picked]))
+    assert (both["triples_selected_mean"], both["triples_backfilled_mean"]) == (2.0, 1.0)
     assert "off" in summarize("memweaver", rows("memweaver", [off]))["triples_selected_note"]
 
 

@@ -13,6 +13,7 @@ without a seed, as before. The offline lexical judge is deterministic: its K run
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -101,14 +102,17 @@ def _mean(values: list[bool | float | None]) -> float | None:
 
 def judge_stats(rows: list[dict], digits: int = 6) -> dict[str, Any]:
     """{"judge": mean over the K judge runs of each run's accuracy, "judge_std": their sample standard
-    deviation (None with one run), "judge_runs": K; with K > 1 also "judge_majority": the accuracy of
-    the rows' majority verdicts}. Rows without `judge_runs` (stored before it) count as one run."""
+    deviation (None with one run), "judge_runs": K, "judge_prompts": {prompt name: rows} when rows
+    name theirs; with K > 1 also "judge_majority": the accuracy of the rows' majority verdicts}. Rows without `judge_runs` (stored before it) count as one run."""
     runs = [r.get("judge_runs") or [r.get("judge")] for r in rows]
     k = max((len(v) for v in runs), default=1)
     read = [a for a in (_mean([v[i] for v in runs if i < len(v)]) for i in range(k)) if a is not None]
     out: dict[str, Any] = {"judge": round(sum(read) / len(read), digits) if read else None,
                            "judge_std": round(statistics.stdev(read), digits) if len(read) > 1 else None,
                            "judge_runs": k}
+    prompts = Counter(r["judge_prompt"] for r in rows if r.get("judge_prompt"))
+    if prompts:
+        out["judge_prompts"] = dict(sorted(prompts.items()))
     if k > 1:
         m = _mean([r.get("judge") for r in rows])
         out["judge_majority"] = None if m is None else round(m, digits)

@@ -19,9 +19,10 @@ What each system reports (trace fields read, all in `Trace.structure`):
 - recmem: `consolidations` = consolidations fired, summed over conversations (`exchanges.consolidations`
   of the built memory), `units` (`exchanges.units`), `calls_per_unit` = construction LLM calls / units;
 - memweaver: `seeds_mean` (`budgets.used.seed_triples`), `passages_forced_mean` (`passages[]` with
-  `why == "forced-global"`), `triples_selected_mean` from the Eq. 10 LLM triple selector's trace
-  field `triple_selector = {"enabled": bool, "selected": [relation ids]}`; None, with
-  `triples_selected_note` saying why, when no trace carries that field or the selector is off.
+  `why == "forced-global"`), `triples_selected_mean` (chosen by the Eq. 10 LLM triple selector) and
+  `triples_backfilled_mean` (added after it) from the trace field `triple_selector = {"enabled": bool,
+  "selected": [relation ids], "backfill": [relation ids]}`; None, with `triples_selected_note` saying
+  why, when no trace carries that field or the selector is off.
 Systems without an entry (baselines, plugins) get an empty block. Means are over questions (or
 chains, or conversations, as named); None when there is nothing to average.
 """
@@ -147,19 +148,22 @@ def _recmem(stats: list[Stats], construction: dict) -> Stats:
 
 def _memweaver_q(st: Structure) -> Stats:
     sel = st.get(SELECTOR_KEY)
-    selected = None
-    if isinstance(sel, dict) and sel.get("enabled", True):
-        chosen = sel.get("selected", [])
-        selected = chosen if isinstance(chosen, int) else len(chosen)
+    on = isinstance(sel, dict) and sel.get("enabled", True)
     return {"seeds": st["budgets"]["used"]["seed_triples"],
             "passages_forced": sum(1 for p in st.get("passages", []) if p.get("why") == FORCED),
-            "triples_selected": selected, "selector": SELECTOR_KEY in st}
+            "triples_selected": _count(sel.get("selected", [])) if on else None,
+            "triples_backfilled": _count(sel.get("backfill", [])) if on else None, "selector": SELECTOR_KEY in st}
+
+
+def _count(ids: list | int) -> int:
+    return ids if isinstance(ids, int) else len(ids)
 
 
 def _memweaver(stats: list[Stats], _: dict) -> Stats:
     out = {"seeds_mean": _mean([s["seeds"] for s in stats]),
            "passages_forced_mean": _mean([s["passages_forced"] for s in stats]),
-           "triples_selected_mean": _mean([s["triples_selected"] for s in stats])}
+           "triples_selected_mean": _mean([s["triples_selected"] for s in stats]),
+           "triples_backfilled_mean": _mean([s.get("triples_backfilled") for s in stats])}
     if out["triples_selected_mean"] is None:
         out["triples_selected_note"] = (
             "the LLM triple selector was off in these traces" if any(s["selector"] for s in stats) else

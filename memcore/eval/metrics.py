@@ -52,7 +52,7 @@ METRIC_LABELS = {
     "meteor": "METEOR without synonyms: nltk meteor_score with exact and Porter-stem matching only "
               "(WordNet synonym stage off: WordNet data is not installable offline)",
     "similarity": "embedding similarity: cosine of the run's embedder's vectors of answer and gold "
-                  "(SBERT similarity when the embedder is all-MiniLM-L6-v2)",
+                  "(SBERT similarity when the embedder is all-MiniLM-L6-v2; not computed for abstention questions)",
 }
 _ARTICLES = re.compile(r"\b(a|an|the|and)\b")
 _PUNCT = set(string.punctuation)
