@@ -2,13 +2,54 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+from memcore.errors import ConfigError
 
 
 def _env(name: str, default: str = "") -> str:
     return os.environ.get(name, default)
+
+
+STORAGE_OPTIONS_ENV = "MEMCORE_STORAGE_OPTIONS"
+_SECRET_KEY = re.compile(r"(?i)(secret|password|token|credential|sas|signature|account_key|access_key|private)")
+
+
+def storage_options_from_env() -> tuple[tuple[str, str], ...]:
+    """LanceDB storage options from $MEMCORE_STORAGE_OPTIONS, a JSON object such as
+    `{"aws_endpoint": "http://127.0.0.1:9000", "allow_http": "true"}` (values become strings), as
+    sorted (key, value) pairs. Unset or empty: none (LanceDB then reads its own AWS_*, GOOGLE_*,
+    AZURE_* variables). Raises ConfigError naming the fix when it is not a JSON object."""
+    raw = _env(STORAGE_OPTIONS_ENV).strip()
+    if not raw:
+        return ()
+    try:
+        opts = json.loads(raw)
+    except ValueError as e:
+        raise ConfigError(f"${STORAGE_OPTIONS_ENV} is not valid JSON ({e.msg} at character {e.pos}). Fix: set it "
+                          "to a JSON object of strings, e.g. '{\"aws_endpoint\": \"http://host:9000\"}'") from None
+    if not isinstance(opts, dict):
+        raise ConfigError(f"${STORAGE_OPTIONS_ENV} must be a JSON object of option names to values, not "
+                          f"{type(opts).__name__}. Fix: e.g. '{{\"allow_http\": \"true\"}}'")
+    return tuple(sorted((str(k), _opt_str(v)) for k, v in opts.items()))
+
+
+def _opt_str(v: object) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def storage_secrets(options: dict[str, str] | None = None) -> tuple[str, ...]:
+    """Values that must never be shown: storage options and object-store environment variables whose
+    names look secret (secret keys, tokens, passwords, SAS, account keys), for memcore.llm.redact."""
+    pairs = list((options or {}).items()) + [(k, v) for k, v in os.environ.items()
+                                               if k.upper().startswith(("AWS_", "AZURE_", "GOOGLE_", "GCS_"))]
+    return tuple(sorted({v for k, v in pairs if v and _SECRET_KEY.search(k)}, key=len, reverse=True))
 
 
 @dataclass(frozen=True)
@@ -16,6 +57,8 @@ class Settings:
     """Where memcore stores data and which embedder and LLM provider it uses."""
 
     store_uri: str = field(default_factory=lambda: _env("MEMCORE_STORE", ".memcore"))
+    # LanceDB storage options of a remote store (endpoint, region, credentials...): never shown
+    storage_options: tuple[tuple[str, str], ...] = field(default_factory=storage_options_from_env, repr=False)
     cache_dir: str = field(default_factory=lambda: _env("MEMCORE_CACHE", ""))
     embedder: str = field(default_factory=lambda: _env("MEMCORE_EMBEDDER", "minilm"))
     llm_provider: str = field(default_factory=lambda: _env("MEMCORE_LLM_PROVIDER", ""))

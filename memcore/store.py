@@ -29,7 +29,10 @@ import lancedb  # noqa: E402
 
 from memcore.errors import StoreError  # noqa: E402
 from memcore.lease import Lease, lease_mode  # noqa: E402
+from memcore.llm.redact import redact  # noqa: E402
+from memcore.settings import storage_options_from_env, storage_secrets  # noqa: E402
 from memcore.store_commit import CommitMixin  # noqa: E402
+from memcore.store_indexes import IndexKeeper  # noqa: E402
 from memcore.store_items import ItemsMixin  # noqa: E402
 from memcore.store_records import RecordsMixin  # noqa: E402
 from memcore.store_schema import (  # noqa: E402
@@ -47,21 +50,32 @@ __all__ = ["INF_STEP", "LanceStore", "match"]
 
 
 class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
-    """The memcore store. `dim` is the embedding size; it is fixed when tables are created."""
+    """The memcore store. `dim` is the embedding size; it is fixed when tables are created.
 
-    def __init__(self, uri: str = ".memcore", dim: int = 384) -> None:
+    `uri` is a local path or any LanceDB URI (s3://, gs://, az://...). `storage_options` are LanceDB's
+    object-store options (endpoint, region, credentials, allow_http...); None reads them from
+    $MEMCORE_STORAGE_OPTIONS (memcore.settings), and LanceDB reads its own AWS_*, GOOGLE_*, AZURE_*
+    variables besides. Option values that look secret never appear in the store's messages.
+    """
+
+    def __init__(self, uri: str = ".memcore", dim: int = 384,
+                 storage_options: dict[str, str] | Sequence[tuple[str, str]] | None = None) -> None:
         self.uri = uri
         self.dim = dim
+        opts = dict(storage_options_from_env() if storage_options is None else storage_options)
         try:
             if "://" not in uri:
                 os.makedirs(uri, exist_ok=True)
-            self.db = lancedb.connect(uri)
+            self.db = lancedb.connect(uri, storage_options=opts or None)
         except Exception as e:
-            raise StoreError(f"cannot open the store at {uri!r}: {e}. Fix: choose a writable path "
-                             "with --store or MEMCORE_STORE") from e
+            secrets = storage_secrets(opts)
+            raise StoreError(f"cannot open the store at {redact(uri, secrets)!r}: {redact(str(e), secrets)}. Fix: "
+                             "choose a writable path or URI with --store or MEMCORE_STORE (a remote store's "
+                             "options: $MEMCORE_STORAGE_OPTIONS or the AWS_*/GOOGLE_*/AZURE_* variables)") from None
         self._tables: dict[str, Any] = {}
         self._lock = threading.RLock()
         self._searcher = ScopedSearch(self.db)
+        self._indexes = IndexKeeper()  # scope indexes, built after writes (memcore.store_indexes)
         self._leases: dict[str, Lease] = {}
         self.lease_mode = lease_mode(uri)  # 'file' (local path) or 'row' (remote URI); tests may force 'row'
 
@@ -126,6 +140,17 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
                 yield lease
             finally:
                 self._leases.pop(key, None)
+
+    def _after_write(self, name: str) -> None:
+        """Keep the table's scope index (memcore.store_indexes: built once it is large, rebuilt as it grows)."""
+        self._indexes.after_write(name, self.table(name))
+
+    def index_scopes(self) -> list[tuple[str, str, int]]:
+        """Build or rebuild every table's scope index now, whatever its size (e.g. after a bulk import);
+        returns (table, column, rows) of the indexes built by this store handle so far."""
+        for name in self.table_names():
+            self._indexes.after_write(name, self.table(name), force=True)
+        return list(self._indexes.built)
 
     def _store_lock(self, name: str) -> Lease:
         """A short exclusive lock on some shared rows (a conversation, its turns) for one write."""
@@ -232,8 +257,12 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
         } for t, v in zip(turns, vectors, strict=True)]
         if rows:
             with self._store_lock(f"turns|{rows[0]['conv_id']}"):  # merge on a fresh table, one process at a time
-                self._fresh("turns").merge_insert("uid").when_matched_update_all() \
-                    .when_not_matched_insert_all().execute(rows)
+                t = self._fresh("turns")
+                if t.count_rows(f"conv_id = {sql_str(rows[0]['conv_id'])}") == 0:
+                    t.add(rows)  # a new conversation (the normal case): nothing to merge with
+                else:
+                    t.merge_insert("uid").when_matched_update_all().when_not_matched_insert_all().execute(rows)
+            self._after_write("turns")
 
     def turn_matrix(self, conv_id: str) -> tuple[list[str], np.ndarray]:
         """Turn ids in conversation order and their embedding matrix."""

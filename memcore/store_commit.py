@@ -22,7 +22,7 @@ from memcore.types import Event, MemoryItem
 
 
 class CommitMixin:
-    """Ingest writes (needs `table`, `_fresh`, `_df`, `_item_row`, `_event_row`, `_leases`)."""
+    """Ingest writes (needs `table`, `_fresh`, `_df`, `_item_row`, `_event_row`, `_leases`, `_after_write`)."""
 
     def commit(self, space: str, system: str, conv_id: str, step: int, upserts: Sequence[MemoryItem],
                deletes: Sequence[tuple[str, str]], events: Sequence[Event], state: dict,
@@ -59,6 +59,7 @@ class CommitMixin:
                 del_by_kind.setdefault(d[0], {})[d[1]] = del_step[d[1]]
         for kind in sorted(set(by_kind) | set(del_by_kind)):
             self._commit_items(f"mem_{kind}", base, space, by_kind.get(kind, []), del_by_kind.get(kind, {}), ends)
+            self._after_write(f"mem_{kind}")
         links = dict.fromkeys((it.id, s, int(it.updated_step)) for it in upserts for s in it.sources)
         self._append_keyed("links", base, LINK_KEY, [
             {"space": space, "conv_id": conv_id, "item_id": i, "source_id": s, "step": st} for i, s, st in links])
@@ -111,6 +112,7 @@ class CommitMixin:
             t.add(rows)
         else:
             t.merge_insert(key).when_matched_update_all().when_not_matched_insert_all().execute(rows)
+        self._after_write(name)
 
     def save_checkpoint(self, space: str, system: str, conv_id: str, step: int, state: dict,
                         config: dict, done: bool) -> None:

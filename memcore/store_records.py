@@ -15,7 +15,8 @@ from memcore.types import Event
 
 
 class RecordsMixin:
-    """Events, provenance, usage ledger and per-question results (needs `table` and `_df`)."""
+    """Events, provenance, usage ledger and per-question results (needs `table`, `_df`, `_fresh`, `_store_lock`,
+    `_after_write`)."""
 
     # ------------------------------------------------------------ provenance
     def sources_of(self, space: str, conv_id: str, item_id: str) -> list[str]:
@@ -53,6 +54,7 @@ class RecordsMixin:
         """Persist usage-ledger records."""
         if records:
             self.table("llm_calls").add([r.to_dict() for r in records])
+            self._after_write("llm_calls")
 
     def rollback_llm_calls(self, space: str, conv_id: str, step: int) -> None:
         """Delete the ledger rows of a killed ingest's lost steps (construction calls after `step`).
@@ -89,13 +91,26 @@ class RecordsMixin:
         return self._df("llm_calls", where=where or None)
 
     def save_results(self, run_id: str, rows: Sequence[dict]) -> None:
-        """Upsert per-question results of an evaluation run (keyed by run, system, question)."""
+        """Upsert per-question results of an evaluation run (keyed by run, system, question).
+
+        Two processes upserting the same new key at once would both insert it (LanceDB rebases the two
+        commits; it does not see the key twice), so each conversation's rows are merged under a short
+        store lock of (run, conversation) on the table's latest version: workers on other conversations
+        never wait, and a second run of the same conversation (a rerun racing a running one) updates
+        the rows the first inserted instead of adding them again.
+        """
         out = [{"key": f"{run_id}|{r['system']}|{r['question_id']}", "run_id": run_id, "system": r["system"],
                 "conv_id": r.get("conv_id", ""), "question_id": r["question_id"],
                 "payload": json.dumps(r, default=json_default), "ts": time.time()} for r in rows]
+        by_conv: dict[str, list[dict]] = {}
+        for r in out:
+            by_conv.setdefault(r["conv_id"], []).append(r)
+        for conv_id, group in by_conv.items():
+            with self._store_lock(f"results|{run_id}|{conv_id}"):
+                self._fresh("results").merge_insert("key").when_matched_update_all() \
+                    .when_not_matched_insert_all().execute(group)
         if out:
-            self.table("results").merge_insert("key").when_matched_update_all() \
-                .when_not_matched_insert_all().execute(out)
+            self._after_write("results")
 
     def results_table(self) -> Any:
         """The results table at its latest version: rows other processes (eval workers, `memcore eval`
