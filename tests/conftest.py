@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from memcore.embed import HashingEmbedder
-from memcore.settings import Settings
-from memcore.types import Conversation, Question, Turn
+from memcore.testing import contract_workbench, tiny_conversation
+from memcore.types import Conversation
 from memcore.workbench import Workbench
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -16,30 +15,8 @@ SHARED = ROOT.parent / "shared"
 
 
 def make_conversation(conv_id: str = "tiny") -> Conversation:
-    """Two sessions, two speakers, with repeated topics and dates."""
-    lines = [
-        (1, "8 May, 2023", "Ana", "I adopted a puppy named Biscuit last week!"),
-        (1, "8 May, 2023", "Ben", "Congrats! What breed is Biscuit?"),
-        (1, "8 May, 2023", "Ana", "Biscuit is a golden retriever, very playful."),
-        (1, "8 May, 2023", "Ben", "I started a pottery class at the community center."),
-        (1, "8 May, 2023", "Ana", "Pottery sounds fun. I am training for the Lisbon half-marathon."),
-        (1, "8 May, 2023", "Ben", "Good luck with the marathon training!"),
-        (2, "25 May, 2023", "Ben", "How is Biscuit doing?"),
-        (2, "25 May, 2023", "Ana", "Biscuit learned to sit yesterday. The golden retriever is smart."),
-        (2, "25 May, 2023", "Ben", "My pottery teacher said my bowl was the best in class."),
-        (2, "25 May, 2023", "Ana", "I ran 18 kilometres for the half-marathon on Sunday."),
-    ]
-    turns, counters = [], {}
-    for i, (s, date, spk, text) in enumerate(lines):
-        counters[s] = counters.get(s, 0) + 1
-        iso = "2023-05-08T10:00:00" if s == 1 else "2023-05-25T10:00:00"
-        turns.append(Turn(conv_id, f"D{s}:{counters[s]}", i, s, date, iso, spk, text))
-    qs = [
-        Question(f"{conv_id}:q0", conv_id, "What breed is Biscuit?", "golden retriever", ["D1:3"], 4),
-        Question(f"{conv_id}:q1", conv_id, "What class did Ben start?", "pottery", ["D1:4"], 4),
-        Question(f"{conv_id}:q2", conv_id, "What race is Ana training for?", "Lisbon half-marathon", ["D1:5"], 4),
-    ]
-    return Conversation(conv_id, ["Ana", "Ben"], turns, qs, source="test")
+    """Two sessions, two speakers, with repeated topics and dates (memcore.testing's, shared with plugins)."""
+    return tiny_conversation(conv_id)
 
 
 @pytest.fixture
@@ -50,8 +27,7 @@ def tiny_conv() -> Conversation:
 @pytest.fixture
 def workbench(tmp_path) -> Workbench:
     """A workbench on a temporary store with the hashing embedder and the offline engine."""
-    settings = Settings(store_uri=str(tmp_path / "store"), llm_provider="offline", embedder="hashing")
-    return Workbench(settings, embedder=HashingEmbedder())
+    return contract_workbench(tmp_path)
 
 
 @pytest.fixture
