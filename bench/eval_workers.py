@@ -1,7 +1,8 @@
-"""Wall time of `memcore eval` with workers=1 vs workers=2 over a few LoCoMo conversations.
+"""Wall time of `memcore eval` with workers=1 vs workers=2 (and --engine ray) over a few LoCoMo conversations.
 
     .venv/bin/python bench/eval_workers.py [--file F] [--conversations conv-26,conv-30]
         [--systems naive_rag,naive_rag_session] [--limit 40] [--embedder minilm]
+        [--settings local1,local2,ray,ray-conv]   # ray: a task per (conversation, system); ray-conv: per conversation
 
     .venv/bin/python bench/eval_workers.py --stress 4   # concurrent-writer check only
 
@@ -36,14 +37,19 @@ from memcore.settings import Settings  # noqa: E402
 DEFAULT_FILE = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "locomo" / "locomo8.json"
 
 
-def one(workers: int, args: argparse.Namespace) -> tuple[float, dict]:
-    """Run the evaluation once from a fresh store; (seconds, results)."""
-    root = tempfile.mkdtemp(prefix=f"memcore-bench-w{workers}-")
+def one(setting: str, args: argparse.Namespace) -> tuple[float, dict]:
+    """Run the evaluation once from a fresh store with a setting (local1, local2, ray, ray-conv); (seconds,
+    results). The Ray settings start a local Ray each time (its start-up is part of the wall time)."""
+    from memcore.eval import ray_engine
+
+    root = tempfile.mkdtemp(prefix=f"memcore-bench-{setting}-")
     try:
         s = Settings(store_uri=os.path.join(root, "store"), llm_provider="offline", embedder=args.embedder)
+        engine = "ray" if setting.startswith("ray") else "local"
+        ray_engine.TASK_UNIT = "conversation" if setting == "ray-conv" else "system"
         t0 = time.perf_counter()
         res = run_eval(s, "locomo", args.file, args.systems.split(","), conversations=args.conversations.split(","),
-                       limit=args.limit, workers=workers)
+                       limit=args.limit, workers=int(setting[5:]) if engine == "local" else 1, engine=engine)
         return time.perf_counter() - t0, res
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -97,13 +103,14 @@ def stress(k: int, n: int = 150) -> None:
 
 
 def main() -> None:
-    """Print wall time for workers=1 and workers=2 and the speed-up."""
+    """Print the wall time of each setting, the speed-up against local1 and whether the results are identical."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--file", default=str(DEFAULT_FILE))
     ap.add_argument("--conversations", default="conv-26,conv-30")
     ap.add_argument("--systems", default="naive_rag,naive_rag_session")
     ap.add_argument("--limit", type=int, default=40, help="questions per conversation (0 = all)")
     ap.add_argument("--embedder", default="minilm")
+    ap.add_argument("--settings", default="local1,local2", help="local1, local2, ray, ray-conv (comma-separated)")
     ap.add_argument("--stress", type=int, default=0, help="only run the concurrent-writer check with N processes")
     args = ap.parse_args()
     if args.stress:
@@ -115,12 +122,16 @@ def main() -> None:
     print(f"cpus: {os.cpu_count()}, load average: {os.getloadavg()[0]:.1f}; conversations {args.conversations}; "
           f"systems {args.systems}; limit {args.limit}; embedder {args.embedder}")
     times, results = {}, {}
-    for w in (1, 2):
-        times[w], results[w] = one(w, args)
-        print(f"workers={w}: {times[w]:.1f}s  ({results[w]['questions_done']} questions)", flush=True)
-    diff = diff_results(results[1], results[2])
-    print(f"speed-up workers=2 vs 1: {times[1] / times[2]:.2f}x; load average now: {os.getloadavg()[0]:.1f}; "
-          f"identical results: {not diff}" + (f" (differ at {', '.join(diff[:10])})" if diff else ""))
+    names = args.settings.split(",")
+    for name in names:
+        times[name], results[name] = one(name, args)
+        print(f"{name}: {times[name]:.1f}s  ({results[name]['questions_done']} questions)", flush=True)
+    first = names[0]
+    for name in names[1:]:
+        diff = diff_results(results[first], results[name])
+        print(f"{name} vs {first}: speed-up {times[first] / times[name]:.2f}x; identical results: {not diff}"
+              + (f" (differ at {', '.join(diff[:10])})" if diff else ""))
+    print(f"load average now: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

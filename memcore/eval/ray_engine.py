@@ -32,6 +32,7 @@ from memcore.types import Conversation
 StopCb = Callable[[], bool]
 INSTALL_HINT = "pip install -r requirements-ray.txt"
 STOP_POLL_SECONDS = 1.0
+TASK_UNIT = "system"  # one task per (conversation, system); "conversation": one per conversation (bench)
 ENV_PASSED = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")  # workers embed offline like the driver
 _CACHE: dict[str, Any] = {}  # per Ray worker process: one Workbench per settings, reused across tasks
 
@@ -137,13 +138,14 @@ def run_ray(settings: Settings, convs: list[Conversation], todo: dict, job: dict
         units: dict[Any, dict] = {}
         order = sorted(convs, key=lambda c: -len(c.turns))  # long conversations first: they finish last
         for c in order:
-            conv_ref = None
-            for name, qs in todo[c.id].items():
-                if not qs:
-                    continue
-                conv_ref = conv_ref or ray.put(conversation_to_json(c))
-                ref = task.remote(cfg, conv_ref, {name: [q.id for q in qs]}, job_ref, queue, flag)
-                units[ref] = {"system": name, "conv_id": c.id, "missing": len(qs)}
+            pending = {name: [q.id for q in qs] for name, qs in todo[c.id].items() if qs}
+            groups = [pending] if TASK_UNIT == "conversation" else [{n: ids} for n, ids in pending.items()]
+            conv_ref = ray.put(conversation_to_json(c)) if pending else None
+            for group in groups:
+                if group:
+                    ref = task.remote(cfg, conv_ref, group, job_ref, queue, flag)
+                    units[ref] = {"system": ",".join(group), "conv_id": c.id,
+                                  "missing": sum(len(ids) for ids in group.values())}
 
         def drain() -> None:
             while True:

@@ -23,6 +23,7 @@ from memcore.errors import ConfigError
 from memcore.eval.judge import LEXICAL_JUDGE, make_judge
 from memcore.eval.ray_engine import import_ray, run_ray
 from memcore.eval.report import row_order, write_results
+from memcore.eval.run_record import DONE, INCOMPLETE, STOPPED, RunRecorder, selection_payload
 from memcore.eval.runs import assemble, check_compatible, existing_rows, load_rows, make_run_id, run_meta
 from memcore.eval.workers import evaluate_conversation, run_parallel, score_question
 from memcore.settings import Settings
@@ -130,25 +131,36 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
     total = sum(len(qs) for t in todo.values() for qs in t.values())
     job = {"systems": names, "configs": cfgs, "meta": meta, "run_id": run_id, "judge": judge}
     count, errors = 0, []
+    n_wanted = len(names) * sum(len(qs) for qs in selected.values())
+    recorder = RunRecorder(wb.store, {  # the run's record: the app lists it and follows its progress
+        "run_id": run_id, "done": n_wanted - total, "total": n_wanted, "dataset": f"{dataset} {path}",
+        "engine": engine if engine == "ray" else f"local x{workers}", "systems": names,
+        "payload": {"meta": meta, "judge": jinfo, "fingerprint": fingerprint, "path": path, "dataset": dataset,
+                    "selected": selection_payload(selected)}})
 
     def on_msg(msg: dict) -> None:
         nonlocal count
         count += msg.get("done", 0)
+        recorder.done = n_wanted - total + count
         if msg.get("phase") == "error" and len(errors) < 100:
             errors.append(msg)  # the first 100; unanswered questions also show as complete = False
         if progress is not None:
             progress(count, total, msg)
 
-    if engine == "ray":
-        run_ray(settings, convs, todo, job, on_msg, stop, ray_address, workers if workers > 1 else None)
-    elif workers > 1 and len([c for c in convs if any(todo[c.id].values())]) > 1:
-        run_parallel(settings, convs, todo, job, workers, on_msg, stop)  # assemble reads the latest results
-    else:
-        for c in convs:
-            if stop():
-                break
-            evaluate_conversation(wb, c, todo[c.id], job, on_msg, stop)
-    results = assemble(wb.store, run_id, convs, selected, names, meta, jinfo, fingerprint, path, dataset)
+    with recorder:  # an exception escaping the engines marks the record failed
+        if engine == "ray":
+            run_ray(settings, convs, todo, job, on_msg, stop, ray_address, workers if workers > 1 else None)
+        elif workers > 1 and len([c for c in convs if any(todo[c.id].values())]) > 1:
+            run_parallel(settings, convs, todo, job, workers, on_msg, stop)  # assemble reads the latest results
+        else:
+            for c in convs:
+                if stop():
+                    break
+                evaluate_conversation(wb, c, todo[c.id], job, on_msg, stop)
+        results = assemble(wb.store, run_id, convs, selected, names, meta, jinfo, fingerprint, path, dataset)
+        recorder.done = results["questions_done"]
+        recorder.finish(DONE if results["complete"] else STOPPED if stop() else INCOMPLETE,
+                        "" if results["complete"] else f"{results['questions_missing']} question(s) without a result")
     results.update(created=created, wall_seconds=round(time.perf_counter() - t0, 3),
                    finished=time.time(), configs=full_cfg, limit=limit, errors=sorted(errors, key=row_order))
     if out:
