@@ -112,7 +112,8 @@ def test_reader_choices_are_named_options() -> None:
 @pytest.mark.parametrize(("system", "config", "role"), [("com", {}, "answer_com_locomo"),
                                                         ("com", {"reader": "short"}, "answer"),
                                                         ("recmem", {}, "answer_recmem_locomo"),
-                                                        ("naive_rag", {}, "answer")])
+                                                        ("naive_rag", {}, "answer"),
+                                                        ("naive_rag", {"reader": "com"}, "answer_com_locomo")])
 def test_the_reader_used_is_in_the_trace(tmp_path, tiny_conv, system, config, role) -> None:
     tiny_conv.source = "locomo"
     wb = Workbench(Settings(store_uri=str(tmp_path / "s"), embedder="hashing"), embedder=HashingEmbedder())

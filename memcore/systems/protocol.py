@@ -11,6 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from memcore.llm.roles.readers import check_reader
 from memcore.retrievers import get_retriever
 from memcore.store import LanceStore
 from memcore.types import Answer, Conversation, Event, MemoryItem, Question, Trace, Turn
@@ -29,6 +30,9 @@ class SystemConfig:
     """Parameters shared by every system. Subclasses add theirs at the papers' defaults."""
 
     retriever: str = query_field("dense")  # dense (paper mode) | lexical | hybrid
+    # the answer prompt: "paper" (the system's paper's own; baselines: memcore's shared one), "short" (the
+    # shared one) or another paper's family (memcore.llm.roles.readers)
+    reader: str = query_field("paper")
 
     def construction_dict(self) -> dict[str, Any]:
         """The fields that change what ingest builds (they key the memory space)."""
@@ -37,6 +41,7 @@ class SystemConfig:
     def validate(self) -> None:
         """Raise ValueError on an invalid setting."""
         get_retriever(self.retriever)  # ValueError naming the registered retrievers
+        check_reader(self.reader)  # ValueError naming the reader choices
 
 
 def memory_space(name: str, config: SystemConfig, embedder: str, llm: Sequence[str]) -> str:

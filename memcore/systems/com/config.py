@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from memcore.llm.roles.readers import check_reader
 from memcore.systems.base import SystemConfig, query_field
 
 
@@ -29,7 +28,6 @@ class CoMConfig(SystemConfig):
     neighbour_weight: float = query_field(0.0)  # extended: share of same-session neighbours' scores
     word_budget: int = query_field(0)  # extended: backfill pool turns after the chains up to this
     date_style: str = query_field("dataset")  # "dataset" (as written) | "day" ("8 May 2023")
-    reader: str = query_field("paper")
 
     @property
     def extended(self) -> bool:
@@ -47,7 +45,6 @@ class CoMConfig(SystemConfig):
             raise ValueError(f"CoM max_len must be >= 1, not {self.max_len}")
         if self.date_style not in ("dataset", "day"):
             raise ValueError(f"CoM date_style must be 'dataset' or 'day', not {self.date_style!r}")
-        check_reader(self.reader)
 
 
 # The extended (non-paper) query-side mode measured in bench/retrieval_recall.py.

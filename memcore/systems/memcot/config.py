@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memcore.llm.roles.readers import check_reader
 from memcore.systems.base import SystemConfig, query_field
 
 # When the full conversation replaces the short-term memory as the responder's context.
@@ -40,7 +39,6 @@ class MemCoTConfig(SystemConfig):
     seed: int | None = query_field(0)
     judge_retries: int = query_field(2)
     fallback: str = query_field("empty")
-    reader: str = query_field("paper")
 
     def validate(self) -> None:
         """Raise ValueError on an invalid setting."""
@@ -54,4 +52,3 @@ class MemCoTConfig(SystemConfig):
                 raise ValueError(f"MemCoT {name} must be in [0, 2], not {getattr(self, name)!r}")
         if self.judge_retries < 0:
             raise ValueError(f"MemCoT judge_retries must be >= 0, not {self.judge_retries}")
-        check_reader(self.reader)

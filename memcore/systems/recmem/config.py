@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memcore.llm.roles.readers import check_reader
 from memcore.systems.base import SystemConfig, query_field
 
 # Sec. 3.6 / Sec. 4: theta_sim 0.7, theta_count 5 on LoCoMo (casual, open-ended); 0.6, 4 on LongMemEval-S
@@ -53,7 +52,6 @@ class RecMemConfig(SystemConfig):
     k_epi: int = query_field(5)
     k_sem: int = query_field(10)
     pool: int = query_field(20)  # candidates per store kept in the trace
-    reader: str = query_field("paper")
 
     def thresholds(self, source: str = "") -> Thresholds:
         """The thresholds in force on data from `source` ("locomo", "longmemeval", ...)."""
@@ -80,4 +78,3 @@ class RecMemConfig(SystemConfig):
         if self.fact_maintenance not in FACT_MAINTENANCE:
             raise ValueError(f"fact_maintenance must be one of {', '.join(FACT_MAINTENANCE)}, "
                              f"not {self.fact_maintenance!r}")
-        check_reader(self.reader)
