@@ -26,7 +26,7 @@ from pydantic import BaseModel, ValidationError
 from memcore.errors import LLMCallFailed, LLMError
 from memcore.llm.base import ChatResult, RoleResult
 from memcore.llm.cache import CallCache, call_key
-from memcore.llm.ledger import CallRecord, UsageLedger
+from memcore.llm.ledger import CallRecord, UsageLedger, prompt_text
 from memcore.llm.redact import redact
 from memcore.llm.roles import Role, get_role
 from memcore.llm.scheduler import CallScheduler
@@ -347,7 +347,8 @@ class LLMClient:
                            json=r.json_output, max=r.max_tokens, **extra)
             hit = self.cache.get(key)
             if hit is not None:
-                recs.append(self._record(r.name, stage, hit, 0.0, cache_hit=True, attempt=attempt))
+                recs.append(self._record(r.name, stage, hit, 0.0, cache_hit=True, attempt=attempt,
+                                         prompt=prompt_text(messages)))
                 return hit, None
         tokens = count_messages(messages) + r.max_tokens
         t0 = time.perf_counter()
@@ -357,13 +358,15 @@ class LLMClient:
                 logprobs=logprobs, role=r.name, inputs=inputs), tokens=tokens, priority=0 if stage == "construction" else 1)
         except LLMError as e:
             msg = redact(str(e))
-            recs.append(self._record(r.name, stage, ChatResult(""), _ms(t0), error=msg, attempt=attempt))
+            recs.append(self._record(r.name, stage, ChatResult(""), _ms(t0), error=msg, attempt=attempt,
+                                     prompt=prompt_text(messages)))
             raise LLMError(msg) from e
         except Exception as e:  # provider bugs or unexpected transport errors: report, don't crash
             msg = redact(f"{type(e).__name__}: {e}")
-            recs.append(self._record(r.name, stage, ChatResult(""), _ms(t0), error=msg, attempt=attempt))
+            recs.append(self._record(r.name, stage, ChatResult(""), _ms(t0), error=msg, attempt=attempt,
+                                     prompt=prompt_text(messages)))
             raise LLMError(msg) from e
-        recs.append(self._record(r.name, stage, chat, _ms(t0), attempt=attempt))
+        recs.append(self._record(r.name, stage, chat, _ms(t0), attempt=attempt, prompt=prompt_text(messages)))
         return chat, key
 
     def _cache_put(self, key: str | None, chat: ChatResult) -> None:
@@ -375,8 +378,9 @@ class LLMClient:
         out = r.offline(inputs)
         latency = _ms(t0)
         text = out.model_dump_json() if r.json_output else getattr(out, "text", "")
-        chat = ChatResult(text, count_messages(r.messages(inputs)), count_tokens(text), self.provider.model)
-        recs.append(self._record(r.name, stage, chat, latency))
+        messages = r.messages(inputs)
+        chat = ChatResult(text, count_messages(messages), count_tokens(text), self.provider.model)
+        recs.append(self._record(r.name, stage, chat, latency, prompt=prompt_text(messages)))
         res = RoleResult(role=r.name, output=out, raw=text, provider=self.provider.label)
         self._account(res, chat)
         res.latency_ms = latency
@@ -389,7 +393,7 @@ class LLMClient:
         res.cached = res.cached or chat.cached
 
     def _record(self, role: str, stage: str, chat: ChatResult, latency: float,
-                cache_hit: bool = False, error: str = "", attempt: int = 1) -> CallRecord:
+                cache_hit: bool = False, error: str = "", attempt: int = 1, prompt: str = "") -> CallRecord:
         depth = current_depth() + (0 if cache_hit else 1)
         set_depth(depth)
         return CallRecord(
@@ -397,7 +401,7 @@ class LLMClient:
             provider=self.provider.name, model=chat.model or self.provider.model,
             prompt_tokens=chat.prompt_tokens, completion_tokens=chat.completion_tokens,
             latency_ms=latency, cache_hit=cache_hit, ok=not error, error=error, step=self.step,
-            attempt=attempt, depth=depth,
+            attempt=attempt, prompt=prompt, completion=chat.text, depth=depth,
         )
 
 

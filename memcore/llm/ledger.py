@@ -5,9 +5,10 @@ from __future__ import annotations
 import contextvars
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from memcore.types import Usage
 
@@ -30,7 +31,9 @@ class CallRecord:
     error: str = ""
     step: int = 0  # ingest step (turn index + 1) for construction calls, else 0
     attempt: int = 1  # 2 for the one JSON-repair call that follows a malformed reply
-    ts: float = field(default_factory=time.time)
+    ts: float = field(default_factory=time.time)  # when the call ended (its start: ts - latency_ms / 1000)
+    prompt: str = ""  # the messages sent, as prompt_text renders them (the offline engine: its inputs)
+    completion: str = ""  # the reply text (the offline engine: its output; a cache hit: the cached reply)
     depth: int = 0  # position on the longest chain of dependent calls before it (not stored)
 
     def to_dict(self) -> dict:
@@ -38,6 +41,11 @@ class CallRecord:
         d = asdict(self)
         d.pop("depth")
         return d
+
+
+def prompt_text(messages: Iterable[Mapping[str, Any]]) -> str:
+    """Chat messages as one text: each message's role in brackets, then its content."""
+    return "\n\n".join(f"[{m.get('role', '')}]\n{m.get('content', '')}" for m in messages)
 
 
 # Lists that also receive the records added in this context (see UsageLedger.collect).
