@@ -216,6 +216,8 @@ def main() -> None:
     p.add_argument("--engines", default="local:1,local:2,ray", help="eval settings to run")
     p.add_argument("--eval-systems", default="naive_rag,com")
     p.add_argument("--eval-limit", type=int, default=20, help="questions per conversation in the eval part")
+    p.add_argument("--eval-embedder", default="hashing", help="embedder of the eval runs (MiniLM's cost per turn "
+                   "is measured apart and added in the estimate)")
     p.add_argument("--json", default="", help="also write every measurement to this JSON file")
     a = p.parse_args()
     a.sizes = [int(x) for x in a.sizes.split(",")] if a.sizes else ([1, 10] if a.quick else [10, 100, 1000])
