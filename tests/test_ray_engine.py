@@ -136,3 +136,17 @@ def test_without_ray_a_clear_message_and_exit_2(tmp_path, monkeypatch, capsys) -
 def test_unknown_engine_is_refused(tmp_path) -> None:
     with pytest.raises(ConfigError, match="choose one of local, ray"):
         run_eval(settings(tmp_path, "store"), "demo", systems=["naive_rag"], engine="spark")
+
+
+def test_workers_that_do_not_share_the_store_fail_with_the_fix(tmp_path, monkeypatch) -> None:
+    from memcore.eval import ray_engine
+
+    real = ray_engine.run_ray
+
+    def elsewhere(settings, *a):  # noqa: ANN001, ANN002 - as if the workers had their own local disk
+        return real(settings.with_(store_uri=str(tmp_path / "node-local")), *a)
+
+    monkeypatch.setattr("memcore.eval.runner.run_ray", elsewhere)
+    res = run_eval(settings(tmp_path, "store"), "demo", systems=["naive_rag"], engine="ray")
+    assert not res["complete"] and res["questions_done"] == 0
+    assert "do not share the driver's store" in res["errors"][0]["error"] and "--store" in res["errors"][0]["error"]

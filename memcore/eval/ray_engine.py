@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import sys
 import time
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from memcore.errors import ConfigError
+from memcore.eval.run_record import get_run
 from memcore.eval.workers import evaluate_conversation
 from memcore.settings import Settings
 from memcore.types import Conversation
@@ -103,6 +105,11 @@ def _task(settings: Settings, conv_json: str, todo_ids: dict[str, list[str]], jo
         if "torch" in sys.modules:  # Ray sets OMP_NUM_THREADS to the task's CPUs; torch follows it
             sys.modules["torch"].set_num_threads(max(1, int(os.environ.get("OMP_NUM_THREADS", "1"))))
     wb = _CACHE[key]
+    if get_run(wb.store, job["run_id"]) is None:  # written by the driver before any task starts
+        raise ConfigError(f"the store at {settings.store_uri} as seen from node {socket.gethostname()} does not "
+                          f"hold run {job['run_id']}: the workers do not share the driver's store (or its record "
+                          "could not be written). Fix: pass --store with a URI every node reaches (s3://..., "
+                          "gs://..., az://..., or a shared file system path)")
     conv = conversation_from_json(conv_json)
     by_id = {q.id: q for q in conv.questions}
     todo = {s: [by_id[i] for i in ids] for s, ids in todo_ids.items()}
