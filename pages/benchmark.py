@@ -29,6 +29,7 @@ if not results:
     st.stop()
 if results.get("engine") or results.get("provider") or results.get("llm"):
     st.caption(f"Run answered by: **{results.get('engine') or results.get('llm') or results.get('provider')}**"
+               + (f" · retriever: **{results['retriever']}**" if results.get("retriever") else "")
                + (f" · judge: {results['judge'].get('label', '')}" if isinstance(results.get("judge"), dict) else ""))
 
 st.dataframe(summary_table(results), hide_index=True)

@@ -6,11 +6,24 @@ import streamlit as st
 
 from memcore.eval.diagnostics import locate_missed_evidence
 from memcore.viz.evidence import answer_summary, compare_bar, cost_bar
-from memcore.viz.views import COMPARE, get_view
+from memcore.viz.safe import md_escape
+from memcore.viz.views import COMPARE
 from ui import state, widgets
+from ui.ask_view import (
+    ask_link,
+    build_cards,
+    default_picks,
+    evidence_line,
+    judge_name,
+    result_header,
+    shown,
+    verdict,
+    verdict_line,
+)
 
 st.title("Compare")
-st.caption("One question, every chosen system side by side: answer, context size, gold-evidence hits, cost.")
+st.caption("One question, every chosen system side by side: evidence hit or miss, the answer with its verdict, "
+           "context size, cost. Each card opens the system's full trace on Ask.")
 
 wb = state.workbench_or_stop()
 with st.sidebar:
@@ -21,21 +34,23 @@ q = widgets.question_picker(conv, key="cmp_q")
 if q is None:
     st.stop()
 if q.answer:
-    st.markdown(f"**Gold answer:** {widgets.md_escape(q.answer)} · evidence: {', '.join(q.evidence) or 'none'}")
-built = [s for s in widgets.systems() if get_view(s).pick_when_built and state.ingest_status(wb, s, conv)[1]]
-systems = widgets.system_picker("Systems", built if len(built) > 1 else widgets.default_systems(COMPARE),
-                                key="cmp_systems")
-if not systems or not widgets.ingest_panel(wb, conv, systems):
+    st.markdown(f"**Gold answer:** {md_escape(q.answer)} · evidence: {md_escape(', '.join(q.evidence) or 'none')}")
+systems = widgets.system_picker("Systems", default_picks(wb, conv, COMPARE), key="cmp_systems")
+retriever = widgets.retriever_picker("cmp_retriever")
+built = build_cards(wb, conv, systems, key="cmp") if systems else []
+if not built:
+    st.info("Choose at least one system whose memory is built (or build one above) to compare.")
     st.stop()
-if st.button("Compare", type="primary", icon=":material/compare:"):
-    st.session_state["cmp_active"] = (conv.id, q.id, q.text)
-if st.session_state.get("cmp_active") != (conv.id, q.id, q.text):
+clicked = st.button("Compare", type="primary", icon=":material/compare:")
+if not shown("cmp_active", (conv.id, q.id, q.text, retriever), clicked):
     st.stop()
 
-answers = widgets.answers_for(wb, conv, q, systems)
-rows = [answer_summary(s, a, q.evidence) for s, a in answers.items()]
+answers = widgets.answers_for(wb, conv, q, built, retriever)
+verdicts = {s: verdict(wb, q, a) for s, a in answers.items()}
+rows = [answer_summary(s, a, q.evidence, verdicts[s]) for s, a in answers.items()]
 st.session_state["cmp_rows"] = rows
-st.caption(f"Answers by: **{widgets.md_escape(wb.provider_label)}**")
+st.caption(f"Answers by: **{md_escape(wb.provider_label)}** · retriever: **{md_escape(retriever)}**"
+           + (f" · verdicts by the **{md_escape(judge_name(wb))}**" if q.answer else ""))
 st.dataframe(rows, hide_index=True)
 c1, c2 = st.columns(2)
 c1.plotly_chart(compare_bar(rows, "context tokens"), key="cmp_ctx")
@@ -44,13 +59,14 @@ st.caption("Left: size of the context each system handed to the reader. Right: t
            "by stage.")
 cols = st.columns(len(answers))
 for col, (name, ans) in zip(cols, answers.items(), strict=True):
-    with col, st.container(border=True):
-        st.markdown(f"#### {name}")
+    with col, st.container(border=True, key=f"cmp_card_{name}"):
+        st.markdown(result_header(name, ans, wb.provider_label))
+        if q.evidence:
+            st.markdown(evidence_line(ans.trace, q.evidence))
+        st.markdown(verdict_line(verdicts[name]) or "(free-text question: no verdict)")
         st.text(ans.text or "(empty)")
-        present = set(ans.trace.context_turn_ids())
-        for t in q.evidence:
-            st.markdown(f":green[:material/check_circle: hit] `{t}`" if t in present
-                        else f":red[:material/cancel: miss] `{t}`")
         for m in locate_missed_evidence(ans.trace, q.evidence):
-            st.caption(f"{m['turn_id']}: {m['status']}" + (f" at {m['stage']} (rank {m['rank']})" if m["stage"] else "")
-                       + (f" · {widgets.md_escape(m['reason'])}" if m["reason"] else ""))
+            st.caption(md_escape(f"{m['turn_id']}: {m['status']}"
+                                 + (f" at {m['stage']} (rank {m['rank']})" if m["stage"] else "")
+                                 + (f" · {m['reason']}" if m["reason"] else "")))
+        st.link_button("Full trace", ask_link(conv, q, name, retriever), icon=":material/open_in_new:")

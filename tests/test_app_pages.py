@@ -37,9 +37,12 @@ def home_with_demo() -> AppTest:
 
 
 def build(at: AppTest, systems: list[str], key: str, conv: str = "demo") -> AppTest:
+    """Pick systems and click Build (the page's one button, or Ask/Compare's card per system) until all are built."""
     at.multiselect(key=key).set_value(systems).run()
-    buttons = [b for b in at.button if b.label.startswith("Build memory")]
-    if buttons:
+    for _ in systems:
+        buttons = [b for b in at.button if b.label == "Build" or b.label.startswith("Build memory")]
+        if not buttons:
+            break
         buttons[0].click().run()
         jobs.wait(f"ingest:{conv}", 180)
         at.run()

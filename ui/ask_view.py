@@ -1,14 +1,25 @@
-"""Ask page sections: the question with its gold evidence, one answer panel per system."""
+"""Ask and Compare sections: the gold panel, a card per system whose memory is not built (nothing builds
+without a click), the verdict of an answer on a dataset question, and one answer panel per system."""
 
 from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
 
-from memcore.types import Answer, Conversation, Question
-from memcore.viz.evidence import context_table, evidence_table, missed_table
+from memcore.eval.judge import make_judge
+from memcore.eval.metrics import locomo_f1
+from memcore.types import Answer, Conversation, Question, Trace
+from memcore.viz.evidence import context_table, evidence_table, missed_table, verdict_text
 from memcore.viz.safe import md_escape
+from memcore.viz.views import get_view
 from memcore.workbench import Workbench
+from ui import jobs, state, widgets
+from ui.calls_view import calls_panel
+from ui.nav import ASK as ASK_PAGE
+from ui.nav import page
 from ui.structure_view import structure_view, turn_texts
 
 
@@ -23,6 +34,80 @@ def gold_panel(conv: Conversation, q: Question) -> None:
                                    for t in q.evidence]), hide_index=True)
 
 
+def build_cards(wb: Workbench, conv: Conversation, systems: list[str], key: str) -> list[str]:
+    """The chosen systems whose memory is built; a card with a Build button for each one that is not
+    (memory is built only on that click), and the build's progress while it runs."""
+    status = {s: state.ingest_status(wb, s, conv) for s in systems}
+    job = jobs.get(state.ingest_job_id(conv))
+    running = job is not None and job.running
+    if running:
+        widgets.job_progress(job.id)
+    elif job is not None and job.status in (jobs.FAILED, jobs.CANCELLED):
+        (st.error if job.status == jobs.FAILED else st.warning)(md_escape(f"{job.title}: {job.error or job.message}"))
+    todo = [s for s, (_, done) in status.items() if not done]
+    for s in todo:
+        step = status[s][0]
+        with st.container(border=True, key=f"{key}_notbuilt_{s}"):
+            c1, c2 = st.columns([4, 1], vertical_alignment="center")
+            c1.markdown(f"**{md_escape(s)}** · memory not built ({max(step, 0)}/{len(conv.turns)} turns): "
+                        "build it to ask this system.")
+            if c2.button("Build", key=f"{key}_build_{s}", icon=":material/construction:", disabled=running):
+                state.start_ingest(wb, [s], conv)
+                st.rerun()
+    return [s for s in systems if s not in todo]
+
+
+def judge_name(wb: Workbench) -> str:
+    """The judge in use, short: 'lexical judge (offline)' or the LLM judge's model."""
+    _, info = _judge(wb)
+    return "lexical judge (offline)" if info["kind"] == "lexical" else str(info["label"])
+
+
+def _judge(wb: Workbench) -> tuple[Any, dict[str, Any]]:
+    cache: dict = st.session_state.setdefault("_judges", {})
+    if wb.provider_label not in cache:
+        cache[wb.provider_label] = make_judge(wb, True)
+    return cache[wb.provider_label]
+
+
+def verdict(wb: Workbench, q: Question, ans: Answer) -> dict[str, Any] | None:
+    """Correct or not by the judge in use, with the official F1; None for a question without a gold answer.
+    Judged once per answer this session."""
+    if not q.answer:
+        return None
+    cache: dict = st.session_state.setdefault("_verdicts", {})
+    if id(ans) not in cache:
+        fn, info = _judge(wb)
+        v = fn(wb.llm, q, ans.text)
+        cache[id(ans)] = {"correct": v["correct"], "reason": v["reason"], "error": v["error"],
+                          "judge": judge_name(wb), "judge_label": info["label"],
+                          "f1": locomo_f1(ans.text, q.answer, q.category)}
+    return cache[id(ans)]
+
+
+def verdict_line(v: dict[str, Any] | None) -> str:
+    """Markdown: correct / incorrect with F1 and the judge named (empty without a verdict)."""
+    if v is None:
+        return ""
+    text = verdict_text(v)
+    badge = {"correct": ":green-badge[:material/check_circle: correct]",
+             "incorrect": ":red-badge[:material/cancel: incorrect]"}.get(text, ":gray-badge[not judged]")
+    return f"{badge} F1 {v['f1']:.2f} · by the {md_escape(v['judge'])}"
+
+
+def evidence_line(trace: Trace, evidence: list[str]) -> str:
+    """Markdown: each gold evidence turn as hit (in the context) or miss."""
+    present = set(trace.context_turn_ids())
+    return " ".join(f":green-badge[:material/check: hit {md_escape(t)}]" if t in present
+                    else f":red-badge[:material/close: miss {md_escape(t)}]" for t in evidence)
+
+
+def result_header(system: str, ans: Answer, provider: str) -> str:
+    """Markdown header of a result: system, retriever, and what answered."""
+    return (f"**{md_escape(system)}** · retriever **{md_escape(ans.trace.retriever)}** · "
+            f"answered by {md_escape(provider)}")
+
+
 def _style_hits(df: pd.DataFrame):  # noqa: ANN202 - pandas Styler
     def color(v: object) -> str:
         return "background-color: #D4EFE4" if str(v).startswith(("✔", "hit")) else (
@@ -31,20 +116,25 @@ def _style_hits(df: pd.DataFrame):  # noqa: ANN202 - pandas Styler
 
 
 def answer_panel(wb: Workbench, conv: Conversation, q: Question, system: str, ans: Answer) -> None:
-    """Answer, the why-was-it-missed table, evidence hits, context and the system's structure."""
+    """Evidence hit/miss first, the answer with its verdict, why evidence was missed, then context, the
+    system's structure and the LLM calls behind the answer."""
     key = f"ask_{system}"
+    st.markdown(result_header(system, ans, wb.provider_label))
+    if q.evidence:
+        st.markdown("Evidence: " + evidence_line(ans.trace, q.evidence))
     c = st.columns([3, 1, 1, 1])
     with c[0]:
-        st.markdown(f"**Answer** ({md_escape(wb.provider_label)})")
+        v = verdict(wb, q, ans)
+        st.markdown("**Answer** " + verdict_line(v), help=v["judge_label"] if v else None)
         st.text(ans.text or "(empty)")
     tokens = sum(u.total_tokens for u in ans.usage.values())
     c[1].metric("Context items", len(ans.trace.items))
     c[2].metric("Tokens", tokens)
     c[3].metric("Latency", f"{ans.latency_ms:.0f} ms")
     if ans.error:
-        st.warning(ans.error)
+        st.warning(md_escape(ans.error))
     for note in ans.trace.notes:
-        st.caption(f"Note: {note}")
+        st.caption(md_escape(f"Note: {note}"))
     texts = turn_texts(conv)
     if q.evidence:
         missed = missed_table(ans.trace, q.evidence, texts)
@@ -57,8 +147,37 @@ def answer_panel(wb: Workbench, conv: Conversation, q: Question, system: str, an
         else:
             st.success(f"All {len(q.evidence)} gold evidence turn(s) reached the context.")
         st.dataframe(_style_hits(evidence_table(ans.trace, q.evidence, texts)), hide_index=True)
-    t1, t2 = st.tabs(["Retrieved context", "System structure"])
+    calls = state.answer_calls(ans)
+    t1, t2, t3 = st.tabs(["Retrieved context", "System structure", f"LLM calls ({len(calls)})"])
     with t1:
         st.dataframe(_style_hits(context_table(ans.trace, q.evidence)), hide_index=True, height=320)
     with t2:
         structure_view(system, ans, texts, key)
+    with t3:
+        calls_panel(calls, key=f"{key}_calls", provider=wb.provider_label)
+
+
+def default_picks(wb: Workbench, conv: Conversation, page: str) -> list[str]:
+    """The systems a page preselects: those whose memory of `conv` is built (views may opt out with
+    pick_when_built=False), else the page's view defaults (which then show Build cards)."""
+    built = [s for s in widgets.systems() if get_view(s).pick_when_built and state.ingest_status(wb, s, conv)[1]]
+    return built or widgets.default_systems(page)
+
+
+def shown(key: str, ident: tuple, clicked: bool) -> bool:
+    """Whether results for `ident` show: after their button was clicked, or opened from a link with ?run=1
+    (once per session); the URL says so (?run=1) while they show."""
+    opened = f"_{key}_from_url"
+    if clicked or (st.query_params.get("run") == "1" and not st.session_state.get(opened)):
+        st.session_state[key] = ident
+    st.session_state[opened] = True
+    on = st.session_state.get(key) == ident
+    state.url_set(run="1" if on else None)
+    return on
+
+
+def ask_link(conv: Conversation, q: Question, system: str, retriever: str) -> str:
+    """A relative link to Ask that reopens one system's answer to this question with its full trace."""
+    params = {"conv": conv.id, **({"text": q.text} if q.id == "adhoc" else {"q": q.id}), "systems": system,
+              **({"retriever": retriever} if retriever != "dense" else {}), "run": "1"}
+    return f"{page(ASK_PAGE).url_path}?{urlencode(params)}"

@@ -13,7 +13,8 @@ from memcore.viz.evidence import context_table, missed_table
 from memcore.viz.safe import md_escape
 from memcore.viz.views import BENCHMARK
 from memcore.workbench import Workbench
-from ui import jobs, widgets
+from ui import jobs, state, widgets
+from ui.ask_view import default_picks
 
 RUN_JOB = "benchmark-run"
 
@@ -48,19 +49,21 @@ def run_panel(wb: Workbench) -> None:
         dataset = c1.selectbox("Dataset", ["demo", "locomo", "longmemeval", "jsonl"], key="bm_ds")
         file = c2.text_input("Dataset file", key="bm_file", disabled=dataset == "demo",
                              placeholder="../shared/datasets/locomo/locomo10.json")
-        systems = st.multiselect("Systems", widgets.systems(), default=widgets.default_systems(BENCHMARK),
-                                 key="bm_run_systems")
+        conv = state.current_conversation(wb)  # default: every system whose memory of it is built
+        systems = st.multiselect("Systems", widgets.systems(), key="bm_run_systems",
+                                 default=default_picks(wb, conv, BENCHMARK) if conv else widgets.default_systems(BENCHMARK))
+        retriever = widgets.retriever_picker("bm_retriever")
         c3, c4 = st.columns(2)
         limit = c3.number_input("Questions per conversation (0 = all)", 0, 10_000, 0, key="bm_limit")
         judge = c4.toggle("Judge answers", True, key="bm_judge",
                           help=f"With {wb.provider_label} the judge is the lexical judge (labelled so in results).")
         if st.button("Start run", type="primary", disabled=not systems, key="bm_start"):
-            start_run(wb, dataset, file.strip() or None, systems, int(limit) or None, judge)
+            start_run(wb, dataset, file.strip() or None, systems, int(limit) or None, judge, retriever)
             st.rerun()
 
 
 def start_run(wb: Workbench, dataset: str, file: str | None, systems: list[str], limit: int | None,
-              judge: bool) -> jobs.Job:
+              judge: bool, retriever: str = "dense") -> jobs.Job:
     """Run memcore.eval.runner.run_eval in the background (resumable; cancel stops after saving)."""
     from memcore.eval.runner import run_eval
 
@@ -69,7 +72,8 @@ def start_run(wb: Workbench, dataset: str, file: str | None, systems: list[str],
             job.done, job.total = done, total
             job.message = f"{info.get('phase', '')} · {info.get('system', '')} · {info.get('conv_id', '')}"
 
-        res = run_eval(wb.settings, dataset, file, systems, limit=limit, judge=judge, progress=progress,
+        res = run_eval(wb.settings, dataset, file, systems, limit=limit, judge=judge, retriever=retriever,
+                       progress=progress,
                        should_stop=job.stop.is_set, workbench=wb)
         job.message = "cancelled: saved answers are kept; starting again resumes" if job.stop.is_set() else "done"
         return res

@@ -8,7 +8,7 @@ import streamlit as st
 from memcore.types import Conversation
 from memcore.viz.replay import ReplayData, cumulative_cost_figure, event_strip_figure, layer_counts_figure
 from memcore.workbench import Workbench
-from ui import growth, widgets
+from ui import calls_view, growth, state, widgets
 
 STEP = "replay_step"
 PLAYING = "replay_playing"
@@ -28,6 +28,7 @@ def _toggle_play(n: int) -> None:
 def replay_viewer(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]) -> None:
     """Render the step-controlled viewer (a fragment: stepping reruns only this part)."""
     n = max(rd.n_steps for rd in data.values())
+    state.url_seed(STEP, "step", list(range(n + 1)), parse=int)  # a shared link reopens its step
     st.session_state.setdefault(STEP, min(n, 1))
     playing = st.session_state.get(PLAYING, False)
     speed = st.session_state.get("replay_speed", 0.8)
@@ -54,6 +55,7 @@ def replay_viewer(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]
                     key="rp_next")
         c[4].button("", icon=":material/last_page:", help="last step", on_click=_set, args=(n, n), key="rp_last")
         c[5].slider("Step", 0, n, key=STEP, label_visibility="collapsed")
+        state.url_set(step=str(st.session_state[STEP]))
         _step_body(wb, conv, data, st.session_state[STEP])
 
     viewer()
@@ -91,6 +93,7 @@ def _step_body(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], s
                        "or the Events per step view).")
     else:
         st.caption("No system changed its memory at this step.")
+    calls_view.replay_step_calls(wb, conv, list(data), step)
     view = st.segmented_control("View", VIEWS, default=VIEWS[0], key="rp_view") or VIEWS[0]
     sig = (wb.store.uri, conv.id, tuple((n, rd.n_steps, len(rd.events), int(rd.cost["tokens"].iloc[-1]))
                                         for n, rd in data.items()))

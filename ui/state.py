@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from memcore.errors import MemcoreError, MemoryBusy
+from memcore.llm.ledger import CallRecord, UsageLedger
 from memcore.settings import Settings
 from memcore.store_schema import INF_STEP
 from memcore.store_view import MemoryView
@@ -205,13 +207,21 @@ def items_at(mem: MemoryView, kind: str, step: int) -> list:
 
 
 # ---------------------------------------------------------------------- answers
-def ask(wb: Workbench, system: str, conv: Conversation, question: Question) -> Answer:
-    """A system's answer, computed once per session, question and provider."""
+def ask(wb: Workbench, system: str, conv: Conversation, question: Question, retriever: str = "dense") -> Answer:
+    """A system's answer with a retriever, computed once per session, question and provider; the LLM calls it
+    made are kept for the call inspector (answer_calls)."""
     cache: dict = st.session_state.setdefault("_answers", {})
-    key = (wb.store.uri, wb.provider_label, system, conv.id, question.id, question.text)
+    key = (wb.store.uri, wb.provider_label, system, conv.id, question.id, question.text, retriever)
     if key not in cache:
-        cache[key] = wb.ask(system, conv, question)
+        with UsageLedger.collect() as records:
+            cache[key] = wb.ask(system, conv, question, retriever=retriever)
+        st.session_state.setdefault("_answer_calls", {})[id(cache[key])] = list(records)
     return cache[key]
+
+
+def answer_calls(answer: Answer) -> list[CallRecord]:
+    """The LLM calls an answer of this session made (ledger records with prompts and completions)."""
+    return st.session_state.get("_answer_calls", {}).get(id(answer), [])
 
 
 def answers_all(conv: Conversation) -> dict[tuple[str, str, str], Answer]:
@@ -234,3 +244,37 @@ def answers_for(conv: Conversation, question: Question) -> dict[str, Answer]:
     """Answers already computed this session for one question, by system."""
     cache: dict = st.session_state.get("_answers", {})
     return {k[2]: v for k, v in cache.items() if k[3] == conv.id and k[4] == question.id and k[5] == question.text}
+
+
+# ------------------------------------------------------------------ shareable URL
+def url_seed(key: str, param: str, options: list | None = None, many: bool = False,
+             parse: Callable[[str], Any] = str) -> None:
+    """Start widget `key` at the URL's ?param= (comma-separated when `many`; each value through `parse`,
+    unreadable ones ignored), once per session and link, and only with a value among `options`: a shared
+    link reopens the same view."""
+    seeded: set = st.session_state.setdefault("_url_seeded", set())
+    raw = st.query_params.get(param)
+    if raw is None or (key, raw) in seeded or st.session_state.get("_url_written", {}).get(param) == raw:
+        return  # nothing to open, opened already, or the page wrote it itself (url_set)
+    seeded.add((key, raw))
+    try:
+        value: Any = [parse(v) for v in raw.split(",") if v] if many else parse(raw)
+    except ValueError:
+        return
+    if options is not None:
+        value = [v for v in value if v in options] if many else (value if value in options else None)
+    if value is not None and value != []:
+        st.session_state[key] = value
+
+
+def url_set(**params: str | list[str] | None) -> None:
+    """Write the view's choices into the URL (lists comma-separated; None or empty removes a parameter)."""
+    written: dict = st.session_state.setdefault("_url_written", {})
+    for name, v in params.items():
+        text = ",".join(v) if isinstance(v, list | tuple) else ("" if v is None else str(v))
+        written[name] = text
+        if not text:
+            if name in st.query_params:
+                del st.query_params[name]
+        elif st.query_params.get(name) != text:
+            st.query_params[name] = text

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from memcore.retrievers import retriever_names
 from memcore.types import Conversation, Question
 from memcore.viz.safe import md_escape
 from memcore.viz.views import picked, view_order
@@ -47,7 +48,7 @@ def provider_form() -> None:
     cur: state.ProviderChoice = st.session_state.get("provider_choice") or state.ProviderChoice()
     base = state.settings()
     options = list(state.PROVIDER_LABELS)
-    with st.form("provider"):
+    with st.form("provider", enter_to_submit=False):
         prov = st.radio("LLM provider", options, index=options.index(cur.provider or base.provider)
                         if (cur.provider or base.provider) in options else 0,
                         format_func=state.PROVIDER_LABELS.__getitem__, horizontal=True)
@@ -108,10 +109,12 @@ def conversation_picker(wb: Workbench) -> Conversation | None:
         st.info("No conversation yet: load the demo on Home.")
         return None
     ids = list(stored["conv_id"])
+    state.url_seed("_conv_pick", "conv", ids)
     conv = state.current_conversation(wb)
     pick = st.selectbox("Conversation", ids, index=ids.index(conv.id) if conv else 0, key="_conv_pick")
     if pick != st.session_state.get("conv_id"):
         st.session_state["conv_id"] = pick
+    state.url_set(conv=pick)
     return state.conversation(wb, pick)
 
 
@@ -128,18 +131,41 @@ def default_systems(page: str) -> list[str]:
 def system_picker(label: str, default: Sequence[str], key: str) -> list[str]:
     """Multiselect over registered systems."""
     names = systems()
-    return st.multiselect(label, names, default=[d for d in default if d in names] or names[:1], key=key)
+    state.url_seed(key, "systems", names, many=True)
+    start = None if key in st.session_state else ([d for d in default if d in names] or names[:1])
+    picked_ = st.multiselect(label, names, default=start, key=key)
+    state.url_set(systems=picked_)
+    return picked_
+
+
+def retriever_picker(key: str) -> str:
+    """Dense (the papers' mode, default), lexical, hybrid or a plugin's retriever (memcore.retrievers)."""
+    names = list(retriever_names())
+    state.url_seed(key, "retriever", names)
+    pick = st.segmented_control(
+        "Retriever", names, default=None if key in st.session_state else "dense", key=key,
+        format_func=lambda n: f"{n} (paper mode)" if n == "dense" else n,
+        help="How systems search the store for this question: dense (cosine, the papers' setting), lexical (BM25) "
+             "or hybrid (RRF of both). Memory is built once; the retriever only changes the search.") or "dense"
+    state.url_set(retriever=None if pick == "dense" else pick)
+    return pick
 
 
 def question_picker(conv: Conversation, key: str) -> Question | None:
     """A dataset question or free text."""
-    mode = st.segmented_control("Question", ["dataset question", "free text"], default="dataset question",
-                                key=f"{key}_mode")
+    if st.query_params.get("text") and f"{key}_mode" not in st.session_state:
+        st.session_state[f"{key}_mode"] = "free text"  # a link with ?text= opens its free-text question
+    state.url_seed(f"{key}_free", "text")
+    mode = st.segmented_control("Question", ["dataset question", "free text"], key=f"{key}_mode",
+                                default=None if f"{key}_mode" in st.session_state else "dataset question")
     if mode == "free text" or not conv.questions:
         q = st.text_input("Your question", key=f"{key}_free")
+        state.url_set(q=None, text=q.strip() or None)
         return Question(id="adhoc", conv_id=conv.id, text=q, answer="") if q.strip() else None
     labels = {q.id: f"[{q.category_name}] {q.text}" for q in conv.questions}
+    state.url_seed(f"{key}_pick", "q", list(labels))
     qid = st.selectbox("Pick a question", list(labels), format_func=labels.__getitem__, key=f"{key}_pick")
+    state.url_set(q=qid, text=None)
     return next(q for q in conv.questions if q.id == qid)
 
 
@@ -177,13 +203,14 @@ def job_progress(job_id: str, unit: str = "turns") -> None:
         st.toast("Stopping after the next commit; what is built so far is kept.")
 
 
-def answers_for(wb: Workbench, conv: Conversation, q: Question, systems: Sequence[str]) -> dict:
-    """Each system's answer to one question (a failing system is reported, the others shown)."""
+def answers_for(wb: Workbench, conv: Conversation, q: Question, systems: Sequence[str],
+                retriever: str = "dense") -> dict:
+    """Each system's answer to one question with a retriever (a failing system is reported, the others shown)."""
     answers = {}
     for name in systems:
         with st.spinner(f"{name} is answering…"):
             try:
-                answers[name] = state.ask(wb, name, conv, q)
+                answers[name] = state.ask(wb, name, conv, q, retriever)
             except Exception as e:  # noqa: BLE001 - one failing system must not hide the others
                 st.error(md_escape(f"{name} failed: {e}"))
     return answers

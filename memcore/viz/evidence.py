@@ -83,19 +83,33 @@ def cost_bar(usage: Mapping[str, Mapping[str, Any]], title: str = "Tokens per qu
     return style(fig, title, height=320)
 
 
-def answer_summary(system: str, answer: Answer, evidence: list[str] | str | None) -> dict[str, Any]:
-    """One row of the comparison table: answer, context size, evidence hits, tokens, latency."""
+def verdict_text(verdict: Mapping[str, Any] | None) -> str:
+    """'correct' / 'incorrect' / 'not judged' of a verdict ({"correct": bool | None, ...}); '' without one."""
+    if verdict is None:
+        return ""
+    ok = verdict.get("correct")
+    return "not judged" if ok is None else ("correct" if ok else "incorrect")
+
+
+def answer_summary(system: str, answer: Answer, evidence: list[str] | str | None,
+                   verdict: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """One row of the comparison table: the retriever, evidence hits first, then the verdict and F1 when
+    given ({"correct", "f1"}: a dataset question's judgement), the answer, context size, tokens, latency."""
     tr = answer.trace
     rec = evidence_recall(tr, evidence)
     gold = split_evidence(evidence)
     hits = sum(t in set(tr.context_turn_ids()) for t in gold)
-    return {"system": system, "answer": answer.text, "context items": len(tr.items),
-            "context tokens": count_tokens(tr.context) if tr.context else 0,
-            "evidence hits": f"{hits}/{len(gold)}" if gold else "n/a",
-            "evidence recall": None if rec is None else round(rec, 3),
-            "tokens": sum(_tokens(u) for u in answer.usage.values()),
-            "LLM calls": sum(_usage_dict(u).get("calls", 0) for u in answer.usage.values()),
-            "latency ms": round(answer.latency_ms, 1), "error": answer.error}
+    row: dict[str, Any] = {"system": system, "retriever": tr.retriever,
+                           "evidence hits": f"{hits}/{len(gold)}" if gold else "n/a",
+                           "evidence recall": None if rec is None else round(rec, 3)}
+    if verdict is not None:
+        f1 = verdict.get("f1")
+        row |= {"verdict": verdict_text(verdict), "F1": None if f1 is None else round(float(f1), 3)}
+    return row | {"answer": answer.text, "context items": len(tr.items),
+                  "context tokens": count_tokens(tr.context) if tr.context else 0,
+                  "tokens": sum(_tokens(u) for u in answer.usage.values()),
+                  "LLM calls": sum(_usage_dict(u).get("calls", 0) for u in answer.usage.values()),
+                  "latency ms": round(answer.latency_ms, 1), "error": answer.error}
 
 
 def compare_bar(rows: list[dict[str, Any]], metric: str = "context tokens") -> go.Figure:

@@ -1,0 +1,69 @@
+"""The call inspector: the LLM calls behind an answer or a replay step, as a waterfall, a table, and each
+call's prompt and completion shown literally (code blocks: dataset text never meets Markdown)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from memcore.store_view import MemoryView
+from memcore.types import Conversation
+from memcore.viz.calls import call_label, calls_summary, calls_table, waterfall
+from memcore.viz.safe import md_escape
+from memcore.workbench import Workbench
+from ui import state
+
+_TABLE_COLS = ["#", "role", "stage", "start ms", "latency ms", "prompt tokens", "completion tokens", "cache hit",
+               "ok", "attempt", "model", "error"]
+
+
+def calls_panel(records: Iterable[Any], key: str, provider: str = "") -> None:
+    """Draw the call inspector for ledger records (CallRecords, dicts or llm_calls rows); `key` must be unique
+    on the page. `provider` names what answered (the offline engine's calls show its inputs and outputs)."""
+    table = calls_table(records)
+    if table.empty:
+        st.caption("No LLM calls were made here.")
+        return
+    s = calls_summary(table)
+    st.caption(md_escape(f"{s['calls']} call(s) by {provider or 'the LLM'}: {s['cache hits']} cache hit(s), "
+                         f"{s['failed']} failed, {s['prompt tokens']} prompt + {s['completion tokens']} completion "
+                         f"tokens, {s['latency ms']:.1f} ms of calls in {s['wall ms']:.1f} ms wall time."))
+    st.plotly_chart(waterfall(table), key=f"{key}_waterfall")
+    st.dataframe(table[_TABLE_COLS], hide_index=True, key=f"{key}_table")
+    labels = {int(r["#"]): call_label(r) for r in table.to_dict("records")}
+    pick = st.selectbox("Open a call", list(labels), format_func=labels.__getitem__, key=f"{key}_pick")
+    row = table[table["#"] == pick].iloc[0]
+    if not row["ok"]:
+        st.error(md_escape(f"Failed: {row['error']}"))
+    c1, c2 = st.columns(2)
+    with c1:
+        st.markdown(f"**Prompt** ({int(row['prompt tokens'])} tokens)")
+        st.code(row["prompt"] or "(not recorded: stored before the ledger kept prompts)", language=None,
+                wrap_lines=True, height=360)
+    with c2:
+        st.markdown(f"**Completion** ({int(row['completion tokens'])} tokens)")
+        st.code(row["completion"] or "(empty)", language=None, wrap_lines=True, height=360)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _construction_calls(_mem: MemoryView, key: tuple, provider: str, ck_step: int) -> pd.DataFrame:
+    return _mem.llm_calls(stage="construction", provider=provider)
+
+
+def step_calls(wb: Workbench, conv: Conversation, system: str, step: int) -> pd.DataFrame:
+    """The construction calls a system's ingest of `conv` made at one replay step (stored ledger rows)."""
+    mem = state.memory_of(wb, system, conv)
+    ck = mem.checkpoint()
+    calls = _construction_calls(mem, mem.key, wb.llm.provider.name, ck["step"] if ck else -1)
+    return calls[calls["step"] == step] if len(calls) else calls
+
+
+def replay_step_calls(wb: Workbench, conv: Conversation, systems: list[str], step: int) -> None:
+    """An expander on Replay: the LLM calls each system made while ingesting this step's turn."""
+    per = {s: step_calls(wb, conv, s, step) for s in systems}
+    with st.expander(f"LLM calls at this step ({sum(len(c) for c in per.values())})"):
+        pick = st.segmented_control("System", systems, default=systems[0], key="rp_calls_system") or systems[0]
+        calls_panel(per[pick].to_dict("records"), key=f"rp_calls_{pick}", provider=wb.provider_label)
