@@ -49,6 +49,7 @@ from memcore.eval.runner import run_eval
 from memcore.eval.runs import load_rows
 from memcore.llm import make_provider
 from memcore.llm.mock_server import MockOpenAIServer, OfflineResponder, messages_key, observe
+from memcore.llm.roles.readers import reader_for
 from memcore.llm.scheduler import CallScheduler, SchedulerConfig
 from memcore.settings import Settings
 from memcore.store_schema import INF_STEP
@@ -60,6 +61,7 @@ pytestmark = pytest.mark.slow  # ~60 s in all: xMemory ingests over HTTP, two `p
 MODEL = "mock-model"
 KEY = "sk-test-faults-0123456789"
 SYSTEM = "xmemory"
+ANSWER = reader_for(SYSTEM).role  # the reader role xMemory answers with (its paper's prompt, roles/readers.py)
 ENDPOINT = re.compile(r"http://(?:[^/@\s]+@)?127\.0\.0\.1:\d+/v1")
 
 
@@ -493,7 +495,7 @@ def test_eval_failed_answer_retrieval_and_judge_calls_leave_no_rows_and_the_resu
     abst = qs["demo:q17"]  # category 5: the old fallback answer "No information available" scored as an abstention
     judged = next(q for q in conv.questions if str(q.category) == "4")
     probed = qs["demo:q3"]
-    broken = [When(server, lambda n, req: question_of(responder, req) == ("answer", abst.text)),
+    broken = [When(server, lambda n, req: question_of(responder, req) == (ANSWER, abst.text)),
               When(server, lambda n, req: question_of(responder, req) == ("judge", judged.text)),
               When(server, lambda n, req: question_of(responder, req) == ("xmemory_probe", probed.text))]
     server.fail_requests(broken[0], status=500)  # transient: retried, then the call fails for good
@@ -543,8 +545,8 @@ def test_eval_failed_answer_retrieval_and_judge_calls_leave_no_rows_and_the_resu
     final = evaluate("faulty")
     redone = {question_of(responder, r) for r in server.requests[mark:]}
     assert {q for _, q in redone} == {abst.text, judged.text, probed.text}  # only the missing questions
-    assert {("answer", abst.text), ("judge", abst.text), ("judge", judged.text),
-            ("xmemory_probe", probed.text), ("answer", probed.text), ("judge", probed.text)} <= redone
+    assert {(ANSWER, abst.text), ("judge", abst.text), ("judge", judged.text),
+            ("xmemory_probe", probed.text), (ANSWER, probed.text), ("judge", probed.text)} <= redone
     assert final["complete"] and final["questions_missing"] == 0 and final["errors"] == []
     assert final["run_id"] == first["run_id"] == reference["run_id"]
     assert diff_results(final, reference) == []
@@ -585,7 +587,7 @@ def test_credentials_never_reach_output_store_or_results(tmp_path, conv, respond
     outputs.append(res)
     assert res.code == 0 and "A: " in res.stdout and "***@127.0.0.1" in res.stdout, res.stderr
 
-    fault.pred = lambda n, req: question_of(responder, req) == ("answer", other)  # its answer call fails
+    fault.pred = lambda n, req: question_of(responder, req) == (ANSWER, other)  # its answer call fails
     fault.on = True
     res = cli("ask", other, "--system", SYSTEM, store=store, url=url, key=secret_key)
     outputs.append(res)
