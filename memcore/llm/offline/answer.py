@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memcore.llm.offline.answer_fragments import FragmentSource, best_fragment, matches
+from memcore.llm.offline.answer_names import name_votes
 from memcore.llm.offline.answer_passages import (
     Passage,
     Sent,
@@ -32,13 +33,19 @@ from memcore.llm.offline.answer_passages import (
     subject_of,
     vocabulary,
 )
-from memcore.llm.offline.answer_types import extract_typed, in_period, question_kind, question_period
+from memcore.llm.offline.answer_types import (
+    NAME_WORDS,
+    extract_typed,
+    in_period,
+    question_kind,
+    question_period,
+)
 from memcore.llm.roles import TextOutput
 from memcore.text.terms import stem, stems
 
 ABSTAIN = "No information available"
-MIN_COVER = 0.25  # share of the question's (idf-weighted) words the best passage must cover
-MIN_SUPPORT = 0.4  # the best sentence by or about the asked-about person must score this much
+MIN_COVER = 0.1  # share of the question's (idf-weighted) words the best passage must cover
+MIN_SUPPORT = 0.2  # the best sentence by or about the asked-about person must score this much
 OTHER_SPEAKER = 0.45  # support factor for sentences neither by nor about the asked-about person
 QUESTION_SENT = 0.5  # support factor for sentences that are themselves questions
 REPLY = 1.0  # share of a question sentence's coverage passed on to the reply that follows it
@@ -77,7 +84,8 @@ def answer_question(question: str, passages: list[Passage]) -> str:
     subject = subject_of(question, speakers)
     names = {stem(w.lower()) for n in speakers + ([subject] if subject else []) for w in n.split()}
     period = question_period(question)
-    qstems = [s for s in stems(question) if s not in names and s not in set(stems(period[3]))]
+    meta = {stem(w) for w in NAME_WORDS} if kind["sub"] == "name" else set()
+    qstems = [s for s in stems(question) if s not in names and s not in meta and s not in set(stems(period[3]))]
     if not qstems:
         return ABSTAIN
     weights = _weights(qstems, passages, question, subject)
@@ -108,6 +116,11 @@ def answer_question(question: str, passages: list[Passage]) -> str:
                 seen.add(c.sent.passage)
         if parts:
             return ", ".join(parts)
+    if kind["sub"] == "name":  # "What is the name of Maya's dog?": the best-supported name
+        ans = name_votes(_supported(ranked, passages, best, subject), set(weights),
+                         speakers + ([subject] if subject else []), vocab)
+        if ans:
+            return ans
     if kind["type"] in _CROSS or kind["sub"] == "title":  # a span of the expected type from the best passages
         for c in ranked[:8]:
             if c.score < 0.6 * best.score or (subject and not c.about):
@@ -116,6 +129,16 @@ def answer_question(question: str, passages: list[Passage]) -> str:
             if ans:
                 return ans
     return _extract(kind, best, passages, weights, question, speakers, vocab) or ABSTAIN
+
+
+def _supported(ranked: list[Cand], passages: list[Passage], best: Cand, subject: str) -> list[tuple[float, str, bool]]:
+    """(support, sentence, is-the-supported-sentence) for the sentences of the well-supported passages."""
+    out: list[tuple[float, str, bool]] = []
+    for c in ranked[:8]:
+        if c.score < 0.6 * best.score or (subject and not c.about):
+            continue
+        out += [(c.score, x.text, x is c.sent) for x in passages[c.sent.passage].sents]
+    return out
 
 
 def _focus(question: str, subject: str) -> str:

@@ -20,13 +20,15 @@ _SYNONYM_GROUPS = ("symbolize represent mean stand", "realize learn understand",
                    "recommend suggest", "motivate inspire", "kid child", "job work career", "buy purchase",
                    "make create build", "photo picture pic", "trip travel vacation", "excited thrilled",
                    "destress relax unwind", "attend visit", "gift present", "hobby enjoy", "feel felt",
-                   "watch see", "favorite best", "remind reminder")
+                   "watch see", "favorite best", "remind reminder",
+                   "dog puppy pup pooch doggy beagle labrador poodle terrier retriever spaniel corgi husky",
+                   "cat kitten kitty", "pet dog puppy cat kitten", "teach instructor teacher")
 _JUNK_WORDS = """great awesome amazing cool thanks congrats wow glad nice super sound sounds fun
 totally absolutely definitely cute sweet lovely happy proud hear heard stunning gorgeous beautiful incredible
 wonderful fantastic best talk chat catch good bad feel tough hard stuff wish luck hug hugs course agree
 yay woohoo exciting special hope means long along right want wanted lot lots way time day guy kind sort bet
 pretty check glad miss love loved thank sure wait can't yeah hey blast crazy insane wild yep yup nope haha lol
-oh ok okay hmm"""
+oh ok okay hmm trust sometime someday forget"""
 _FEELING_WORDS = """happy proud glad excited exciting amazing awesome great good bad tough hard
 beautiful incredible wonderful fantastic lovely special stunning gorgeous love loved crazy insane wild cool nice
 super fun sweet cute"""
@@ -58,6 +60,11 @@ actually recently lately always usually btw yep yup yeah nope haha lol oh ok oka
 _TRAIL = frozenset("""the a an and or to of for with my our that is was it in on at so really too though lately
 recently now together yesterday today ago last this week weekend year month as very""".split())
 MAX_WORDS = 9
+CAPTION_PENALTY = 0.2
+HEAD = 0.35
+_HEAD_CUT = re.compile(r"(?<=\w\w)\s+(?=(?:for|to|with|in|on|at|from|because|and|but|so|since|which|that|when|"
+                       r"while|after|before|by|as|than|if)\b)", re.I)
+_PHOTO_Q = re.compile(r"\b(photo|picture|pic|image|shar\w*|show\w*|look\w* like|paint\w*|drew|draw\w*|made|make)\b", re.I)
 
 
 def matches(stem_set: frozenset[str] | set[str], term: str) -> bool:
@@ -116,7 +123,11 @@ def _candidates(clause: str, qstems: set[str]) -> list[tuple[str, str]]:
         matches(frozenset([st]), q) for q in qstems))]
     if not hits:
         return [("clause", clause)]
-    out = [("after", clause[toks[hits[-1]].end():]), ("before", clause[: toks[hits[0]].start()])]
+    after = clause[toks[hits[-1]].end():]
+    out = [("after", after), ("before", clause[: toks[hits[0]].start()])]
+    head = _HEAD_CUT.split(after, maxsplit=1)[0]
+    if head.strip() and len(head) < len(after.rstrip()):  # "bought [this candle] for the atmosphere"
+        out.append(("head", head))
     if len(hits) > 1:
         out.append(("between", clause[toks[hits[0]].end(): toks[hits[-1]].start()]))
     return out
@@ -131,6 +142,7 @@ def best_fragment(sources: Sequence[FragmentSource], qstems: set[str], names: Se
     lower_names = {n.lower() for n in names}
     _, junk, feelings = lexicon()
     junk_words = junk - feelings if _FEELING_Q.search(question) else junk
+    photo_q = bool(_PHOTO_Q.search(question))
     best, best_score = "", float("-inf")
     for rank, src in enumerate(sources):
         for ci, clause in enumerate(_clauses(src.text)):
@@ -143,13 +155,15 @@ def best_fragment(sources: Sequence[FragmentSource], qstems: set[str], names: Se
                 if junk > 0.5:  # small talk ("sounds great", "so awesome") is no answer
                     continue
                 n = len(piece.split())
-                score = src.cover + {"after": 0.35, "between": 0.35, "before": 0.15, "clause": 0.0}[where]
+                score = src.cover + {"after": 0.35, "head": HEAD, "between": 0.35, "before": 0.15, "clause": 0.0}[where]
                 score += 0.1 * min(len(novel), 3) - 0.04 * max(0, n - 5) - 0.02 * rank - 0.01 * ci
                 score -= 0.5 * junk
                 if RELATIVE.search(piece) and len(novel) <= 2:
                     score -= 0.4
                 if src.question:
                     score -= 0.4
+                if src.caption and not photo_q:  # a photo's caption answers questions about the photo
+                    score -= CAPTION_PENALTY
                 if score > best_score:
                     best, best_score = piece, score
     return best

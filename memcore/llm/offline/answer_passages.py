@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from memcore.text.sentences import SENTENCE_STARTERS, capitalised_spans, sentences
@@ -72,14 +73,20 @@ def parse_passages(inputs: dict[str, Any]) -> list[Passage]:
             score = 0.0
         p = Passage(text=text, speaker=speaker, date=str(r.get("date", "") or ""), score=score)
         i = len(out)
-        for j, sent in enumerate(sentences(_CAPTION.sub("", text).strip())):
-            p.sents.append(Sent(sent, i, j, frozenset(stems(sent)), sent.rstrip().endswith("?")))
-        for cap in _CAPTION.findall(text):
-            p.sents.append(Sent(cap.strip(), i, len(p.sents), frozenset(stems(cap)), False, caption=True))
+        p.sents = [Sent(t, i, j, st, q, caption=c) for j, (t, st, q, c) in enumerate(_sentences_of(text))]
         if p.sents:
             p.stems = frozenset().union(*(s.stems for s in p.sents))
             out.append(p)
     return out
+
+
+@lru_cache(maxsize=65536)
+def _sentences_of(text: str) -> tuple[tuple[str, frozenset[str], bool, bool], ...]:
+    """(sentence, stems, is-question, is-caption) of a passage body; cached, as full contexts repeat every turn."""
+    out = [(sent, frozenset(stems(sent)), sent.rstrip().endswith("?"), False)
+           for sent in sentences(_CAPTION.sub("", text).strip())]
+    out += [(cap.strip(), frozenset(stems(cap)), False, True) for cap in _CAPTION.findall(text)]
+    return tuple(out)
 
 
 def _split_dialogues(raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -94,14 +101,15 @@ def _split_dialogues(raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def vocatives(text: str) -> set[str]:
+@lru_cache(maxsize=65536)
+def vocatives(text: str) -> frozenset[str]:
     """Names used to address someone: "Thanks, Caroline!", "Hey Mel," -> {"Caroline", "Mel"}."""
     out = set()
     for m in re.finditer(r"\b([A-Z][a-z]{2,})\b", text):
         word = m.group(1)
         if word.lower() not in STOPWORDS and word.lower() not in SENTENCE_STARTERS and _is_vocative(text, m):
             out.add(word)
-    return out
+    return frozenset(out)
 
 
 def _is_vocative(text: str, m: re.Match) -> bool:
@@ -157,4 +165,9 @@ def is_about(p: Passage, s: Sent, name: str, participant: bool = True) -> bool:
 
 def vocabulary(passages: list[Passage]) -> frozenset[str]:
     """Lower-case words of all passages (sentence-initial capitals of these are not names)."""
-    return frozenset(w for p in passages for w in re.findall(r"\b[a-z][a-z'\-]*", p.text))
+    return frozenset().union(*(_lower_words(p.text) for p in passages))
+
+
+@lru_cache(maxsize=65536)
+def _lower_words(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"\b[a-z][a-z'\-]*", text))

@@ -34,6 +34,9 @@ _PLACE_NOUN = re.compile(r"\b(?:to|at|in|from|near|by) ((?:the|a|my|our) )?((?:\
                          r"forest|museum|city|town|country|island|coast|river|hills?|trail|cafe|café|restaurant|"
                          r"library|school|church|center|centre|studio|gym|shelter|market|festival|camp|"
                          r"home|house|village|state|national park|canyon|ocean|sea))\b", re.I)
+_PLACE_TAIL = re.compile(r"(?:\s+(?:[Ss]helter|[Pp]ark|[Cc]lub|[Cc]afe|[Cc]afé|[Rr]estaurant|[Mm]useum|[Ll]ibrary|[Ss]chool|"
+                         r"[Cc]enter|[Cc]entre|[Ss]tudio|[Gg]ym|[Mm]arket|[Ff]estival|[Cc]amp|[Bb]each|[Ll]ake|"
+                         r"[Ii]sland|[Mm]ountains?|[Tt]rail|[Ss]tadium|[Hh]all|[Bb]ar|[Hh]otel|[Ss]tore|[Ss]hop))+(?=\W|$)")
 _KIN = re.compile(r"\bmy ((?:\w+ )?(?:mom|mother|dad|father|sister|brother|wife|husband|partner|son|daughter|"
                   r"grandma|grandmother|grandpa|grandfather|friend|friends|cousin|aunt|uncle|boss|kids|"
                   r"children|family|neighbou?r|mentor|teacher|coworker|colleague|roommate|boyfriend|girlfriend))\b",
@@ -42,6 +45,9 @@ _REASON = re.compile(r"\b(?:because|'cause|cause|since|as|so that|in order to)\b
 _NEG = re.compile(r"\b(not|no|never|n't|nothing|nobody|neither|nor)\b|n't\b", re.I)
 _LEAD_DATE = re.compile(r"^\s*On ([^,]{6,30}\d{4}),\s")
 _QUOTED = re.compile(r"[\"\u201c]([^\"\u201d]{2,60})[\"\u201d]")
+_NAME_Q = re.compile(r"^what(?: is|'s| was|'s)? (?:the )?name of\b|^what(?: is|'s| was) \w+(?:'s)? (?:\w+ )?(?:\w+'s )?name\b"
+                     r"|^what (?:is|was|did \w+ name) (?:\w+'s|her|his|their) \w+(?: \w+)? (?:called|named)\b")
+NAME_WORDS = frozenset({"name", "named", "called"})  # a name question's meta words: not looked for in the evidence
 _TITLE_NOUN = re.compile(r"\b(book|books|novel|novels|song|songs|movie|movies|film|films|series|album|albums|band|"
                          r"bands|poem|podcast|title|called|named|artist|artists|singer|author|musician|musicians|game|games|"
                          r"trilogy|franchise)\b")
@@ -67,6 +73,8 @@ def question_kind(question: str) -> dict:
         kind["sub"] = "age"
     elif re.match(r"^(which|what) (city|country|state|town|place|park|beach|island|location)\b", q):
         kind["type"] = "place"
+    elif kind["type"] == "thing" and _NAME_Q.search(q):
+        kind.update(type="person", sub="name")
     elif kind["type"] in ("thing", "person") and _TITLE_NOUN.search(q):
         kind["sub"] = "title"
     if kind["type"] == "yesno":
@@ -146,6 +154,10 @@ def extract_typed(kind: dict, texts: Sequence[str], date: str, qstems: set[str],
         elif t == "reason" and not strict:
             m = _REASON.search(text)
             ans = trim(m.group(1)) if m else ""
+        if ans:
+            return ans
+    if t == "person" and sub != "title":  # no person named: a name after "at", "in", "from" ...
+        ans = next((a for text in texts if (a := _person_span(text, question, qstems, common, places_ok=True))), "")
         if ans:
             return ans
     if strict or not texts:
@@ -235,17 +247,31 @@ def _by_proximity(text: str, spans: list[str], qstems: set[str]) -> list[str]:
     return sorted(spans, key=key)
 
 
+def _widen(text: str, span: str) -> str:
+    """A span with the capitalised words just before it ("Paws" -> "Happy Paws"), not sentence-initial ones."""
+    i = text.find(span)
+    while i > 0:
+        m = re.search(r"(?<=[a-z,;] )([A-Z][a-z]+) $", text[:i])
+        if not m or m.group(1) in ("I", "The", "A", "My", "Our"):
+            break
+        span, i = m.group(1) + " " + span, m.start(1)
+    return span
+
+
 def _names(text: str, question: str, qstems: set[str], common: Collection[str]) -> list[str]:
     qw = _qwords(question)
-    spans = [sp for sp in capitalised_spans(text, common=common) if sp.lower() not in qw and not _vocative(text, sp)
+    spans = [_widen(text, sp) for sp in capitalised_spans(text, common=common)]
+    spans = [sp for sp in dict.fromkeys(spans) if sp.lower() not in qw and not _vocative(text, sp)
              and not all(w.lower() in qw for w in sp.split())]
     return _by_proximity(text, spans, qstems)
 
 
-def _person_span(text: str, question: str, qstems: set[str], common: Collection[str]) -> str:
+def _person_span(text: str, question: str, qstems: set[str], common: Collection[str], places_ok: bool = False) -> str:
     names = _names(text, question, qstems, common)
-    if names:
-        return names[0]
+    if names:  # "taught by Ruth Okafor" rather than "a class at Clay Corner"
+        people = [n for n in names if not _PLACE_PREP.search(text[max(0, text.find(n) - 14):text.find(n)])]
+        if people or places_ok:
+            return (people or names)[0]
     m = _KIN.search(text)
     return m.group(1) if m else ""
 
@@ -267,6 +293,8 @@ def _place_span(text: str, question: str, qstems: set[str], common: Collection[s
     names = _names(text, question, qstems, common)
     after_prep = [n for n in names if _PLACE_PREP.search(text[max(0, text.find(n) - 14):text.find(n)])]
     if after_prep or names:
-        return (after_prep or names)[0]
+        name = (after_prep or names)[0]
+        tail = _PLACE_TAIL.match(text[text.find(name) + len(name):])
+        return name + tail.group(0).rstrip() if tail else name
     m = _PLACE_NOUN.search(text)
     return m.group(2) if m else ""
