@@ -35,11 +35,11 @@ def structure_sections(system: str, trace: Trace, texts: Mapping[str, str] | Non
 def answer_bundle(q: Question, system: str, ans: Answer, provider: str,
                   texts: Mapping[str, str] | None = None) -> Bundle:
     """One system's answer to one question: JSON of everything, CSV of the context, HTML report."""
-    obj = {"question": q, "system": system, "provider": provider, "answer": ans}
+    obj = {"question": q, "system": system, "retriever": ans.trace.retriever, "provider": provider, "answer": ans}
     ctx = context_table(ans.trace, q.evidence)
     sections: list[Section] = [
         ("Question", f"{q.text}\n\nGold answer: {q.answer or '(none)'}\nEvidence: {', '.join(q.evidence) or '(none)'}"),
-        (f"Answer by {system} ({provider})", ans.text),
+        (f"Answer by {system}, {ans.trace.retriever} retriever ({provider})", ans.text),
         ("Summary", pd.DataFrame([answer_summary(system, ans, q.evidence)])),
     ]
     if q.evidence:

@@ -1,0 +1,150 @@
+"""Ask, Compare and Replay on the demo with AppTest (issue 15 items 2, 3, 4, 7, 8): verdicts with F1 by the named
+judge, the retriever control, built systems preselected with a Build card per missing one (nothing built without
+a click), the call inspector, and the view in the URL."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from memcore.eval.metrics import lexical_judge, locomo_f1
+from memcore.settings import Settings
+from memcore.viz.views import ASK, picked
+from memcore.workbench import Workbench
+from tests.test_app_pages import APP, app_env, build, errors, home_with_demo, texts  # noqa: F401 - fixture
+
+pytestmark = pytest.mark.usefixtures("app_env")  # temp store, hashing embedder, offline engine
+
+FLAGSHIP = "demo:q0"  # What is the name of Maya's dog? (gold: Pepper, evidence D1:7)
+
+
+def _summary(at: AppTest) -> list[dict]:
+    df = next(d.value for d in at.dataframe if hasattr(d.value, "columns") and "verdict" in d.value.columns)
+    return df.to_dict("records")
+
+
+def _click(at: AppTest, label: str) -> AppTest:
+    next(b for b in at.button if b.label == label).click().run()
+    assert not errors(at), errors(at)
+    return at
+
+
+def _ask(at: AppTest, qid: str, retriever: str = "dense") -> AppTest:
+    at.selectbox(key="ask_q_pick").set_value(qid).run()
+    at.button_group(key="ask_retriever").set_value(retriever).run()
+    return _click(at, "Ask")
+
+
+def test_ask_builds_nothing_without_a_click_and_preselects_built_systems():
+    at = home_with_demo()
+    at.switch_page("pages/ask.py").run()
+    assert not errors(at), errors(at)
+    defaults = picked(Workbench.systems(), ASK)
+    assert at.multiselect(key="ask_systems").value == defaults
+    assert [b.label for b in at.button if b.label == "Build"] == ["Build"] * len(defaults)
+    assert not any(b.label == "Ask" for b in at.button)
+    wb = Workbench(Settings())
+    conv = wb.conversation("demo")
+    assert not any(wb.is_ingested(s, conv) for s in Workbench.systems())  # visiting Ask built nothing
+    # build one from its card: a fresh visit preselects exactly the built system
+    at = build(at, ["naive_rag"], "ask_systems")
+    assert wb.is_ingested("naive_rag", conv)
+    fresh = AppTest.from_file(APP, default_timeout=120).run()
+    fresh.switch_page("pages/ask.py").run()
+    assert fresh.multiselect(key="ask_systems").value == ["naive_rag"]
+    # a chosen system without memory gets a card, and Ask still answers the built one
+    fresh.multiselect(key="ask_systems").set_value(["naive_rag", "com"]).run()
+    assert "**com** · memory not built" in texts(fresh)
+    assert any(b.label == "Build" for b in fresh.button)
+    _ask(fresh, FLAGSHIP)
+    assert [r["system"] for r in _summary(fresh)] == ["naive_rag"]
+
+
+def test_ask_shows_verdict_f1_evidence_retriever_and_calls_and_puts_the_view_in_the_url():
+    at = home_with_demo()
+    at.switch_page("pages/ask.py").run()
+    at = build(at, ["naive_rag"], "ask_systems")
+    _ask(at, FLAGSHIP, "lexical")
+    row = _summary(at)[0]
+    q = Workbench(Settings()).conversation("demo").questions[0]
+    assert row["retriever"] == "lexical"
+    assert row["verdict"] == ("correct" if lexical_judge(row["answer"], q.answer, q.category) else "incorrect")
+    assert row["F1"] == round(locomo_f1(row["answer"], q.answer, q.category), 3)
+    body = texts(at)
+    assert "retriever **lexical**" in body and r"by the lexical judge \(offline\)" in body
+    hit = row["evidence hits"] == "1/1"
+    assert (r"hit D1\:7" if hit else r"miss D1\:7") in body
+    assert list(row)[:4] == ["system", "retriever", "evidence hits", "evidence recall"]  # evidence first
+    # the call inspector: the answer call's prompt holds the question, its completion the answer
+    calls = next(d.value for d in at.dataframe
+                 if hasattr(d.value, "columns") and "completion tokens" in d.value.columns)
+    assert "answer" in set(calls["role"])
+    codes = [c.value for c in at.code]
+    assert any(q.text in c for c in codes)
+    assert any(row["answer"] in c for c in codes)
+    assert len(at.get("plotly_chart")) >= 2  # cost bar and the latency waterfall
+    want = {"conv": "demo", "q": FLAGSHIP, "systems": "naive_rag", "retriever": "lexical", "run": "1"}
+    assert {k: at.query_params.get(k) for k in want} == want
+
+
+def test_a_link_reopens_the_same_ask_view():
+    at = home_with_demo()
+    at.switch_page("pages/ask.py").run()
+    build(at, ["naive_rag"], "ask_systems")
+    link = AppTest.from_file(APP, default_timeout=120)
+    link.query_params.update({"conv": "demo", "q": "demo:q1", "systems": "naive_rag", "retriever": "hybrid",
+                              "run": "1"})
+    link.switch_page("pages/ask.py").run()
+    assert not errors(link), errors(link)
+    assert link.selectbox(key="ask_q_pick").value == "demo:q1"
+    assert link.button_group(key="ask_retriever").value == "hybrid"
+    assert [(r["system"], r["retriever"]) for r in _summary(link)] == [("naive_rag", "hybrid")]  # no click needed
+
+
+def test_compare_cards_show_verdicts_first_evidence_and_link_to_the_full_trace():
+    at = home_with_demo()
+    at.switch_page("pages/compare.py").run()
+    at = build(at, ["naive_rag", "com"], "cmp_systems")
+    at.selectbox(key="cmp_q_pick").set_value(FLAGSHIP).run()
+    _click(at, "Compare")
+    rows = at.session_state["cmp_rows"]
+    assert [r["system"] for r in rows] == ["naive_rag", "com"]
+    assert all(r["verdict"] in ("correct", "incorrect") and 0 <= r["F1"] <= 1 and r["retriever"] == "dense"
+               for r in rows)
+    urls = [b.proto.url for b in at.get("link_button")]
+    assert len(urls) == 2 and all(u.startswith("ask?") and "q=demo%3Aq0" in u and "run=1" in u for u in urls)
+    assert "systems=naive_rag" in urls[0] and "systems=com" in urls[1]
+
+
+def test_free_text_question_has_no_verdict_and_is_in_the_url():
+    at = home_with_demo()
+    at.switch_page("pages/ask.py").run()
+    at = build(at, ["naive_rag"], "ask_systems")
+    at.button_group(key="ask_q_mode").set_value("free text").run()
+    at.text_input(key="ask_q_free").set_value("Where did Maya go in July?").run()
+    _click(at, "Ask")
+    df = next(d.value for d in at.dataframe if hasattr(d.value, "columns") and "retriever" in d.value.columns)
+    assert "verdict" not in df.columns
+    assert at.query_params.get("text") == "Where did Maya go in July?" and "q" not in at.query_params
+
+
+@pytest.mark.parametrize("system", ["xmemory"])
+def test_replay_step_in_the_url_and_its_construction_calls(system):
+    at = home_with_demo()
+    at.switch_page("pages/replay.py").run()
+    build(at, [system], "replay_systems")
+    wb = Workbench(Settings())
+    calls = wb.llm_calls(system=system, stage="construction")
+    step = int(calls["step"].value_counts().index[0])  # a step with construction calls
+    link = AppTest.from_file(APP, default_timeout=120)
+    link.query_params.update({"conv": "demo", "systems": system, "step": str(step)})
+    link.switch_page("pages/replay.py").run()
+    assert not errors(link), errors(link)
+    assert link.session_state["replay_step"] == step
+    assert f"LLM calls at this step ({int((calls['step'] == step).sum())})" in [e.label for e in link.expander]
+    table = next(d.value for d in link.dataframe
+                 if hasattr(d.value, "columns") and "completion tokens" in d.value.columns)
+    assert len(table) == int((calls["step"] == step).sum())
+    assert all(c.value for c in link.code)  # prompt and completion of the first call, stored by the ledger
+    link.slider(key="replay_step").set_value(step + 1).run()
+    assert link.query_params.get("step") == str(step + 1)
