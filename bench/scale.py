@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import sys
@@ -138,8 +139,13 @@ def measure(st: LanceStore, conv, vec: dict, probe: str, n_q: int) -> dict:  # n
         for what, fn in (("items", lambda q, m: st.search_items(SPACE, "syn-0000", "unit", q, vec[q], 10, m)),
                          ("turns", lambda q, m: st.search_turns("syn-0000", q, vec[q], 10, m))):
             fn(qs[0], mode)  # warm: a lexical scope re-checks its snapshot once after the table moved
-            lat = [timed(lambda q=q, f=fn, m=mode: f(q, m)) for q in qs]
+            lat, cpu = [], []
+            for q in qs:
+                c0 = time.process_time()
+                lat.append(timed(lambda q=q, f=fn, m=mode: f(q, m)))
+                cpu.append((time.process_time() - c0) * 1000)  # all threads: less sensitive to other load
             out[f"{what}_{mode}_p50"], out[f"{what}_{mode}_p95"] = pct(lat, 50), pct(lat, 95)
+            out[f"{what}_{mode}_cpu_p50"] = pct(cpu, 50)
     return out
 
 
@@ -147,12 +153,14 @@ def store_part(a: argparse.Namespace) -> list[dict]:
     """Build the synthetic store in steps and measure at each size; returns one row per size."""
     convs = [c for f in sorted(LOCOMO.glob("conv-*.json")) for c in load_dataset(str(f))]
     vec = embed_base(convs, a.embedder, Path(a.cache))
-    root = Path(tempfile.mkdtemp(prefix="memcore-scale-", dir=a.tmp))
+    root = Path(a.path) if a.path else Path(tempfile.mkdtemp(prefix="memcore-scale-", dir=a.tmp))
     rows = []
     try:
         st = LanceStore(str(root / "db"), dim=384)
-        built, build_s = 0, 0.0
+        built, build_s = len(st.checkpoints()), 0.0  # --path: go on from the conversations stored there
         for n in a.sizes:
+            if n < built:
+                continue
             t0, n_built = time.perf_counter(), len(st._indexes.built)
             for i in range(built, n):
                 conv, tv, items = synthetic(i, convs[i % len(convs)], vec)
@@ -174,31 +182,33 @@ def store_part(a: argparse.Namespace) -> list[dict]:
             row["indexes"] = sorted(f"{t}:{','.join(ix.columns)}" for t in ("turns", "mem_unit")
                                     for ix in st.table(t).list_indices())
             row["disk_mb"] = disk(root) / 1e6
+            row["load"] = os.getloadavg()[0]
             rows.append(row)
             print(json.dumps(rows[-1]), flush=True)
     finally:
-        if not a.keep:
+        if not a.keep and not a.path:
             shutil.rmtree(root, ignore_errors=True)
     return rows
 
 
 def print_store(rows: list[dict]) -> None:
-    """The store table: one line per size, before (no scope index) and after (memcore's indexes)."""
+    """The store table: one line per size, before (no scope index) and after (memcore's indexes); each cell
+    wall p50/p95 ms (CPU ms p50 of the process, all threads), and the load average while measuring."""
     print("\n| items | convs | turns | disk MB | build s | when | first snapshot items/turns ms | items dense "
           "p50/p95 | items lexical | items hybrid | turns dense | turns lexical | turns hybrid |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         for when in ("before", "after"):
             m = r[when]
-            cells = [f"{m[f'{w}_{mode}_p50']:.1f}/{m[f'{w}_{mode}_p95']:.1f}" for w in ("items", "turns")
-                     for mode in ("dense", "lexical", "hybrid")]
+            cells = [f"{m[f'{w}_{mode}_p50']:.1f}/{m[f'{w}_{mode}_p95']:.1f} ({m.get(f'{w}_{mode}_cpu_p50', 0):.1f})"
+                     for w in ("items", "turns") for mode in ("dense", "lexical", "hybrid")]
             print(f"| {r['items']:,} | {r['conversations']} | {r['turns']:,} | {r['disk_mb']:.0f} | {r['build_s']:.0f} "
                   f"| {when} | {m['first_snapshot_items_ms']:.0f}/{m['first_snapshot_turns_ms']:.0f} | "
                   + " | ".join(cells) + " |")
     for r in rows:
         print(f"{r['items']:,} items: indexes {', '.join(r['indexes']) or 'none'}; built by the writes: "
               f"{', '.join(f'{t}.{c} at {n:,} rows' for t, c, n in r['built_while_writing']) or 'none'}; "
-              f"index_scopes() rebuilt all in {r['index_s']:.1f} s")
+              f"index_scopes() rebuilt all in {r['index_s']:.1f} s; load average {r.get('load', 0):.0f}")
 
 
 def main() -> None:
@@ -211,6 +221,7 @@ def main() -> None:
     p.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "memcore-scale-cache"))
     p.add_argument("--tmp", default=None, help="folder for the store (default: the system's temp folder)")
     p.add_argument("--keep", action="store_true", help="keep the store folder")
+    p.add_argument("--path", default="", help="build in (or go on from, or only measure) this folder; kept")
     p.add_argument("--no-store", dest="store", action="store_false", help="skip the store part")
     p.add_argument("--eval", action="store_true", help="run the eval part (minutes per engine)")
     p.add_argument("--engines", default="local:1,local:2,ray", help="eval settings to run")
