@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from memcore.llm.offline.answer_dates import in_period, question_period
 from memcore.llm.offline.answer_fragments import FragmentSource, best_fragment, matches
 from memcore.llm.offline.answer_names import name_votes
 from memcore.llm.offline.answer_passages import (
@@ -33,13 +34,7 @@ from memcore.llm.offline.answer_passages import (
     subject_of,
     vocabulary,
 )
-from memcore.llm.offline.answer_types import (
-    NAME_WORDS,
-    extract_typed,
-    in_period,
-    question_kind,
-    question_period,
-)
+from memcore.llm.offline.answer_types import NAME_WORDS, extract_typed, question_kind
 from memcore.llm.roles import TextOutput
 from memcore.text.terms import stem, stems
 

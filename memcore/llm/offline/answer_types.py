@@ -8,24 +8,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
-from datetime import date, timedelta
 
+from memcore.llm.offline.answer_dates import MON, NUMWORD, date_span
 from memcore.llm.offline.answer_fragments import trim, word_stem
-from memcore.text.dates import MONTHS, NUMBER_WORDS, RELATIVE, fmt_day, fmt_month, normalize_time, parse_date
+from memcore.text.dates import NUMBER_WORDS, fmt_day, fmt_month, parse_date
 from memcore.text.sentences import answer_type, capitalised_spans
 
-_MON = r"(?:" + "|".join(m.capitalize() for m in MONTHS) + r"|" + "|".join(m[:3].capitalize() for m in MONTHS) + r")"
-_DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?(?: of)? (" + _MON + r")\.?,?(?: (\d{4}))?\b")
-_MONTH_DAY = re.compile(r"\b(" + _MON + r")\.? (\d{1,2})(?:st|nd|rd|th)?\b,?(?: (\d{4}))?")
-_MONTH_YEAR = re.compile(r"\b(?:in |of |during |since |by )?(" + _MON + r"),? (\d{4})\b")
-_YEAR = re.compile(r"\b(in|since|during|of|back in|from|by)? ?((?:19|20)\d{2})\b")
-_IN_MONTH = re.compile(r"\b(in|since|during|by|until|this|next|last) (" + _MON + r")\b")
-_NUMWORD = r"(?:\d+(?:\.\d+)?|" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + r"|a few|a couple of|several|a)"
-_DURATION = re.compile(r"\b((?:about |around |nearly |almost |over )?" + _NUMWORD +
+_DURATION = re.compile(r"\b((?:about |around |nearly |almost |over )?" + NUMWORD +
                        r"\+? (?:years?|months?|weeks?|days?|hours?|decades?))\b", re.I)
-_SINCE = re.compile(r"\b(since (?:I was )?(?:\d+|" + _MON + r"|(?:19|20)\d{2})(?: \d{4})?)", re.I)
-_AGO = re.compile(r"\b(" + _NUMWORD + r" (?:years?|months?|weeks?|days?) ago)\b", re.I)
-_FREQ = re.compile(r"\b((?:once|twice|" + _NUMWORD + r" times?)(?: or (?:once|twice|\w+ times?))? "
+_SINCE = re.compile(r"\b(since (?:I was )?(?:\d+|" + MON + r"|(?:19|20)\d{2})(?: \d{4})?)", re.I)
+_FREQ = re.compile(r"\b((?:once|twice|" + NUMWORD + r" times?)(?: or (?:once|twice|\w+ times?))? "
                    r"(?:a|per|every) (?:day|week|month|year|weekend)|every (?:day|week|month|year|weekend|\w+day|"
                    r"other \w+|morning|night)|daily|weekly|monthly|yearly|annually)\b", re.I)
 _COUNT = re.compile(r"\b(\d+|" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + r")\b(?!:)", re.I)
@@ -43,11 +35,13 @@ _KIN = re.compile(r"\bmy ((?:\w+ )?(?:mom|mother|dad|father|sister|brother|wife|
                   re.I)
 _REASON = re.compile(r"\b(?:because|'cause|cause|since|as|so that|in order to)\b (.+)", re.I)
 _NEG = re.compile(r"\b(not|no|never|n't|nothing|nobody|neither|nor)\b|n't\b", re.I)
-_LEAD_DATE = re.compile(r"^\s*On ([^,]{6,30}\d{4}),\s")
 _QUOTED = re.compile(r"[\"\u201c]([^\"\u201d]{2,60})[\"\u201d]")
 _NAME_Q = re.compile(r"^what(?: is|'s| was|'s)? (?:the )?name of\b|^what(?: is|'s| was) \w+(?:'s)? (?:\w+ )?(?:\w+'s )?name\b"
                      r"|^what (?:is|was|did \w+ name) (?:\w+'s|her|his|their) \w+(?: \w+)? (?:called|named)\b")
 NAME_WORDS = frozenset({"name", "named", "called"})  # a name question's meta words: not looked for in the evidence
+_NOT_MOD = frozenset("""love loved like liked enjoy enjoyed got get bought buy made make have had has want need
+really very new some lot lots great good nice""".split())
+_KIND_OF = re.compile(r"\bwhat (?:kinds?|types?|sorts?) of (\w+)")
 _TITLE_NOUN = re.compile(r"\b(book|books|novel|novels|song|songs|movie|movies|film|films|series|album|albums|band|"
                          r"bands|poem|podcast|title|called|named|artist|artists|singer|author|musician|musicians|game|games|"
                          r"trilogy|franchise)\b")
@@ -77,6 +71,9 @@ def question_kind(question: str) -> dict:
         kind.update(type="person", sub="name")
     elif kind["type"] in ("thing", "person") and _TITLE_NOUN.search(q):
         kind["sub"] = "title"
+    kind_of = _KIND_OF.search(q)
+    if kind["type"] == "thing" and kind_of and not kind["sub"]:
+        kind.update(sub="kind", noun=kind_of.group(1))
     if kind["type"] == "yesno":
         kind["hedge"] = bool(re.match(r"^(would|could|might|will|is it likely|does it seem)\b", q)) or "likely" in q
     m = re.match(r"^(?:what|which)(?: (?:kind|kinds|type|types) of)? (\w+)", q)
@@ -86,55 +83,6 @@ def question_kind(question: str) -> dict:
     return kind
 
 
-_Q_DAY = re.compile(r"\b(?:on |in )?(?:(\d{1,2})(?:st|nd|rd|th)? (" + _MON + r")|(" + _MON + r") (\d{1,2})(?:st|nd|rd|th)?),? "
-                    r"((?:19|20)\d{2})\b")
-_Q_MONTH = re.compile(r"\b(?:in |during |of )?(?:the )?(?:(?:beginning|start|end|middle) of )?(" + _MON +
-                      r")\b(?:,? ((?:19|20)\d{2}))?")
-_Q_YEAR = re.compile(r"\b(?:in|during) ((?:19|20)\d{2})\b")
-_NOT_A_PERIOD = re.compile(r"\b(by|before|after|since|until|as of|between)\s*$", re.I)
-
-
-def question_period(question: str) -> tuple[date | None, date | None, int | None, str]:
-    """The time a question restricts itself to: (first day, last day, month-only, matched text).
-
-    "on May 3, 2023" -> 3..11 May 2023 (conversations report events up to a week later);
-    "in January 2022" -> January 2022 plus a week; "in May" -> month 5 of any year;
-    "in 2023" -> the year. "by/before/after/as of ..." are not restrictions (None, None, None, "").
-    """
-    for rx in (_Q_DAY, _Q_MONTH, _Q_YEAR):
-        for m in rx.finditer(question):
-            if _NOT_A_PERIOD.search(question[: m.start()]):
-                continue
-            g = m.groups()
-            if rx is _Q_DAY:
-                day, mon = (g[0], g[1]) if g[0] else (g[3], g[2])
-                d = date(int(g[4]), MONTHS.index(_month(mon).lower()) + 1, int(day))
-                return d, d + timedelta(days=8), None, m.group(0)
-            if rx is _Q_MONTH:
-                if g[0] in ("May",) and not g[1] and not re.match(r"\s*(?:in|during|of)\b", m.group(0)):
-                    continue  # "may" as a verb
-                month = MONTHS.index(_month(g[0]).lower()) + 1
-                if not g[1]:
-                    return None, None, month, m.group(0)
-                start = date(int(g[1]), month, 1)
-                nxt = date(start.year + (month == 12), month % 12 + 1, 1)
-                return start, nxt + timedelta(days=7), None, m.group(0)
-            y = int(g[0])
-            return date(y, 1, 1), date(y + 1, 1, 7), None, m.group(0)
-    return None, None, None, ""
-
-
-def in_period(when: str, period: tuple[date | None, date | None, int | None, str]) -> bool:
-    """Whether a passage date falls in a question's period (see question_period)."""
-    start, end, month, _ = period
-    d = parse_date(when) if when else None
-    if d is None or (start is None and month is None):
-        return False
-    if month is not None:
-        return d.month == month or (d.month == month % 12 + 1 and d.day <= 7)
-    return start <= d <= end
-
-
 def extract_typed(kind: dict, texts: Sequence[str], date: str, qstems: set[str], question: str,
                   strict: bool = False, common: Collection[str] = ()) -> str:
     """A span of the expected type from the first text that has one ("" when none; strict: no fallbacks)."""
@@ -142,7 +90,7 @@ def extract_typed(kind: dict, texts: Sequence[str], date: str, qstems: set[str],
     for text in texts:
         ans = ""
         if t == "date":
-            ans = _date_span(text, date, sub)
+            ans = date_span(text, date, sub)
         elif t == "number":
             ans = _number_span(text, sub, date)
         elif sub == "title":
@@ -151,6 +99,8 @@ def extract_typed(kind: dict, texts: Sequence[str], date: str, qstems: set[str],
             ans = _person_span(text, question, qstems, common)
         elif t == "place":
             ans = _place_span(text, question, qstems, common)
+        elif sub == "kind":
+            ans = _kind_span(text, kind["noun"])
         elif t == "reason" and not strict:
             m = _REASON.search(text)
             ans = trim(m.group(1)) if m else ""
@@ -173,48 +123,20 @@ def extract_typed(kind: dict, texts: Sequence[str], date: str, qstems: set[str],
     return ""
 
 
-def _date_span(text: str, date: str, sub: str) -> str:
-    if sub == "ago":
-        m = _AGO.search(text)
-        return m.group(1) if m else ""
-    anchor = parse_date(date) if date else None
-    lead = _LEAD_DATE.match(text)  # "On 8 May 2023, Caroline said ..." (a memory item's own date)
-    if lead:
-        anchor = parse_date(lead.group(1)) or anchor
-        text = " " * lead.end() + text[lead.end():]
-    found: list[tuple[int, str]] = []
-    for m in RELATIVE.finditer(text):
-        resolved = re.match(r"\s*\(([^)]{4,40})\)", text[m.end():])  # already resolved: "yesterday (7 May 2023)"
-        val = resolved.group(1) if resolved else normalize_time(m.group(0), anchor, style="locomo") if anchor else ""
-        if val:
-            found.append((m.start(), val))
-    for m in _DAY_MONTH.finditer(text):
-        found.append((m.start(), f"{int(m.group(1))} {_month(m.group(2))} {m.group(3) or _year(anchor)}".strip()))
-    for m in _MONTH_DAY.finditer(text):
-        found.append((m.start(), f"{int(m.group(2))} {_month(m.group(1))} {m.group(3) or _year(anchor)}".strip()))
-    for m in _MONTH_YEAR.finditer(text):
-        found.append((m.start(), f"{_month(m.group(1))} {m.group(2)}"))
-    for m in _IN_MONTH.finditer(text):
-        found.append((m.start(), f"{_month(m.group(2))} {_year(anchor)}".strip()))
-    for m in _YEAR.finditer(text):
-        found.append((m.start(), f"since {m.group(2)}" if m.group(1) == "since" else m.group(2)))
-    if not found:
-        return fmt_day(anchor) if lead and anchor and sub not in ("year", "month") else ""
-    found.sort(key=lambda f: (f[0], -len(f[1])))
-    val = found[0][1]
-    if sub == "year":
-        y = re.search(r"(?:19|20)\d{2}", val)
-        return y.group(0) if y else val
-    return val
-
-
-def _month(name: str) -> str:
-    low = name.lower()[:3]
-    return next(m.capitalize() for m in MONTHS if m.startswith(low))
-
-
-def _year(anchor) -> str:  # noqa: ANN001
-    return str(anchor.year) if anchor else ""
+def _kind_span(text: str, noun: str) -> str:
+    """ "What kind of beer ...?" over "I don't like dark beer" -> "dark beer" (the noun's modifiers and the noun)."""
+    target = word_stem(noun)
+    toks = list(re.finditer(r"[A-Za-z](?:[\w'\-]*\w)?", text))
+    for i, m in enumerate(toks):
+        if word_stem(m.group(0)) != target:
+            continue
+        j = i
+        while j > 0 and i - j < 3 and word_stem(toks[j - 1].group(0)) and toks[j - 1].group(0).lower() not in _NOT_MOD \
+                and text[toks[j - 1].end():toks[j].start()].strip() in ("", "-"):
+            j -= 1
+        if j < i:
+            return text[toks[j].start():m.end()]
+    return ""
 
 
 def _number_span(text: str, sub: str, date: str) -> str:
