@@ -29,6 +29,7 @@ from memcore.llm.offline.answer_passages import (
     Sent,
     is_about,
     mentions,
+    pairs,
     parse_passages,
     speakers_of,
     subject_of,
@@ -48,6 +49,8 @@ TYPE_BONUS = 0.15  # added when a sentence holds a span of the expected answer t
 FOCUS = 1.5  # weight factor of the question's main verb ("What did Caroline *research*?")
 LIST_PARTS = 3  # answers joined for list questions
 CAPTION_BONUS = 0.1  # fragment support of a shared photo's caption beyond the best sentence's coverage
+PAIR_BONUS = 0.15  # times the share of the question's adjacent word pairs a sentence has side by side too
+PERIOD_WEIGHT = 1.0  # the question period weighs as much as this many average terms
 DATE_TERM = "@date"  # pseudo-term: the passage's date falls in the question's period ("in May 2023")
 _TYPED = ("date", "number", "person", "place")
 _CROSS = ("number", "person", "place")  # types looked for beyond the best passage
@@ -85,7 +88,7 @@ def answer_question(question: str, passages: list[Passage]) -> str:
         return ABSTAIN
     weights = _weights(qstems, passages, question, subject)
     if period[3]:  # the question's time restriction counts as one more (average) term
-        weights[DATE_TERM] = sum(weights.values()) / len(weights)
+        weights[DATE_TERM] = PERIOD_WEIGHT * sum(weights.values()) / len(weights)
     ranked = _rank(passages, weights, kind, subject, question, period)
     if not ranked or ranked[0].pcov < MIN_COVER:
         return ABSTAIN
@@ -167,6 +170,7 @@ def _rank(passages: list[Passage], weights: dict[str, float], kind: dict, subjec
     top = max((p.score for p in passages), default=0.0) or 1.0
     participant = bool(subject) and any(mentions(sp, subject) or mentions(subject, sp) for sp in speakers_of(passages))
     typed = kind["type"] in _TYPED or kind["sub"] == "title"
+    qpairs = pairs([t for t in stems(question) if t in weights])
     inherited: dict[int, tuple[float, float]] = {}  # reply passage -> (pcov, scov) of the question before it
     out: list[Cand] = []
     for i, p in enumerate(passages):
@@ -186,6 +190,8 @@ def _rank(passages: list[Passage], weights: dict[str, float], kind: dict, subjec
             if s.pos < 2 and not s.question and not s.caption:
                 scov = max(scov, sin)
             score = 0.7 * scov + 0.3 * pcov + 0.05 * max(0.0, p.score) / top
+            if qpairs:  # question words side by side in the sentence too ("upside-down yoga poses")
+                score += PAIR_BONUS * len(qpairs & s.pairs) / len(qpairs)
             if typed and extract_typed(kind, [s.text], p.date, set(weights), question, strict=True):
                 score += TYPE_BONUS
             if s.question:

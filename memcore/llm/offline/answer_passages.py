@@ -38,6 +38,7 @@ class Sent:
     stems: frozenset[str]
     question: bool
     caption: bool = False
+    pairs: frozenset[tuple[str, str]] = frozenset()
 
 
 @dataclass
@@ -73,7 +74,7 @@ def parse_passages(inputs: dict[str, Any]) -> list[Passage]:
             score = 0.0
         p = Passage(text=text, speaker=speaker, date=str(r.get("date", "") or ""), score=score)
         i = len(out)
-        p.sents = [Sent(t, i, j, st, q, caption=c) for j, (t, st, q, c) in enumerate(_sentences_of(text))]
+        p.sents = [Sent(t, i, j, st, q, caption=c, pairs=pr) for j, (t, st, q, c, pr) in enumerate(_sentences_of(text))]
         if p.sents:
             p.stems = frozenset().union(*(s.stems for s in p.sents))
             out.append(p)
@@ -81,12 +82,17 @@ def parse_passages(inputs: dict[str, Any]) -> list[Passage]:
 
 
 @lru_cache(maxsize=65536)
-def _sentences_of(text: str) -> tuple[tuple[str, frozenset[str], bool, bool], ...]:
-    """(sentence, stems, is-question, is-caption) of a passage body; cached, as full contexts repeat every turn."""
-    out = [(sent, frozenset(stems(sent)), sent.rstrip().endswith("?"), False)
-           for sent in sentences(_CAPTION.sub("", text).strip())]
-    out += [(cap.strip(), frozenset(stems(cap)), False, True) for cap in _CAPTION.findall(text)]
-    return tuple(out)
+def _sentences_of(text: str) -> tuple[tuple[str, frozenset[str], bool, bool, frozenset[tuple[str, str]]], ...]:
+    """(sentence, stems, is-question, is-caption, stem pairs) of a passage body; cached, as full contexts
+    repeat every turn."""
+    out = [(sent, sent.rstrip().endswith("?"), False) for sent in sentences(_CAPTION.sub("", text).strip())]
+    out += [(cap.strip(), False, True) for cap in _CAPTION.findall(text)]
+    return tuple((t, frozenset(st := stems(t)), q, c, pairs(st)) for t, q, c in out)
+
+
+def pairs(seq: list[str]) -> frozenset[tuple[str, str]]:
+    """Consecutive content-word stems of a text, as unordered pairs ("upside-down yoga", "cooking show")."""
+    return frozenset(tuple(sorted(ab)) for ab in zip(seq, seq[1:], strict=False) if ab[0] != ab[1])
 
 
 def _split_dialogues(raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
