@@ -32,7 +32,7 @@ from memcore.lease import Lease, lease_mode  # noqa: E402
 from memcore.llm.redact import redact  # noqa: E402
 from memcore.settings import storage_options_from_env, storage_secrets  # noqa: E402
 from memcore.store_commit import CommitMixin  # noqa: E402
-from memcore.store_indexes import IndexKeeper  # noqa: E402
+from memcore.store_indexes import IndexKeeper, scope_column  # noqa: E402
 from memcore.store_items import ItemsMixin  # noqa: E402
 from memcore.store_records import RecordsMixin  # noqa: E402
 from memcore.store_schema import (  # noqa: E402
@@ -148,7 +148,7 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
     def index_scopes(self) -> list[tuple[str, str, int]]:
         """Build or rebuild every table's scope index now, whatever its size (e.g. after a bulk import);
         returns (table, column, rows) of the indexes built by this store handle so far."""
-        for name in self.table_names():
+        for name in filter(scope_column, self.table_names()):
             self._indexes.after_write(name, self.table(name), force=True)
         return list(self._indexes.built)
 
