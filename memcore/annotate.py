@@ -197,13 +197,14 @@ class Annotations:
         return len(new)
 
 
-def workbench_retriever(wb) -> Callable[[str, Conversation, Question], list[str]]:  # noqa: ANN001 - Workbench
-    """A `retrieve` function for create_task: the knowledge a system retrieves, one line per item."""
+def workbench_retriever(wb, retriever: str = "dense") -> Callable[[str, Conversation, Question], list[str]]:  # noqa: ANN001 - Workbench
+    """A `retrieve` function for create_task: the knowledge a system retrieves with `retriever` (memcore.retrievers;
+    dense = the papers' mode), one line per item. Builds a memory that is missing (the app checks first)."""
 
     def retrieve(system: str, conv: Conversation, q: Question) -> list[str]:
         if not wb.is_ingested(system, conv):
             wb.ingest(system, conv)
-        trace = wb.system(system, conv).retrieve(q)
+        trace = wb.system(system, conv, retriever=retriever).retrieve(q)
         seen: dict[str, str] = {}
         for it in trace.items:
             date = it.metadata.get("date", "")

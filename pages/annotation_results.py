@@ -6,9 +6,10 @@ import pandas as pd
 import streamlit as st
 
 from memcore.annotate import Annotations, workbench_retriever
+from memcore.retrievers import retriever_names
 from memcore.viz.annotation import helpfulness_figure, rates_table
 from memcore.viz.views import ANNOTATE
-from ui import state, widgets
+from ui import jobs, state, widgets
 
 st.title("Annotation results")
 st.caption("Create a human-evaluation task (retrieval runs once and is frozen so every annotator sees the "
@@ -18,22 +19,41 @@ wb = state.workbench_or_stop()
 ann = Annotations(wb.store)
 with st.expander("Create a task", expanded=not ann.tasks()):
     convs = wb.store.conversations()
-    with st.form("new_task"):
+    with st.form("new_task", enter_to_submit=False):  # only the button creates a task
         name = st.text_input("Task name", "helpfulness")
         conv_ids = st.multiselect("Conversations", list(convs["conv_id"]), default=list(convs["conv_id"])[:1])
         systems = st.multiselect("Systems", widgets.systems(), default=widgets.default_systems(ANNOTATE))
-        c1, c2 = st.columns(2)
+        c1, c2, c3 = st.columns(3)
         per_cat = c1.number_input("Questions per category", 1, 200, 25)
         seed = c2.number_input("Seed", 0, 10**6, 0)
+        retriever = c3.selectbox("Retriever", list(retriever_names()), key="task_retriever",
+                                 format_func=lambda n: f"{n} (paper mode)" if n == "dense" else n)
         go = st.form_submit_button("Create task", type="primary")
     if go:
+        convs_ = [state.conversation(wb, c) for c in conv_ids]
+        missing = {c.id: [s for s in systems if not state.ingest_status(wb, s, c)[1]] for c in convs_}
+        st.session_state["task_missing"] = {c: m for c, m in missing.items() if m}
         if not conv_ids or not systems:
             st.error("Pick at least one conversation and one system.")
-        else:
+        elif name.strip() in {t.name for t in ann.tasks()}:
+            st.error(widgets.md_escape(f"A task named {name.strip()!r} exists: choose another name."))
+        elif not st.session_state["task_missing"]:
             with st.spinner("Retrieving evidence once for every sampled question and system…"):
-                task = ann.create_task(name, [wb.conversation(c) for c in conv_ids], systems,
-                                       workbench_retriever(wb), int(per_cat), int(seed))
-            st.success(f"Created task {task.task_id} with {len(ann.items(task.task_id))} items.")
+                task = ann.create_task(name.strip(), convs_, systems, workbench_retriever(wb, retriever),
+                                       int(per_cat), int(seed))
+            st.success(widgets.md_escape(f"Created task {task.task_id} ({retriever} retriever) with "
+                                         f"{len(ann.items(task.task_id))} items."))
+    for cid, todo in st.session_state.get("task_missing", {}).items():  # never built without this click
+        st.warning(widgets.md_escape(f"Memory not built for {cid}: {', '.join(todo)}. Build it, then create the task."))
+        if st.button(f"Build memory of {cid} ({len(todo)} system(s))", key=f"task_build_{cid}",
+                     icon=":material/construction:"):
+            state.start_ingest(wb, todo, state.conversation(wb, cid))
+            st.session_state["task_missing"], st.session_state["task_building"] = {}, cid
+            st.rerun()
+cid = st.session_state.get("task_building")
+building = jobs.get(state.ingest_job_id(state.conversation(wb, cid))) if cid else None
+if building is not None and building.running:
+    widgets.job_progress(building.id)
 tasks = ann.tasks()
 if not tasks:
     st.stop()

@@ -12,6 +12,7 @@ from memcore.settings import Settings
 from memcore.viz.views import ASK, picked
 from memcore.workbench import Workbench
 from tests.test_app_pages import APP, app_env, build, errors, home_with_demo, texts  # noqa: F401 - fixture
+from ui import jobs
 
 pytestmark = pytest.mark.usefixtures("app_env")  # temp store, hashing embedder, offline engine
 
@@ -148,3 +149,28 @@ def test_replay_step_in_the_url_and_its_construction_calls(system):
     assert all(c.value for c in link.code)  # prompt and completion of the first call, stored by the ledger
     link.slider(key="replay_step").set_value(step + 1).run()
     assert link.query_params.get("step") == str(step + 1)
+
+
+def test_task_creation_builds_nothing_silently_names_are_unique_and_the_retriever_is_chosen():
+    from memcore.annotate import Annotations
+
+    at = home_with_demo()
+    at.switch_page("pages/annotation_results.py").run()
+    next(m for m in at.multiselect if m.label == "Systems").set_value(["naive_rag"])  # in the form: sent on submit
+    at.selectbox(key="task_retriever").set_value("lexical")
+    next(b for b in at.button if b.label == "Create task").click().run()
+    assert not errors(at), errors(at)
+    wb = Workbench(Settings())
+    assert not wb.is_ingested("naive_rag", wb.conversation("demo")) and not Annotations(wb.store).tasks()
+    assert r"Memory not built for demo\: naive\_rag\." in "\n".join(w.value for w in at.warning)
+    next(b for b in at.button if b.label.startswith("Build memory of demo")).click().run()
+    jobs.wait("ingest:demo", 180)
+    at.run()
+    next(b for b in at.button if b.label == "Create task").click().run()
+    assert not errors(at), errors(at)
+    tasks = Annotations(Workbench(Settings()).store).tasks()  # a fresh handle sees the app's writes
+    assert [t.name for t in tasks] == ["helpfulness"]
+    assert "lexical retriever" in "\n".join(s.value for s in at.success)
+    next(b for b in at.button if b.label == "Create task").click().run()  # the same name again
+    assert "choose another name" in "\n".join(e.value for e in at.error)
+    assert len(Annotations(Workbench(Settings()).store).tasks()) == 1
