@@ -40,8 +40,8 @@ from memcore.llm.roles import TextOutput
 from memcore.text.terms import stem, stems
 
 ABSTAIN = "No information available"
-MIN_COVER = 0.1  # share of the question's (idf-weighted) words the best passage must cover
-MIN_SUPPORT = 0.2  # the best sentence by or about the asked-about person must score this much
+MIN_COVER = 0.18  # share of the question's (idf-weighted) words the best passage must cover
+MIN_SUPPORT = 0.3  # the best sentence by or about the asked-about person must score this much
 OTHER_SPEAKER = 0.45  # support factor for sentences neither by nor about the asked-about person
 QUESTION_SENT = 0.5  # support factor for sentences that are themselves questions
 REPLY = 1.0  # share of a question sentence's coverage passed on to the reply that follows it
