@@ -35,7 +35,7 @@ if q is None:
     st.stop()
 if q.answer:
     st.markdown(f"**Gold answer:** {md_escape(q.answer)} · evidence: {md_escape(', '.join(q.evidence) or 'none')}")
-systems = widgets.system_picker("Systems", default_picks(wb, conv, COMPARE), key="cmp_systems")
+systems = widgets.system_picker("Systems", default_picks(wb, conv, COMPARE, at_least=2), key="cmp_systems")
 retriever = widgets.retriever_picker("cmp_retriever")
 built = build_cards(wb, conv, systems, key="cmp") if systems else []
 if not built:

@@ -157,11 +157,12 @@ def answer_panel(wb: Workbench, conv: Conversation, q: Question, system: str, an
         calls_panel(calls, key=f"{key}_calls", provider=wb.provider_label)
 
 
-def default_picks(wb: Workbench, conv: Conversation, page: str) -> list[str]:
+def default_picks(wb: Workbench, conv: Conversation, page: str, at_least: int = 1) -> list[str]:
     """The systems a page preselects: those whose memory of `conv` is built (views may opt out with
-    pick_when_built=False), else the page's view defaults (which then show Build cards)."""
+    pick_when_built=False) when there are `at_least` of them (Compare: 2), else the page's view defaults
+    (the unbuilt ones then show Build cards)."""
     built = [s for s in widgets.systems() if get_view(s).pick_when_built and state.ingest_status(wb, s, conv)[1]]
-    return built or widgets.default_systems(page)
+    return built if len(built) >= at_least else widgets.default_systems(page)
 
 
 def shown(key: str, ident: tuple, clicked: bool) -> bool:
