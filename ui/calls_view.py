@@ -65,5 +65,6 @@ def replay_step_calls(wb: Workbench, conv: Conversation, systems: list[str], ste
     """An expander on Replay: the LLM calls each system made while ingesting this step's turn."""
     per = {s: step_calls(wb, conv, s, step) for s in systems}
     with st.expander(f"LLM calls at this step ({sum(len(c) for c in per.values())})"):
-        pick = st.segmented_control("System", systems, default=systems[0], key="rp_calls_system") or systems[0]
+        pick = st.segmented_control("System", systems, default=systems[0], key="rp_calls_system",
+                                    format_func=lambda s: f"{s} ({len(per[s])})") or systems[0]
         calls_panel(per[pick].to_dict("records"), key=f"rp_calls_{pick}", provider=wb.provider_label)
