@@ -77,7 +77,8 @@ def test_locomo_conversation_equals_the_local_engine(shared_dir, tmp_path) -> No
     kw = {"systems": SYSTEMS, "limit": 12, "categories": [1, 2, 3, 4]}
     local = run_eval(settings(tmp_path, "local"), "locomo", file, out=tmp_path / "local.json", **kw)
     remote = run_eval(settings(tmp_path, "ray"), "locomo", file, out=tmp_path / "ray.json", engine="ray", **kw)
-    assert remote["complete"] and remote["questions_done"] == 24
+    assert remote["complete"], (remote["errors"][:3], remote["questions_done"])
+    assert remote["questions_done"] == 24
     assert_same(local, remote, tmp_path)
 
 

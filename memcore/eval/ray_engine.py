@@ -135,6 +135,13 @@ def run_ray(settings: Settings, convs: list[Conversation], todo: dict, job: dict
     ray = import_ray()
     from ray.util.queue import Empty, Queue
 
+    plan = []  # (conversation, {system: question ids}) per task; long conversations first: they finish last
+    for c in sorted(convs, key=lambda c: -len(c.turns)):
+        pending = {name: [q.id for q in qs] for name, qs in todo[c.id].items() if qs}
+        if pending:
+            plan += [(c, pending)] if TASK_UNIT == "conversation" else [(c, {n: ids}) for n, ids in pending.items()]
+    if not plan:
+        return  # everything is stored: no cluster needed
     started = connect(address, num_cpus)
     try:
         task = ray.remote(num_cpus=1, max_retries=1)(_task)
@@ -143,16 +150,12 @@ def run_ray(settings: Settings, convs: list[Conversation], todo: dict, job: dict
         cfg = ray.put(worker_settings(settings))
         job_ref = ray.put(job)
         units: dict[Any, dict] = {}
-        order = sorted(convs, key=lambda c: -len(c.turns))  # long conversations first: they finish last
-        for c in order:
-            pending = {name: [q.id for q in qs] for name, qs in todo[c.id].items() if qs}
-            groups = [pending] if TASK_UNIT == "conversation" else [{n: ids} for n, ids in pending.items()]
-            conv_ref = ray.put(conversation_to_json(c)) if pending else None
-            for group in groups:
-                if group:
-                    ref = task.remote(cfg, conv_ref, group, job_ref, queue, flag)
-                    units[ref] = {"system": ",".join(group), "conv_id": c.id,
-                                  "missing": sum(len(ids) for ids in group.values())}
+        conv_refs: dict[str, Any] = {}
+        for c, group in plan:
+            if c.id not in conv_refs:
+                conv_refs[c.id] = ray.put(conversation_to_json(c))
+            ref = task.remote(cfg, conv_refs[c.id], group, job_ref, queue, flag)
+            units[ref] = {"system": ",".join(group), "conv_id": c.id, "missing": sum(map(len, group.values()))}
 
         def drain() -> None:
             while True:
