@@ -65,3 +65,17 @@ def test_offline_answer_calls_in_the_inspector(workbench, tiny_conv):
     answer = t[t["stage"] == "answer"].iloc[-1]
     assert q.text in answer["prompt"] and ans.text in answer["completion"]
     assert calls_summary(t)["calls"] == len(recs)
+
+
+def test_the_answer_export_names_the_retriever(workbench, tiny_conv):
+    from memcore.viz.bundles import answer_bundle, comparison_bundle
+
+    q = tiny_conv.questions[0]
+    ans = workbench.ask("naive_rag", tiny_conv, q, retriever="lexical")
+    obj, _, sections = answer_bundle(q, "naive_rag", ans, workbench.provider_label)
+    assert obj["retriever"] == "lexical" and ans.trace.retriever == "lexical"
+    assert any(title.startswith("Answer by naive_rag, lexical retriever") for title, _ in sections)
+    summary = dict(sections)["Summary"]
+    assert list(summary["retriever"]) == ["lexical"]
+    _, table, _ = comparison_bundle(q, {"naive_rag": ans}, workbench.provider_label)
+    assert list(table["retriever"]) == ["lexical"]
