@@ -8,8 +8,8 @@ offline, the prompts differ only in what a real model would be asked.
     family     prompt (role)                                   temperature  source
     short      answer (memcore's shared short-answer prompt)   0            memcore; baselines
     com        answer_com_locomo / answer_com_longmemeval       0 (not set)  CoM App. A.1
-    memcot     answer_locomo_standard / answer_longmemeval_standard  1.0    MemCoT App. C-D: LoCoMo's and
-                                                                             LongMemEval's standard prompts
+    memcot     answer_locomo_standard (category 5: _adversarial)      1.0    MemCoT App. C-D: LoCoMo's and
+               / answer_longmemeval_standard                                 LongMemEval's standard prompts
     recmem     answer_recmem_locomo / answer_recmem_longmemeval 0           RecMem App. F (Fig. 15-16), E.3
     xmemory    answer_xmemory_locomo                             0           xMemory App. C.2
     memweaver  answer_memweaver[_temporal|_open_domain|_adversarial]  0.7 (adversarial 0.01)
