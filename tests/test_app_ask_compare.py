@@ -174,3 +174,15 @@ def test_task_creation_builds_nothing_silently_names_are_unique_and_the_retrieve
     next(b for b in at.button if b.label == "Create task").click().run()  # the same name again
     assert "choose another name" in "\n".join(e.value for e in at.error)
     assert len(Annotations(Workbench(Settings()).store).tasks()) == 1
+
+
+def test_benchmark_defaults_to_the_built_systems_and_offers_the_retriever():
+    at = home_with_demo()
+    at.switch_page("pages/benchmark.py").run()
+    assert not errors(at), errors(at)
+    assert at.button_group(key="bm_retriever").value == "dense"  # the papers' mode by default
+    at.switch_page("pages/ask.py").run()
+    build(at, ["naive_rag", "com"], "ask_systems")
+    at.switch_page("pages/benchmark.py").run()
+    assert at.multiselect(key="bm_run_systems").value == ["naive_rag", "com"]
+    assert set(at.button_group(key="bm_retriever").options) >= {"dense (paper mode)", "lexical", "hybrid"}
