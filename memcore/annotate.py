@@ -50,6 +50,7 @@ class AnnotationItem:
     reference: str
     knowledge: list[str]
     system: str
+    category_name: str = ""  # e.g. "single-hop"; tasks made before it was stored show the number
 
 
 @dataclass
@@ -67,9 +68,10 @@ class AnnotationTask:
 
 def stratified_sample(questions: Sequence[Question], per_category: int, seed: int,
                       categories: Sequence[int | str] | None = None) -> list[Question]:
-    """Up to `per_category` questions per category, reproducible for a seed."""
+    """Up to `per_category` questions per category over all of `questions` (of every conversation
+    together), reproducible for a seed."""
     by_cat: dict[str, list[Question]] = defaultdict(list)
-    for q in sorted(questions, key=lambda q: q.id):
+    for q in sorted(questions, key=lambda q: (q.conv_id, q.id)):
         if categories is None or q.category in categories or str(q.category) in map(str, categories):
             by_cat[str(q.category)].append(q)
     rng = random.Random(seed)
@@ -93,17 +95,20 @@ class Annotations:
     def create_task(self, name: str, convs: Sequence[Conversation], systems: Sequence[str],
                     retrieve: Callable[[str, Conversation, Question], list[str]], per_category: int = 25,
                     seed: int = 0, categories: Sequence[int | str] | None = (1, 2, 3, 4)) -> AnnotationTask:
-        """Sample questions, run retrieval once per (question, system) and freeze it into a task."""
+        """Sample `per_category` questions per category over all conversations together (not per conversation),
+        run retrieval once per (question, system) and freeze it into a task."""
         task_id = hashlib.sha256(f"{name}|{seed}|{time.time()}".encode()).hexdigest()[:10]
         task = AnnotationTask(task_id, name, list(systems), per_category, seed, [c.id for c in convs])
         rows = []
-        for conv in convs:
-            for q in stratified_sample(conv.questions, per_category, seed, categories):
-                for sysname in systems:
-                    it = AnnotationItem(_item_id(task_id, q.id, sysname), q.id, conv.id, str(q.category), q.text,
-                                        q.answer, retrieve(sysname, conv, q), sysname)
-                    rows.append({"task_id": task_id, "item_id": it.item_id, "system": sysname,
-                                 "category": it.category, "payload": json.dumps(asdict(it))})
+        owner = {(c.id, q.id): c for c in convs for q in c.questions}
+        pool = [q for c in convs for q in c.questions]
+        for q in stratified_sample(pool, per_category, seed, categories):
+            conv = owner[(q.conv_id, q.id)]
+            for sysname in systems:
+                it = AnnotationItem(_item_id(task_id, f"{conv.id}|{q.id}", sysname), q.id, conv.id, str(q.category),
+                                    q.text, q.answer, retrieve(sysname, conv, q), sysname, q.category_name)
+                rows.append({"task_id": task_id, "item_id": it.item_id, "system": sysname,
+                             "category": it.category, "payload": json.dumps(asdict(it))})
         self.store.table("ann_items", ITEMS).add(rows)
         self.store.table("ann_tasks", TASKS).add([{"task_id": task_id, "payload": json.dumps(asdict(task)),
                                                    "ts": task.created}])
@@ -144,22 +149,25 @@ class Annotations:
         return out
 
     def results(self, task_id: str) -> dict:
-        """Helpfulness per system and category (with 95% intervals), agreement, disagreements."""
+        """Helpfulness per system and category (by name), agreement, disagreements.
+
+        `rate` is the mean of the annotators' own rates (each annotator counts once however many items they
+        labelled), with their spread (`sd`, `min`, `max`) and `per_annotator` rates; `helpful`/`n` pool all
+        labels and `ci95` is the pooled labels' Wilson interval."""
         items = {i.item_id: i for i in self.items(task_id)}
         labs = self.labels(task_id)
-        counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+        counts: dict[tuple[str, str], dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
         per_item: dict[str, dict[str, str]] = defaultdict(dict)
         for (iid, ann), lab in labs.items():
             if lab["label"] == "skip" or iid not in items:
                 continue
             it = items[iid]
             per_item[iid][ann] = lab["label"]
-            for cat in (it.category, "all"):
-                c = counts[(it.system, cat)]
+            for cat in (it.category_name or it.category, "all"):
+                c = counts[(it.system, cat)][ann]
                 c[0] += lab["label"] == "helpful"
                 c[1] += 1
-        rates = [{"system": s, "category": cat, "helpful": k, "n": n, "rate": k / n if n else None,
-                  "ci95": wilson_interval(k, n)} for (s, cat), (k, n) in sorted(counts.items())]
+        rates = [_rate(s, cat, per_ann) for (s, cat), per_ann in sorted(counts.items())]
         disagreements = [{"item_id": iid, "question": items[iid].question, "system": items[iid].system,
                           "labels": per} for iid, per in sorted(per_item.items()) if len(set(per.values())) > 1]
         return {"rates": rates, "agreement": agreement(per_item), "disagreements": disagreements,
@@ -195,6 +203,17 @@ class Annotations:
         if new:
             self.store.table("labels", LABEL_ROWS).add(new)
         return len(new)
+
+
+def _rate(system: str, category: str, per_ann: dict[str, list[int]]) -> dict:
+    by_ann = {a: k / n for a, (k, n) in sorted(per_ann.items()) if n}
+    k, n = sum(c[0] for c in per_ann.values()), sum(c[1] for c in per_ann.values())
+    vals = list(by_ann.values())
+    mean = sum(vals) / len(vals) if vals else None
+    sd = (sum((v - mean) ** 2 for v in vals) / (len(vals) - 1)) ** 0.5 if len(vals) > 1 else None
+    return {"system": system, "category": category, "helpful": k, "n": n, "rate": mean, "sd": sd,
+            "min": min(vals) if vals else None, "max": max(vals) if vals else None, "n_annotators": len(vals),
+            "per_annotator": by_ann, "ci95": wilson_interval(k, n)}
 
 
 def workbench_retriever(wb, retriever: str = "dense") -> Callable[[str, Conversation, Question], list[str]]:  # noqa: ANN001 - Workbench

@@ -45,7 +45,7 @@ with st.expander("Create a task", expanded=not ann.tasks()):
                                          f"{len(ann.items(task.task_id))} items."))
     for cid, todo in st.session_state.get("task_missing", {}).items():  # never built without this click
         st.warning(widgets.md_escape(f"Memory not built for {cid}: {', '.join(todo)}. Build it, then create the task."))
-        if st.button(f"Build memory of {cid} ({len(todo)} system(s))", key=f"task_build_{cid}",
+        if st.button(widgets.md_escape(f"Build memory of {cid} ({len(todo)} system(s))"), key=f"task_build_{cid}",
                      icon=":material/construction:"):
             state.start_ingest(wb, todo, state.conversation(wb, cid))
             st.session_state["task_missing"], st.session_state["task_building"] = {}, cid

@@ -29,7 +29,7 @@ ck = mem.status()[0]
 counts = mem.kind_counts()
 kinds = [k for k in get_system(system).kinds if k in counts] + [k for k in counts if k not in get_system(system).kinds]
 if not kinds:
-    st.info(f"{system} stores no memory items of its own: it searches the raw turns directly.")
+    st.info(f"{widgets.md_escape(system)} stores no memory items of its own: it searches the raw turns directly.")
     st.stop()
 kind = c2.selectbox("Kind", kinds, format_func=lambda k: f"{k} ({counts.get(k, 0)})", key="ex_kind")
 query = c3.text_input("Search text or turn id", key="ex_query")
@@ -37,14 +37,14 @@ df = current_items(mem, kind, ck)
 if query.strip():
     ql = query.strip().lower()
     df = df[df["text"].str.lower().str.contains(ql, regex=False) | df["turns"].str.lower().str.contains(ql, regex=False)]
-st.caption(f"{len(df)} {kind} item(s) shown")
+st.caption(f"{len(df)} {widgets.md_escape(kind)} item(s) shown")
 sel = st.dataframe(df, hide_index=True, height=320, on_select="rerun", selection_mode="single-row", key="ex_table")
 rows = sel.selection.rows if sel is not None else []
 if not rows:
     st.caption("Select a row to see its provenance and history.")
     st.stop()
 item_id = df.iloc[rows[0]]["id"]
-st.subheader(item_id)
+st.subheader(widgets.md_escape(item_id))
 with st.container(border=True):
     widgets.text(df.iloc[rows[0]]["text"])
 provenance(conv, mem, item_id, id_kinds(mem, ck))

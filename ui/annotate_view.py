@@ -20,6 +20,20 @@ def current_index(queue: list[AnnotationItem], done: dict, key: str) -> int:
     return todo[0] if todo else len(queue) - 1
 
 
+BLUR = """<script>
+(() => {{ // run {n}: let the h/n/s/j/k shortcuts work after typing a name or a note (Enter keeps the focus)
+  const a = document.activeElement;
+  if (a && a.closest(".st-key-annotator, [class*='st-key-note-']")) a.blur();
+}})();
+</script>"""
+
+
+def release_focus() -> None:
+    """Take the keyboard focus out of the name and note fields, so the label shortcuts work after typing."""
+    n = st.session_state["_blur_n"] = st.session_state.get("_blur_n", 0) + 1  # new body: the script runs again
+    st.html(BLUR.format(n=n), unsafe_allow_javascript=True, width=1)
+
+
 def card(ann: Annotations, task_id: str, annotator: str, queue: list[AnnotationItem], pos_key: str) -> None:
     """One item: question, retrieved knowledge, reference answer, and the label buttons."""
     done = {iid: lab for (iid, _), lab in ann.labels(task_id, annotator).items()}
@@ -27,6 +41,10 @@ def card(ann: Annotations, task_id: str, annotator: str, queue: list[AnnotationI
     item = queue[idx]
     n_done = sum(1 for it in queue if it.item_id in done)
     st.progress(n_done / len(queue), text=f"{n_done} of {len(queue)} labelled · item {idx + 1}")
+    if n_done == len(queue):
+        st.success(f"All {len(queue)} items labelled: thank you. Results are on the Annotation results page; "
+                   "you can still go back (k) and change any label.", icon=":material/task_alt:")
+    release_focus()
     st.markdown(f"**Question:** {md_escape(item.question)}")
     with st.container(border=True):
         st.caption("Retrieved knowledge")

@@ -65,8 +65,8 @@ def _step_body(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], s
     n_turns = len(conv.turns)
     if 1 <= step <= n_turns:
         t = conv.turns[step - 1]
-        st.markdown(f"**Step {step}/{n_turns + 1}** · turn `{t.turn_id}` · session {t.session} · "
-                    f"{widgets.md_escape(t.session_date)}")
+        st.markdown(f"**Step {step}/{n_turns + 1}** · turn {widgets.md_escape(t.turn_id)} · session "
+                    f"{widgets.md_escape(t.session)} · {widgets.md_escape(t.session_date)}")
         with st.container(border=True):
             widgets.text(t.embed_text)
     elif step == 0:

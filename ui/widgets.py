@@ -70,9 +70,9 @@ def dataset_loader(wb: Workbench) -> None:
     c1, c2 = st.columns([1, 2])
     if c1.button("Load the built-in demo", type="primary", icon=":material/play_circle:"):
         conv = wb.load_demo()
-        state.forget_conversation(conv.id)
-        st.session_state["conv_id"] = conv.id
-        st.toast(f"Demo loaded: {len(conv.turns)} turns, {len(conv.questions)} questions")
+        _switch_to([conv], f"Demo loaded: {len(conv.turns)} turns, {len(conv.questions)} questions.")
+    if msg := st.session_state.pop("_load_msg", None):
+        st.success(msg)  # left by _switch_to before its rerun (already escaped)
     with c2.expander("Load a dataset file (LoCoMo, LongMemEval, JSONL chat log)"):
         fmt = st.selectbox("Format", FORMATS, help="auto detects the format from the file")
         up = st.file_uploader("Upload", type=["json", "jsonl", "ndjson"])
@@ -82,24 +82,39 @@ def dataset_loader(wb: Workbench) -> None:
 
 
 def _load(wb: Workbench, up, path: str, fmt: str | None) -> None:  # noqa: ANN001 - UploadedFile
+    name = Path(up.name).name if up is not None else path.strip()
+    tmp = ""
     try:
         if up is not None:
-            with tempfile.TemporaryDirectory() as d:
-                p = Path(d) / Path(up.name).name
+            with tempfile.TemporaryDirectory() as tmp:
+                p = Path(tmp) / name
                 p.write_bytes(up.getvalue())
                 convs = wb.load(p, fmt)
-        elif path.strip():
-            convs = wb.load(path.strip(), fmt)
+        elif name:
+            convs = wb.load(name, fmt)
         else:
             st.warning("Choose a file to upload or type a path.")
             return
     except Exception as e:  # noqa: BLE001 - loaders name the file, field and fix
-        st.error(str(e))
+        msg = str(e)  # an upload is named by its file name, never by the temporary copy's path
+        st.error(md_escape(msg.replace(str(Path(tmp) / name), name).replace(tmp, "") if tmp else msg))
         return
+    if not convs:
+        st.warning(md_escape(f"{name} holds no conversation."))
+        return
+    more = f" (and {len(convs) - 10} more)" if len(convs) > 10 else ""
+    _switch_to(convs, f"Loaded {len(convs)} conversation(s) from {name}: "
+                      f"{', '.join(c.id for c in convs[:10])}{more}. Current: {convs[0].id}.")
+
+
+def _switch_to(convs: list[Conversation], message: str) -> None:
+    """Make the first loaded conversation the current one everywhere (picker, counts, sidebar) and rerun."""
     for c in convs:
         state.forget_conversation(c.id)
     st.session_state["conv_id"] = convs[0].id
-    st.success(f"Loaded {len(convs)} conversation(s): {', '.join(c.id for c in convs[:10])}")
+    st.session_state.pop("_conv_pick", None)  # the picker restarts at conv_id instead of its old value
+    st.session_state["_load_msg"] = md_escape(message)
+    st.rerun()
 
 
 def conversation_picker(wb: Workbench) -> Conversation | None:

@@ -1,33 +1,67 @@
-"""Human-evaluation views: helpfulness rates with 95% intervals, agreement tables."""
+"""Human-evaluation views: helpfulness as the mean of annotators' rates with their spread, agreement tables."""
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from memcore.types import CATEGORY_NAMES
+from memcore.viz.safe import esc
 from memcore.viz.theme import style
 from memcore.viz.views import system_color
 
+_ORDER = {name: i for i, name in enumerate(CATEGORY_NAMES.values())}
+
+
+def _cat_key(cat: str) -> tuple[int, str]:
+    return (10**6 if cat == "all" else _ORDER.get(cat, 10**5), cat)
+
+
+def _bounds(r: dict) -> tuple[float, float]:
+    """The error bar: the annotators' lowest and highest rate when two or more labelled, else the pooled
+    labels' Wilson 95% interval."""
+    if r.get("n_annotators", 1) > 1 and r.get("min") is not None:
+        return r["min"], r["max"]
+    return r["ci95"]
+
 
 def helpfulness_figure(rates: list[dict]) -> go.Figure:
-    """Grouped bars: helpfulness rate per category for each system, with Wilson 95% intervals."""
+    """Grouped bars: per category and system, the mean of annotators' helpfulness rates; error bars span the
+    annotators' rates (one annotator: Wilson 95% interval); hover lists every annotator's rate."""
     fig = go.Figure()
     systems = sorted({r["system"] for r in rates})
     for s in systems:
-        rows = [r for r in rates if r["system"] == s and r["n"]]
+        rows = sorted((r for r in rates if r["system"] == s and r["n"]), key=lambda r: _cat_key(r["category"]))
+        lo_hi = [_bounds(r) for r in rows]
         fig.add_bar(
             name=s, x=[r["category"] for r in rows], y=[r["rate"] for r in rows], marker_color=system_color(s),
             error_y={"type": "data", "symmetric": False,
-                     "array": [r["ci95"][1] - r["rate"] for r in rows],
-                     "arrayminus": [r["rate"] - r["ci95"][0] for r in rows]},
-            customdata=[[r["helpful"], r["n"]] for r in rows],
-            hovertemplate="%{x}: %{y:.0%} helpful (%{customdata[0]} of %{customdata[1]})<extra>" + s + "</extra>",
+                     "array": [hi - r["rate"] for r, (_, hi) in zip(rows, lo_hi, strict=True)],
+                     "arrayminus": [r["rate"] - lo for r, (lo, _) in zip(rows, lo_hi, strict=True)]},
+            customdata=[[r["helpful"], r["n"], r.get("n_annotators", 1), _per_annotator_text(r)] for r in rows],
+            hovertemplate="%{x}: %{y:.0%} helpful, mean of %{customdata[2]} annotator(s)<br>"
+                          "%{customdata[3]}<br>pooled: %{customdata[0]} of %{customdata[1]} labels<extra>"
+                          + s + "</extra>",
         )
-    fig.update_layout(barmode="group", yaxis={"range": [0, 1], "tickformat": ".0%"})
-    return style(fig, "Helpfulness rate by category (95% Wilson intervals)")
+    fig.update_layout(barmode="group", yaxis={"range": [0, 1.05], "tickformat": ".0%"})
+    return style(fig, "Helpfulness by category: mean of annotators' rates (bars: their range; one annotator: 95% interval)")
+
+
+def _per_annotator_text(r: dict) -> str:
+    return "<br>".join(f"{esc(a)}: {v:.0%}" for a, v in r.get("per_annotator", {}).items())
 
 
 def rates_table(rates: list[dict]) -> list[dict]:
-    """Rows for a table: system, category, helpful / n, rate and interval as text."""
-    return [{"system": r["system"], "category": r["category"], "helpful": r["helpful"], "n": r["n"],
-             "rate": None if r["rate"] is None else round(r["rate"], 3),
-             "95% interval": f"{r['ci95'][0]:.2f}–{r['ci95'][1]:.2f}"} for r in rates]
+    """Rows for a table: system, category, mean of annotators' rates, their spread and each annotator's rate,
+    pooled helpful / n with its Wilson interval."""
+    annotators = sorted({a for r in rates for a in r.get("per_annotator", {})})
+    rows = []
+    for r in sorted(rates, key=lambda r: (r["system"], _cat_key(r["category"]))):
+        row = {"system": r["system"], "category": r["category"],
+               "rate (mean of annotators)": None if r["rate"] is None else round(r["rate"], 3),
+               "sd": None if r.get("sd") is None else round(r["sd"], 3), "annotators": r.get("n_annotators", 1)}
+        row.update({f"rate · {a}": None if a not in r.get("per_annotator", {}) else round(r["per_annotator"][a], 3)
+                    for a in annotators})
+        row.update({"helpful (pooled)": r["helpful"], "n (pooled)": r["n"],
+                    "pooled 95% interval": f"{r['ci95'][0]:.2f}–{r['ci95'][1]:.2f}"})
+        rows.append(row)
+    return rows
