@@ -186,3 +186,21 @@ def test_benchmark_defaults_to_the_built_systems_and_offers_the_retriever():
     at.switch_page("pages/benchmark.py").run()
     assert at.multiselect(key="bm_run_systems").value == ["naive_rag", "com"]
     assert set(at.button_group(key="bm_retriever").options) >= {"dense (paper mode)", "lexical", "hybrid"}
+
+
+def test_a_judge_that_fails_for_good_leaves_the_answer_not_judged(monkeypatch):
+    from memcore.errors import LLMCallFailed
+    from memcore.types import Answer, Question, Trace
+    from ui import ask_view
+
+    def failing(llm, q, pred):  # noqa: ANN001, ANN202
+        raise LLMCallFailed("judge", "judge", "HTTP 500 three times")
+
+    info = {"kind": "llm", "label": "LLM judge: m"}
+    monkeypatch.setattr(ask_view, "_judge", lambda wb: (failing, info))
+    wb = type("WB", (), {"llm": None, "provider_label": "p"})()
+    q = Question(id="q", conv_id="c", text="Dog?", answer="Pepper", category=4)
+    v = ask_view.verdict(wb, q, Answer("Pepper", Trace(system="s", question="Dog?")))
+    assert v["correct"] is None and v["f1"] == 1.0 and "HTTP 500" in v["error"]
+    line = ask_view.verdict_line(v)
+    assert "not judged" in line and "HTTP 500" in line and "LLM judge" in line

@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
+from memcore.errors import MemcoreError
 from memcore.eval.judge import make_judge
 from memcore.eval.metrics import locomo_f1
 from memcore.types import Answer, Conversation, Question, Trace
@@ -78,7 +79,10 @@ def verdict(wb: Workbench, q: Question, ans: Answer) -> dict[str, Any] | None:
     cache: dict = st.session_state.setdefault("_verdicts", {})
     if id(ans) not in cache:
         fn, info = _judge(wb)
-        v = fn(wb.llm, q, ans.text)
+        try:
+            v = fn(wb.llm, q, ans.text)
+        except MemcoreError as e:  # the judge's call failed for good: "not judged", with the reason
+            v = {"correct": None, "reason": "", "error": str(e)}
         cache[id(ans)] = {"correct": v["correct"], "reason": v["reason"], "error": v["error"],
                           "judge": judge_name(wb), "judge_label": info["label"],
                           "f1": locomo_f1(ans.text, q.answer, q.category)}
@@ -92,7 +96,8 @@ def verdict_line(v: dict[str, Any] | None) -> str:
     text = verdict_text(v)
     badge = {"correct": ":green-badge[:material/check_circle: correct]",
              "incorrect": ":red-badge[:material/cancel: incorrect]"}.get(text, ":gray-badge[not judged]")
-    return f"{badge} F1 {v['f1']:.2f} · by the {md_escape(v['judge'])}"
+    why = f" ({md_escape(v['error'])})" if v.get("error") and v["correct"] is None else ""
+    return f"{badge} F1 {v['f1']:.2f} · by the {md_escape(v['judge'])}{why}"
 
 
 def evidence_line(trace: Trace, evidence: list[str]) -> str:
