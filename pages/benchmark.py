@@ -14,7 +14,7 @@ from memcore.viz.bench import (
     rows_frame,
     summary_table,
 )
-from ui import state
+from ui import bench_live, state
 from ui.bench_view import full_row, load_results, mechanism_section, question_detail, question_rows, run_panel
 
 st.title("Benchmark")
@@ -23,40 +23,45 @@ st.caption("Scores per system and question category, accuracy against token cost
 
 wb = state.workbench_or_stop()
 run_panel(wb)
-results = load_results()
-if not results:
+loaded = load_results()
+
+
+def draw(results: dict) -> None:
+    """One run's tables, charts and drill-down (a run in the store is redrawn while its rows arrive)."""
+    if results.get("engine") or results.get("provider") or results.get("llm"):
+        st.caption(f"Run answered by: **{results.get('engine') or results.get('llm') or results.get('provider')}**"
+                   + (f" · retriever: **{results['retriever']}**" if results.get("retriever") else "")
+                   + (f" · judge: {results['judge'].get('label', '')}" if isinstance(results.get("judge"), dict) else ""))
+
+    st.dataframe(summary_table(results), hide_index=True)
+    metric = st.selectbox("Metric", [m for m in METRICS], key="bm_metric")
+    table = category_table(results, metric)
+    st.session_state["bm_table"] = table
+    st.plotly_chart(metric_heatmap(table, metric), key="bm_heat")
+    st.caption("Rows: systems; columns: LoCoMo question categories and overall.")
+    c1, c2 = st.columns(2)
+    c1.plotly_chart(accuracy_tokens_scatter(results, "judge" if metric == "judge" else "f1"), key="bm_scatter")
+    cats = category_names(results)
+    cat = c2.selectbox("Failures for", ["overall", *cats], format_func=lambda k: cats.get(k, k), key="bm_fcat")
+    c2.plotly_chart(failure_bars(results, None if cat == "overall" else cat), key="bm_fail")
+    mechanism_section(results)
+
+    st.subheader("Drill down")
+    rows = question_rows(wb, results)
+    if not rows:
+        st.caption("No per-question rows: this results file has no `rows` and its run is not in the store.")
+        return
+    d1, d2 = st.columns(2)
+    system = d1.selectbox("System", sorted({r["system"] for r in rows}), key="bm_sys")
+    dcat = d2.selectbox("Category", ["all", *cats], format_func=lambda k: cats.get(k, k), key="bm_dcat")
+    df = rows_frame(rows, system, None if dcat == "all" else dcat)
+    sel = st.dataframe(df, hide_index=True, on_select="rerun", selection_mode="single-row", key="bm_rows", height=300)
+    picked = sel.selection.rows if sel is not None else []
+    if picked:
+        qid = df.iloc[picked[0]]["question_id"]
+        row = next(r for r in rows if r.get("system") == system and r.get("question_id") == qid)
+        question_detail(full_row(wb, str(results.get("run_id", "")), row))
+
+
+if not bench_live.show(wb, loaded, draw):
     st.info("Start a run above, or load a results JSON written by `memcore eval` (or the Export page).")
-    st.stop()
-if results.get("engine") or results.get("provider") or results.get("llm"):
-    st.caption(f"Run answered by: **{results.get('engine') or results.get('llm') or results.get('provider')}**"
-               + (f" · retriever: **{results['retriever']}**" if results.get("retriever") else "")
-               + (f" · judge: {results['judge'].get('label', '')}" if isinstance(results.get("judge"), dict) else ""))
-
-st.dataframe(summary_table(results), hide_index=True)
-metric = st.selectbox("Metric", [m for m in METRICS], key="bm_metric")
-table = category_table(results, metric)
-st.session_state["bm_table"] = table
-st.plotly_chart(metric_heatmap(table, metric), key="bm_heat")
-st.caption("Rows: systems; columns: LoCoMo question categories and overall.")
-c1, c2 = st.columns(2)
-c1.plotly_chart(accuracy_tokens_scatter(results, "judge" if metric == "judge" else "f1"), key="bm_scatter")
-cats = category_names(results)
-cat = c2.selectbox("Failures for", ["overall", *cats], format_func=lambda k: cats.get(k, k), key="bm_fcat")
-c2.plotly_chart(failure_bars(results, None if cat == "overall" else cat), key="bm_fail")
-mechanism_section(results)
-
-st.subheader("Drill down")
-rows = question_rows(wb, results)
-if not rows:
-    st.caption("No per-question rows: this results file has no `rows` and its run is not in the store.")
-    st.stop()
-d1, d2 = st.columns(2)
-system = d1.selectbox("System", sorted({r["system"] for r in rows}), key="bm_sys")
-dcat = d2.selectbox("Category", ["all", *cats], format_func=lambda k: cats.get(k, k), key="bm_dcat")
-df = rows_frame(rows, system, None if dcat == "all" else dcat)
-sel = st.dataframe(df, hide_index=True, on_select="rerun", selection_mode="single-row", key="bm_rows", height=300)
-picked = sel.selection.rows if sel is not None else []
-if picked:
-    qid = df.iloc[picked[0]]["question_id"]
-    row = next(r for r in rows if r.get("system") == system and r.get("question_id") == qid)
-    question_detail(full_row(wb, str(results.get("run_id", "")), row))
