@@ -11,7 +11,12 @@ with the store's own calls (save_turns, commit): memcore's index upkeep runs as 
 Embedding 1M texts with MiniLM on 2 cores (~100 texts/s) would take hours, so the unique LoCoMo
 texts are embedded once (cached under --cache) and each synthetic copy reuses their vectors
 with Gaussian noise (sigma 0.02, renormalised); items take the mean of their turns' vectors.
-Latency does not depend on the vector values, only on their count and layout.
+Latency does not depend on the vector values, only on their count and layout (`--embedder hashing`
+gives 384-d vectors in a second, for a machine too busy to embed). At each size the searches are
+timed twice: "before", with the scope indexes dropped (what memcore did until it built them), and
+"after", with the indexes memcore keeps (memcore.store_indexes; index_scopes() refreshes them).
+Cells: wall p50/p95 ms (CPU ms p50). The first lexical search of a scope never searched before builds
+its snapshot: a scope searched in an earlier run over the same --path reuses its stored snapshot.
 
 Eval part: `memcore eval` over the 8 LoCoMo conversations, offline engine, with --engine local
 --workers 1 and 2 and --engine ray: wall time and peak resident memory of the largest process.
