@@ -60,8 +60,8 @@ def _label(runs: dict[str, dict], has_file: bool) -> Callable[[str], str]:
     def fmt(key: str) -> str:
         if key == FILE:
             return "the results loaded above" if has_file else "—"
-        r = runs[key]
-        return f"{key} · {r['state']} · {r['done']}/{r['total']} · {r['dataset'].split(' ')[0]}"
+        r = runs[key]  # no state or progress here: the picker is outside the refreshing fragment
+        return f"{key} · {r['dataset'].split(' ')[0]} · {', '.join(r['systems'])} · {r['engine']}"
     return fmt
 
 
@@ -107,7 +107,7 @@ def _follow(wb: Workbench, run_id: str, body: Body, running: bool) -> None:
             st.warning(md_escape(f"Run {run_id} is no longer in the store."))
             return
         if running and rec["state"] != RUNNING:
-            st.rerun()  # the run ended: draw once more without the refresh timer
+            st.rerun(scope="app")  # the run ended: draw the page once more, without the refresh timer
         _runs_table(runs)
         _status(rec)
         try:
