@@ -57,7 +57,7 @@ def texts(at: AppTest) -> str:
 def test_home_loads_the_demo_and_shows_it(app_env):
     at = home_with_demo()
     assert not errors(at), errors(at)
-    assert [m.value for m in at.metric][:3] == ["74", "3", "19"]
+    assert [m.value for m in at.metric][:3] == ["90", "4", "21"]
     assert at.session_state["conv_id"] == "demo"
     assert "offline engine (rule-based, no LLM)" in texts(at) or any(
         "offline engine" in str(d.value.to_dict()) for d in at.dataframe)

@@ -210,8 +210,8 @@ def test_jsonl_round_trip_locomo(tmp_path):
 def test_demo():
     demo = load_demo()
     assert demo.id == "demo" and demo.source == "demo" and demo.speakers == ["Maya", "Jonas"]
-    assert 60 <= len(demo.turns) <= 75 and sorted(demo.sessions()) == [1, 2, 3]
-    assert len({t.session_date for t in demo.turns}) == 3
+    assert 60 <= len(demo.turns) <= 100 and sorted(demo.sessions()) == [1, 2, 3, 4]
+    assert len({t.session_date for t in demo.turns}) == 4
     assert len(demo.questions) >= 14 and set(category_counts([demo])) == {1, 2, 3, 4, 5}
     assert sum(bool(t.image_caption) for t in demo.turns) >= 1
     for q in demo.questions:
@@ -266,7 +266,7 @@ def test_wrong_fields(tmp_path, demo_raw, mutate, needles):
 
 
 def test_empty_conversation(tmp_path, demo_raw):
-    for n in (1, 2, 3):
+    for n in (1, 2, 3, 4):
         demo_raw[f"session_{n}"] = []
     raises(write(tmp_path / "empty.json", demo_raw), "'demo' has no turns")
     raises(write(tmp_path / "nolist.json", []), "empty list")
@@ -337,7 +337,7 @@ def test_missing_session_is_an_error(tmp_path, demo_raw):
     del demo_raw["session_2"]
     [conv] = strict_then_lenient(write(tmp_path / "cut.json", demo_raw), "session_2: session 2 is missing",
                                  "restore session_2")
-    assert sorted(conv.sessions()) == [1, 3]  # lenient: today's behaviour, the session skipped
+    assert sorted(conv.sessions()) == [1, 3, 4]  # lenient: today's behaviour, the session skipped
     demo_raw["session_2"] = []
     raises(write(tmp_path / "emptied.json", demo_raw), "session 2 is empty")
 

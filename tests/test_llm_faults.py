@@ -401,7 +401,7 @@ def test_cli_ingest_outage_exits_4_with_one_line_and_the_rerun_exits_0(tmp_path,
     errs = error_lines(res)
     assert len(errs) == 1, res.stderr
     m = re.fullmatch(rf"error: (\d+) LLM call\(s\) failed, memory for {SYSTEM}/demo incomplete \(kept up to turn "
-                     rf"(\d+) of 74\): .*server error 500.*\. Rerun to resume", errs[0])
+                     rf"(\d+) of 90\): .*server error 500.*\. Rerun to resume", errs[0])
     assert m, errs[0]
     assert "Traceback" not in res.stderr
     wb = Workbench(Settings(store_uri=str(store), embedder="hashing", llm_provider="offline"),
@@ -571,7 +571,7 @@ def test_credentials_never_reach_output_store_or_results(tmp_path, conv, respond
     assert run_eval(wb.settings, "demo", systems=[SYSTEM], categories=[5], workbench=wb)["complete"]
 
     outputs = []
-    start = server.received + 60  # the ingest fails part-way (about turn 25 of 74)
+    start = server.received + 60  # the ingest fails part-way (about turn 25 of 90)
     fault = When(server, lambda n, req: n >= start)
     server.fail_requests(fault, status=500, content=f"upstream said: bad key {secret_key} at {url}")
     res = cli_process("ingest", "demo", "--systems", SYSTEM, cwd=tmp_path, store=store, url=url, key=secret_key)

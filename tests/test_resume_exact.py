@@ -31,8 +31,8 @@ SYSTEMS = list(load_all())
 MW_HASHING = {"eps": 0.7, "join_sim": 0.4, "route_sim": 0.2}
 CASES = [(name, {}) for name in SYSTEMS] + [("memweaver", MW_HASHING)]
 IDS = [name + ("-hashing-thresholds" if cfg else "") for name, cfg in CASES]
-# demo sessions end after turns 24, 50 and 74: one turn, mid-session 1, a session end, mid-session 3, near the end
-STOPS = (1, 13, 24, 62, 73)
+# demo sessions end after turns 24, 50, 74 and 90: one turn, mid-session 1, a session end, mid-session 3, near the end
+STOPS = (1, 13, 24, 62, 89)
 KILL_AT = 37  # mid-session 2: the checkpoint is at 24, turns 25..37 are done and then lost
 FLUSH_AT = 33  # the ledger's batch of 200 fills up here: the calls of turns 25..33 reach the store
 LEDGER_FIELDS = ("role", "stage", "step", "prompt_tokens", "completion_tokens", "cache_hit", "ok", "error",
