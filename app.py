@@ -9,12 +9,14 @@ from ui import nav, state, widgets
 st.set_page_config(page_title="memcore workbench", page_icon=str(nav.ROOT / "assets" / "icon.svg"), layout="wide")
 st.logo(str(nav.ROOT / "assets" / "logo.svg"), size="large")
 
-sections: dict[str, list] = {}
+home = nav.page(nav.HOME)
+# the root URL shows Home through a hidden twin, so that /home (the visible Home) is a page too, not "Page not found"
+sections: dict[str, list] = {home.section: [st.Page(home.path, title=home.title, icon=home.icon, url_path="root",
+                                                    default=True, visibility="hidden")]}
 for spec in nav.PAGES:
     if spec.exists:
         sections.setdefault(spec.section, []).append(
-            st.Page(spec.path, title=spec.title, icon=spec.icon, url_path=spec.url_path,
-                    default=spec.title == nav.HOME))
+            st.Page(spec.path, title=spec.title, icon=spec.icon, url_path=spec.url_path))
 current = st.navigation(sections)
 widgets.sidebar_status()
 try:

@@ -20,8 +20,9 @@ WARM_MODULES = ("pandas", "plotly.graph_objects", "lancedb", "memcore.workbench"
 def warm(log: bool = True) -> float:
     """Import the app's heavy modules, every system and view (then keep them out of GC passes); returns seconds.
 
-    The embedding model is not loaded here: app.py preloads it in the background after the first
-    page is drawn, so loading torch never competes with that first page.
+    The MiniLM embedding model (the default embedder) is loaded here too, before the server answers: loaded
+    in the background after the first page (app.py's fallback under plain `streamlit run`), torch competed
+    with the next first visits and made them 2-5x slower on a busy machine (bench/app_latency.py --pages-only).
     """
     t0 = time.perf_counter()
     import importlib
@@ -33,6 +34,12 @@ def warm(log: bool = True) -> float:
 
     load_all()
     load_views()  # every memcore.viz module: the systems' views register themselves
+    from memcore.settings import Settings
+
+    if Settings().embedder == "minilm":  # torch and the model, before serving: never while a first page draws
+        from memcore.embed import start_model_preload
+
+        start_model_preload().join()
     gc.freeze()  # the objects of imported modules never need collecting: keep them out of every GC pass
     secs = time.perf_counter() - t0
     if log:
