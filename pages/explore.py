@@ -7,6 +7,7 @@ import streamlit as st
 from memcore.systems import get_system
 from ui import state, widgets
 from ui.explore_view import current_items, history, id_kinds, provenance
+from ui.growth import ego_graph
 
 st.title("Explore")
 st.caption("Browse what each system stored. Select a row to walk its provenance down to the raw turns "
@@ -33,6 +34,7 @@ if not kinds:
     st.stop()
 kind = c2.selectbox("Kind", kinds, format_func=lambda k: f"{k} ({counts.get(k, 0)})", key="ex_kind")
 query = c3.text_input("Search text or turn id", key="ex_query")
+ego_graph(mem, None, set(), "ex")
 df = current_items(mem, kind, ck)
 if query.strip():
     ql = query.strip().lower()

@@ -8,12 +8,36 @@ import streamlit as st
 from memcore.store_view import MemoryView
 from memcore.systems import get_system
 from memcore.types import Conversation
+from memcore.viz.graph import ego_subgraph, graph_html, node_choices, relation_subgraph
 from memcore.viz.parts import Block
 from memcore.viz.replay import ReplayData
 from memcore.viz.views import SystemView, get_view
 from memcore.workbench import Workbench
 from ui import state
 from ui.render import render
+
+
+def ego_graph(mem: MemoryView, step: int | None, changed: set[str], key: str) -> None:
+    """Pick an entity and see only its neighbourhood (1 or 2 hops) of a memory's entity-relation graph, for
+    any system that stores `entity` and `relation` items; nothing is drawn for the others."""
+    if not {"entity", "relation"} <= set(mem.kind_counts()):
+        return
+    ents = state.items_at(mem, "entity", step) if step is not None else mem.items("entity", with_vectors=False)
+    rels = state.items_at(mem, "relation", step) if step is not None else mem.items("relation", with_vectors=False)
+    sub = relation_subgraph(ents, rels, changed, max_edges=100_000)
+    choices = node_choices(sub)
+    if not choices:
+        return
+    c1, c2 = st.columns([3, 1])
+    pick = c1.selectbox("Entity neighbourhood (ego graph)", ["", *choices], key=f"{key}_ego",
+                        format_func=lambda n: "pick an entity…" if not n else f"{choices[n]} ({n})",
+                        help="The entity, everything within the chosen hops, and the relations among them.")
+    hops = c2.segmented_control("Hops", [1, 2], default=1, key=f"{key}_hops") or 1
+    if pick:
+        ego = ego_subgraph(sub, pick, int(hops))
+        ego["nodes"] = [{**n, "role": n.get("role") or ("seed" if str(n["id"]) == pick else "")} for n in ego["nodes"]]
+        st.iframe(graph_html(ego, height=440), height=500)
+        st.caption(f"{len(ego['nodes'])} entities and {len(ego['edges'])} relations within {hops} hop(s).")
 
 
 def memory_table(wb: Workbench, conv: Conversation, rd: ReplayData, step: int) -> None:
@@ -59,4 +83,5 @@ def growth_views(wb: Workbench, conv: Conversation, data: dict[str, ReplayData],
                                 format_func=lambda n: get_system(n).title or n) or default
     rd = data[name]
     render(growth_blocks(wb, conv, rd, step), f"gr_{name}")
+    ego_graph(state.memory_of(wb, name, conv), step, rd.changed_at(step), f"gr_{name}")
     memory_table(wb, conv, rd, step)

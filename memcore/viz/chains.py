@@ -32,11 +32,15 @@ def chain_figure(structure: dict[str, Any], texts: dict[str, str] | None = None)
     for ci, ch in enumerate(chains, start=1):
         color = CHAIN_COLORS[(ci - 1) % len(CHAIN_COLORS)]
         members, gates = ch.get("members", []), ch.get("gates", [])
-        shift = (ci - (len(chains) + 1) / 2) * 0.08  # chains side by side, labels apart
+        shift = (ci - (len(chains) + 1) / 2) * 0.14  # chains side by side
+        # labels alternate above and below, and from chain to chain, so neighbours never share a spot
+        where = [("top" if (i + ci) % 2 else "bottom") + (" left" if shift < 0 else " right" if shift > 0 else " center")
+                 for i in range(len(members))]
         xs = [i + shift for i in range(1, len(members) + 1)]
         fig.add_trace(go.Scatter(
             x=xs, y=gates, mode="lines+markers+text", name=f"chain {ci}", text=[esc(m) for m in members],
-            textposition="top center", line={"color": color, "width": 3}, marker={"size": 11},
+            textposition=where, textfont={"size": 11, "color": color}, line={"color": color, "width": 3},
+            marker={"size": 11}, cliponaxis=False,
             hovertext=[_hover(m, texts) for m in members], hovertemplate="%{hovertext}<br>gate %{y:.3f}<extra></extra>"))
         thr_x, thr_y = [], []
         for st in ch.get("steps", []):

@@ -22,7 +22,7 @@ import pandas as pd
 from memcore.types import Trace
 from memcore.viz.parts import Block, Html, Part, Row, Text
 from memcore.viz.replay import ReplayData
-from memcore.viz.safe import shorten
+from memcore.viz.safe import esc, shorten
 from memcore.viz.theme import kind_color
 from memcore.viz.views import ASK, REPLAY, ItemsAt, SystemView, register_view
 
@@ -52,37 +52,124 @@ def strip_remote(html: str) -> str:
     return html
 
 
+ROLE_COLORS = {"seed": "#D55E00", "expanded": "#56B4E9", "new": "#E69F00", "gold": "#009E73"}
+ROLE_NAMES = {"seed": "seed (matched the question)", "expanded": "expanded (reached from a seed)",
+              "new": "new at this step", "gold": "gold evidence"}
+PATH_COLOR = "#009E73"
+MAX_LABELS = 14  # besides seeds, new and gold nodes, only the best-connected nodes carry a label
+
+
+def _degrees(subgraph: Mapping[str, Any]) -> dict[str, int]:
+    deg: dict[str, int] = {}
+    for e in subgraph.get("edges", []):
+        for end in (str(e["source"]), str(e["target"])):
+            deg[end] = deg.get(end, 0) + 1
+    return deg
+
+
+def labelled(subgraph: Mapping[str, Any], max_labels: int = MAX_LABELS) -> set[str]:
+    """Node ids drawn with a label: every node with a role (seed, new, gold), else the `max_labels`
+    best-connected nodes of degree >= 2 (the others show their text on hover only)."""
+    deg = _degrees(subgraph)
+    roles = {str(n["id"]) for n in subgraph.get("nodes", []) if n.get("role")}
+    ranked = sorted((d, nid) for nid, d in deg.items() if d >= 2 and nid not in roles)
+    return roles | {nid for _, nid in ranked[::-1][:max_labels]}
+
+
+def gold_path(subgraph: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Edges of a shortest path (ignoring direction) from a seed node to a gold node ([] when none)."""
+    import networkx as nx
+
+    g = nx.Graph()
+    g.add_edges_from((str(e["source"]), str(e["target"])) for e in subgraph.get("edges", []))
+    seeds = [str(n["id"]) for n in subgraph.get("nodes", []) if n.get("role") == "seed" and str(n["id"]) in g]
+    golds = [str(n["id"]) for n in subgraph.get("nodes", []) if n.get("role") == "gold" and str(n["id"]) in g]
+    best: list[str] = []
+    for s in seeds:
+        lengths = nx.single_source_shortest_path(g, s)
+        for t in golds:
+            if t in lengths and (not best or len(lengths[t]) < len(best)):
+                best = lengths[t]
+    return list(zip(best, best[1:], strict=False))
+
+
+def ego_subgraph(subgraph: Mapping[str, Any], center: str, radius: int = 1) -> dict[str, Any]:
+    """The neighbourhood of one node: nodes within `radius` hops (either direction) and the edges among them."""
+    import networkx as nx
+
+    g = nx.Graph()
+    g.add_nodes_from(str(n["id"]) for n in subgraph.get("nodes", []))
+    g.add_edges_from((str(e["source"]), str(e["target"])) for e in subgraph.get("edges", []))
+    keep = set(nx.ego_graph(g, center, radius=radius)) if center in g else set()
+    return {"nodes": [n for n in subgraph.get("nodes", []) if str(n["id"]) in keep],
+            "edges": [e for e in subgraph.get("edges", []) if str(e["source"]) in keep and str(e["target"]) in keep]}
+
+
+def node_choices(subgraph: Mapping[str, Any]) -> dict[str, str]:
+    """{node id: label} of the subgraph's nodes, best-connected first (for an ego-graph picker)."""
+    deg = _degrees(subgraph)
+    nodes = sorted(subgraph.get("nodes", []), key=lambda n: (-deg.get(str(n["id"]), 0), str(n.get("label", ""))))
+    return {str(n["id"]): str(n.get("label") or n["id"]) for n in nodes}
+
+
+def legend_html(roles: Iterable[str], path: bool) -> str:
+    """A legend row (static text) for the node roles present and the gold path."""
+    items = [f'<span style="display:inline-block;width:12px;height:12px;border-radius:6px;background:{ROLE_COLORS[r]};'
+             f'margin:0 4px 0 12px;vertical-align:middle"></span>{esc(ROLE_NAMES[r])}' for r in ROLE_COLORS if r in roles]
+    items.append('<span style="display:inline-block;width:12px;height:12px;border-radius:6px;background:#BBBBBB;'
+                 'margin:0 4px 0 12px;vertical-align:middle"></span>other (colour by kind)')
+    if path:
+        items.append(f'<span style="display:inline-block;width:22px;height:4px;background:{PATH_COLOR};'
+                     'margin:0 4px 0 12px;vertical-align:middle"></span>path from the question to the gold turn')
+    return ('<div style="font:13px sans-serif;color:#1F2933;padding:2px 0 6px">' + "".join(items)
+            + " · labels on the best-connected nodes; hover any node for its full text</div>")
+
+
 def graph_html(subgraph: Mapping[str, Any], height: int = 520, physics: bool = True) -> str:
-    """A standalone HTML page drawing the subgraph with pyvis (works offline; labels are escaped)."""
+    """A standalone HTML page drawing the subgraph with pyvis (works offline; labels are escaped).
+
+    Nodes are coloured by role ("seed", "expanded", "new", "gold"; `highlight` counts as seed) with a legend,
+    else by kind; only role and best-connected nodes carry labels (all show their text on hover); the shortest
+    path from a seed to a gold node is drawn thick; the drawing is fitted to its frame after layout."""
     from pyvis.network import Network
 
+    subgraph = {"nodes": [{**n, "role": n.get("role") or ("seed" if n.get("highlight") else "")}
+                          for n in subgraph.get("nodes", [])], "edges": list(subgraph.get("edges", []))}
+    show = labelled(subgraph)
+    path = {frozenset(p) for p in gold_path(subgraph)}
     net = Network(height=f"{height}px", width="100%", directed=True, cdn_resources="in_line", notebook=False)
     ids: set[str] = set()
-    for n in subgraph.get("nodes", []):
+    for n in subgraph["nodes"]:
         nid = str(n["id"])
         if nid in ids:
             continue
         ids.add(nid)
-        kind = str(n.get("kind", "entity"))
-        hl = bool(n.get("highlight"))
-        net.add_node(nid, label=shorten(n.get("label", nid), 40), title=str(n.get("title") or n.get("label", nid)),
-                     color={"background": kind_color(kind), "border": "#D55E00" if hl else "#333333"},
-                     borderWidth=4 if hl else 1, shape=_SHAPES.get(kind, "dot"), size=18 if hl else 12,
-                     font={"size": 16, "color": "#1F2933"})
-    for e in subgraph.get("edges", []):
+        kind, role = str(n.get("kind", "entity")), n["role"]
+        fill = ROLE_COLORS.get(role) or kind_color(kind)
+        net.add_node(nid, label=shorten(n.get("label", nid), 32) if nid in show else " ",
+                     title=str(n.get("title") or n.get("label", nid)),
+                     color={"background": fill, "border": "#1F2933" if role else "#666666"},
+                     borderWidth=3 if role else 1, shape=_SHAPES.get(kind, "dot"), size=18 if role else 11,
+                     font={"size": 15, "color": "#1F2933", "strokeWidth": 3, "strokeColor": "#FFFFFF"})
+    for e in subgraph["edges"]:
         s, t = str(e["source"]), str(e["target"])
         for end in (s, t):
             if end not in ids:
                 ids.add(end)
-                net.add_node(end, label=shorten(end, 40), title=end, color=kind_color("entity"), size=8)
-        net.add_edge(s, t, label=shorten(e.get("label", ""), 30), title=str(e.get("title") or e.get("label", "")),
-                     color="#D55E00" if e.get("highlight") else "#8C8C8C", width=3 if e.get("highlight") else 1.5,
-                     font={"size": 13, "align": "middle"})
+                net.add_node(end, label=" ", title=end, color=kind_color("entity"), size=8)
+        on_path, hl = frozenset((s, t)) in path, bool(e.get("highlight"))
+        net.add_edge(s, t, label=shorten(e.get("label", ""), 24) if (on_path or hl) else "",
+                     title=str(e.get("title") or e.get("label", "")),
+                     color=PATH_COLOR if on_path else ROLE_COLORS["new" if e.get("role") == "new" else "seed"] if hl
+                     else "#B0B0B0", width=5 if on_path else 3 if hl else 1.2, font={"size": 12, "align": "middle"})
     net.toggle_physics(physics)
     if physics:
-        net.set_options('{"physics": {"stabilization": {"iterations": 200}, '
-                        '"barnesHut": {"springLength": 140}}, "edges": {"smooth": false}}')
-    return strip_remote(net.generate_html(notebook=False)).replace("</body>", _FIT + "</body>", 1)
+        net.set_options('{"physics": {"stabilization": {"iterations": 250}, '
+                        '"barnesHut": {"springLength": 160, "avoidOverlap": 0.4}}, "edges": {"smooth": false}, '
+                        '"interaction": {"hover": true, "tooltipDelay": 120}}')
+    legend = legend_html({n["role"] for n in subgraph["nodes"]}, bool(path))
+    page = strip_remote(net.generate_html(notebook=False))
+    return page.replace('<div id="mynetwork"', legend + '<div id="mynetwork"', 1).replace("</body>", _FIT + "</body>", 1)
 
 
 def relation_subgraph(entities: Iterable[Any], relations: Iterable[Any], highlight: Iterable[str] = (),
@@ -90,7 +177,9 @@ def relation_subgraph(entities: Iterable[Any], relations: Iterable[Any], highlig
     """A subgraph from MemWeaver entity and relation items (MemoryItem-like: id, text, metadata)."""
     hl = set(highlight)
     names = {e.id: e.text for e in entities}
-    nodes = [{"id": eid, "label": name, "kind": "entity", "highlight": eid in hl} for eid, name in names.items()]
+    nodes = [{"id": eid, "label": name, "kind": "entity", "role": "new" if eid in hl else "",
+              "highlight": eid in hl}
+             for eid, name in names.items()]
     edges = []
     for r in list(relations)[-max_edges:]:
         m = r.metadata
@@ -99,20 +188,29 @@ def relation_subgraph(entities: Iterable[Any], relations: Iterable[Any], highlig
             continue
         when = f" ({m['time']})" if m.get("time") else ""
         edges.append({"source": src, "target": tgt, "label": str(m.get("rel", "")), "title": f"{r.text}{when}",
-                      "highlight": r.id in hl})
+                      "highlight": r.id in hl, "role": "new" if r.id in hl else ""})
         for end, label in ((src, m.get("src", src)), (tgt, m.get("tgt", tgt))):
             if end not in names:
                 names[end] = label
-                nodes.append({"id": end, "label": label, "kind": "entity", "highlight": False})
+                nodes.append({"id": end, "label": label, "kind": "entity", "role": ""})
     used = {e["source"] for e in edges} | {e["target"] for e in edges}
-    return {"nodes": [n for n in nodes if n["id"] in used or n["highlight"]], "edges": edges}
+    return {"nodes": [n for n in nodes if n["id"] in used or n["role"]], "edges": edges}
 
 
-def memweaver_subgraph(structure: Mapping[str, Any]) -> dict[str, Any]:
-    """The retrieval subgraph of a MemWeaver trace in graph_html's format (seeds highlighted)."""
+def _role(n: Mapping[str, Any], gold: set[str]) -> str:
+    if n.get("kind") in ("passage", "turn") and (str(n.get("label", "")) in gold or str(n["id"]) in gold):
+        return "gold"
+    return "seed" if n.get("seed") else "expanded"
+
+
+def memweaver_subgraph(structure: Mapping[str, Any], gold: Iterable[str] = ()) -> dict[str, Any]:
+    """The retrieval subgraph of a MemWeaver trace in graph_html's format: seeds, the nodes expansion reached,
+    and passages of the `gold` evidence turns (default: structure["gold_evidence"], set by pages that know it)."""
     sub = structure.get("subgraph") or {}
+    gold = set(gold) or set(structure.get("gold_evidence") or [])
     nodes = [{"id": n["id"], "label": n.get("label") or n["id"], "kind": n.get("kind", "entity"),
-              "title": f"{n['id']} ({n.get('kind', 'entity')}): {n.get('label', '')}", "highlight": n.get("seed", False)}
+              "title": f"{n['id']} ({n.get('kind', 'entity')}): {n.get('label', '')}", "role": _role(n, gold),
+              "highlight": bool(n.get("seed"))}
              for n in sub.get("nodes", [])]
     edges = [{"source": e["source"], "target": e["target"], "label": e.get("relation", ""),
               "title": f"{e.get('relation', '')}" + (f" (time: {e['time']})" if e.get("time") else "")
@@ -127,10 +225,10 @@ def memweaver_structure(trace: Trace, texts: Mapping[str, str]) -> list[Block]:
     if not sub["edges"]:
         out: list[Block] = [Part("MemWeaver subgraph", Text("MemWeaver found no triples for this question.", "info"))]
     else:
-        out = [Part("MemWeaver subgraph", Html(graph_html(sub, height=480)), height=500,
-                    caption="The retrieved subgraph: seed triples and entities outlined in orange, 1-hop expansion, "
-                            "passages (boxes) linked by `contains`, experiences (diamonds) by `about`. "
-                            "Drag to explore.")]
+        out = [Part("MemWeaver subgraph", Html(graph_html(sub, height=480)), height=540,
+                    caption="The retrieved subgraph (legend above it): seeds, the 1-hop expansion, passages (boxes) "
+                            "linked by contains, experiences (diamonds) by about; gold evidence and the path to it in "
+                            "green when the question has gold evidence. Hover a node for its text; drag to explore.")]
     used = (s.get("budgets") or {}).get("used") or {}
     if used:
         out.append(Part("", Text("Used: " + ", ".join(f"{k} {v}" for k, v in used.items()))))
@@ -150,8 +248,9 @@ def memweaver_growth(rd: ReplayData, step: int, items_at: ItemsAt) -> list[Block
     if not rels:
         return [Part("Knowledge graph", Text("No relation in the graph yet at this step."))]
     return [Part("Knowledge graph", Html(graph_html(relation_subgraph(ents, rels, rd.changed_at(step)), height=480)),
-                 height=500, caption=f"{len(ents)} entities, {len(rels)} relations (the latest 150 drawn). Orange: "
-                                     "added at this step. Drag nodes; hover for the relation text and its time.")]
+                 height=540, caption=f"{len(ents)} entities, {len(rels)} relations (the latest 150 drawn). Orange: "
+                                     "added at this step; labels on the best-connected entities. Hover for the "
+                                     "text and time; pick an entity below to see only its neighbourhood.")]
 
 
 register_view(SystemView("memweaver", color="#D55E00", rank=80, structure=memweaver_structure,

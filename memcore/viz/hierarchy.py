@@ -24,7 +24,7 @@ def _label(it: Any) -> str:
 
 
 def hierarchy_sunburst(items: Iterable[Any], highlight: Iterable[str] = (), max_semantics: int = 400,
-                       depth: int = 2) -> go.Figure:
+                       depth: int = 3) -> go.Figure:
     """Sunburst of themes (inner ring) -> semantics -> source episodes; highlighted ids get a red border.
 
     `items` are MemoryItem-like objects (id, kind, text, sources, metadata) of kinds theme,

@@ -1,0 +1,86 @@
+"""Readable graphs (issue 15 item 6): roles with a legend, few labels, the gold path, ego graphs, rings, chains."""
+
+from __future__ import annotations
+
+import json
+import re
+from types import SimpleNamespace
+
+from memcore.viz.chains import chain_figure
+from memcore.viz.graph import (
+    ROLE_COLORS,
+    ego_subgraph,
+    gold_path,
+    graph_html,
+    labelled,
+    memweaver_subgraph,
+    node_choices,
+)
+from memcore.viz.hierarchy import hierarchy_sunburst
+
+
+def star(n: int = 30) -> dict:
+    """A hub with n leaves, plus a chain hub - a - b - passage D1:7."""
+    nodes = [{"id": "hub", "label": "Maya", "kind": "entity", "seed": True}]
+    nodes += [{"id": f"l{i}", "label": f"leaf number {i}", "kind": "entity"} for i in range(n)]
+    nodes += [{"id": "a", "label": "Pepper", "kind": "entity"}, {"id": "p7", "label": "D1:7", "kind": "passage"}]
+    edges = [{"source": "hub", "target": f"l{i}", "relation": "knows"} for i in range(n)]
+    edges += [{"source": "hub", "target": "a", "relation": "adopted"}, {"source": "p7", "target": "a",
+                                                                         "relation": "contains"}]
+    return {"subgraph": {"nodes": nodes, "edges": edges}}
+
+
+def _nodes(html: str) -> list[dict]:
+    return json.loads(re.search(r"nodes = new vis\.DataSet\((\[.*?\])\);", html, re.S).group(1))
+
+
+def test_roles_are_coloured_with_a_legend_and_the_gold_path_is_marked():
+    sub = memweaver_subgraph(star(), gold=["D1:7"])
+    roles = {n["id"]: n["role"] for n in sub["nodes"]}
+    assert roles["hub"] == "seed" and roles["p7"] == "gold" and roles["l0"] == "expanded"
+    assert set(map(frozenset, gold_path(sub))) == {frozenset(("hub", "a")), frozenset(("a", "p7"))}
+    html = graph_html(sub)
+    for role in ("seed", "expanded", "gold"):
+        assert ROLE_COLORS[role] in html
+    assert "gold evidence" in html and "path from the question to the gold turn" in html and "new at this step" not in html
+    colours = {n["id"]: n["color"]["background"] for n in _nodes(html)}
+    assert colours["hub"] != colours["l0"] != colours["p7"] != colours["hub"]
+
+
+def test_only_roles_and_hubs_are_labelled_and_every_node_has_hover_text():
+    sub = memweaver_subgraph(star(40))
+    sub["nodes"] = [{**n, "role": "" if n["role"] == "expanded" else n["role"]} for n in sub["nodes"]]
+    shown = labelled(sub, max_labels=3)
+    assert "hub" in shown and "l5" not in shown
+    nodes = {n["id"]: n for n in _nodes(graph_html(sub))}
+    assert nodes["l5"]["label"].strip() == "" and "leaf number 5" in nodes["l5"]["title"]
+    assert nodes["hub"]["label"] == "Maya"
+    assert "stabilizationIterationsDone" in graph_html(sub)  # fitted after layout
+
+
+def test_ego_graph_keeps_the_neighbourhood():
+    sub = memweaver_subgraph(star(5))
+    one = ego_subgraph(sub, "a", 1)
+    assert {n["id"] for n in one["nodes"]} == {"a", "hub", "p7"}
+    assert len(ego_subgraph(sub, "a", 2)["nodes"]) == len(sub["nodes"])
+    assert ego_subgraph(sub, "nope")["nodes"] == []
+    assert next(iter(node_choices(sub))) == "hub"  # best-connected first
+
+
+def _item(iid: str, kind: str, sources=(), theme: str = ""):  # noqa: ANN001, ANN202
+    return SimpleNamespace(id=iid, kind=kind, text=f"{kind} {iid}", sources=list(sources), metadata={"theme": theme})
+
+
+def test_xmemory_ring_chart_draws_three_rings():
+    items = [_item("t1", "theme"), _item("s1", "semantic", ["e1"], "t1"), _item("e1", "episode")]
+    sb = hierarchy_sunburst(items).data[0]
+    assert sb.maxdepth in (-1, 3) and "s1/e1" in list(sb.ids)
+
+
+def test_chain_labels_do_not_share_a_position():
+    chains = [{"members": ["D1:1", "D1:2", "D1:3"], "gates": [0.5, 0.5, 0.5], "steps": []} for _ in range(2)]
+    fig = chain_figure({"chains": chains})
+    spots = [(round(x, 3), y, pos) for tr in fig.data for x, y, pos in zip(tr.x, tr.y, tr.textposition, strict=True)]
+    assert len(set(spots)) == len(spots)
+    a, b = fig.data[0].textposition, fig.data[1].textposition
+    assert all(p != q for p, q in zip(a, b, strict=True))  # neighbours' labels go to opposite sides
