@@ -9,6 +9,8 @@ from memcore.viz.bench import (
     accuracy_tokens_scatter,
     category_names,
     category_table,
+    count_table,
+    excluded_note,
     failure_bars,
     metric_heatmap,
     rows_frame,
@@ -37,8 +39,9 @@ def draw(results: dict) -> None:
     metric = st.selectbox("Metric", [m for m in METRICS], key="bm_metric")
     table = category_table(results, metric)
     st.session_state["bm_table"] = table
-    st.plotly_chart(metric_heatmap(table, metric), key="bm_heat")
-    st.caption("Rows: systems; columns: LoCoMo question categories and overall.")
+    st.plotly_chart(metric_heatmap(table, metric, count_table(results)), key="bm_heat")
+    st.caption("Rows: systems; columns: question categories and overall; n = questions behind each score. "
+               + excluded_note(results))
     c1, c2 = st.columns(2)
     c1.plotly_chart(accuracy_tokens_scatter(results, "judge" if metric == "judge" else "f1"), key="bm_scatter")
     cats = category_names(results)

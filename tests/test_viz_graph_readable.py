@@ -84,3 +84,29 @@ def test_chain_labels_do_not_share_a_position():
     assert len(set(spots)) == len(spots)
     a, b = fig.data[0].textposition, fig.data[1].textposition
     assert all(p != q for p, q in zip(a, b, strict=True))  # neighbours' labels go to opposite sides
+
+
+def test_benchmark_names_categories_shows_n_and_a_readable_log_axis():
+    from memcore.viz.bench import (
+        accuracy_tokens_scatter,
+        category_names,
+        category_table,
+        count_table,
+        excluded_note,
+        log_ticks,
+        metric_heatmap,
+    )
+
+    res = {"systems": {s: {"overall": {"f1": 0.5, "n": 7, "query_tokens_per_question": t},
+                           "categories": {"4": {"f1": 0.4, "n": 5}, "2": {"f1": 0.6, "n": 2}}}
+                       for s, t in (("a", 400.0), ("b", 3000.0))}}
+    assert set(category_names(res).values()) == {"single-hop", "temporal"}
+    assert "adversarial" in excluded_note(res)
+    heat = metric_heatmap(category_table(res), "f1", count_table(res)).data[0]
+    assert "n=%{customdata}" in heat.texttemplate and heat.customdata[0][0] == "5"
+    vals, text = log_ticks(400, 3000)
+    assert text == ["200", "500", "1k", "2k", "5k"] and vals[0] == 200
+    ax = accuracy_tokens_scatter(res).layout.xaxis
+    assert list(ax.ticktext) == text and ax.type == "log"
+    res["systems"]["a"]["categories"]["5"] = {"f1": 1.0, "n": 1}
+    assert excluded_note(res) == ""

@@ -57,13 +57,20 @@ def run_panel(wb: Workbench) -> None:
         limit = c3.number_input("Questions per conversation (0 = all)", 0, 10_000, 0, key="bm_limit")
         judge = c4.toggle("Judge answers", True, key="bm_judge",
                           help=f"With {wb.provider_label} the judge is the lexical judge (labelled so in results).")
+        adv = [q for q in conv.questions if str(q.category) == "5"] if conv else []
+        with_adv = st.checkbox("Include adversarial questions", False, key="bm_adversarial", disabled=dataset == "longmemeval",
+                               help="Category 5 (LoCoMo adversarial: the answer is not in the conversation; the right "
+                                    "reply abstains) is left out by default, as in the papers' protocol"
+                                    + (f" ({len(adv)} of {len(conv.questions)} questions of the current "
+                                       "conversation)." if conv else "."))
         if st.button("Start run", type="primary", disabled=not systems, key="bm_start"):
-            start_run(wb, dataset, file.strip() or None, systems, int(limit) or None, judge, retriever)
+            start_run(wb, dataset, file.strip() or None, systems, int(limit) or None, judge, retriever,
+                      ["1", "2", "3", "4", "5"] if with_adv else None)
             st.rerun()
 
 
 def start_run(wb: Workbench, dataset: str, file: str | None, systems: list[str], limit: int | None,
-              judge: bool, retriever: str = "dense") -> jobs.Job:
+              judge: bool, retriever: str = "dense", categories: list[str] | None = None) -> jobs.Job:
     """Run memcore.eval.runner.run_eval in the background (resumable; cancel stops after saving)."""
     from memcore.eval.runner import run_eval
 
@@ -73,6 +80,7 @@ def start_run(wb: Workbench, dataset: str, file: str | None, systems: list[str],
             job.message = f"{info.get('phase', '')} · {info.get('system', '')} · {info.get('conv_id', '')}"
 
         res = run_eval(wb.settings, dataset, file, systems, limit=limit, judge=judge, retriever=retriever,
+                       categories=categories,
                        progress=progress,
                        should_stop=job.stop.is_set, workbench=wb)
         job.message = "cancelled: saved answers are kept; starting again resumes" if job.stop.is_set() else "done"

@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from memcore.types import CATEGORY_NAMES
 from memcore.viz.safe import esc
 from memcore.viz.theme import HIT, MISS, style
 from memcore.viz.views import system_color
@@ -27,12 +28,28 @@ def systems_of(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def category_names(results: dict[str, Any]) -> dict[str, str]:
-    """Category key -> display name across systems, in first-seen order."""
+    """Category key -> display name across systems, in first-seen order (LoCoMo numbers get their names)."""
     out: dict[str, str] = {}
     for s in systems_of(results).values():
         for key, block in (s.get("categories") or {}).items():
-            out.setdefault(str(key), str(block.get("name", key)))
+            fallback = CATEGORY_NAMES.get(int(key), str(key)) if str(key).isdigit() else str(key)
+            out.setdefault(str(key), str(block.get("name") or fallback))
     return out
+
+
+def excluded_note(results: dict[str, Any]) -> str:
+    """A sentence naming the LoCoMo adversarial category when a LoCoMo-style run left it out, else ""."""
+    names = category_names(results)
+    locomo = any(n in CATEGORY_NAMES.values() for n in names.values())
+    if not locomo or "5" in names or CATEGORY_NAMES[5] in names.values():
+        return ""
+    return (f"The {CATEGORY_NAMES[5]} category (5: questions whose answer is not in the conversation) was excluded, "
+            "as in the papers' protocol; tick 'Include adversarial questions' under Start a run to score it.")
+
+
+def count_table(results: dict[str, Any]) -> pd.DataFrame:
+    """Systems x categories (plus overall): the number of questions behind each score."""
+    return category_table(results, "n")
 
 
 def category_table(results: dict[str, Any], metric: str = "f1") -> pd.DataFrame:
@@ -72,10 +89,32 @@ def accuracy_tokens_scatter(results: dict[str, Any], accuracy: str = "f1",
                                  text=[esc(sysname)], textposition="top center",
                                  marker={"size": 18, "color": system_color(sysname)},
                                  hovertemplate=f"{esc(sysname)}: {accuracy} %{{y:.3f}}, %{{x:,.0f}} tokens<extra></extra>"))
-    fig.update_xaxes(title=tokens.replace("_", " "), type="log")
+    xs = [float(tr.x[0]) for tr in fig.data]
+    vals, text = log_ticks(min(xs), max(xs)) if xs else ([], [])
+    fig.update_xaxes(title=tokens.replace("_", " ") + " (log scale)", type="log", tickvals=vals, ticktext=text)
     fig.update_yaxes(title=accuracy, range=[0, 1.05] if accuracy in ("f1", "judge", "bleu1", "em") else None)
     fig.update_layout(showlegend=False)
     return style(fig, f"{accuracy} vs {tokens.replace('_', ' ')}", height=380)
+
+
+def log_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
+    """Readable ticks for a log axis from lo to hi: 1, 2 and 5 times powers of ten, as 500 / 2k / 1M
+    (never the bare '4 5 6 7 8 9 1000 2 3' of a default log axis), thinned to at most 8."""
+    import math
+
+    lo, hi = max(lo, 1.0), max(hi, 1.0)
+    vals = [m * 10**e for e in range(int(math.floor(math.log10(lo / 2))), int(math.ceil(math.log10(hi * 2))) + 1)
+            for m in (1, 2, 5) if lo / 2 <= m * 10**e <= hi * 2]
+    while len(vals) > 8:
+        vals = vals[::2]
+
+    def fmt(v: float) -> str:
+        for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+            if v >= div:
+                return f"{v / div:g}{suffix}"
+        return f"{v:g}"
+
+    return [float(v) for v in vals], [fmt(v) for v in vals]
 
 
 def failure_bars(results: dict[str, Any], category: str | None = None) -> go.Figure:
@@ -100,13 +139,21 @@ def failure_bars(results: dict[str, Any], category: str | None = None) -> go.Fig
     return fig
 
 
-def metric_heatmap(table: pd.DataFrame, metric: str) -> go.Figure:
-    """The systems x categories table as a heatmap (higher = greener)."""
+def metric_heatmap(table: pd.DataFrame, metric: str, counts: pd.DataFrame | None = None) -> go.Figure:
+    """The systems x categories table as a heatmap (higher = greener); each cell shows n when `counts`
+    (count_table) is given."""
     cols = [c for c in table.columns if c != "system"]
     z = table[cols].astype(float).to_numpy() if len(table) else [[]]
-    fig = go.Figure(go.Heatmap(z=z, x=[esc(c) for c in cols], y=[esc(s) for s in table["system"]],
-                               colorscale=[[0, "#F8DCCB"], [1, HIT]], texttemplate="%{z:.3f}", showscale=False,
-                               hovertemplate="%{y} · %{x}: %{z:.3f}<extra></extra>"))
+    n = None
+    if counts is not None and len(table):
+        n = counts.set_index("system").reindex(list(table["system"]))[cols].to_numpy()
+        n = [["" if v is None or v != v else f"{int(v)}" for v in row] for row in n]
+    fmt = "%{z:.3f}" if metric not in ("n", "context_tokens", "retrieval_failures", "reasoning_failures") else "%{z:,.0f}"
+    fig = go.Figure(go.Heatmap(z=z, x=[esc(c) for c in cols], y=[esc(s) for s in table["system"]], customdata=n,
+                               colorscale=[[0, "#F8DCCB"], [1, HIT]], showscale=False,
+                               texttemplate=fmt + ("<br>n=%{customdata}" if n is not None else ""),
+                               hovertemplate="%{y} · %{x}: " + fmt + (" (n=%{customdata})" if n is not None else "")
+                               + "<extra></extra>"))
     return style(fig, f"{metric} by category", height=120 + 40 * len(table))
 
 
