@@ -6,11 +6,13 @@ import json
 import os
 import shutil
 import sys
+import warnings
 from dataclasses import asdict
 from pathlib import Path
 
 import typer
 
+from memcore.datasets.checks import DatasetWarning
 from memcore.errors import MemcoreError
 from memcore.eval.cli import eval_command
 from memcore.llm.redact import redact
@@ -24,6 +26,8 @@ app.add_typer(llm_app, name="llm")
 app.command("eval")(eval_command)
 
 RETRIEVER_HELP = " | ".join(retriever_names())  # the registered retrievers (memcore.retrievers)
+LENIENT = typer.Option(False, "--lenient", help="accept a dataset file with missing sessions, empty turns or "
+                       "dangling evidence (one warning each) instead of refusing it")
 STORE = typer.Option(None, "--store", help="LanceDB path or URI (default .memcore or $MEMCORE_STORE)")
 PROVIDER = typer.Option(None, "--provider", help="offline | openai | local | fake (default: openai when "
                         "OPENAI_API_KEY is set, else offline)")
@@ -56,8 +60,15 @@ def _check(wb) -> None:  # noqa: ANN001 - Workbench
         check_endpoint(wb.llm)
 
 
-def _conversations(wb, source: str, conversations: str | None):  # noqa: ANN001, ANN202
-    convs = [wb.load_demo()] if source == "demo" else wb.load(source)
+def _conversations(wb, source: str, conversations: str | None, lenient: bool = False):  # noqa: ANN001, ANN202
+    if source == "demo":
+        convs = [wb.load_demo()]
+    else:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", category=DatasetWarning)
+            convs = wb.load(source, lenient=lenient)
+        for w in caught:  # a --lenient load: one 'warning:' line each
+            typer.echo(f"warning: {w.message}", err=True)
     if conversations:
         want = [c.strip() for c in conversations.split(",") if c.strip()]
         have = {c.id: c for c in convs}
@@ -98,13 +109,14 @@ def ingest(
     wait: bool = typer.Option(True, "--wait/--no-wait", help="when another process is building the same memory: "
                               "wait for it (up to $MEMCORE_LEASE_WAIT_S, default 3600 s), or fail at once"),
     llm_concurrency: int | None = LLM_CONCURRENCY,
+    lenient: bool = LENIENT,
 ) -> None:
     """Build memory for conversations (resumes an interrupted ingest; never duplicates)."""
     wb = _workbench(store, provider, llm_concurrency=llm_concurrency)
     typer.echo(f"LLM: {wb.provider_label} | embedder: {wb.embedder.name} | store: {redact(wb.settings.store_uri)}")
     _check(wb)
     failures = 0
-    for conv in _conversations(wb, source, conversations):
+    for conv in _conversations(wb, source, conversations, lenient):
         for name in _system_names(systems):
             with typer.progressbar(length=len(conv.turns), label=f"{name:18s} {conv.id}") as bar:
                 rep = wb.ingest(name, conv, progress=lambda done, total, ev: bar.update(1), wait=wait)
@@ -134,13 +146,14 @@ def ask(
     provider: str | None = PROVIDER,
     as_json: bool = typer.Option(False, "--json", help="print the full answer and trace as JSON"),
     llm_concurrency: int | None = LLM_CONCURRENCY,
+    lenient: bool = LENIENT,
 ) -> None:
     """Answer a question with one system and show the evidence it used."""
     from memcore.eval.diagnostics import evidence_recall
 
     wb = _workbench(store, provider, llm_concurrency=llm_concurrency)
     _check(wb)
-    conv = _conversations(wb, source, conversation)[0]
+    conv = _conversations(wb, source, conversation, lenient)[0]
     q = next((x for x in conv.questions if x.id == question), None) or question
     try:
         ans = wb.ask(system, conv, q, retriever=retriever)

@@ -38,12 +38,15 @@ class Workbench:
         return self.llm.label
 
     # -------------------------------------------------------- conversations
-    def load(self, path: str | Path, fmt: str | None = None) -> list[Conversation]:
+    def load(self, path: str | Path, fmt: str | None = None, lenient: bool = False) -> list[Conversation]:
         """Load a dataset file and store its conversations (so the app lists them; an ingest of a
-        stored conversation writes no conversation row again, memcore.ingest.ensure_turns)."""
+        stored conversation writes no conversation row again, memcore.ingest.ensure_turns).
+
+        A file that breaks its format raises DatasetError naming each place; `lenient=True` accepts
+        it with one DatasetWarning (memcore.datasets.checks)."""
         from memcore.datasets import load_dataset
 
-        convs = load_dataset(path, fmt)
+        convs = load_dataset(path, fmt, lenient=lenient)
         for c in convs:
             self.store.save_conversation(c)
         return convs

@@ -92,6 +92,21 @@ def test_eval_refuses_a_file_with_a_missing_session_unless_lenient(tmp_path):
     assert "warning:" in lenient.output and "session 2 is missing" in lenient.output and out.exists()
 
 
+def test_ingest_and_ask_refuse_a_file_with_a_missing_session_unless_lenient(tmp_path):
+    path = _cut_demo(tmp_path)
+    store = str(tmp_path / "store")
+    strict = runner.invoke(app, ["ingest", str(path), "-s", "naive_rag", "--store", store])
+    assert strict.exit_code != 0 and "session 2 is missing" in str(strict.exception)
+    from memcore.store import LanceStore
+
+    assert LanceStore(store).conversations().empty  # nothing stored from a refused file
+    lenient = runner.invoke(app, ["ingest", str(path), "-s", "naive_rag", "--store", store, "--lenient"])
+    assert lenient.exit_code == 0, lenient.output
+    assert "warning:" in lenient.output and "session 2 is missing" in lenient.output
+    asked = runner.invoke(app, ["ask", "Where does Maya work?", "--source", str(path), "--store", store, "--lenient"])
+    assert asked.exit_code == 0, asked.output
+
+
 def test_eval_that_selects_no_question_exits_non_zero(tmp_path):
     out = tmp_path / "r.json"
     res = runner.invoke(app, ["eval", "-d", "demo", "-s", "naive_rag", "--categories", "9", "-o", str(out)])
