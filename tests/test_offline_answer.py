@@ -257,3 +257,12 @@ def test_demo_flagship_question_for_every_system_that_retrieves_the_gold_turn(wo
             assert a.text == "Pepper", name
             checked += 1
     assert checked >= 2  # full context and the session baseline always hold D1:7
+
+
+def test_distance_weekday_and_which_noun_questions() -> None:
+    chat = [turn("Maya", "I joined the Northside Running Club. The club's long run next Saturday is 20 km along the canal."),
+            turn("Maya", "Pepper only comes on my short easy runs on Tuesdays.")]
+    assert ask("How far is the club's long run next Saturday?", *chat) == "20 km"
+    assert ask("On which day of the week does Pepper join Maya's easy runs?", *chat) == "Tuesdays"
+    assert ask("Which running club did Maya join?", *chat) == "Northside Running Club"
+    assert question_kind("How far did Maya run?")["sub"] == "distance"

@@ -119,7 +119,7 @@ def answer_question(question: str, passages: list[Passage]) -> str:
                          speakers + ([subject] if subject else []), vocab)
         if ans:
             return ans
-    if kind["type"] in _CROSS or kind["sub"] == "title":  # a span of the expected type from the best passages
+    if kind["type"] in _CROSS or kind["sub"] in ("title", "named"):  # a span of the expected type from the best passages
         for c in ranked[:8]:
             if c.score < 0.6 * best.score or (subject and not c.about):
                 continue
@@ -169,7 +169,7 @@ def _rank(passages: list[Passage], weights: dict[str, float], kind: dict, subjec
           period: tuple = (None, None, None, "")) -> list[Cand]:
     top = max((p.score for p in passages), default=0.0) or 1.0
     participant = bool(subject) and any(mentions(sp, subject) or mentions(subject, sp) for sp in speakers_of(passages))
-    typed = kind["type"] in _TYPED or kind["sub"] == "title"
+    typed = kind["type"] in _TYPED or kind["sub"] in ("title", "named")
     qpairs = pairs([t for t in stems(question) if t in weights])
     inherited: dict[int, tuple[float, float]] = {}  # reply passage -> (pcov, scov) of the question before it
     out: list[Cand] = []

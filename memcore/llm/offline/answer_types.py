@@ -41,6 +41,10 @@ _NAME_Q = re.compile(r"^what(?: is|'s| was|'s)? (?:the )?name of\b|^what(?: is|'
 NAME_WORDS = frozenset({"name", "named", "called"})  # a name question's meta words: not looked for in the evidence
 _NOT_MOD = frozenset("""love loved like liked enjoy enjoyed got get bought buy made make have had has want need
 really very new some lot lots great good nice""".split())
+_WHICH_NOUN = re.compile(r"^(?:which|what) (?:\w+ )?(\w+) (?:did|does|do|is|was|has|have|are|were|will)\b")
+_DIST = re.compile(r"\b((?:\d+(?:\.\d+)?|" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) +
+                   r")(?:\s|-)?(?:km|kilomet(?:er|re)s?|miles?|met(?:er|re)s?|k)\b)", re.I)
+_WEEKDAY = re.compile(r"\b((?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?)\b")
 _KIND_OF = re.compile(r"\bwhat (?:kinds?|types?|sorts?) of (\w+)")
 _TITLE_NOUN = re.compile(r"\b(book|books|novel|novels|song|songs|movie|movies|film|films|series|album|albums|band|"
                          r"bands|poem|podcast|title|called|named|artist|artists|singer|author|musician|musicians|game|games|"
@@ -65,6 +69,10 @@ def question_kind(question: str) -> dict:
         kind["sub"] = "frequency"
     elif re.match(r"^how old\b", q):
         kind["sub"] = "age"
+    elif re.match(r"^how far\b", q):
+        kind.update(type="number", sub="distance")
+    elif re.search(r"\b(?:which|what) day of the week\b", q):
+        kind.update(type="date", sub="weekday")
     elif re.match(r"^(which|what) (city|country|state|town|place|park|beach|island|location)\b", q):
         kind["type"] = "place"
     elif kind["type"] == "thing" and _NAME_Q.search(q):
@@ -74,6 +82,9 @@ def question_kind(question: str) -> dict:
     kind_of = _KIND_OF.search(q)
     if kind["type"] == "thing" and kind_of and not kind["sub"]:
         kind.update(sub="kind", noun=kind_of.group(1))
+    which = _WHICH_NOUN.match(q)
+    if kind["type"] == "thing" and which and not kind["sub"]:  # "Which running club ...?": a name ending in "Club"
+        kind.update(sub="named", noun=which.group(1))
     if kind["type"] == "yesno":
         kind["hedge"] = bool(re.match(r"^(would|could|might|will|is it likely|does it seem)\b", q)) or "likely" in q
     m = re.match(r"^(?:what|which)(?: (?:kind|kinds|type|types) of)? (\w+)", q)
@@ -89,7 +100,10 @@ def extract_typed(kind: dict, texts: Sequence[str], date: str, qstems: set[str],
     t, sub = kind["type"], kind["sub"]
     for text in texts:
         ans = ""
-        if t == "date":
+        if sub == "weekday":
+            m = _WEEKDAY.search(text)
+            ans = m.group(1) if m else ""
+        elif t == "date":
             ans = date_span(text, date, sub)
         elif t == "number":
             ans = _number_span(text, sub, date)
@@ -101,6 +115,8 @@ def extract_typed(kind: dict, texts: Sequence[str], date: str, qstems: set[str],
             ans = _place_span(text, question, qstems, common)
         elif sub == "kind":
             ans = _kind_span(text, kind["noun"])
+        elif sub == "named":
+            ans = _named_span(text, kind["noun"], question, qstems, common)
         elif t == "reason" and not strict:
             m = _REASON.search(text)
             ans = trim(m.group(1)) if m else ""
@@ -139,7 +155,21 @@ def _kind_span(text: str, noun: str) -> str:
     return ""
 
 
+def _named_span(text: str, noun: str, question: str, qstems: set[str], common: Collection[str]) -> str:
+    """A name for "which NOUN" questions: "the Northside Running Club" for "Which running club ...?"."""
+    for name in _names(text, question, qstems, common):
+        if name.lower().endswith(noun):
+            return name
+        nxt = re.match(r"\s+(" + re.escape(noun.capitalize()) + r")\b", text[text.find(name) + len(name):])
+        if nxt:
+            return f"{name} {nxt.group(1)}"
+    return ""
+
+
 def _number_span(text: str, sub: str, date: str) -> str:
+    if sub == "distance":
+        m = _DIST.search(text)
+        return m.group(1) if m else ""
     if sub == "frequency":
         m = _FREQ.search(text)
         return m.group(1) if m else ""
