@@ -61,11 +61,13 @@ def test_defaults_follow_the_paper() -> None:
 # ---------------------------------------------------------------------------- Eq. 10 selector
 def test_offline_selector_keeps_triples_with_rare_question_terms() -> None:
     triples = ["r1 | Ana | adopted | Biscuit | time: 1 May, 2023", "r2 | Ana | likes | pottery",
-               "r3 | Ana | runs | half-marathon", "r4 | Ben | adopted | a cat", "r5 | Ana | visited | Lisbon"]
-    out = offline_select({"question": "When did Ana adopt Biscuit?", "triples": triples,
+               "r3 | Ana | runs | half-marathon", "r4 | Ben | adopted | a cat", "r5 | Ana | visited | Lisbon",
+               "r6 | Biscuit | is a | golden retriever"]
+    out = offline_select({"question": "What breed is the dog Ana adopted?", "triples": triples,
                           "_scores": {"r1": 0.9, "r4": 0.5}})
-    assert out["selected"][0] == "r1" and "r4" in out["selected"]
-    assert not {"r2", "r3", "r5"} & set(out["selected"])  # "Ana" alone is on most candidates: not enough
+    assert out["selected"][:2] == ["r1", "r4"]  # direct matches, best first
+    assert out["selected"][2:] == ["r6"]  # one multi-hop step through Biscuit
+    assert not {"r2", "r3", "r5"} & set(out["selected"])  # "Ana" is on most candidates: links nothing
     assert offline_select({"question": "x", "triples": []})["selected"] == []
 
 

@@ -1,5 +1,5 @@
 """Offline MemWeaver judgement roles: similarity thresholds for review, coherence and routing; experiences;
-the triple selector (question-term overlap weighted by idf over the candidates).
+the triple selector (question-term overlap weighted by idf over the candidates, plus one hop).
 
 Judgement roles (review, coherence, router) use similarity thresholds over numbers the
 system passes in hidden `_`-prefixed inputs (never shown to a real model); experiences are
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from difflib import SequenceMatcher
 from typing import Any
 
@@ -118,22 +119,33 @@ def offline_experiences(inputs: dict[str, Any]) -> dict[str, Any]:
 
 
 def offline_select(inputs: dict[str, Any]) -> dict[str, Any]:
-    """Triples matching the question's terms: weight = sum of idf (over the candidates) of the question stems a
-    triple shares, so a name on most candidates weighs little; kept at weight >= SELECT_MIN_WEIGHT, best
-    first (ties: the hidden cosine `_scores`, then the id), at most SELECT_MAX."""
+    """Triples matching the question directly, then one multi-hop step (the prompt asks for both).
+
+    Direct: weight = sum of idf (over the candidates) of the question stems a triple shares, so a name
+    on most candidates weighs little; kept at weight >= SELECT_MIN_WEIGHT, best first (ties: the hidden
+    cosine `_scores`, then the id). Chain step: triples sharing an endpoint with a direct one, through
+    endpoints on at most half of the candidates (a speaker on every triple links nothing), by cosine.
+    At most SELECT_MAX in all."""
     rows = []
     for line in inputs.get("triples", []) or []:
-        tid, _, rest = str(line).partition(" | ")
-        rows.append((tid.strip(), set(stems(rest))))
+        parts = [p.strip() for p in str(line).split(" | ")]
+        ends = {parts[1].lower(), parts[3].lower()} if len(parts) > 3 else set()
+        rows.append((parts[0], set(stems(" ".join(parts[1:]))), ends))
     q = set(stems(str(inputs.get("question", ""))))
     if not rows or not q:
         return {"selected": [], "reason": "offline: no candidates or no question terms"}
     n = len(rows)
-    df = {w: sum(w in st for _, st in rows) for w in q}
+    df = {w: sum(w in st for _, st, _ in rows) for w in q}
     idf = {w: math.log((n + 1) / (df[w] + 0.5)) for w in q if df[w]}
     cos = {str(k): float(v) for k, v in (inputs.get("_scores") or {}).items()}
-    scored = [(sum(idf.get(w, 0.0) for w in q & st), tid) for tid, st in rows]
-    keep = sorted((x for x in scored if x[0] >= SELECT_MIN_WEIGHT), key=lambda x: (-x[0], -cos.get(x[1], 0.0), x[1]))
-    picked = [tid for _, tid in keep[:SELECT_MAX]]
-    return {"selected": picked, "reason": f"offline: {len(picked)} of {n} triples share question terms "
-                                           f"(idf weight >= {SELECT_MIN_WEIGHT}; at most {SELECT_MAX})"}
+    scored = [(sum(idf.get(w, 0.0) for w in q & st), tid) for tid, st, _ in rows]
+    direct = [tid for _, tid in sorted((x for x in scored if x[0] >= SELECT_MIN_WEIGHT),
+                                       key=lambda x: (-x[0], -cos.get(x[1], 0.0), x[1]))][:SELECT_MAX]
+    ends_of = {tid: ends for tid, _, ends in rows}
+    end_df = Counter(e for _, _, ends in rows for e in ends)
+    hubs = {e for tid in direct for e in ends_of[tid] if end_df[e] <= n / 2}
+    chain = sorted((tid for tid, _, ends in rows if tid not in direct and ends & hubs),
+                   key=lambda t: (-cos.get(t, 0.0), t))[: max(0, SELECT_MAX - len(direct))]
+    return {"selected": direct + chain,
+            "reason": f"offline: {len(direct)} of {n} triples share question terms (idf weight >= "
+                      f"{SELECT_MIN_WEIGHT}), {len(chain)} more one hop from them; at most {SELECT_MAX}"}
