@@ -16,6 +16,7 @@ from memcore.viz.bench import (
     rows_frame,
     summary_table,
 )
+from memcore.viz.safe import md_escape
 from ui import bench_live, state
 from ui.bench_view import full_row, load_results, mechanism_section, question_detail, question_rows, run_panel
 
@@ -31,7 +32,7 @@ loaded = load_results()
 def draw(results: dict) -> None:
     """One run's tables, charts and drill-down (a run in the store is redrawn while its rows arrive)."""
     if results.get("engine") or results.get("provider") or results.get("llm"):
-        st.caption(f"Run answered by: **{results.get('engine') or results.get('llm') or results.get('provider')}**"
+        st.caption(f"Run answered by: **{md_escape(results.get('engine') or results.get('llm') or results.get('provider'))}**"
                    + (f" · retriever: **{results['retriever']}**" if results.get("retriever") else "")
                    + (f" · judge: {results['judge'].get('label', '')}" if isinstance(results.get("judge"), dict) else ""))
 

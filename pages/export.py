@@ -50,5 +50,5 @@ with st.expander("Write the files to a folder on the server"):
     if st.button("Write files", key="exp_write"):
         obj, table, sections = build()
         paths = write_bundle(folder, name, obj, table, _html())
-        st.success("Wrote " + ", ".join(str(p) for p in paths))
+        st.success(widgets.md_escape("Wrote " + ", ".join(str(p) for p in paths)))
         st.session_state["exp_written"] = [str(p) for p in paths]

@@ -30,7 +30,7 @@ def load_results() -> dict[str, Any] | None:
         elif c2.button("Load", key="bm_load") and path.strip():
             st.session_state["bm_results"] = json.loads(Path(path.strip()).read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
-        st.error(f"Cannot read the results: {e}. Fix: choose a results JSON written by `memcore eval`.")
+        st.error(md_escape(f"Cannot read the results: {e}.") + " Fix: choose a results JSON written by `memcore eval`.")
     return st.session_state.get("bm_results")
 
 
@@ -123,7 +123,7 @@ def full_row(wb: Workbench, run_id: str, row: dict[str, Any]) -> dict[str, Any]:
 
 def question_detail(row: dict[str, Any]) -> None:
     """One question of a run: answer vs gold, and its trace's context and missed evidence."""
-    st.markdown(f"**{row.get('system')} · {row.get('question_id')}**")
+    st.markdown(f"**{md_escape(row.get('system'))} · {md_escape(row.get('question_id'))}**")
     st.text(f"Q: {row.get('question', '')}\nGold: {row.get('gold', '')}\n"
             f"Answer: {row.get('prediction', row.get('answer', ''))}")
     tr = row.get("trace")

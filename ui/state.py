@@ -18,6 +18,7 @@ from memcore.store_schema import INF_STEP
 from memcore.store_view import MemoryView
 from memcore.types import Answer, Conversation, Question
 from memcore.viz.replay import ReplayData, build_replay
+from memcore.viz.safe import md_escape
 from memcore.workbench import Workbench
 from ui import jobs
 
@@ -74,7 +75,7 @@ def workbench_or_stop() -> Workbench:
     try:
         return workbench()
     except Exception as e:  # noqa: BLE001 - configuration problems are shown, not raised
-        st.error(f"Cannot start memcore: {e}")
+        st.error(md_escape(f"Cannot start memcore: {e}"))
         st.stop()
         raise
 

@@ -34,7 +34,7 @@ def sidebar_status() -> None:
         try:
             wb = state.workbench()
         except Exception as e:  # noqa: BLE001
-            st.error(f"memcore is not ready: {e}")
+            st.error(md_escape(f"memcore is not ready: {e}"))
             return
         st.caption(f"**LLM:** {md_escape(wb.provider_label)}")
         st.caption(f"**Store:** `{wb.store.uri}` · **Embedder:** {md_escape(wb.embedder.name)}")
