@@ -178,6 +178,23 @@ def ask(
 
 
 @app.command()
+def optimize(store: str | None = STORE) -> None:
+    """Build the scope indexes and compact every table of the store (run it when no ingest is writing)."""
+    import time
+
+    st = _workbench(store, None).store
+    t0 = time.perf_counter()
+    built = st.index_scopes()
+    typer.echo(f"scope indexes: {', '.join(f'{t}.{c} ({n} rows)' for t, c, n in built) or 'none needed'}")
+    failed = {t: e for t, e in st.optimize().items() if e}
+    for t, e in failed.items():
+        typer.echo(f"error: {t} not compacted: {redact(e)}", err=True)
+    typer.echo(f"compacted {len(st.table_names()) - len(failed)} table(s) in {time.perf_counter() - t0:.1f}s")
+    if failed:
+        raise typer.Exit(1)
+
+
+@app.command()
 def doctor(store: str | None = STORE, provider: str | None = PROVIDER) -> None:
     """Check the embedder, the store, the LLM provider and optional tools; say how to fix gaps."""
     s = _settings(store, provider)
@@ -199,7 +216,7 @@ def doctor(store: str | None = STORE, provider: str | None = PROVIDER) -> None:
     try:
         from memcore.store import LanceStore
 
-        st = LanceStore(s.store_uri, dim=384)
+        st = LanceStore(s.store_uri, dim=384, storage_options=s.storage_options)
         st.table("checkpoints")
         report("store", True, f"{s.store_uri} writable ({len(st.conversations())} conversations)")
     except Exception as e:  # noqa: BLE001

@@ -299,11 +299,15 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
                 retriever: str) -> list[tuple[dict, float]]:
         return self._searcher.search(self.table(name), name, filt, query, vector, k, retriever)
 
-    def optimize(self) -> None:
-        """Compact tables after a large ingest (fewer fragments, faster scans)."""
+    def optimize(self) -> dict[str, str]:
+        """Compact tables after a large ingest (fewer fragments, faster scans); table -> "" when
+        compacted, else the error (a table that cannot be compacted now stays as it was)."""
+        out: dict[str, str] = {}
         for name in self.table_names():
             try:
                 self.table(name).optimize()
-            except Exception:  # noqa: BLE001 - compaction is best effort
-                pass
+                out[name] = ""
+            except Exception as e:  # noqa: BLE001 - reported per table, never half-applied by Lance
+                out[name] = f"{type(e).__name__}: {e}"
+        return out
 

@@ -26,7 +26,8 @@ class Workbench:
                  provider: Any = None, store: LanceStore | None = None) -> None:
         self.settings = settings or Settings()
         self.embedder = embedder if embedder is not None else make_embedder(self.settings)
-        self.store = store or LanceStore(self.settings.store_uri, dim=self.embedder.dim)
+        self.store = store or LanceStore(self.settings.store_uri, dim=self.embedder.dim,
+                                         storage_options=self.settings.storage_options)
         self.ledger = UsageLedger(sink=self.store.add_llm_calls)
         self.llm: LLMClient = make_client(self.settings, self.ledger, provider)
         self.runtime = Runtime(self.store, self.embedder, self.llm)

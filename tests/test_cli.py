@@ -120,3 +120,18 @@ def test_eval_judge_runs_reports_mean_and_std(tmp_path):
                               "-o", str(out)])
     assert res.exit_code == 0, res.output
     assert "2 runs" in res.output and "+-" in res.output and "rouge2" in res.output
+
+
+def test_optimize_builds_scope_indexes_and_compacts(tmp_path):
+    store = str(tmp_path / "store")
+    assert runner.invoke(app, ["ingest", "demo", "-s", "naive_rag", "--store", store]).exit_code == 0
+    import lancedb
+
+    def fragments() -> int:
+        return lancedb.connect(store).open_table("events").stats()["fragment_stats"]["num_fragments"]
+
+    before = fragments()
+    res = runner.invoke(app, ["optimize", "--store", store])
+    assert res.exit_code == 0, res.output
+    assert "turns.conv_id" in res.output and "compacted" in res.output
+    assert before > 1 and fragments() == 1
