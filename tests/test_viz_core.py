@@ -32,6 +32,13 @@ def test_esc_and_md_escape_make_script_inert():
     assert "\\<script\\>" in md
 
 
+def test_md_escape_breaks_autolinks():
+    for text in ("see https://e.com now", "www.e.com", "mail a@b.com", "ftp://x.org/a_b"):
+        md = md_escape(text)
+        assert "://" not in md and "www." not in md and "b.com" not in md, md
+    assert md_escape("D1:7 at 3.5") == "D1&#58;7 at 3&#46;5"  # shown as "D1:7 at 3.5"
+
+
 def test_script_json_cannot_close_a_script_block():
     s = script_json({"t": "</script><script>alert(1)</script>"})
     assert "</script>" not in s and "<" not in s

@@ -112,7 +112,7 @@ def _switch_to(convs: list[Conversation], message: str) -> None:
     for c in convs:
         state.forget_conversation(c.id)
     st.session_state["conv_id"] = convs[0].id
-    st.session_state.pop("_conv_pick", None)  # the picker restarts at conv_id instead of its old value
+    st.session_state["_conv_pick"] = convs[0].id  # set through session state: the browser's picker follows
     st.session_state["_load_msg"] = md_escape(message)
     st.rerun()
 

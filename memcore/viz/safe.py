@@ -16,9 +16,12 @@ def esc(text: Any) -> str:
 
 
 def md_escape(text: Any) -> str:
-    """Escape Markdown syntax so text shows literally: no links, images, HTML or formatting."""
+    """Escape Markdown syntax so text shows literally: no links, images, HTML or formatting, and no autolinks:
+    ":" and "." become character references (&#58; &#46;), which the renderer shows as ":" and "." but its
+    autolinker (https://..., www...., a@b.c) never sees."""
     s = "" if text is None else str(text)
-    return _MD_SPECIAL.sub(r"\\\1", s).replace("\n", "  \n")
+    s = _MD_SPECIAL.sub(r"\\\1", s).replace("\\:", "&#58;").replace("\\.", "&#46;")
+    return s.replace("\n", "  \n")
 
 
 def script_json(obj: Any) -> str:
