@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/eval_workers.py [--file F] [--conversations conv-26,conv-30]
         [--systems naive_rag,naive_rag_session] [--limit 40] [--embedder minilm]
-        [--settings local1,local2,ray,ray-conv]   # ray: a task per (conversation, system); ray-conv: per conversation
+        [--settings local1,local2,ray,ray-conv,ray-sys]   # ray: auto; ray-conv: a task per conversation;
+                                                          # ray-sys: per (conversation, system)
 
     .venv/bin/python bench/eval_workers.py --stress 4   # concurrent-writer check only
 
@@ -38,7 +39,7 @@ DEFAULT_FILE = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "lo
 
 
 def one(setting: str, args: argparse.Namespace) -> tuple[float, dict]:
-    """Run the evaluation once from a fresh store with a setting (local1, local2, ray, ray-conv); (seconds,
+    """Run the evaluation once from a fresh store with a setting (local1, local2, ray, ray-conv, ray-sys); (seconds,
     results). The Ray settings start a local Ray each time (its start-up is part of the wall time)."""
     from memcore.eval import ray_engine
 
@@ -46,7 +47,7 @@ def one(setting: str, args: argparse.Namespace) -> tuple[float, dict]:
     try:
         s = Settings(store_uri=os.path.join(root, "store"), llm_provider="offline", embedder=args.embedder)
         engine = "ray" if setting.startswith("ray") else "local"
-        ray_engine.TASK_UNIT = "conversation" if setting == "ray-conv" else "system"
+        ray_engine.TASK_UNIT = {"ray-conv": "conversation", "ray-sys": "system"}.get(setting, "auto")
         t0 = time.perf_counter()
         res = run_eval(s, "locomo", args.file, args.systems.split(","), conversations=args.conversations.split(","),
                        limit=args.limit, workers=int(setting[5:]) if engine == "local" else 1, engine=engine)
@@ -110,7 +111,7 @@ def main() -> None:
     ap.add_argument("--systems", default="naive_rag,naive_rag_session")
     ap.add_argument("--limit", type=int, default=40, help="questions per conversation (0 = all)")
     ap.add_argument("--embedder", default="minilm")
-    ap.add_argument("--settings", default="local1,local2", help="local1, local2, ray, ray-conv (comma-separated)")
+    ap.add_argument("--settings", default="local1,local2", help="local1, local2, ray, ray-conv, ray-sys (comma-separated)")
     ap.add_argument("--stress", type=int, default=0, help="only run the concurrent-writer check with N processes")
     args = ap.parse_args()
     if args.stress:

@@ -151,3 +151,12 @@ def test_workers_that_do_not_share_the_store_fail_with_the_fix(tmp_path, monkeyp
     res = run_eval(settings(tmp_path, "store"), "demo", systems=["naive_rag"], engine="ray")
     assert not res["complete"] and res["questions_done"] == 0
     assert "do not share the driver's store" in res["errors"][0]["error"] and "--store" in res["errors"][0]["error"]
+
+
+def test_one_task_per_conversation_gives_the_same_results(demo_pair, tmp_path, monkeypatch) -> None:
+    from memcore.eval import ray_engine
+
+    monkeypatch.setattr(ray_engine, "TASK_UNIT", "conversation")  # "auto" picks it with many conversations
+    local, _, _, tmp = demo_pair
+    remote = run_eval(settings(tmp_path, "ray"), "demo", systems=SYSTEMS, engine="ray")
+    assert remote["complete"] and diff_results(local, remote) == []
