@@ -75,8 +75,9 @@ def eval_command(
     limit: int | None = typer.Option(None, "--limit", help="at most n questions per conversation"),
     workers: int = typer.Option(1, "--workers", "-w", help="processes, each taking whole conversations "
                                 "(--engine ray: the CPUs of the local Ray it starts; default all cores)"),
-    engine: str = typer.Option("local", "--engine", help="local (this machine) | ray (one task per conversation "
-                               "and system on a Ray cluster; needs `pip install -r requirements-ray.txt`)"),
+    engine: str = typer.Option("local", "--engine", help="local (this machine) | ray (tasks per conversation, or "
+                               "per conversation and system, on a Ray cluster; needs `pip install -r "
+                               "requirements-ray.txt`)"),
     ray_address: str | None = typer.Option(None, "--ray-address", help="Ray cluster to join, e.g. HOST:6379 or "
                                            "ray://HOST:10001 (default: start a local Ray, or $RAY_ADDRESS)"),
     retriever: str = typer.Option("dense", "--retriever", "-r", help=RETRIEVER_HELP),

@@ -84,8 +84,8 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
     `should_stop()` ends the run early after saving (resume later with the same arguments).
     `judge`: False, True (one judge run) or K (K runs: mean and std, memcore.eval.judge); `lenient`: load
     a dataset file with format problems (missing sessions, empty turns, dangling evidence) with a warning.
-    `engine`: "local" (this process, or `workers` spawned processes) or "ray" (one Ray task per
-    conversation and system on the cluster at `ray_address`, default a local Ray with `workers`
+    `engine`: "local" (this process, or `workers` spawned processes) or "ray" (Ray tasks per
+    conversation, or per conversation and system (memcore.eval.ray_engine), on the cluster at `ray_address`, default a local Ray with `workers`
     CPUs when workers > 1, else all cores); both give the same results.
     """
     from memcore.systems import load_all, make_config
