@@ -266,3 +266,11 @@ def test_distance_weekday_and_which_noun_questions() -> None:
     assert ask("On which day of the week does Pepper join Maya's easy runs?", *chat) == "Tuesdays"
     assert ask("Which running club did Maya join?", *chat) == "Northside Running Club"
     assert question_kind("How far did Maya run?")["sub"] == "distance"
+
+
+def test_participants_from_the_inputs_are_never_a_pet_name() -> None:
+    items = [{"text": "Jonas looked after the beagle Pepper while Maya was in Lisbon.", "date": D1, "score": 0.5,
+              "speaker": ""}]
+    out = offline_answer({"question": "What is the name of Maya's dog?", "passages": items,
+                          "speakers": ["Maya", "Jonas"]})
+    assert out.text == "Pepper"

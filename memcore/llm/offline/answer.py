@@ -70,15 +70,19 @@ class Cand:
 def offline_answer(inputs: dict[str, Any]) -> TextOutput:
     """A short answer of the expected type from the best-supported passage, or an abstention."""
     question = str(inputs.get("question", "")).strip()
-    return TextOutput(text=answer_question(question, parse_passages(inputs)))
+    participants = [str(s) for s in inputs.get("speakers") or [] if str(s).strip()]
+    return TextOutput(text=answer_question(question, parse_passages(inputs), participants))
 
 
-def answer_question(question: str, passages: list[Passage]) -> str:
-    """The answer text for a question over parsed passages."""
+def answer_question(question: str, passages: list[Passage], participants: list[str] | None = None) -> str:
+    """The answer text for a question over parsed passages (participants: the conversation's speakers,
+    which memory items without a speaker do not reveal)."""
     if not question or not passages:
         return ABSTAIN
     kind = question_kind(question)
-    speakers = speakers_of(passages)
+    found = speakers_of(passages)
+    speakers = found + [p for p in participants or [] if not any(p.lower().startswith(f.lower()) or
+                                                                   f.lower().startswith(p.lower()) for f in found)]
     subject = subject_of(question, speakers)
     names = {stem(w.lower()) for n in speakers + ([subject] if subject else []) for w in n.split()}
     period = question_period(question)
