@@ -8,6 +8,8 @@ import re
 from typing import Any
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&:])")
+_AUTOLINK = re.compile(r"://|(?<![\w.])www(?=\.)|@", re.I)
+_JOINER = "\u2060"
 
 
 def esc(text: Any) -> str:
@@ -16,12 +18,14 @@ def esc(text: Any) -> str:
 
 
 def md_escape(text: Any) -> str:
-    """Escape Markdown syntax so text shows literally: no links, images, HTML or formatting, and no autolinks:
-    ":" and "." become character references (&#58; &#46;), which the renderer shows as ":" and "." but its
-    autolinker (https://..., www...., a@b.c) never sees."""
+    """Escape Markdown syntax so text shows literally: no links, images, HTML or formatting, and no autolinks.
+
+    The browser's renderer turns bare URLs into links after parsing (remark-gfm), so escapes cannot stop it:
+    an invisible WORD JOINER (U+2060) goes after "://", after "www" and after "@", where its autolinker
+    (https://..., www...., a@b.c) then finds no address. Copying the text copies the joiner too."""
     s = "" if text is None else str(text)
-    s = _MD_SPECIAL.sub(r"\\\1", s).replace("\\:", "&#58;").replace("\\.", "&#46;")
-    return s.replace("\n", "  \n")
+    s = _AUTOLINK.sub(lambda m: m.group(0) + _JOINER, s)
+    return _MD_SPECIAL.sub(r"\\\1", s).replace("\n", "  \n")
 
 
 def script_json(obj: Any) -> str:
