@@ -126,7 +126,8 @@ def conversation_picker(wb: Workbench) -> Conversation | None:
     ids = list(stored["conv_id"])
     state.url_seed("_conv_pick", "conv", ids)
     conv = state.current_conversation(wb)
-    pick = st.selectbox("Conversation", ids, index=ids.index(conv.id) if conv else 0, key="_conv_pick")
+    start = 0 if "_conv_pick" in st.session_state or conv is None else ids.index(conv.id)  # state wins if set
+    pick = st.selectbox("Conversation", ids, index=start, key="_conv_pick")
     if pick != st.session_state.get("conv_id"):
         st.session_state["conv_id"] = pick
     state.url_set(conv=pick)
