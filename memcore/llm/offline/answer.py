@@ -42,6 +42,11 @@ from memcore.text.terms import stem, stems
 ABSTAIN = "No information available"
 MIN_COVER = 0.18  # share of the question's (idf-weighted) words the best passage must cover
 MIN_SUPPORT = 0.3  # the best sentence by or about the asked-about person must score this much
+# Among many passages some unrelated one covers a few question words by chance: stricter thresholds then
+# (on LoCoMo's whole conversations they change categories 1-4 not at all and keep category 5's abstentions)
+FEW_PASSAGES = 5
+MIN_COVER_MANY = 0.25
+MIN_SUPPORT_MANY = 0.4
 OTHER_SPEAKER = 0.45  # support factor for sentences neither by nor about the asked-about person
 QUESTION_SENT = 0.5  # support factor for sentences that are themselves questions
 REPLY = 1.0  # share of a question sentence's coverage passed on to the reply that follows it
@@ -94,22 +99,24 @@ def answer_question(question: str, passages: list[Passage], participants: list[s
     if period[3]:  # the question's time restriction counts as one more (average) term
         weights[DATE_TERM] = PERIOD_WEIGHT * sum(weights.values()) / len(weights)
     ranked = _rank(passages, weights, kind, subject, question, period)
-    if not ranked or ranked[0].pcov < MIN_COVER:
+    few = len(passages) <= FEW_PASSAGES
+    min_cover, min_support = (MIN_COVER, MIN_SUPPORT) if few else (MIN_COVER_MANY, MIN_SUPPORT_MANY)
+    if not ranked or ranked[0].pcov < min_cover:
         return ABSTAIN
     best = ranked[0]
     if subject and not best.about:
         about = [c for c in ranked if c.about]
-        if not about or about[0].score < OTHER_SPEAKER * best.score or about[0].pcov < MIN_COVER:
+        if not about or about[0].score < OTHER_SPEAKER * best.score or about[0].pcov < min_cover:
             return ABSTAIN
         best = about[0]
-    if best.score < MIN_SUPPORT:
+    if best.score < min_support:
         return ABSTAIN
     vocab = vocabulary(passages)
     if kind["list"]:
         parts: list[str] = []
         seen: set[int] = set()
         for c in ranked:
-            if len(parts) >= LIST_PARTS or c.sent.passage in seen or c.pcov < MIN_COVER \
+            if len(parts) >= LIST_PARTS or c.sent.passage in seen or c.pcov < min_cover \
                     or c.score < 0.6 * best.score or (subject and not c.about):
                 continue
             ans = _extract(kind, c, passages, weights, question, speakers, vocab)
