@@ -35,7 +35,7 @@ def ego_graph(mem: MemoryView, step: int | None, changed: set[str], key: str) ->
     hops = c2.segmented_control("Hops", [1, 2], default=1, key=f"{key}_hops") or 1
     if pick:
         ego = ego_subgraph(sub, pick, int(hops))
-        ego["nodes"] = [{**n, "role": n.get("role") or ("seed" if str(n["id"]) == pick else "")} for n in ego["nodes"]]
+        ego["nodes"] = [{**n, "role": n.get("role") or ("focus" if str(n["id"]) == pick else "")} for n in ego["nodes"]]
         st.iframe(graph_html(ego, height=440), height=500)
         st.caption(f"{len(ego['nodes'])} entities and {len(ego['edges'])} relations within {hops} hop(s).")
 

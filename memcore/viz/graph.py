@@ -23,7 +23,6 @@ from memcore.types import Trace
 from memcore.viz.parts import Block, Html, Part, Row, Text
 from memcore.viz.replay import ReplayData
 from memcore.viz.safe import esc, shorten
-from memcore.viz.theme import kind_color
 from memcore.viz.views import ASK, REPLAY, ItemsAt, SystemView, register_view
 
 _REMOTE_TAGS = (
@@ -52,8 +51,9 @@ def strip_remote(html: str) -> str:
     return html
 
 
-ROLE_COLORS = {"seed": "#D55E00", "expanded": "#56B4E9", "new": "#E69F00", "gold": "#009E73"}
-ROLE_NAMES = {"seed": "seed (matched the question)", "expanded": "expanded (reached from a seed)",
+ROLE_COLORS = {"focus": "#CC79A7", "seed": "#D55E00", "expanded": "#56B4E9", "new": "#E69F00", "gold": "#009E73"}
+OTHER = "#BBBBBB"  # nodes without a role: grey, their kind shown by the shape
+ROLE_NAMES = {"focus": "picked entity", "seed": "seed (matched the question)", "expanded": "expanded (reached from a seed)",
               "new": "new at this step", "gold": "gold evidence"}
 PATH_COLOR = "#009E73"
 MAX_LABELS = 14  # besides seeds, new and gold nodes, only the best-connected nodes carry a label
@@ -117,7 +117,8 @@ def legend_html(roles: Iterable[str], path: bool) -> str:
     items = [f'<span style="display:inline-block;width:12px;height:12px;border-radius:6px;background:{ROLE_COLORS[r]};'
              f'margin:0 4px 0 12px;vertical-align:middle"></span>{esc(ROLE_NAMES[r])}' for r in ROLE_COLORS if r in roles]
     items.append('<span style="display:inline-block;width:12px;height:12px;border-radius:6px;background:#BBBBBB;'
-                 'margin:0 4px 0 12px;vertical-align:middle"></span>other (colour by kind)')
+                 'margin:0 4px 0 12px;vertical-align:middle"></span>other (shape: dot entity, box passage, '
+                 'diamond experience)')
     if path:
         items.append(f'<span style="display:inline-block;width:22px;height:4px;background:{PATH_COLOR};'
                      'margin:0 4px 0 12px;vertical-align:middle"></span>path from the question to the gold turn')
@@ -145,7 +146,7 @@ def graph_html(subgraph: Mapping[str, Any], height: int = 520, physics: bool = T
             continue
         ids.add(nid)
         kind, role = str(n.get("kind", "entity")), n["role"]
-        fill = ROLE_COLORS.get(role) or kind_color(kind)
+        fill = ROLE_COLORS.get(role) or OTHER
         net.add_node(nid, label=shorten(n.get("label", nid), 32) if nid in show else " ",
                      title=str(n.get("title") or n.get("label", nid)),
                      color={"background": fill, "border": "#1F2933" if role else "#666666"},
@@ -156,7 +157,7 @@ def graph_html(subgraph: Mapping[str, Any], height: int = 520, physics: bool = T
         for end in (s, t):
             if end not in ids:
                 ids.add(end)
-                net.add_node(end, label=" ", title=end, color=kind_color("entity"), size=8)
+                net.add_node(end, label=" ", title=end, color=OTHER, size=8)
         on_path, hl = frozenset((s, t)) in path, bool(e.get("highlight"))
         net.add_edge(s, t, label=shorten(e.get("label", ""), 24) if (on_path or hl) else "",
                      title=str(e.get("title") or e.get("label", "")),
