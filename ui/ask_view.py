@@ -157,6 +157,8 @@ def answer_panel(wb: Workbench, conv: Conversation, q: Question, system: str, an
     with t1:
         st.dataframe(_style_hits(context_table(ans.trace, q.evidence)), hide_index=True, height=320)
     with t2:
+        if q.evidence:  # views that can mark the gold turns (MemWeaver's subgraph: gold nodes and the path to them)
+            ans.trace.structure.setdefault("gold_evidence", list(q.evidence))
         structure_view(system, ans, texts, key)
     with t3:
         calls_panel(calls, key=f"{key}_calls", provider=wb.provider_label)
