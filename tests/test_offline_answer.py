@@ -274,3 +274,10 @@ def test_participants_from_the_inputs_are_never_a_pet_name() -> None:
     out = offline_answer({"question": "What is the name of Maya's dog?", "passages": items,
                           "speakers": ["Maya", "Jonas"]})
     assert out.text == "Pepper"
+
+
+def test_what_did_x_verb_answers_the_object_after_that_verb_not_the_photo_caption() -> None:
+    ev = turn("Nate", "Thanks! On another note, I made vegan ice cream last Friday and shared it with some people "
+                      "in my vegan diet group. It was awesome! [shares a photo of a group of people sitting on a bench]")
+    ans = ask("What did Nate make and share with his vegan diet group?", ev)
+    assert ans == "vegan ice cream"

@@ -225,8 +225,9 @@ def _typed_in(kind: dict, c: Cand, passages: list[Passage], weights: dict[str, f
 
 
 _DEMONSTRATIVE = re.compile(r"\b(this|these|here's|here is|here are|that one|them|it|pic|photo|picture)\b", re.I)
-_SHOW_VERB = re.compile(r"\b(paint|painted|make|made|draw|drew|drawn|build|built|bake|baked|cook|cooked|create|"
-                        r"created|buy|bought|share|shared|show|showed|photo|picture|pic|look like|see|saw)\b", re.I)
+# question words that ask about what a photo shows (not "make"/"share": "What did Nate make?" is answered by
+# the sentence, "I made vegan ice cream", more often than by the caption of the photo shared with it)
+_SHOW_VERB = re.compile(r"\b(photo|picture|pic|look like|paint|painted|draw|drew|drawn)\b", re.I)
 
 
 def _extract(kind: dict, c: Cand, passages: list[Passage], weights: dict[str, float], question: str,
@@ -244,4 +245,4 @@ def _extract(kind: dict, c: Cand, passages: list[Passage], weights: dict[str, fl
         return own
 
     sources = [FragmentSource(x.text, support(x), x.caption, x.question) for x in _ordered(c, p, weights)]
-    return best_fragment(sources, set(weights), speakers, question)
+    return best_fragment(sources, set(weights), speakers, question, _focus(question, subject_of(question, speakers)))

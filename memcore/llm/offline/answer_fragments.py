@@ -62,6 +62,7 @@ recently now together yesterday today ago last this week weekend year month as v
 MAX_WORDS = 9
 CAPTION_PENALTY = 0.2
 HEAD = 0.35
+VERB = 0.55  # bonus of the words right after the question's main verb
 _HEAD_CUT = re.compile(r"(?<=\w\w)\s+(?=(?:for|to|with|in|on|at|from|because|and|but|so|since|which|that|when|"
                        r"while|after|before|by|as|than|if)\b)", re.I)
 _PHOTO_Q = re.compile(r"\b(photo|picture|pic|image|shar\w*|show\w*|look\w* like|paint\w*|drew|draw\w*|made|make)\b", re.I)
@@ -117,7 +118,7 @@ def _novel(piece: str, qstems: set[str], names: set[str]) -> list[str]:
     return out
 
 
-def _candidates(clause: str, qstems: set[str]) -> list[tuple[str, str]]:
+def _candidates(clause: str, qstems: set[str], focus: str = "") -> list[tuple[str, str]]:
     toks = list(re.finditer(r"[A-Za-z0-9][\w'\-]*", clause))
     hits = [i for i, m in enumerate(toks) if (st := word_stem(m.group(0))) and (st in qstems or any(
         matches(frozenset([st]), q) for q in qstems))]
@@ -125,6 +126,10 @@ def _candidates(clause: str, qstems: set[str]) -> list[tuple[str, str]]:
         return [("clause", clause)]
     after = clause[toks[hits[-1]].end():]
     out = [("after", after), ("before", clause[: toks[hits[0]].start()])]
+    verb = [i for i in hits if focus and matches(frozenset([word_stem(toks[i].group(0))]), focus)]
+    if verb and verb[0] != hits[-1]:  # "What did Nate make?": the object after the question's verb
+        obj = clause[toks[verb[0]].end():]
+        out.append(("verb", _HEAD_CUT.split(obj, maxsplit=1)[0]))
     head = _HEAD_CUT.split(after, maxsplit=1)[0]
     if head.strip() and len(head) < len(after.rstrip()):  # "bought [this candle] for the atmosphere"
         out.append(("head", head))
@@ -134,10 +139,11 @@ def _candidates(clause: str, qstems: set[str]) -> list[tuple[str, str]]:
 
 
 def best_fragment(sources: Sequence[FragmentSource], qstems: set[str], names: Sequence[str] = (),
-                  question: str = "") -> str:
+                  question: str = "", focus: str = "") -> str:
     """The best-scoring short fragment over the sources ("" when none carries new information).
 
-    Small talk ("sounds great") is no answer, except to questions about feelings or opinions.
+    Small talk ("sounds great") is no answer, except to questions about feelings or opinions. `focus`
+    is the stem of the question's main verb: the words right after it in a sentence are a candidate too.
     """
     lower_names = {n.lower() for n in names}
     _, junk, feelings = lexicon()
@@ -146,7 +152,7 @@ def best_fragment(sources: Sequence[FragmentSource], qstems: set[str], names: Se
     best, best_score = "", float("-inf")
     for rank, src in enumerate(sources):
         for ci, clause in enumerate(_clauses(src.text)):
-            for where, raw in _candidates(clause, qstems):
+            for where, raw in _candidates(clause, qstems, focus):
                 piece = trim(raw)
                 novel = _novel(piece, qstems, lower_names)
                 if not piece or not novel or all(w.lower() in _PRONOUN_ONLY for w in piece.split()):
@@ -155,7 +161,7 @@ def best_fragment(sources: Sequence[FragmentSource], qstems: set[str], names: Se
                 if junk > 0.5:  # small talk ("sounds great", "so awesome") is no answer
                     continue
                 n = len(piece.split())
-                score = src.cover + {"after": 0.35, "head": HEAD, "between": 0.35, "before": 0.15, "clause": 0.0}[where]
+                score = src.cover + {"after": 0.35, "head": HEAD, "verb": VERB, "between": 0.35, "before": 0.15, "clause": 0.0}[where]
                 score += 0.1 * min(len(novel), 3) - 0.04 * max(0, n - 5) - 0.02 * rank - 0.01 * ci
                 score -= 0.5 * junk
                 if RELATIVE.search(piece) and len(novel) <= 2:
