@@ -281,3 +281,12 @@ def test_what_did_x_verb_answers_the_object_after_that_verb_not_the_photo_captio
                       "in my vegan diet group. It was awesome! [shares a photo of a group of people sitting on a bench]")
     ans = ask("What did Nate make and share with his vegan diet group?", ev)
     assert ans == "vegan ice cream"
+
+
+def test_list_question_joins_up_to_five_supported_passages() -> None:
+    ans = ask("What instruments does Melanie play?", turn("Melanie", "I play the violin in an orchestra."),
+              turn("Melanie", "I also play the clarinet since I was a kid."), turn("Melanie", "Lately I play the piano."),
+              turn("Melanie", "I learned to play the drums this year!"), turn("Caroline", "Cool!"))
+    parts = ans.split(", ")
+    assert len(parts) == 4
+    assert all(any(w in p for p in parts) for w in ("violin", "clarinet", "piano", "drums"))

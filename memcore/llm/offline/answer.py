@@ -52,7 +52,8 @@ QUESTION_SENT = 0.5  # support factor for sentences that are themselves question
 REPLY = 1.0  # share of a question sentence's coverage passed on to the reply that follows it
 TYPE_BONUS = 0.15  # added when a sentence holds a span of the expected answer type
 FOCUS = 1.5  # weight factor of the question's main verb ("What did Caroline *research*?")
-LIST_PARTS = 3  # answers joined for list questions
+LIST_PARTS = 5  # answers joined for list questions
+LIST_SUPPORT = 0.4  # share of the best support a list part's sentence needs
 CAPTION_BONUS = 0.1  # fragment support of a shared photo's caption beyond the best sentence's coverage
 PAIR_BONUS = 0.15  # times the share of the question's adjacent word pairs a sentence has side by side too
 PERIOD_WEIGHT = 1.0  # the question period weighs as much as this many average terms
@@ -117,7 +118,7 @@ def answer_question(question: str, passages: list[Passage], participants: list[s
         seen: set[int] = set()
         for c in ranked:
             if len(parts) >= LIST_PARTS or c.sent.passage in seen or c.pcov < min_cover \
-                    or c.score < 0.6 * best.score or (subject and not c.about):
+                    or c.score < LIST_SUPPORT * best.score or (subject and not c.about):
                 continue
             ans = _extract(kind, c, passages, weights, question, speakers, vocab)
             if ans and ans.lower() not in (p.lower() for p in parts):
