@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 sys.path.insert(0, str(ROOT))
 
+from ui import bench_view  # noqa: E402
 from ui.bench_live import runs_frame  # noqa: E402
 
 
@@ -100,3 +101,20 @@ def test_runs_frame_ages_and_progress() -> None:
     assert df.to_dict("records") == [{"run": "eval-1", "state": "running", "progress": "4/10", "engine": "ray",
                                       "dataset": "locomo x.json", "systems": "com, naive_rag",
                                       "started": "5m ago", "heartbeat": "10s ago", "host": "h"}]
+
+
+def test_a_run_finished_in_another_session_is_not_taken_as_this_sessions_results(env) -> None:
+    """Regression: the jobs registry is per process, so a benchmark job finished by another session (another
+    tab, or another test's store) must not become this session's 'loaded results' and hide the store's runs."""
+    from ui import jobs
+
+    other = jobs.Job(bench_view.RUN_JOB, "Evaluation on demo", status=jobs.DONE,
+                     result={"run_id": "eval-elsewhere", "systems": {}})
+    jobs.JOBS[bench_view.RUN_JOB] = other
+    try:
+        live = running_elsewhere(env, "naive_rag", 3)
+        at = page()
+        assert at.selectbox(key="bm_store_run").value == live
+        assert "bm_results" not in at.session_state
+    finally:
+        jobs.JOBS.pop(bench_view.RUN_JOB, None)

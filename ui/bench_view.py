@@ -40,7 +40,10 @@ def run_panel(wb: Workbench) -> None:
     if job is not None and job.running:
         widgets.job_progress(RUN_JOB, "questions")
         return
-    if job is not None and job.status == jobs.DONE and job.result and st.session_state.get("bm_job") != job.started:
+    # the jobs registry is per process: only the session that started a run adopts its results as the
+    # loaded ones (any other session, e.g. another tab or store, finds the run in the store's runs list)
+    mine = job is not None and st.session_state.get("bm_started") == job.started
+    if mine and job.status == jobs.DONE and job.result and st.session_state.get("bm_job") != job.started:
         st.session_state["bm_results"], st.session_state["bm_job"] = job.result, job.started
     if job is not None and job.status in (jobs.FAILED, jobs.CANCELLED):
         (st.error if job.status == jobs.FAILED else st.warning)(md_escape(f"{job.title}: {job.error or job.message}"))
@@ -64,8 +67,9 @@ def run_panel(wb: Workbench) -> None:
                                     + (f" ({len(adv)} of {len(conv.questions)} questions of the current "
                                        "conversation)." if conv else "."))
         if st.button("Start run", type="primary", disabled=not systems, key="bm_start"):
-            start_run(wb, dataset, file.strip() or None, systems, int(limit) or None, judge, retriever,
-                      ["1", "2", "3", "4", "5"] if with_adv else None)
+            st.session_state["bm_started"] = start_run(wb, dataset, file.strip() or None, systems, int(limit) or None,
+                                                       judge, retriever,
+                                                       ["1", "2", "3", "4", "5"] if with_adv else None).started
             st.rerun()
 
 
