@@ -170,3 +170,35 @@ def test_graph_is_rebuilt_from_stored_items(tmp_path, tiny_conv) -> None:
         assert any(x.id == r.id and x.text == f"{r.metadata['src']} {r.metadata['rel']} {r.metadata['tgt']}"
                    for x in row)
         break
+
+
+def test_alias_index_order_survives_a_restore(tmp_path) -> None:
+    """`entities_named` lists entities in alias-index order (an experience's `about`), and the live run
+    indexes a later alias of an old entity after newer entities' names, which the stored entities do not
+    tell: the checkpoint keeps the order, so a restored system names entities as the live one did."""
+    from memcore.datasets import load_demo
+    from memcore.ingest import ingest_conversation
+    from memcore.systems import get_system, make_config
+
+    conv = load_demo()
+    wb = bench(tmp_path)
+    live = get_system("memweaver")(wb.runtime, conv, make_config("memweaver"))
+    ingest_conversation(live)
+    restored = wb.system("memweaver", conv)
+    plain = GraphMemory()
+    plain.rebuild(restored.memory.items.values())
+    assert list(plain.aliases) != list(live.graph.aliases)  # the stored items alone lose the order
+    assert list(restored.graph.aliases) == list(live.graph.aliases)
+    assert restored.graph._alias_list == live.graph._alias_list
+    text = " ".join(list(live.graph.aliases)[::-1])
+    assert restored.entities_named(text) == live.entities_named(text)
+
+
+def test_order_aliases_keeps_unknown_aliases_after_the_saved_ones() -> None:
+    g = GraphMemory()
+    g.add_entity("e1", "Ana", ["Annie"])
+    g.add_entity("e2", "Bob")
+    g.order_aliases(["bob", "gone", "annie"])
+    assert list(g.aliases) == g._alias_list == ["bob", "annie", "ana"]
+    assert g.aliases == {"bob": "e2", "annie": "e1", "ana": "e1"}
+    assert g.resolve("Annie", 0.8).entity_id == "e1"

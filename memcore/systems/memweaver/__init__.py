@@ -233,17 +233,23 @@ class MemWeaverSystem(BaseSystem):
 
     # ---------------------------------------------------------------- state
     def state(self) -> dict[str, Any]:
-        return {**super().state(), "experience": self.exp.state(), "session_relations": self.session_relations}
+        """Base state, the experience memory, this session's relations and the alias index order (the
+        stored entities give the aliases but not the order they were indexed in across entities)."""
+        return {**super().state(), "experience": self.exp.state(), "session_relations": self.session_relations,
+                "alias_order": list(self.graph.aliases)}
 
     def load_state(self, state: dict[str, Any]) -> None:
         super().load_state(state)
         self.exp.load(state.get("experience", {}))
         self.session_relations = list(state.get("session_relations", []))
+        self._alias_order = list(state.get("alias_order", []))
 
     def restore(self, at_step: int | None = None) -> None:
-        """Load items and state, then rebuild the networkx graph from them."""
+        """Load items and state, then rebuild the networkx graph from them (alias index in the saved order)."""
+        self._alias_order: list[str] = []
         super().restore(at_step)
         self.graph.rebuild(self.memory.items.values())
+        self.graph.order_aliases(self._alias_order)
 
     # ------------------------------------------------------------ retrieval
     def retrieve(self, question: Question) -> Trace:

@@ -117,6 +117,14 @@ class GraphMemory:
         self._alias_list.append(key)
         return True
 
+    def order_aliases(self, order: Iterable[str]) -> None:
+        """Put the alias index in a saved order (the live run's order of first indexing); aliases not in
+        `order` keep their place after those that are. `entities_named` lists entities in this order."""
+        keys = [k for k in dict.fromkeys(order) if k in self.aliases]
+        keys += [k for k in self.aliases if k not in set(keys)]
+        self.aliases = {k: self.aliases[k] for k in keys}
+        self._alias_list, self._mat = list(keys), None
+
     def label(self, node_id: str) -> str:
         """The display label of a node."""
         return str(self.g.nodes[node_id].get("label", node_id)) if node_id in self.g else node_id
