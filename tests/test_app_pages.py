@@ -13,7 +13,11 @@ ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 sys.path.insert(0, str(ROOT))
 
+from memcore.datasets import load_demo  # noqa: E402
 from ui import jobs  # noqa: E402
+
+DEMO = load_demo()
+STEPS = len(DEMO.turns) + 1  # Replay counts one step per turn plus the empty start
 
 
 @pytest.fixture
@@ -87,7 +91,7 @@ def test_replay_after_ingest_shows_events_at_a_step(app_env):
     at = build(at, ["naive_rag_session", "com"], "replay_systems")
     at.slider(key="replay_step").set_value(20).run()
     body = texts(at)
-    assert "Step 20/75" in body
+    assert f"Step 20/{STEPS}" in body
     assert {m.label: m.value for m in at.metric}["com · events now"] == "1"
     assert len(at.get("plotly_chart")) >= 1
     ev = at.table[0].value  # cells are Markdown-escaped text
@@ -115,7 +119,8 @@ def test_explore_lists_items_and_walks_provenance(app_env):
     at.switch_page("pages/explore.py").run()
     at.selectbox(key="ex_system").set_value("naive_rag_session").run()
     df = at.dataframe[0].value
-    assert len(df) == 3 and set(df["id"]) == {"session-1", "session-2", "session-3"}
+    sessions = {f"session-{i}" for i in DEMO.sessions()}
+    assert len(df) == len(sessions) and set(df["id"]) == sessions
     at.session_state["ex_table"] = {"selection": {"rows": [0], "columns": []}}
     at.run()
     assert not errors(at), errors(at)

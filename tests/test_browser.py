@@ -12,12 +12,16 @@ from pathlib import Path
 
 import pytest
 
+from memcore.datasets import load_demo
 from tests.browser_util import CHROMIUM, app_server, launch, offsite, shoot, wait_text
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 if not Path(CHROMIUM).exists():
     pytest.skip(f"{CHROMIUM} not installed (run scripts/install-browser.sh)", allow_module_level=True)
+
+DEMO = load_demo()
+STEPS = len(DEMO.turns) + 1  # Replay counts one step per turn plus the empty start
 
 
 def test_demo_replay_and_ask_in_a_browser(tmp_path):
@@ -29,12 +33,12 @@ def test_demo_replay_and_ask_in_a_browser(tmp_path):
         page.goto(base, wait_until="domcontentloaded")
         page.get_by_role("button", name="Load the built-in demo").click(timeout=60_000)
         wait_text(page, "Questions", 60)
-        page.get_by_text("19", exact=True).first.wait_for(timeout=30_000)
+        page.get_by_text(str(len(DEMO.questions)), exact=True).first.wait_for(timeout=30_000)
         shoot(page, shots, "01-home")
 
         page.goto(f"{base}/replay", wait_until="domcontentloaded")
         page.get_by_role("button", name="Build memory").click(timeout=60_000)
-        wait_text(page, "Step 1/75", 900)
+        wait_text(page, f"Step 1/{STEPS}", 900)
         slider = page.get_by_role("slider").first
         slider.focus()
         page.keyboard.press("End")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from memcore.datasets import load_demo
 from tests.browser_util import CHROMIUM, app_server, launch, offsite, shoot, wait_text
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -21,6 +22,9 @@ expect = pytest.importorskip("playwright.sync_api").expect
 
 if not Path(CHROMIUM).exists():
     pytest.skip(f"{CHROMIUM} not installed (run scripts/install-browser.sh)", allow_module_level=True)
+
+DEMO = load_demo()
+STEPS = len(DEMO.turns) + 1  # Replay counts one step per turn plus the empty start
 
 SYSTEMS = "naive_rag,com,memweaver"
 VERDICT = re.compile(r"^(correct|incorrect)$")
@@ -38,7 +42,7 @@ def test_ask_compare_verdicts_retriever_calls_and_links(tmp_path):
         page.on("request", lambda r: requests.append(r.url))
         page.goto(base, wait_until="domcontentloaded")
         page.get_by_role("button", name="Load the built-in demo").click(timeout=60_000)
-        page.get_by_text("19", exact=True).first.wait_for(timeout=60_000)
+        page.get_by_text(str(len(DEMO.questions)), exact=True).first.wait_for(timeout=60_000)
 
         # Enter in the provider form does not submit it: the LLM stays the offline engine
         page.get_by_text("OpenAI-compatible endpoint", exact=True).first.click()
@@ -58,9 +62,9 @@ def test_ask_compare_verdicts_retriever_calls_and_links(tmp_path):
         # build on Replay (an explicit click), then a link with its step reopens that step
         page.goto(f"{base}/replay?systems={SYSTEMS}", wait_until="domcontentloaded")
         page.get_by_role("button", name="Build memory").click(timeout=60_000)
-        wait_text(page, "Step 1/75", 900)
+        wait_text(page, f"Step 1/{STEPS}", 900)
         page.goto(f"{base}/replay?systems={SYSTEMS}&step=20", wait_until="domcontentloaded")
-        wait_text(page, "Step 20/75", 60)
+        wait_text(page, f"Step 20/{STEPS}", 60)
         assert "step=20" in page.url
 
         # Ask: the built systems are preselected; a link with run=1 shows the answers without a click
