@@ -61,7 +61,7 @@ def texts(at: AppTest) -> str:
 def test_home_loads_the_demo_and_shows_it(app_env):
     at = home_with_demo()
     assert not errors(at), errors(at)
-    assert [m.value for m in at.metric][:3] == ["90", "4", "21"]
+    assert [m.value for m in at.metric][:3] == [str(len(DEMO.turns)), str(len(DEMO.sessions())), str(len(DEMO.questions))]
     assert at.session_state["conv_id"] == "demo"
     assert "offline engine (rule-based, no LLM)" in texts(at) or any(
         "offline engine" in str(d.value.to_dict()) for d in at.dataframe)
@@ -84,6 +84,22 @@ def test_home_shows_turn_text_inert(app_env):
     assert any("\\<script\\>" in m for m in md), md
     assert not any("<script>" in m or "](http" in m for m in md)
 
+
+def test_a_stale_url_value_the_page_wrote_does_not_switch_the_picker_back(app_env):
+    chat = app_env / "two.jsonl"
+    lines = [{"conversation": "two", "session": 1, "date": "2024-03-01 10:00", "speaker": "Eve", "text": "hi"},
+             {"conversation": "two", "session": 1, "speaker": "Bob", "text": "hello"}]
+    chat.write_text("\n".join(json.dumps(x) for x in lines))
+    at = home_with_demo()
+    assert at.query_params["conv"] == "demo"  # the page wrote the picked conversation into the URL
+    at.text_input[0].set_value(str(chat)).run()
+    next(b for b in at.button if b.label == "Load file").click().run()
+    assert not errors(at), errors(at)
+    assert at.session_state["conv_id"] == "two" and at.query_params["conv"] == "two"
+    at.query_params["conv"] = "demo"  # a rerun sent before the browser saw the new URL
+    at.run()
+    assert not errors(at), errors(at)
+    assert at.session_state["conv_id"] == "two" and at.selectbox(key="_conv_pick").value == "two"
 
 def test_replay_after_ingest_shows_events_at_a_step(app_env):
     at = home_with_demo()

@@ -255,8 +255,9 @@ def url_seed(key: str, param: str, options: list | None = None, many: bool = Fal
     link reopens the same view."""
     seeded: set = st.session_state.setdefault("_url_seeded", set())
     raw = st.query_params.get(param)
-    if raw is None or (key, raw) in seeded or st.session_state.get("_url_written", {}).get(param) == raw:
-        return  # nothing to open, opened already, or the page wrote it itself (url_set)
+    if raw is None or (key, raw) in seeded or raw in st.session_state.get("_url_written", {}).get(param, ()):
+        return  # nothing to open, opened already, or a value the page wrote itself (url_set), even an old
+        # one: a rerun the browser sent before it saw the newer URL must not switch the widget back
     seeded.add((key, raw))
     try:
         value: Any = [parse(v) for v in raw.split(",") if v] if many else parse(raw)
@@ -273,7 +274,7 @@ def url_set(**params: str | list[str] | None) -> None:
     written: dict = st.session_state.setdefault("_url_written", {})
     for name, v in params.items():
         text = ",".join(v) if isinstance(v, list | tuple) else ("" if v is None else str(v))
-        written[name] = text
+        written.setdefault(name, set()).add(text)
         if not text:
             if name in st.query_params:
                 del st.query_params[name]
