@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install Debian's chromium for the browser test (tests/test_browser.py) and bench/app_latency.py.
+# Install Debian's chromium for the browser test (tests/app/test_browser.py) and bench/app_latency.py.
 # Playwright drives it through executable_path; never run `playwright install` (it downloads browsers).
 set -euo pipefail
 if [ -x /usr/bin/chromium ]; then

@@ -1,6 +1,6 @@
 """Tests shipped with the library, for memcore's own suite and for plugins' test suites.
 
-`memcore.testing.contract` holds the MemorySystem contract (the checks tests/test_system_contract.py
+`memcore.testing.contract` holds the MemorySystem contract (the checks tests/systems/test_system_contract.py
 runs for every registered system) as plain functions, so a plugin checks its system the same way:
 
     from memcore.testing import CHECKS, contract_case, run_contract

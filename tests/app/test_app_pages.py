@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 sys.path.insert(0, str(ROOT))
 
@@ -155,7 +155,7 @@ def test_compare_two_systems(app_env):
 
 
 def test_benchmark_loads_a_results_file(app_env):
-    from tests.test_viz_export import results_fixture
+    from tests.viz.test_viz_export import results_fixture
 
     path = app_env / "results.json"
     path.write_text(json.dumps(results_fixture()))

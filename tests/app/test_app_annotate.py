@@ -13,7 +13,7 @@ from memcore.embed import HashingEmbedder
 from memcore.settings import Settings
 from memcore.workbench import Workbench
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 SYSTEMS = ["naive_rag", "naive_rag_session"]
 

@@ -27,10 +27,10 @@ from memcore.datasets import (
 from memcore.errors import DatasetError
 from memcore.types import Conversation
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 LME_FIXTURE = FIXTURES / "longmemeval_small.json"
 CHAT_FIXTURE = FIXTURES / "chat_small.jsonl"
-LOCOMO_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "locomo"
+LOCOMO_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "datasets" / "locomo"
 LOCOMO_COUNTS = {1: 213, 2: 256, 3: 76, 4: 681, 5: 360}
 
 needs_shared = pytest.mark.skipif(

@@ -6,8 +6,8 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
-from tests.test_app_pages import APP, app_env, errors  # noqa: F401 - app_env is a fixture
-from tests.test_viz_export import results_fixture
+from tests.app.test_app_pages import APP, app_env, errors  # noqa: F401 - app_env is a fixture
+from tests.viz.test_viz_export import results_fixture
 
 
 def load(path) -> AppTest:

@@ -13,7 +13,7 @@ from memcore.llm.roles import get_role, load_all
 from memcore.llm.roles.readers import reader_for
 from memcore.systems import make_config
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "fidelity.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "fidelity.md"
 SECTIONS = {"CoM": ("com",), "MemCoT": ("memcot",), "RecMem": ("recmem",),
             "Baselines": ("naive_rag", "naive_rag_session", "full_context")}
 STATUSES = ("faithful", "option", "our reading", "deviation", "memcore addition", "memcore's own")

@@ -29,7 +29,7 @@ from memcore.eval.report import diff_results  # noqa: E402
 from memcore.settings import Settings, storage_secrets  # noqa: E402
 from memcore.store import LanceStore  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SECRET = "s3cr3t-" + uuid.uuid4().hex  # the dummy secret key: must never leave the process
 KEY_ID = "AKIAMEMCORETEST"
 runner = CliRunner()

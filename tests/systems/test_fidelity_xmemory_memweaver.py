@@ -12,7 +12,7 @@ from memcore.llm.roles import load_all
 from memcore.systems.memweaver import MemWeaverConfig
 from memcore.systems.xmemory import XMemoryConfig
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "fidelity.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "fidelity.md"
 CONFIGS = {"xmemory": XMemoryConfig(), "memweaver": MemWeaverConfig()}
 SECTIONS = {"xmemory": "xMemory", "memweaver": "MemWeaver"}
 

@@ -20,7 +20,7 @@ from memcore.store import LanceStore
 from memcore.types import Event, MemoryItem
 from memcore.workbench import Workbench
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EMB = HashingEmbedder()
 SYSTEMS = ["naive_rag_session", "xmemory", "memweaver"]
 ENV = {"HF_HUB_OFFLINE": "1", "MEMCORE_EMBEDDER": "hashing", "MEMCORE_LLM_PROVIDER": "offline",

@@ -39,10 +39,10 @@ from memcore.viz.views import (
 )
 from memcore.workbench import Workbench
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests.test_app_pages import app_env, build, errors, home_with_demo  # noqa: E402,F401 - app_env is a fixture
+from tests.app.test_app_pages import app_env, build, errors, home_with_demo  # noqa: E402,F401 - app_env is a fixture
 
 
 @pytest.fixture(scope="module")

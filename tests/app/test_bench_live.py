@@ -15,7 +15,7 @@ from memcore.eval.runner import run_eval
 from memcore.settings import Settings
 from memcore.store import LanceStore
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 sys.path.insert(0, str(ROOT))
 
