@@ -11,7 +11,7 @@ from memcore.eval.metrics import lexical_judge, locomo_f1
 from memcore.settings import Settings
 from memcore.viz.views import ASK, picked
 from memcore.workbench import Workbench
-from tests.app.test_app_pages import APP, app_env, build, errors, home_with_demo, texts  # noqa: F401 - fixture
+from tests.app.test_app_pages import APP, build, errors, home_with_demo, texts
 from ui import jobs
 
 pytestmark = pytest.mark.usefixtures("app_env")  # temp store, hashing embedder, offline engine

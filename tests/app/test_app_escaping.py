@@ -7,7 +7,6 @@ import json
 import sys
 from pathlib import Path
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,16 +34,6 @@ def hostile_file(folder: Path) -> Path:
     path = folder / "hostile.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in msgs + qs))
     return path
-
-
-@pytest.fixture
-def app_env(tmp_path, monkeypatch):
-    monkeypatch.setenv("MEMCORE_STORE", str(tmp_path / "store"))
-    monkeypatch.setenv("MEMCORE_EMBEDDER", "hashing")
-    monkeypatch.setenv("MEMCORE_LLM_PROVIDER", "offline")
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def markdown_values(at: AppTest) -> list[str]:

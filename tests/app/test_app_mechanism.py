@@ -6,7 +6,7 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
-from tests.app.test_app_pages import APP, app_env, errors  # noqa: F401 - app_env is a fixture
+from tests.app.test_app_pages import APP, errors
 from tests.viz.test_viz_export import results_fixture
 
 

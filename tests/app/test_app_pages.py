@@ -6,7 +6,6 @@ import json
 import sys
 from pathlib import Path
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,16 +17,6 @@ from ui import jobs  # noqa: E402
 
 DEMO = load_demo()
 STEPS = len(DEMO.turns) + 1  # Replay counts one step per turn plus the empty start
-
-
-@pytest.fixture
-def app_env(tmp_path, monkeypatch):
-    monkeypatch.setenv("MEMCORE_STORE", str(tmp_path / "store"))
-    monkeypatch.setenv("MEMCORE_EMBEDDER", "hashing")
-    monkeypatch.setenv("MEMCORE_LLM_PROVIDER", "offline")
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def errors(at: AppTest) -> list[str]:

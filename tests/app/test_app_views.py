@@ -42,7 +42,7 @@ from memcore.workbench import Workbench
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests.app.test_app_pages import app_env, build, errors, home_with_demo  # noqa: E402,F401 - app_env is a fixture
+from tests.app.test_app_pages import build, errors, home_with_demo  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -17,8 +17,8 @@ from memcore.annotate import Annotations
 from memcore.embed import HashingEmbedder
 from memcore.settings import Settings
 from memcore.workbench import Workbench
-from tests.browser_util import CHROMIUM, app_server, launch, shoot, wait_text
 from tests.app.test_app_escaping import CONV, hostile_file
+from tests.browser_util import CHROMIUM, app_server, launch, shoot, wait_text
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
