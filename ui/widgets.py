@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import tempfile
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
 import streamlit as st
 
+from memcore.datasets.checks import DatasetWarning
 from memcore.retrievers import retriever_names
 from memcore.types import Conversation, Question
 from memcore.viz.safe import md_escape
@@ -73,28 +75,38 @@ def dataset_loader(wb: Workbench) -> None:
         _switch_to([conv], f"Demo loaded: {len(conv.turns)} turns, {len(conv.questions)} questions.")
     if msg := st.session_state.pop("_load_msg", None):
         st.success(msg)  # left by _switch_to before its rerun (already escaped)
+    if warned := st.session_state.pop("_load_warn", None):
+        st.warning(warned)  # a lenient load's accepted problems (already escaped)
     with c2.expander("Load a dataset file (LoCoMo, LongMemEval, JSONL chat log)"):
         fmt = st.selectbox("Format", FORMATS, help="auto detects the format from the file")
         up = st.file_uploader("Upload", type=["json", "jsonl", "ndjson"])
         path = st.text_input("…or a path on the server", placeholder="../shared/datasets/locomo/locomo10.json")
+        lenient = st.checkbox("Accept format problems", help="load a file with missing sessions, empty turns or "
+                              "evidence naming no turn (each problem is shown as a warning) instead of refusing it")
         if st.button("Load file"):
-            _load(wb, up, path, None if fmt == "auto" else fmt)
+            _load(wb, up, path, None if fmt == "auto" else fmt, lenient)
 
 
-def _load(wb: Workbench, up, path: str, fmt: str | None) -> None:  # noqa: ANN001 - UploadedFile
+def _load(wb: Workbench, up, path: str, fmt: str | None, lenient: bool = False) -> None:  # noqa: ANN001
     name = Path(up.name).name if up is not None else path.strip()
     tmp = ""
     try:
-        if up is not None:
-            with tempfile.TemporaryDirectory() as tmp:
-                p = Path(tmp) / name
-                p.write_bytes(up.getvalue())
-                convs = wb.load(p, fmt)
-        elif name:
-            convs = wb.load(name, fmt)
-        else:
-            st.warning("Choose a file to upload or type a path.")
-            return
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", category=DatasetWarning)
+            if up is not None:
+                with tempfile.TemporaryDirectory() as tmp:
+                    p = Path(tmp) / name
+                    p.write_bytes(up.getvalue())
+                    convs = wb.load(p, fmt, lenient=lenient)
+            elif name:
+                convs = wb.load(name, fmt, lenient=lenient)
+            else:
+                st.warning("Choose a file to upload or type a path.")
+                return
+        warned = [str(w.message).replace(str(Path(tmp) / name), name) if tmp else str(w.message)
+                  for w in caught if issubclass(w.category, DatasetWarning)]
+        if warned:
+            st.session_state["_load_warn"] = md_escape("Accepted with problems: " + " ".join(warned))
     except Exception as e:  # noqa: BLE001 - loaders name the file, field and fix
         msg = str(e)  # an upload is named by its file name, never by the temporary copy's path
         st.error(md_escape(msg.replace(str(Path(tmp) / name), name).replace(tmp, "") if tmp else msg))

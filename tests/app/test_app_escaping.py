@@ -103,3 +103,21 @@ def test_every_page_renders_dataset_text_literally(app_env):
             at.multiselect(key={"ask": "ask_systems", "compare": "cmp_systems"}[page]).set_value([SYSTEM]).run()
             next(b for b in at.button if b.label in ("Ask", "Compare")).click().run()
             assert_literal(at, f"{page}, answered")
+
+
+def test_a_file_that_breaks_its_format_is_refused_unless_accepted_with_its_problems(app_env):
+    import json as _json
+
+    from memcore.datasets import DEMO_PATH
+
+    data = _json.loads(DEMO_PATH.read_text(encoding="utf-8"))
+    del data["session_2"]
+    cut = app_env / "cut.json"
+    cut.write_text(_json.dumps(data), encoding="utf-8")
+    at = load(AppTest.from_file(APP, default_timeout=120).run(), cut)
+    assert "session 2 is missing" in " ".join(e.value for e in at.error) and not at.exception
+    assert "conv_id" not in at.session_state  # nothing loaded, nothing switched
+    next(c for c in at.checkbox if c.label == "Accept format problems").check().run()
+    next(b for b in at.button if b.label == "Load file").click().run()
+    assert not at.exception and at.session_state["conv_id"] == "demo"
+    assert any("session 2 is missing" in w.value for w in at.warning)
