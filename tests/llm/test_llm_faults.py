@@ -306,6 +306,21 @@ def clean(tmp_path_factory, conv, responder) -> dict[str, Any]:  # noqa: ANN001
     return {"path": path, "space": rep.space, "snap": snap, "calls": calls, "counts": rep.counts}
 
 
+class FirstJsonRequest:
+    """A `which` for MockOpenAIServer.fail_requests: the first request numbered >= start that asks for a JSON
+    object (the server appends each request before asking `n in which`)."""
+
+    def __init__(self, srv: MockOpenAIServer, start: int) -> None:
+        self.srv, self.start, self.hit = srv, start, None
+
+    def __contains__(self, n: object) -> bool:
+        if self.hit is None and isinstance(n, int) and n >= self.start:
+            fmt = self.srv.requests[n].get("response_format") or {}
+            if isinstance(fmt, dict) and fmt.get("type") == "json_object":
+                self.hit = n
+        return n == self.hit
+
+
 @pytest.fixture
 def server(responder) -> Iterator[MockOpenAIServer]:  # noqa: ANN001
     with MockOpenAIServer(responder=responder) as srv:
@@ -318,7 +333,9 @@ def test_transient_faults_are_retried_and_the_memory_equals_a_clean_run(tmp_path
     with MockOpenAIServer(responder=faults) as srv:
         srv.fail_requests({3, 4}, status=500)
         srv.fail_requests({12}, status=429, retry_after=0.2, content="slow down")
-        srv.fail_requests({20}, status=200, content='{"episodes": [ this is not JSON')  # repaired once
+        # repaired once: the first JSON-mode request from #20 on (free-text roles such as xMemory's theme
+        # summary would take any text as their reply, so the run-ahead order must not pick one of them)
+        srv.fail_requests(FirstJsonRequest(srv, 20), status=200, content='{"episodes": [ this is not JSON')
         srv.fail_requests({28}, mode="invalid_body", status=200)
         srv.fail_requests({36}, mode="truncated", status=200)
         srv.fail_requests({44}, mode="drop", status=200)
