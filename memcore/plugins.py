@@ -91,3 +91,28 @@ def plugin_errors() -> list[PluginError]:
 def is_module(obj: Any) -> bool:
     """Whether an entry point named a module (which registered its objects when imported)."""
     return isinstance(obj, ModuleType)
+
+
+class LoadOnce:
+    """Run a registry's loading once per process, thread-safe and re-entrant: while it runs (a plugin being
+    imported asks the registry), a nested call returns at once instead of loading twice or deadlocking."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self.loaded = False
+        self._loading = False
+
+    def __call__(self, load: Callable[[], None]) -> None:
+        """Call `load()` unless it already ran to the end or is running now (then return at once)."""
+        if self.loaded:
+            return
+        with self._lock:
+            if self.loaded or self._loading:
+                return
+            self._loading = True
+            try:
+                load()
+                self.loaded = True
+            finally:
+                self._loading = False
+

@@ -30,12 +30,11 @@ A cross-encoder would score (query, row["text"]) pairs in `rerank` the same way.
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from memcore.plugins import RETRIEVERS_GROUP, is_module, load_plugins
+from memcore.plugins import RETRIEVERS_GROUP, LoadOnce, is_module, load_plugins
 
 if TYPE_CHECKING:  # numpy and lancedb are imported when a search runs: the CLI starts without them
     import numpy as np
@@ -67,8 +66,7 @@ class Retriever:
 
 
 _REGISTRY: dict[str, Retriever] = {}
-_LOCK = threading.RLock()
-_plugins = {"loaded": False, "loading": False}
+_once = LoadOnce()
 
 
 def _accept(obj: object) -> None:
@@ -81,15 +79,7 @@ def _accept(obj: object) -> None:
 
 def _load_plugins() -> None:
     """The installed plugins' retrievers, once, after the built-ins (a failing plugin is skipped with a warning)."""
-    if not _plugins["loaded"]:
-        with _LOCK:
-            if not (_plugins["loaded"] or _plugins["loading"]):
-                _plugins["loading"] = True
-                try:
-                    load_plugins(RETRIEVERS_GROUP, _accept)
-                    _plugins["loaded"] = True
-                finally:
-                    _plugins["loading"] = False
+    _once(lambda: load_plugins(RETRIEVERS_GROUP, _accept))
 
 
 def register_retriever(r: Retriever) -> Retriever:

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-import threading
 
-from memcore.plugins import SYSTEMS_GROUP, is_module, load_plugins
+from memcore.plugins import SYSTEMS_GROUP, LoadOnce, is_module, load_plugins
 from memcore.systems.base import BaseSystem, MemorySystem, Runtime, SystemConfig
 
 SYSTEMS: dict[str, type[BaseSystem]] = {}
 _INFRA = {"base", "memory"}
-_LOCK = threading.RLock()
-_state = {"loaded": False, "loading": False}
+_once = LoadOnce()
 
 
 def register_system(cls: type[BaseSystem]) -> type[BaseSystem]:
@@ -42,18 +40,13 @@ def _accept(obj: object) -> None:
 def load_all() -> dict[str, type[BaseSystem]]:
     """Register every built-in system (the modules of memcore/systems/), then the installed plugins'
     (entry points `memcore.systems`; a failing plugin is skipped with a warning); ordered by rank."""
-    if not _state["loaded"]:
-        with _LOCK:
-            if not (_state["loaded"] or _state["loading"]):  # loading: a plugin being imported asks
-                _state["loading"] = True
-                try:
-                    for mod in pkgutil.iter_modules(__path__):
-                        if mod.name not in _INFRA and not mod.name.startswith("_"):
-                            importlib.import_module(f"{__name__}.{mod.name}")
-                    load_plugins(SYSTEMS_GROUP, _accept)
-                    _state["loaded"] = True
-                finally:
-                    _state["loading"] = False
+    def load() -> None:
+        for mod in pkgutil.iter_modules(__path__):
+            if mod.name not in _INFRA and not mod.name.startswith("_"):
+                importlib.import_module(f"{__name__}.{mod.name}")
+        load_plugins(SYSTEMS_GROUP, _accept)
+
+    _once(load)  # a plugin being imported may ask for the systems: it gets those registered so far
     return dict(sorted(SYSTEMS.items(), key=lambda kv: (rank_of(kv[1]), kv[0])))
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memcore.plugins import VIEWS_GROUP, is_module, load_plugins
+from memcore.plugins import VIEWS_GROUP, LoadOnce, is_module, load_plugins
 from memcore.viz.parts import Block, Part, Text
 from memcore.viz.theme import fallback_color
 
@@ -90,26 +90,21 @@ class SystemView:
 
 VIEWS: dict[str, SystemView] = {}
 _DEFAULTS: dict[str, SystemView] = {}
-_LOCK = threading.RLock()
-_state = {"loaded": False, "loading": False}
+_LOCK = threading.RLock()  # guards VIEWS against a register racing a read
+_once = LoadOnce()
 _NOT_VIEWS = {"views", "parts", "theme", "safe"}
 
 
 def load_views() -> dict[str, SystemView]:
     """Import every memcore.viz module once so the built-in views are registered, then the installed
     plugins' (entry points `memcore.views`; a failing plugin is skipped with a warning); the registered views."""
-    if not _state["loaded"]:
-        with _LOCK:
-            if not (_state["loaded"] or _state["loading"]):  # loading: a module being imported registers
-                _state["loading"] = True
-                try:
-                    for mod in pkgutil.iter_modules([str(Path(__file__).parent)]):
-                        if mod.name not in _NOT_VIEWS and not mod.name.startswith("_"):
-                            importlib.import_module(f"memcore.viz.{mod.name}")
-                    load_plugins(VIEWS_GROUP, _accept)
-                    _state["loaded"] = True
-                finally:
-                    _state["loading"] = False
+    def load() -> None:
+        for mod in pkgutil.iter_modules([str(Path(__file__).parent)]):
+            if mod.name not in _NOT_VIEWS and not mod.name.startswith("_"):
+                importlib.import_module(f"memcore.viz.{mod.name}")
+        load_plugins(VIEWS_GROUP, _accept)
+
+    _once(load)  # a module being imported registers its view (and may ask for the views so far)
     return dict(VIEWS)
 
 
