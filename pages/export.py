@@ -21,7 +21,10 @@ bundles = available_bundles(wb, conv)
 if not bundles:
     st.info("Nothing to export yet: ask a question, compare systems, build a memory or load a benchmark first.")
     st.stop()
-choice = st.selectbox("What to export", list(bundles), key="exp_choice")
+choice = st.selectbox("What to export", list(bundles), key="exp_choice",
+                      help="Replays and benchmark runs come from the store (any session); answers and "
+                           "comparisons from this browser session only (memcore stores their LLM calls, not the "
+                           "answers): ask again in a new session to export one.")
 name, build = bundles[choice]
 
 

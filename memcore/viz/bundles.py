@@ -73,10 +73,24 @@ def replay_bundle(data: Mapping[str, ReplayData]) -> Bundle:
 def benchmark_bundle(results: dict[str, Any]) -> Bundle:
     """A benchmark run: summary, per-category tables, accuracy vs tokens, failure attribution."""
     summary = summary_table(results)
-    sections: list[Section] = [("Summary", summary)]
+    sections: list[Section] = [("Run", run_header(results)), ("Summary", summary)]
     for metric in ("f1", "judge", "evidence_recall"):
         t = category_table(results, metric)
         if t.drop(columns="system").notna().any().any():
             sections.append((f"{metric} by category", t))
     sections += [("Accuracy vs tokens", accuracy_tokens_scatter(results)), ("Failures", failure_bars(results))]
     return results, category_table(results, "f1"), sections
+
+
+def run_header(results: dict[str, Any]) -> str:
+    """A benchmark run's header line: run id, engine, retriever, judge, dataset (what the Benchmark page shows)."""
+    dataset = results.get("dataset")
+    judge = results.get("judge")
+    parts = [f"Run: {results.get('run_id') or '(no id)'}",
+             f"Answered by: {results.get('engine') or results.get('llm') or results.get('provider') or '?'}",
+             f"Retriever: {results.get('retriever') or '?'}"]
+    if isinstance(judge, dict) and judge.get("label"):
+        parts.append(f"Judge: {judge['label']}")
+    if isinstance(dataset, dict):
+        parts.append(f"Dataset: {dataset.get('name', '')} {dataset.get('file') or ''}".rstrip())
+    return "\n".join(parts)
