@@ -47,6 +47,31 @@ def promotions_frame(rd: ReplayData, upto: int | None = None) -> pd.DataFrame:
     return pd.DataFrame(out, columns=PROMO_COLUMNS).sort_values("step", ascending=False)
 
 
+UPDATE_COLUMNS = ["step", "fact", "type", "before", "after", "episode"]
+
+
+def fact_updates_frame(rd: ReplayData, upto: int | None = None) -> pd.DataFrame:
+    """One row per fact rewritten by fact maintenance (Eq. 8-9): the fact's text before and after."""
+    import json
+
+    ev = rd.events
+    if upto is not None:
+        ev = ev[ev["step"] <= upto]
+    rows = []
+    for r in ev.itertuples(index=False):
+        if r.event != "updated" or r.item_kind != "semantic":
+            continue
+        try:
+            d = json.loads(r.data)
+        except ValueError:
+            continue
+        if d.get("maintenance") != "update":
+            continue
+        rows.append({"step": r.step, "fact": r.items, "type": d.get("type", ""), "before": d.get("old_text", ""),
+                     "after": d.get("new_text", ""), "episode": d.get("episode", "")})
+    return pd.DataFrame(rows, columns=UPDATE_COLUMNS).sort_values("step", ascending=False, kind="stable")
+
+
 def stores_figure(structure: dict[str, Any]) -> go.Figure:
     """Store sizes and what retrieval took from each (subconscious, episodic, semantic)."""
     stores = structure.get("stores") or {}
@@ -90,6 +115,12 @@ def recmem_growth(rd: ReplayData, step: int, items_at: ItemsAt) -> list[Block]:
             out.append(Part("Recurrence cluster", pd.DataFrame([{"unit": u.id, "turns": ", ".join(u.turn_ids),
                                                                  "text": u.text} for u in cluster]),
                             caption="The recurrence cluster that triggered it (subconscious units, now promoted)."))
+    updates = fact_updates_frame(rd, step)
+    if len(updates):
+        out.append(Part("Fact maintenance", updates, height=min(38 + 35 * len(updates), 260),
+                        caption=f"{len(updates)} fact(s) rewritten up to step {step} (fact maintenance, Eq. 8-9): "
+                                "a later exchange changed what was known; the earlier text stays in the fact's "
+                                "version history."))
     out.append(Part("Consolidations", df, height=min(38 + 35 * max(len(df), 1), 260),
                     caption=f"{len(df)} consolidation(s) up to step {step}: subconscious exchanges -> episodes -> "
                             "semantic facts, only when a topic recurs."))
