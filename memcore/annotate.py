@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 import pyarrow as pa
 
 from memcore.annotate_stats import agreement, wilson_interval
+from memcore.errors import LLMError, MemoryNotBuilt
 from memcore.store import LanceStore
 from memcore.types import Conversation, Question
 
@@ -64,6 +65,7 @@ class AnnotationTask:
     seed: int
     conversations: list[str]
     created: float = field(default_factory=time.time)
+    retriever: str = ""  # dense | lexical | hybrid (memcore.retrievers); "" for tasks made before it was recorded
 
 
 def stratified_sample(questions: Sequence[Question], per_category: int, seed: int,
@@ -94,11 +96,15 @@ class Annotations:
 
     def create_task(self, name: str, convs: Sequence[Conversation], systems: Sequence[str],
                     retrieve: Callable[[str, Conversation, Question], list[str]], per_category: int = 25,
-                    seed: int = 0, categories: Sequence[int | str] | None = (1, 2, 3, 4)) -> AnnotationTask:
+                    seed: int = 0, categories: Sequence[int | str] | None = (1, 2, 3, 4),
+                    retriever: str | None = None) -> AnnotationTask:
         """Sample `per_category` questions per category over all conversations together (not per conversation),
-        run retrieval once per (question, system) and freeze it into a task."""
+        run retrieval once per (question, system) and freeze it into a task. The task records `retriever`
+        (by default the one a workbench_retriever function names; "" when unknown)."""
         task_id = hashlib.sha256(f"{name}|{seed}|{time.time()}".encode()).hexdigest()[:10]
-        task = AnnotationTask(task_id, name, list(systems), per_category, seed, [c.id for c in convs])
+        used = retriever if retriever is not None else str(getattr(retrieve, "retriever", ""))
+        task = AnnotationTask(task_id, name, list(systems), per_category, seed, [c.id for c in convs],
+                              retriever=used)
         rows = []
         owner = {(c.id, q.id): c for c in convs for q in c.questions}
         pool = [q for c in convs for q in c.questions]
@@ -119,6 +125,10 @@ class Annotations:
         df = self.store.rows("ann_tasks", TASKS)
         tasks = [AnnotationTask(**json.loads(p)) for p in df["payload"]]
         return sorted(tasks, key=lambda t: -t.created)
+
+    def task(self, task_id: str) -> AnnotationTask | None:
+        """One task by id, or None."""
+        return next((t for t in self.tasks() if t.task_id == task_id), None)
 
     def items(self, task_id: str) -> list[AnnotationItem]:
         """The frozen items of a task."""
@@ -170,17 +180,22 @@ class Annotations:
         rates = [_rate(s, cat, per_ann) for (s, cat), per_ann in sorted(counts.items())]
         disagreements = [{"item_id": iid, "question": items[iid].question, "system": items[iid].system,
                           "labels": per} for iid, per in sorted(per_item.items()) if len(set(per.values())) > 1]
-        return {"rates": rates, "agreement": agreement(per_item), "disagreements": disagreements,
+        task = self.task(task_id)
+        return {"task_id": task_id, "name": task.name if task else "", "retriever": task.retriever if task else "",
+                "rates": rates, "agreement": agreement(per_item), "disagreements": disagreements,
                 "annotators": sorted({a for _, a in labs})}
 
     def export_labels(self, task_id: str, fmt: str = "json") -> str:
-        """Every label row of a task (full history) as JSON or CSV text."""
+        """Every label row of a task (full history) as JSON or CSV text, each with the task's retriever
+        (import ignores that column: it belongs to the task)."""
         df = self.store.rows("labels", LABEL_ROWS, task_id=task_id)
-        rows = sorted(df.to_dict("records"), key=lambda r: (r["ts"], r["item_id"], r["annotator"]))
+        task = self.task(task_id)
+        rows = [{**r, "retriever": task.retriever if task else ""}
+                for r in sorted(df.to_dict("records"), key=lambda r: (r["ts"], r["item_id"], r["annotator"]))]
         if fmt == "json":
             return json.dumps(rows, indent=1)
         buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=LABEL_ROWS.names)
+        w = csv.DictWriter(buf, fieldnames=[*LABEL_ROWS.names, "retriever"])
         w.writeheader()
         for r in rows:
             w.writerow({**r, "ts": repr(r["ts"])})
@@ -216,13 +231,24 @@ def _rate(system: str, category: str, per_ann: dict[str, list[int]]) -> dict:
             "per_annotator": by_ann, "ci95": wilson_interval(k, n)}
 
 
-def workbench_retriever(wb, retriever: str = "dense") -> Callable[[str, Conversation, Question], list[str]]:  # noqa: ANN001 - Workbench
+def workbench_retriever(wb, retriever: str = "dense", *, build: bool = False,  # noqa: ANN001 - Workbench
+                        ) -> Callable[[str, Conversation, Question], list[str]]:
     """A `retrieve` function for create_task: the knowledge a system retrieves with `retriever` (memcore.retrievers;
-    dense = the papers' mode), one line per item. Builds a memory that is missing (the app checks first)."""
+    dense = the papers' mode), one line per item; the function names its retriever (`.retriever`), which
+    create_task records in the task.
+
+    A memory that is not built raises MemoryNotBuilt naming the system, the conversation and the fix (create_task
+    then stores nothing); with build=True it is built first (an ingest that fails raises LLMError)."""
 
     def retrieve(system: str, conv: Conversation, q: Question) -> list[str]:
         if not wb.is_ingested(system, conv):
-            wb.ingest(system, conv)
+            if not build:
+                raise MemoryNotBuilt(f"the memory of {system} for conversation {conv.id} is not built, and the task "
+                                     f"would need it. Fix: build it first (Build memory in the app, or `memcore "
+                                     f"ingest <dataset> -s {system} -c {conv.id}`), or pass build=True")
+            rep = wb.ingest(system, conv)
+            if rep.error:  # never retrieve from a memory missing the failed steps
+                raise LLMError(rep.message)
         trace = wb.system(system, conv, retriever=retriever).retrieve(q)
         seen: dict[str, str] = {}
         for it in trace.items:
@@ -230,4 +256,5 @@ def workbench_retriever(wb, retriever: str = "dense") -> Callable[[str, Conversa
             seen.setdefault(it.id, f"[{date}] {it.text}" if date else it.text)
         return list(seen.values())
 
+    retrieve.retriever = retriever  # type: ignore[attr-defined]
     return retrieve

@@ -60,3 +60,7 @@ class LLMCallFailed(LLMError):
 
 class MemoryBusy(MemcoreError):
     """Another process holds the write lease of this memory (space, conversation)."""
+
+
+class MemoryNotBuilt(MemcoreError):
+    """A system's memory of a conversation is not built and the caller did not ask to build it."""

@@ -6,7 +6,7 @@ import streamlit as st
 
 from memcore.annotate import Annotations
 from ui import state
-from ui.annotate_view import card
+from ui.annotate_view import card, task_header, task_label
 
 st.title("Annotate")
 st.caption("Judge whether the knowledge a memory system retrieved is sufficient to derive the reference "
@@ -19,8 +19,9 @@ tasks = ann.tasks()
 if not tasks:
     st.info("No annotation task yet. Create one on the Annotation results page.")
     st.stop()
-names = {t.task_id: f"{t.name} ({t.task_id})" for t in tasks}
+names = {t.task_id: task_label(t) for t in tasks}
 task_id = st.selectbox("Task", list(names), format_func=names.__getitem__)
+task_header(next(t for t in tasks if t.task_id == task_id))
 annotator = st.text_input("Your name", key="annotator", placeholder="e.g. annotator-1").strip()
 if not annotator:
     st.info("Type your name to start: your labels are kept under it.")

@@ -6,10 +6,12 @@ import pandas as pd
 import streamlit as st
 
 from memcore.annotate import Annotations, workbench_retriever
+from memcore.errors import MemoryNotBuilt
 from memcore.retrievers import retriever_names
 from memcore.viz.annotation import helpfulness_figure, rates_table
 from memcore.viz.views import ANNOTATE
 from ui import jobs, state, widgets
+from ui.annotate_view import task_header, task_label
 
 st.title("Annotation results")
 st.caption("Create a human-evaluation task (retrieval runs once and is frozen so every annotator sees the "
@@ -38,11 +40,14 @@ with st.expander("Create a task", expanded=not ann.tasks()):
         elif name.strip() in {t.name for t in ann.tasks()}:
             st.error(widgets.md_escape(f"A task named {name.strip()!r} exists: choose another name."))
         elif not st.session_state["task_missing"]:
-            with st.spinner("Retrieving evidence once for every sampled question and system…"):
-                task = ann.create_task(name.strip(), convs_, systems, workbench_retriever(wb, retriever),
-                                       int(per_cat), int(seed))
-            st.success(widgets.md_escape(f"Created task {task.task_id} ({retriever} retriever) with "
-                                         f"{len(ann.items(task.task_id))} items."))
+            try:  # the memories were checked above; one that disappeared since is refused, never built here
+                with st.spinner("Retrieving evidence once for every sampled question and system…"):
+                    task = ann.create_task(name.strip(), convs_, systems, workbench_retriever(wb, retriever),
+                                           int(per_cat), int(seed), retriever=retriever)
+                st.success(widgets.md_escape(f"Created task {task.task_id} ({retriever} retriever) with "
+                                             f"{len(ann.items(task.task_id))} items."))
+            except MemoryNotBuilt as e:
+                st.error(widgets.md_escape(str(e)))
     for cid, todo in st.session_state.get("task_missing", {}).items():  # never built without this click
         st.warning(widgets.md_escape(f"Memory not built for {cid}: {', '.join(todo)}. Build it, then create the task."))
         if st.button(widgets.md_escape(f"Build memory of {cid} ({len(todo)} system(s))"), key=f"task_build_{cid}",
@@ -57,8 +62,9 @@ if building is not None and building.running:
 tasks = ann.tasks()
 if not tasks:
     st.stop()
-names = {t.task_id: f"{t.name} ({t.task_id})" for t in tasks}
+names = {t.task_id: task_label(t) for t in tasks}
 task_id = st.selectbox("Task", list(names), format_func=names.__getitem__, key="res_task")
+task_header(next(t for t in tasks if t.task_id == task_id))
 res = ann.results(task_id)
 st.write(f"Annotators: {', '.join(widgets.md_escape(a) for a in res['annotators']) or 'none yet'}")
 if res["rates"]:

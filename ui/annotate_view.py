@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
-from memcore.annotate import AnnotationItem, Annotations
+from memcore.annotate import AnnotationItem, Annotations, AnnotationTask
 from memcore.viz.safe import md_escape
 
 CHOICES = {"helpful": ("Helpful", "h", ":material/thumb_up:"),
            "not_helpful": ("Not helpful", "n", ":material/thumb_down:"),
            "skip": ("Skip", "s", ":material/skip_next:")}
+
+
+def task_label(t: AnnotationTask) -> str:
+    """A task as pickers show it: name, id and the retriever its evidence was frozen with."""
+    return f"{t.name} ({t.task_id}) · {t.retriever or 'unrecorded'} retriever"
+
+
+def task_header(t: AnnotationTask) -> None:
+    """The chosen task's header: retriever, questions per category, seed, conversations, creation date."""
+    made = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(t.created))
+    retriever = t.retriever or "not recorded (task made before memcore stored it)"
+    st.caption(md_escape(f"Evidence retrieved with the {retriever} retriever · {t.per_category} questions per "
+                         f"category · seed {t.seed} · conversations: {', '.join(t.conversations)} · created {made}"))
 
 
 def current_index(queue: list[AnnotationItem], done: dict, key: str) -> int:

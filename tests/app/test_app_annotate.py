@@ -29,7 +29,8 @@ def task(tmp_path, monkeypatch, tiny_conv):
     from memcore.annotate import workbench_retriever
 
     wb.store.save_conversation(tiny_conv)
-    t = Annotations(wb.store).create_task("t", [tiny_conv], SYSTEMS, workbench_retriever(wb), per_category=25)
+    t = Annotations(wb.store).create_task("t", [tiny_conv], SYSTEMS, workbench_retriever(wb, build=True),
+                                            per_category=25)
     return t, Annotations(wb.store)
 
 
