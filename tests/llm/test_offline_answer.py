@@ -290,3 +290,18 @@ def test_list_question_joins_up_to_five_supported_passages() -> None:
     parts = ans.split(", ")
     assert len(parts) == 4
     assert all(any(w in p for p in parts) for w in ("violin", "clarinet", "piano", "drums"))
+
+
+def test_sentence_initial_adverb_is_not_a_title() -> None:
+    # "Highly" starts a sentence capitalised; the book's title is the quoted one
+    said = turn("Caroline", 'I loved "Becoming Nicole" by Amy Ellis Nutt. It is a true story. '
+                            "Highly recommend it for sure!")
+    assert ask("What book did Caroline recommend to Melanie?", said) == "Becoming Nicole"
+
+
+def test_hedged_yes_no_question_is_answered_not_abstained() -> None:
+    # "Would ...?" asks for an inference: a hedged yes/no even when no sentence matches the question words
+    said = turn("Melanie", "We went camping in the mountains with the kids last summer.")
+    assert ask("Would Melanie enjoy a theme park?", said) == "Likely yes"
+    # a factual yes/no question keeps the abstention when nothing supports it
+    assert ask("Did Melanie adopt a cat?", said) == ABSTAIN

@@ -102,6 +102,10 @@ def answer_question(question: str, passages: list[Passage], participants: list[s
     ranked = _rank(passages, weights, kind, subject, question, period)
     few = len(passages) <= FEW_PASSAGES
     min_cover, min_support = (MIN_COVER, MIN_SUPPORT) if few else (MIN_COVER_MANY, MIN_SUPPORT_MANY)
+    if kind["type"] == "yesno" and kind["hedge"]:  # "Would Melanie ...?" asks for an inference, not a fact: no abstention
+        best_about = next((c for c in ranked if c.about), None)
+        texts = [best_about.sent.text] if best_about and best_about.pcov >= min_cover else [""]
+        return extract_typed(kind, texts, "", set(weights), question)
     if not ranked or ranked[0].pcov < min_cover:
         return ABSTAIN
     best = ranked[0]

@@ -210,11 +210,20 @@ def _widen(text: str, span: str) -> str:
     return span
 
 
+_INITIAL_WORD = re.compile(r"[A-Z][a-z]{3,}(?:ly|ing)")  # "Highly recommend it", "Gaming has been ...": not names
+
+
+def _initial_word(text: str, span: str) -> bool:
+    """A sentence-initial adverb or gerund ("Highly", "Gaming") that capitalisation alone made look like a name."""
+    i = text.find(span)
+    return bool(_INITIAL_WORD.fullmatch(span)) and re.search(r"(^|[.!?:\"\u201c]\s*)$", text[:i]) is not None
+
+
 def _names(text: str, question: str, qstems: set[str], common: Collection[str]) -> list[str]:
     qw = _qwords(question)
     spans = [_widen(text, sp) for sp in capitalised_spans(text, common=common)]
     spans = [sp for sp in dict.fromkeys(spans) if sp.lower() not in qw and not _vocative(text, sp)
-             and not all(w.lower() in qw for w in sp.split())]
+             and not all(w.lower() in qw for w in sp.split()) and not _initial_word(text, sp)]
     return _by_proximity(text, spans, qstems)
 
 
