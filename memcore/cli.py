@@ -17,13 +17,24 @@ from memcore.errors import MemcoreError
 from memcore.eval.cli import eval_command
 from memcore.llm.redact import redact
 from memcore.retrievers import retriever_names
-from memcore.settings import Settings
+from memcore.settings import LEDGER_TEXT_ENV, Settings
 
 app = typer.Typer(help="memcore: watch LLM-agent memory systems build, retrieve and answer.",
                   no_args_is_help=True, add_completion=False)
 llm_app = typer.Typer(help="Local LLM server (bundled SmolLM2).", no_args_is_help=True)
 app.add_typer(llm_app, name="llm")
 app.command("eval")(eval_command)
+
+
+@app.callback()
+def _options(ledger_text: bool = typer.Option(
+        True, "--ledger-text/--no-ledger-text",
+        help="store each LLM call's prompt and completion text in the ledger (the app's call inspector shows them); "
+             "--no-ledger-text keeps role, stage, tokens, latency and cache hit only (same as $MEMCORE_LEDGER_TEXT=0)"),
+             ) -> None:
+    """memcore: watch LLM-agent memory systems build, retrieve and answer."""
+    if not ledger_text:  # through the environment: every command's Settings, and eval's worker processes, see it
+        os.environ[LEDGER_TEXT_ENV] = "0"
 
 RETRIEVER_HELP = " | ".join(retriever_names())  # the registered retrievers (memcore.retrievers)
 LENIENT = typer.Option(False, "--lenient", help="accept a dataset file with missing sessions, empty turns or "

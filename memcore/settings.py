@@ -52,6 +52,21 @@ def storage_secrets(options: dict[str, str] | None = None) -> tuple[str, ...]:
     return tuple(sorted({v for k, v in pairs if v and _SECRET_KEY.search(k)}, key=len, reverse=True))
 
 
+LEDGER_TEXT_ENV = "MEMCORE_LEDGER_TEXT"
+
+
+def ledger_text_from_env() -> bool:
+    """$MEMCORE_LEDGER_TEXT: 0/false/no/off keeps prompt and completion text out of the ledger; unset or 1/true/
+    yes/on keeps it. Raises ConfigError naming the values for anything else."""
+    raw = _env(LEDGER_TEXT_ENV, "1").strip().lower()
+    if raw in ("1", "true", "yes", "on", ""):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"${LEDGER_TEXT_ENV}={raw!r} is not a switch. Fix: set it to 0 (store LLM calls without "
+                      "their prompt and completion text) or 1 (store the text, the default)")
+
+
 @dataclass(frozen=True)
 class Settings:
     """Where memcore stores data and which embedder and LLM provider it uses."""
@@ -79,6 +94,9 @@ class Settings:
     sim_jitter_ms: float = field(default_factory=lambda: float(_env("MEMCORE_SIM_JITTER_MS", "100")))
     sim_429_rate: float = field(default_factory=lambda: float(_env("MEMCORE_SIM_429_RATE", "0")))
     use_cache: bool = True
+    # keep each LLM call's prompt and completion text in the ledger (the call inspector shows them);
+    # MEMCORE_LEDGER_TEXT=0 (or `memcore --no-ledger-text ...`) stores calls without their text
+    ledger_text: bool = field(default_factory=ledger_text_from_env)
 
     @property
     def provider(self) -> str:

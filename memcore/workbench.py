@@ -28,7 +28,7 @@ class Workbench:
         self.embedder = embedder if embedder is not None else make_embedder(self.settings)
         self.store = store or LanceStore(self.settings.store_uri, dim=self.embedder.dim,
                                          storage_options=self.settings.storage_options)
-        self.ledger = UsageLedger(sink=self.store.add_llm_calls)
+        self.ledger = UsageLedger(sink=self.store.add_llm_calls, keep_text=self.settings.ledger_text)
         self.llm: LLMClient = make_client(self.settings, self.ledger, provider)
         self.runtime = Runtime(self.store, self.embedder, self.llm)
         self._systems: dict[tuple, BaseSystem] = {}

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from memcore.settings import LEDGER_TEXT_ENV
 from memcore.store_view import MemoryView
 from memcore.types import Conversation
 from memcore.viz.calls import call_label, calls_summary, calls_table, waterfall
@@ -16,6 +17,8 @@ from memcore.viz.safe import md_escape
 from memcore.workbench import Workbench
 from ui import state
 
+NOT_STORED = (f"Prompt text not stored (setting {LEDGER_TEXT_ENV}=0 / `--no-ledger-text`): the ledger keeps each "
+              "call's role, stage, tokens, latency and cache hit, not its prompt or completion.")
 _TABLE_COLS = ["#", "role", "stage", "start ms", "latency ms", "prompt tokens", "completion tokens", "cache hit",
                "ok", "attempt", "model", "error"]
 
@@ -38,14 +41,19 @@ def calls_panel(records: Iterable[Any], key: str, provider: str = "") -> None:
     row = table[table["#"] == pick].iloc[0]
     if not row["ok"]:
         st.error(md_escape(f"Failed: {row['error']}"))
+    kept = state.workbench().settings.ledger_text
+    if not kept:
+        st.info(NOT_STORED)
     c1, c2 = st.columns(2)
     with c1:
         st.markdown(f"**Prompt** ({int(row['prompt tokens'])} tokens)")
-        st.code(row["prompt"] or "(not recorded: stored before the ledger kept prompts)", language=None,
-                wrap_lines=True, height=360)
+        st.code(row["prompt"] or ("(prompt text not stored)" if not kept else
+                                  "(not recorded: stored before the ledger kept prompts, or with "
+                                  f"{LEDGER_TEXT_ENV}=0)"), language=None, wrap_lines=True, height=360)
     with c2:
         st.markdown(f"**Completion** ({int(row['completion tokens'])} tokens)")
-        st.code(row["completion"] or "(empty)", language=None, wrap_lines=True, height=360)
+        st.code(row["completion"] or ("(completion text not stored)" if not kept else "(empty)"), language=None,
+                wrap_lines=True, height=360)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

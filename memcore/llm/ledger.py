@@ -56,11 +56,16 @@ _COLLECTORS: contextvars.ContextVar[tuple[list[CallRecord], ...]] = contextvars.
 class UsageLedger:
     """Records every LLM call; `mark()` / `since(mark)` isolate one operation's calls.
 
-    An optional `sink(records)` receives records in batches (the store persists them).
+    An optional `sink(records)` receives records in batches (the store persists them). With keep_text=False
+    (Settings.ledger_text, $MEMCORE_LEDGER_TEXT=0) every record's prompt and completion are emptied as it
+    arrives, before the ledger, its collectors or the sink see it; role, stage, tokens, latency, cache hit
+    and error stay.
     """
 
-    def __init__(self, sink: Callable[[list[CallRecord]], None] | None = None, batch: int = 200) -> None:
+    def __init__(self, sink: Callable[[list[CallRecord]], None] | None = None, batch: int = 200,
+                 keep_text: bool = True) -> None:
         self.records: list[CallRecord] = []
+        self.keep_text = keep_text
         self._sink = sink
         self._batch = batch
         self._flushed = 0
@@ -75,6 +80,9 @@ class UsageLedger:
         """Append records in order, as one block (thread-safe); active collectors get them too."""
         if not recs:
             return
+        if not self.keep_text:
+            for r in recs:
+                r.prompt = r.completion = ""
         with self._lock:
             self.records.extend(recs)
             pending = len(self.records) - self._flushed
