@@ -176,7 +176,8 @@ def test_memory_item_passages_without_speakers() -> None:
 
 def test_question_time_restriction_prefers_passages_from_that_time() -> None:
     chat = [turn("Melanie", "We painted a lake together.", D1), turn("Melanie", "We painted a sunset together.", D2)]
-    assert ask("What did Melanie paint in May 2023?", *chat) in ("lake", "sunset")
+    # both fall in May 2023 and answer equally well: both answers (a list since MULTI)
+    assert ask("What did Melanie paint in May 2023?", *chat) in ("lake", "sunset", "lake, sunset")
     assert ask("What did Melanie paint on 25 May, 2023?", *chat) == "sunset"
 
 
@@ -305,3 +306,12 @@ def test_hedged_yes_no_question_is_answered_not_abstained() -> None:
     assert ask("Would Melanie enjoy a theme park?", said) == "Likely yes"
     # a factual yes/no question keeps the abstention when nothing supports it
     assert ask("Did Melanie adopt a cat?", said) == ABSTAIN
+
+
+def test_two_equally_supported_passages_give_both_answers() -> None:
+    # not a plural "what" question, but two passages answer it equally well: both answers, comma-joined
+    first = turn("Melanie", "I painted a sunset over the lake last week.")
+    reply = turn("Caroline", "That sounds lovely!")
+    second = turn("Melanie", "Yesterday I painted a horse for my daughter.")
+    assert ask("What did Melanie paint?", first, reply, second) == "sunset over the lake, horse for my daughter"
+    assert ask("What did Melanie paint?", first, reply) == "sunset over the lake"

@@ -63,6 +63,12 @@ MAX_WORDS = 9
 CAPTION_PENALTY = 0.2
 HEAD = 0.35
 VERB = 0.55  # bonus of the words right after the question's main verb
+AFTER = 0.35  # bonus of the words after the question's last matched word in a clause
+BETWEEN = 0.35  # ... between the first and last matched words
+BEFORE = 0.15  # ... before the first matched word
+NOVEL = 0.1  # per new content word (up to three)
+LONG = 0.04  # per word beyond FREE_WORDS
+FREE_WORDS = 5
 _HEAD_CUT = re.compile(r"(?<=\w\w)\s+(?=(?:for|to|with|in|on|at|from|because|and|but|so|since|which|that|when|"
                        r"while|after|before|by|as|than|if)\b)", re.I)
 _PHOTO_Q = re.compile(r"\b(photo|picture|pic|image|shar\w*|show\w*|look\w* like|paint\w*|drew|draw\w*|made|make)\b", re.I)
@@ -161,8 +167,9 @@ def best_fragment(sources: Sequence[FragmentSource], qstems: set[str], names: Se
                 if junk > 0.5:  # small talk ("sounds great", "so awesome") is no answer
                     continue
                 n = len(piece.split())
-                score = src.cover + {"after": 0.35, "head": HEAD, "verb": VERB, "between": 0.35, "before": 0.15, "clause": 0.0}[where]
-                score += 0.1 * min(len(novel), 3) - 0.04 * max(0, n - 5) - 0.02 * rank - 0.01 * ci
+                score = src.cover + {"after": AFTER, "head": HEAD, "verb": VERB, "between": BETWEEN, "before": BEFORE,
+                                     "clause": 0.0}[where]
+                score += NOVEL * min(len(novel), 3) - LONG * max(0, n - FREE_WORDS) - 0.02 * rank - 0.01 * ci
                 score -= 0.5 * junk
                 if RELATIVE.search(piece) and len(novel) <= 2:
                     score -= 0.4
