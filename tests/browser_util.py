@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -92,3 +94,52 @@ def offsite(urls: list[str], base: str) -> list[str]:
     """Requests that left the app's own origin (should be none: the app works offline)."""
     local = (base, "data:", "blob:", "about:", "chrome-extension:")
     return [u for u in urls if not u.startswith(local)]
+
+
+def skip_without_chromium() -> None:
+    """Skip the calling test module when Debian's chromium is absent (call at module level)."""
+    if not Path(CHROMIUM).exists():
+        import pytest
+
+        pytest.skip(f"{CHROMIUM} not installed (run scripts/install-browser.sh)", allow_module_level=True)
+
+
+@dataclass
+class DemoApp:
+    """A running app with the demo loaded, seen through one chromium page."""
+
+    base: str  # the app's URL
+    page: Any  # the Playwright page
+    shots: Path  # where `shoot` should write
+    requests: list[str] = field(default_factory=list)  # every URL the page requested
+
+
+@contextlib.contextmanager
+def demo_app(tmp_path: Path, width: int = 1400, height: int = 1600) -> Iterator[DemoApp]:
+    """Start the app on a temp store (tmp_path/store), open Home in headless chromium, click "Load the built-in
+    demo" and wait for its question count; every request of the page is recorded. On the way out (passed or
+    failed) the screenshots are copied to $MEMCORE_SCREENSHOTS when it is set."""
+    from memcore.datasets import load_demo
+
+    shots = tmp_path / "screenshots"
+    try:
+        with app_server(tmp_path / "store") as base, launch() as browser:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            app = DemoApp(base, page, shots)
+            page.on("request", lambda r: app.requests.append(r.url))
+            page.goto(base, wait_until="domcontentloaded")
+            page.get_by_role("button", name="Load the built-in demo").click(timeout=60_000)
+            wait_text(page, "Questions", 60)
+            page.get_by_text(str(len(load_demo().questions)), exact=True).first.wait_for(timeout=60_000)
+            yield app
+    finally:
+        keep_screenshots(shots)
+
+
+def keep_screenshots(shots: Path) -> None:
+    """Copy a test's screenshots to $MEMCORE_SCREENSHOTS when it is set."""
+    if os.environ.get("MEMCORE_SCREENSHOTS") and shots.is_dir():
+        out = Path(os.environ["MEMCORE_SCREENSHOTS"])
+        out.mkdir(parents=True, exist_ok=True)
+        for p in shots.glob("*.png"):
+            shutil.copy(p, out / p.name)

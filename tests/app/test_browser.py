@@ -6,34 +6,21 @@ to the test's tmp dir (and to $MEMCORE_SCREENSHOTS when set).
 
 from __future__ import annotations
 
-import os
-import shutil
-from pathlib import Path
-
 import pytest
 
 from memcore.datasets import load_demo
-from tests.browser_util import CHROMIUM, app_server, launch, offsite, shoot, wait_text
+from tests.browser_util import app_server, demo_app, launch, offsite, shoot, skip_without_chromium, wait_text
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-if not Path(CHROMIUM).exists():
-    pytest.skip(f"{CHROMIUM} not installed (run scripts/install-browser.sh)", allow_module_level=True)
+skip_without_chromium()
 
 DEMO = load_demo()
 STEPS = len(DEMO.turns) + 1  # Replay counts one step per turn plus the empty start
 
 
 def test_demo_replay_and_ask_in_a_browser(tmp_path):
-    shots = tmp_path / "screenshots"
-    with app_server(tmp_path / "store") as base, launch() as browser:
-        page = browser.new_page(viewport={"width": 1400, "height": 1600})
-        requests: list[str] = []
-        page.on("request", lambda r: requests.append(r.url))
-        page.goto(base, wait_until="domcontentloaded")
-        page.get_by_role("button", name="Load the built-in demo").click(timeout=60_000)
-        wait_text(page, "Questions", 60)
-        page.get_by_text(str(len(DEMO.questions)), exact=True).first.wait_for(timeout=30_000)
+    with demo_app(tmp_path, height=1600) as app:
+        page, base, shots = app.page, app.base, app.shots
         shoot(page, shots, "01-home")
 
         page.goto(f"{base}/replay", wait_until="domcontentloaded")
@@ -77,12 +64,7 @@ def test_demo_replay_and_ask_in_a_browser(tmp_path):
                 view.content_frame.locator("canvas").first.wait_for(timeout=30_000)
             view.scroll_into_view_if_needed()
             shoot(page, shots, f"05-ask-{system}")
-        assert offsite(requests, base) == [], sorted(set(offsite(requests, base)))
-    if os.environ.get("MEMCORE_SCREENSHOTS"):
-        out = Path(os.environ["MEMCORE_SCREENSHOTS"])
-        out.mkdir(parents=True, exist_ok=True)
-        for p in shots.glob("*.png"):
-            shutil.copy(p, out / p.name)
+        assert offsite(app.requests, base) == [], sorted(set(offsite(app.requests, base)))
 
 
 @pytest.mark.parametrize("warm", [True, False], ids=["launcher", "streamlit-run"])

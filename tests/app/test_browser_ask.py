@@ -7,21 +7,16 @@ Skips when /usr/bin/chromium is absent. Screenshots go to the test's tmp dir (an
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-from pathlib import Path
 
 import pytest
 
 from memcore.datasets import load_demo
-from tests.browser_util import CHROMIUM, app_server, launch, offsite, shoot, wait_text
+from tests.browser_util import demo_app, offsite, shoot, skip_without_chromium, wait_text
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 expect = pytest.importorskip("playwright.sync_api").expect
-
-if not Path(CHROMIUM).exists():
-    pytest.skip(f"{CHROMIUM} not installed (run scripts/install-browser.sh)", allow_module_level=True)
+skip_without_chromium()
 
 DEMO = load_demo()
 STEPS = len(DEMO.turns) + 1  # Replay counts one step per turn plus the empty start
@@ -35,14 +30,8 @@ def _main(page):  # noqa: ANN001, ANN202 - a Playwright page and locator
 
 
 def test_ask_compare_verdicts_retriever_calls_and_links(tmp_path):
-    shots = tmp_path / "screenshots"
-    with app_server(tmp_path / "store") as base, launch() as browser:
-        page = browser.new_page(viewport={"width": 1400, "height": 2400})
-        requests: list[str] = []
-        page.on("request", lambda r: requests.append(r.url))
-        page.goto(base, wait_until="domcontentloaded")
-        page.get_by_role("button", name="Load the built-in demo").click(timeout=60_000)
-        page.get_by_text(str(len(DEMO.questions)), exact=True).first.wait_for(timeout=60_000)
+    with demo_app(tmp_path, height=2400) as app:
+        page, base, shots = app.page, app.base, app.shots
 
         # Enter in the provider form does not submit it: the LLM stays the offline engine
         page.get_by_text("OpenAI-compatible endpoint", exact=True).first.click()
@@ -117,9 +106,4 @@ def test_ask_compare_verdicts_retriever_calls_and_links(tmp_path):
         trace = popup.value
         trace.get_by_text("Tokens per question by stage").first.wait_for(timeout=300_000)
         assert "/ask" in trace.url
-        assert offsite(requests, base) == [], sorted(set(offsite(requests, base)))
-    if os.environ.get("MEMCORE_SCREENSHOTS"):
-        out = Path(os.environ["MEMCORE_SCREENSHOTS"])
-        out.mkdir(parents=True, exist_ok=True)
-        for p in shots.glob("*.png"):
-            shutil.copy(p, out / p.name)
+        assert offsite(app.requests, base) == [], sorted(set(offsite(app.requests, base)))
