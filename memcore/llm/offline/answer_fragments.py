@@ -58,7 +58,7 @@ as like my our me up out and or i we you he she they am have has had this these 
 go went got get from into very also even still then i'm i've we're it's that's what which who when finally
 actually recently lately always usually btw yep yup yeah nope haha lol oh ok okay hmm well""".split())
 _TRAIL = frozenset("""the a an and or to of for with my our that is was it in on at so really too though lately
-recently now together yesterday today ago last this week weekend year month as very""".split())
+recently now together yesterday today ago last this week weekend year month as very once always again anymore""".split())
 MAX_WORDS = 9
 CAPTION_PENALTY = 0.2
 HEAD = 0.35
