@@ -315,3 +315,10 @@ def test_two_equally_supported_passages_give_both_answers() -> None:
     second = turn("Melanie", "Yesterday I painted a horse for my daughter.")
     assert ask("What did Melanie paint?", first, reply, second) == "sunset over the lake, horse for my daughter"
     assert ask("What did Melanie paint?", first, reply) == "sunset over the lake"
+
+
+def test_fragment_keeps_every_part_of_a_coordinated_answer() -> None:
+    # the words between two matched question words ("enjoy ... films") weigh enough that
+    # "dramas and emotionally-driven" beats the bare "dramas"
+    said = turn("Joanna", "I usually enjoy dramas and emotionally-driven films the most.")
+    assert ask("What kind of films does Joanna enjoy?", said) == "dramas and emotionally-driven"
