@@ -322,3 +322,10 @@ def test_fragment_keeps_every_part_of_a_coordinated_answer() -> None:
     # "dramas and emotionally-driven" beats the bare "dramas"
     said = turn("Joanna", "I usually enjoy dramas and emotionally-driven films the most.")
     assert ask("What kind of films does Joanna enjoy?", said) == "dramas and emotionally-driven"
+
+
+def test_shared_photo_question_is_answered_from_the_caption() -> None:
+    # "[shares a photo of X]": the caption matches "share a photo" questions (no abstention for want of those words)
+    said = turn("Nate", "Seeing these figures just makes me feel invincible! I love his tech and that sarcastic humor. "
+                        "[shares a photo of a toy iron man standing on a white surface]")
+    assert ask("What did Nate share a photo of?", said) == "toy iron man standing on a white surface"

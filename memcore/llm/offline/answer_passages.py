@@ -20,6 +20,8 @@ from memcore.text.terms import STOPWORDS, stems
 
 _PREFIX = re.compile(r"^\s*(?:\[[^\]]{0,60}\]\s*)?([A-Z][\w .'\-]{0,40}?):\s+")
 _CAPTION = re.compile(r"\[shares? (?:a |an )?(?:photo|picture|image|pic) of ([^\]]+)\]", re.I)
+# a photo's caption is what the speaker "shared a photo of": those words match it too
+CAPTION_STEMS = frozenset(stems("shared photo"))
 _DATED_LINE = re.compile(r"^\s*\[([^\]]{4,60})\]\s*(.*)$")
 _INTERJECTION = re.compile(r"(?:^|[,!.?]\s*|\b(?:hey|hi|hello|thanks|thank you|wow|congrats|oh|yeah|yes|sorry|aw+|"
                            r"yay|woohoo|bye|dear|omg|haha|ha|so|well|ok|okay|great|cool|awesome|yep|nice)\W*)$", re.I)
@@ -87,7 +89,7 @@ def _sentences_of(text: str) -> tuple[tuple[str, frozenset[str], bool, bool, fro
     repeat every turn."""
     out = [(sent, sent.rstrip().endswith("?"), False) for sent in sentences(_CAPTION.sub("", text).strip())]
     out += [(cap.strip(), False, True) for cap in _CAPTION.findall(text)]
-    return tuple((t, frozenset(st := stems(t)), q, c, pairs(st)) for t, q, c in out)
+    return tuple((t, frozenset(st := stems(t)) | (CAPTION_STEMS if c else frozenset()), q, c, pairs(st)) for t, q, c in out)
 
 
 def pairs(seq: list[str]) -> frozenset[tuple[str, str]]:
