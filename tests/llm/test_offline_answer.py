@@ -329,3 +329,10 @@ def test_shared_photo_question_is_answered_from_the_caption() -> None:
     said = turn("Nate", "Seeing these figures just makes me feel invincible! I love his tech and that sarcastic humor. "
                         "[shares a photo of a toy iron man standing on a white surface]")
     assert ask("What did Nate share a photo of?", said) == "toy iron man standing on a white surface"
+
+
+def test_how_did_x_feel_answers_the_feeling_words() -> None:
+    said = turn("Joanna", "Last week someone wrote me a letter after reading my blog post. Their words touched me so much.")
+    assert ask("How did Joanna feel when someone wrote her a letter?", said) == "touched"
+    said = turn("John", "We visited the memorial with the kids. They were awestruck and humbled by it.")
+    assert ask("How did John's kids feel at the memorial?", said) == "awestruck and humbled"

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memcore.llm.offline.answer_dates import in_period, question_period
+from memcore.llm.offline.answer_feelings import FEELING_Q, feeling_span
 from memcore.llm.offline.answer_fragments import FragmentSource, best_fragment, matches
 from memcore.llm.offline.answer_names import name_votes
 from memcore.llm.offline.answer_passages import (
@@ -246,6 +247,10 @@ def _extract(kind: dict, c: Cand, passages: list[Passage], weights: dict[str, fl
     if ans or kind["type"] in ("date", "number", "yesno"):
         return ans
     p = passages[c.sent.passage]
+    if FEELING_Q.search(question):  # "How did Joanna feel ...?": the best sentence's (or the next one's) feeling
+        ans = feeling_span([x.text for x in p.sents if x.pos in (c.sent.pos, c.sent.pos + 1) and not x.question])
+        if ans:
+            return ans
     shows = bool(_DEMONSTRATIVE.search(c.sent.text)) or bool(_SHOW_VERB.search(question))
 
     def support(x: Sent) -> float:
