@@ -336,3 +336,10 @@ def test_how_did_x_feel_answers_the_feeling_words() -> None:
     assert ask("How did Joanna feel when someone wrote her a letter?", said) == "touched"
     said = turn("John", "We visited the memorial with the kids. They were awestruck and humbled by it.")
     assert ask("How did John's kids feel at the memorial?", said) == "awestruck and humbled"
+
+
+def test_why_answers_the_reason_before_so_or_after_wanted_to() -> None:
+    said = turn("Jon", "My business needed a fresh start so I closed my bank account.")
+    assert ask("Why did Jon close his bank account?", said) == "business needed a fresh start"
+    said = turn("Maria", "Just yesterday I joined a nearby church. I wanted to feel closer to a community and my faith.")
+    assert ask("Why did Maria join a nearby church?", said) == "feel closer to a community and my faith"

@@ -34,6 +34,8 @@ _KIN = re.compile(r"\bmy ((?:\w+ )?(?:mom|mother|dad|father|sister|brother|wife|
                   r"children|family|neighbou?r|mentor|teacher|coworker|colleague|roommate|boyfriend|girlfriend))\b",
                   re.I)
 _REASON = re.compile(r"\b(?:because|'cause|cause|since|as|so that|in order to)\b (.+)", re.I)
+_SO = re.compile(r"^(.+?),? so (?!that\b)(.+)$", re.I)
+_PURPOSE = re.compile(r"\b(?:wanted|want|hoping|hope|hoped|decided|trying) to (.+)", re.I)
 _NEG = re.compile(r"\b(not|no|never|n't|nothing|nobody|neither|nor)\b|n't\b", re.I)
 _QUOTED = re.compile(r"[\"\u201c]([^\"\u201d]{2,60})[\"\u201d]")
 _NAME_Q = re.compile(r"^what(?: is|'s| was|'s)? (?:the )?name of\b|^what(?: is|'s| was) \w+(?:'s)? (?:\w+ )?(?:\w+'s )?name\b"
@@ -118,8 +120,7 @@ def extract_typed(kind: dict, texts: Sequence[str], date: str, qstems: set[str],
         elif sub == "named":
             ans = _named_span(text, kind["noun"], question, qstems, common)
         elif t == "reason" and not strict:
-            m = _REASON.search(text)
-            ans = trim(m.group(1)) if m else ""
+            ans = _reason_span(text, qstems)
         if ans:
             return ans
     if t == "person" and sub != "title":  # no person named: a name after "at", "in", "from" ...
@@ -137,6 +138,22 @@ def extract_typed(kind: dict, texts: Sequence[str], date: str, qstems: set[str],
         word = "no" if neg else "yes"
         return f"Likely {word}" if kind.get("hedge") else word.capitalize()
     return ""
+
+
+def _reason_span(text: str, qstems: set[str]) -> str:
+    """ "because X" -> X; "X, so Y" -> X when Y is what the question asks about; "I wanted to X" -> X."""
+    m = _REASON.search(text)
+    if m:
+        return trim(m.group(1))
+    m = _SO.search(text)
+    if m and _hits(m.group(2), qstems) > _hits(m.group(1), qstems):
+        return trim(m.group(1))
+    m = _PURPOSE.search(text)
+    return trim(m.group(1)) if m else ""
+
+
+def _hits(text: str, qstems: set[str]) -> int:
+    return sum(1 for w in re.findall(r"[A-Za-z][\w'\-]*", text) if word_stem(w) in qstems)
 
 
 def _kind_span(text: str, noun: str) -> str:
