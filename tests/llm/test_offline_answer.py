@@ -343,3 +343,8 @@ def test_why_answers_the_reason_before_so_or_after_wanted_to() -> None:
     assert ask("Why did Jon close his bank account?", said) == "business needed a fresh start"
     said = turn("Maria", "Just yesterday I joined a nearby church. I wanted to feel closer to a community and my faith.")
     assert ask("Why did Maria join a nearby church?", said) == "feel closer to a community and my faith"
+
+
+def test_favorite_noun_answers_its_modifier() -> None:
+    said = turn("Gina", "Contemporary dance is so expressive and graceful - it really speaks to me.")
+    assert ask("What is Gina's favorite style of dance?", said) == "Contemporary dance"

@@ -42,12 +42,13 @@ _NAME_Q = re.compile(r"^what(?: is|'s| was|'s)? (?:the )?name of\b|^what(?: is|'
                      r"|^what (?:is|was|did \w+ name) (?:\w+'s|her|his|their) \w+(?: \w+)? (?:called|named)\b")
 NAME_WORDS = frozenset({"name", "named", "called"})  # a name question's meta words: not looked for in the evidence
 _NOT_MOD = frozenset("""love loved like liked enjoy enjoyed got get bought buy made make have had has want need
-really very new some lot lots great good nice""".split())
+really very new some lot lots great good nice fav fave favorite favourite top best""".split())
 _WHICH_NOUN = re.compile(r"^(?:which|what) (?:\w+ )?(\w+) (?:did|does|do|is|was|has|have|are|were|will)\b")
 _DIST = re.compile(r"\b((?:\d+(?:\.\d+)?|" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) +
                    r")(?:\s|-)?(?:km|kilomet(?:er|re)s?|miles?|met(?:er|re)s?|k)\b)", re.I)
 _WEEKDAY = re.compile(r"\b((?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?)\b")
 _KIND_OF = re.compile(r"\bwhat (?:kinds?|types?|sorts?) of (\w+)")
+_FAVORITE = re.compile(r"\bfavou?rite (?:\w+ of )?(?:\w+ )?(\w+)\W*$")  # "favorite style of dance?" -> dance
 _TITLE_NOUN = re.compile(r"\b(book|books|novel|novels|song|songs|movie|movies|film|films|series|album|albums|band|"
                          r"bands|poem|podcast|title|called|named|artist|artists|singer|author|musician|musicians|game|games|"
                          r"trilogy|franchise)\b")
@@ -81,7 +82,7 @@ def question_kind(question: str) -> dict:
         kind.update(type="person", sub="name")
     elif kind["type"] in ("thing", "person") and _TITLE_NOUN.search(q):
         kind["sub"] = "title"
-    kind_of = _KIND_OF.search(q)
+    kind_of = _KIND_OF.search(q) or _FAVORITE.search(q)
     if kind["type"] == "thing" and kind_of and not kind["sub"]:
         kind.update(sub="kind", noun=kind_of.group(1))
     which = _WHICH_NOUN.match(q)
