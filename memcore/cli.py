@@ -30,7 +30,9 @@ app.command("eval")(eval_command)
 def _options(ledger_text: bool = typer.Option(
         True, "--ledger-text/--no-ledger-text",
         help="store each LLM call's prompt and completion text in the ledger (the app's call inspector shows them); "
-             "--no-ledger-text keeps role, stage, tokens, latency and cache hit only (same as $MEMCORE_LEDGER_TEXT=0)"),
+             "--no-ledger-text keeps role, stage, tokens, latency and cache hit only and turns the on-disk LLM response "
+             "cache off, so no prompt or completion is written to disk and a rerun asks the model again "
+             "(same as $MEMCORE_LEDGER_TEXT=0)"),
              ) -> None:
     """memcore: watch LLM-agent memory systems build, retrieve and answer."""
     if not ledger_text:  # through the environment: every command's Settings, and eval's worker processes, see it

@@ -93,9 +93,10 @@ class Settings:
     sim_delay_ms: float = field(default_factory=lambda: float(_env("MEMCORE_SIM_DELAY_MS", "500")))
     sim_jitter_ms: float = field(default_factory=lambda: float(_env("MEMCORE_SIM_JITTER_MS", "100")))
     sim_429_rate: float = field(default_factory=lambda: float(_env("MEMCORE_SIM_429_RATE", "0")))
-    use_cache: bool = True
+    use_cache: bool = True  # the on-disk LLM response cache (<cache_path>/llm_cache.sqlite), real providers only
     # keep each LLM call's prompt and completion text in the ledger (the call inspector shows them);
-    # MEMCORE_LEDGER_TEXT=0 (or `memcore --no-ledger-text ...`) stores calls without their text
+    # MEMCORE_LEDGER_TEXT=0 (or `memcore --no-ledger-text ...`) stores calls without their text, and also turns
+    # the LLM response cache off (it would store completions): a rerun or resume asks the model again
     ledger_text: bool = field(default_factory=ledger_text_from_env)
 
     @property

@@ -18,7 +18,8 @@ from memcore.workbench import Workbench
 from ui import state
 
 NOT_STORED = (f"Prompt text not stored (setting {LEDGER_TEXT_ENV}=0 / `--no-ledger-text`): the ledger keeps each "
-              "call's role, stage, tokens, latency and cache hit, not its prompt or completion.")
+              "call's role, stage, tokens, latency and cache hit, not its prompt or completion; the LLM response "
+              "cache is off too (it would store completions), so a rerun asks the model again.")
 _TABLE_COLS = ["#", "role", "stage", "start ms", "latency ms", "prompt tokens", "completion tokens", "cache hit",
                "ok", "attempt", "model", "error"]
 

@@ -75,10 +75,12 @@ def make_scheduler(settings: Settings) -> CallScheduler:
 
 def make_client(settings: Settings, ledger: UsageLedger | None = None, provider: Any = None) -> LLMClient:
     """An LLMClient for these settings; real providers get the on-disk call cache (not the fake or
-    the latency simulator, whose point is to make the calls)."""
+    the latency simulator, whose point is to make the calls), unless settings.ledger_text is off: the cache
+    stores completions, so with the text switched off nothing is cached and a rerun asks the model again."""
     provider = provider if provider is not None else make_provider(settings)
     cache = None
-    if settings.use_cache and not hasattr(provider, "run_role") and provider.name not in ("fake", "simulated"):
+    if settings.use_cache and settings.ledger_text and not hasattr(provider, "run_role") \
+            and provider.name not in ("fake", "simulated"):
         cache = CallCache(settings.cache_path)
     return LLMClient(provider, ledger or UsageLedger(), cache, scheduler=make_scheduler(settings),
                      unusable=settings.llm_unusable)
