@@ -317,13 +317,6 @@ def test_two_equally_supported_passages_give_both_answers() -> None:
     assert ask("What did Melanie paint?", first, reply) == "sunset over the lake"
 
 
-def test_fragment_keeps_every_part_of_a_coordinated_answer() -> None:
-    # the words between two matched question words ("enjoy ... films") weigh enough that
-    # "dramas and emotionally-driven" beats the bare "dramas"
-    said = turn("Joanna", "I usually enjoy dramas and emotionally-driven films the most.")
-    assert ask("What kind of films does Joanna enjoy?", said) == "dramas and emotionally-driven"
-
-
 def test_shared_photo_question_is_answered_from_the_caption() -> None:
     # "[shares a photo of X]": the caption matches "share a photo" questions (no abstention for want of those words)
     said = turn("Nate", "Seeing these figures just makes me feel invincible! I love his tech and that sarcastic humor. "
