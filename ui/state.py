@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import pandas as pd
@@ -49,25 +49,31 @@ def settings() -> Settings:
                       openai_base_url=pc.base_url, openai_api_key=key)
 
 
+_SECRET_FIELDS = ("openai_api_key", "storage_options")  # in the cache key only as fingerprints
+
+
+def settings_key(s: Settings) -> tuple[tuple[str, str], ...]:
+    """Every field of the settings, secrets as a 12-hex fingerprint: two settings with the same key make the
+    same Workbench (a changed ledger_text, cache, timeout or provider gives another one)."""
+    out = []
+    for f in fields(s):
+        value = getattr(s, f.name)
+        if f.name in _SECRET_FIELDS:
+            value = hashlib.sha256(repr(value).encode()).hexdigest()[:12] if value else ""
+        out.append((f.name, repr(value)))
+    return tuple(out)
+
+
 @st.cache_resource(show_spinner="Opening the store and loading the embedder…", max_entries=8)
-def _workbench(store_uri: str, embedder: str, provider: str, model: str, base_url: str,
-               key_fingerprint: str, _settings: Settings) -> Workbench:
+def _workbench(key: tuple[tuple[str, str], ...], _settings: Settings) -> Workbench:
     return Workbench(_settings)
 
 
 def workbench() -> Workbench:
-    """The Workbench for the current settings (created once per process and settings)."""
+    """The Workbench for the current settings (created once per process and settings: every field counts,
+    so a changed environment such as $MEMCORE_LEDGER_TEXT gets a new Workbench, not the old one)."""
     s = settings()
-    fp = hashlib.sha256(s.openai_api_key.encode()).hexdigest()[:12] if s.openai_api_key else ""
-    return _workbench(s.store_uri, s.embedder, s.provider, s.llm_model, s.openai_base_url, fp, s)
-
-
-def preload_embedder() -> None:
-    """Start loading the MiniLM model in the background (once per process) when it is the embedder."""
-    if settings().embedder == "minilm":
-        from memcore.embed import start_model_preload
-
-        start_model_preload()
+    return _workbench(settings_key(s), s)
 
 
 def workbench_or_stop() -> Workbench:
