@@ -76,6 +76,14 @@ def workbench() -> Workbench:
     return _workbench(settings_key(s), s)
 
 
+def preload_embedder() -> None:
+    """Start loading the MiniLM model in the background (once per process) when it is the embedder."""
+    if settings().embedder == "minilm":
+        from memcore.embed import start_model_preload
+
+        start_model_preload()
+
+
 def workbench_or_stop() -> Workbench:
     """The Workbench, or an error naming the fix and a stopped page."""
     try:
