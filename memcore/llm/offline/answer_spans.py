@@ -16,6 +16,7 @@ conversations and stored as readable JSON (answer_spans_model.json: feature name
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -88,6 +89,11 @@ class _Question:
         self.kind = question_kind(question)
         self.names = frozenset(w.lower() for s in speakers for w in s.split())
 
+    def is_name(self, word: str) -> bool:
+        """A speaker's name or its short form of >= 3 letters ("Mel" for Melanie)."""
+        w = word.lower().removesuffix("'s")
+        return len(w) >= 3 and any(n.startswith(w) for n in self.names)
+
 
 def _sentence_tokens(sentence: str) -> list[re.Match]:
     return list(_TOKEN.finditer(sentence))
@@ -122,10 +128,10 @@ def _bin(prefix: str, value: int | None, edges: Sequence[int]) -> str:
     return f"{prefix}_gt{edges[-1]}"
 
 
-def _sentence_features(q: _Question, sentence: str, rank: int, best_cov: float) -> tuple[list[re.Match], list[str], dict]:
+def _sentence_features(q: _Question, sentence: str, rank: int, cov: float,
+                       best_cov: float) -> tuple[list[re.Match], list[str], dict]:
     toks = _sentence_tokens(sentence)
     st = [_wstem(t.group(0)) if t.group(0)[0].isalnum() else "" for t in toks]
-    cov = len(q.stems & set(st)) / (len(q.stems) or 1)
     typed = extract_typed(q.kind, [sentence], "", set(q.stems), q.text, strict=True) \
         if q.kind["type"] not in ("yesno", "reason") else ""
     base = {_bin("srank", rank, (0, 1, 2)): 1.0, "scov": cov, "scov_best": float(cov >= best_cov > 0),
@@ -169,7 +175,7 @@ def span_features(q: _Question, sentence: str, toks: list[re.Match], st: list[st
     f["month"] = float(any(w in MONTHS for w in low))
     f["weekday"] = float(any(w.rstrip("s") in WEEKDAYS for w in low))
     f["place_word"] = float(any(w in _PLACE for w in low))
-    f["speaker_name"] = float(any(w.removesuffix("'s") in q.names for w in low))
+    f["speaker_name"] = float(any(q.is_name(w) for w in words))
     f["junk_share"] = sum(c in junk for c in content) / (len(content) or 1)
     f["prev_prep"] = float(before in _PREP)
     f["prev_copula"] = float(before in _COPULA)
@@ -191,6 +197,9 @@ def span_features(q: _Question, sentence: str, toks: list[re.Match], st: list[st
     f["sent_lower_start"] = float(sentence[:1].islower())
     if before in _PREV_WORDS:
         f[f"prev={before}"] = 1.0
+    near = max((k for k in qhits if k < i), default=None)
+    f["left_clause"] = float(near is not None and all(toks[k].group(0)[0].isalnum() for k in range(near, i)))
+    f["in_quotes"] = float(before in ("\"", "\u201c") and after in ("\"", "\u201d"))
     f["first_q_dist"] = min(left) / 10 if left and min(left) <= 10 else 1.0
     if typed:
         f["typed_eq"] = float(text == typed)
@@ -208,7 +217,8 @@ def _bins(prefix: str, edges: Sequence[int], none: bool = False) -> list[str]:
 _BASE = ("bias scov scov_best sent_question sent_first_person n_content qshare new_content prev_focus prev_q next_q "
          "cap_share digit month weekday place_word speaker_name junk_share prev_prep prev_copula prev_poss prev_det "
          "prev_start next_punct pos_start has_comma has_and typed_eq typed_in typed_cover time_word pronoun "
-         "inner_stop ing_share ed_share ly_share prev_punct whole_sentence sent_lower_start first_q_dist").split()
+         "inner_stop ing_share ed_share ly_share prev_punct whole_sentence sent_lower_start first_q_dist left_clause "
+         "in_quotes").split()
 
 
 @lru_cache(maxsize=1)
@@ -223,11 +233,15 @@ def candidates(question: str, sentences: Sequence[str], speakers: Sequence[str] 
     """Every candidate span as (text, sentence index, features), sentences in the order given."""
     q = _Question(question, speakers)
     prepared = [_sentence_tokens(s) for s in sentences]
-    covs = [len(q.stems & {_wstem(t.group(0)) for t in toks}) / (len(q.stems) or 1) for toks in prepared]
+    sets = [{_wstem(t.group(0)) for t in toks} for toks in prepared]
+    # question words weighted by their rarity among the given sentences (a word every sentence has tells nothing)
+    idf = {t: math.log((len(sets) + 1) / (1 + sum(t in x for x in sets))) + 1.0 for t in q.stems}
+    total = sum(idf.values()) or 1.0
+    covs = [sum(idf[t] for t in q.stems & x) / total for x in sets]
     best_cov = max(covs, default=0.0)
     out = []
     for r, s in enumerate(sentences):
-        toks, st, shared = _sentence_features(q, s, r, best_cov)
+        toks, st, shared = _sentence_features(q, s, r, covs[r], best_cov)
         for i, j in _spans(toks):
             content = [st[k] for k in range(i, j + 1) if st[k]]
             if content and all(c in q.stems for c in content):
