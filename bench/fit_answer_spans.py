@@ -86,6 +86,34 @@ def examples(convs: list[Conversation], cats: tuple[int, ...] = CATS) -> list[di
     return out
 
 
+def reader_examples(convs: list[Conversation]) -> list[dict[str, Any]]:
+    """Records as the wiring would see them: for every span extraction of the reader (oracle context, categories
+    1, 3, 4, not date / number / yes-no), the sentences of the passage it chose, the chosen sentence first."""
+    calls: list[tuple[Question, list[str], list[str]]] = []
+    current: list[Question] = []
+
+    def record(orig: Any, kind: dict, c: Any, passages: list, weights: dict, question: str, speakers: list[str],
+               vocab: Any) -> str:
+        if kind["type"] not in READER_KINDS:
+            calls.append((current[0], [x.text for x in reader._ordered(c, passages[c.sent.passage], weights)],
+                          list(speakers)))
+        return orig(kind, c, passages, weights, question, speakers, vocab)
+
+    with mock.patch.object(reader, "_extract", partial(record, reader._extract)):
+        for conv in convs:
+            for q in conv.questions:
+                if int(q.category) in CATS:
+                    current[:] = [q]
+                    offline_answer(oracle_inputs(conv, q))
+    out = []
+    for q, sents, speakers in calls:
+        cands = answer_spans.candidates(q.text, sents, speakers)
+        if cands:
+            out.append({"conv": q.conv_id, "q": q, "feats": [c[2] for c in cands], "texts": [c[0] for c in cands],
+                        "f1": [span_f1(c[0], str(q.answer), int(q.category)) for c in cands]})
+    return out
+
+
 def fit_listwise(records: list[dict[str, Any]], c: float) -> dict[str, float]:
     """Weights of a conditional logit (softmax over each question's candidates; target: the F1-weighted
     candidates), L2-regularised with strength 1/c; scipy's L-BFGS."""
@@ -220,7 +248,8 @@ def live_reader(convs: list[Conversation], wiring: str = "", mode: str = "oracle
     wiring "fill": where the reader's span extraction (answer._extract, after every abstention rule has
     passed) finds nothing for a question that is not a date / number / yes-no one, best_span over the
     sentences of the passage the reader chose (the chosen sentence first); "replace": best_span instead of
-    the reader's span for those questions. Simulated by patching answer._extract here, not in the library."""
+    the reader's span for those questions; "thing": only for open questions (type "thing", no sub-type, not a
+    list). Simulated by patching answer._extract here, not in the library."""
     inputs = oracle_inputs if mode == "oracle" else full_inputs
     out = {}
     with contextlib.ExitStack() as stack:
@@ -239,6 +268,8 @@ def _wired_extract(orig: Any, wiring: str, kind: dict, c: Any, passages: list, w
     ans = orig(kind, c, passages, weights, question, speakers, vocab)
     if kind["type"] in READER_KINDS or (ans and wiring == "fill"):
         return ans
+    if wiring == "thing" and (kind["type"] != "thing" or kind["sub"] or kind["list"]):
+        return ans  # only open "what" questions: the reader keeps names, places, titles and lists
     sents = [x.text for x in reader._ordered(c, passages[c.sent.passage], weights)]
     return answer_spans.best_span(question, sents, speakers)[0] or ans
 
@@ -248,7 +279,7 @@ def wired_table(convs: dict[str, Conversation], mode: str) -> None:
     print(f"\n{mode} context, best_span wired into the reader (simulated):")
     print(f"{'split':9} {'wiring':9} " + " ".join(f"{'c' + str(c):>6}" for c in (1, 2, 3, 4)) + f" {'1-4':>6} {'c5':>6}")
     for split, names in (("tuning", TUNING), ("held-out", HELD_OUT)):
-        for wiring in ("", "fill", "replace"):
+        for wiring in ("", "fill", "replace", "thing"):
             got = live_reader([convs[n] for n in names], wiring, mode)
             by: dict[int, list[float]] = defaultdict(list)
             for x in got.values():
@@ -270,6 +301,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--listwise", action="store_true", help="softmax over each question's candidates")
     ap.add_argument("--grid", default="0.01,0.03,0.1", help="C values tried by cross-validation")
     ap.add_argument("--wired", default="oracle", help="contexts (oracle,full) for the simulated wiring table")
+    ap.add_argument("--train-on", choices=("oracle", "reader"), default="oracle",
+                    help="oracle: every gold evidence sentence; reader: the passages the reader chose (as wired)")
     args = ap.parse_args(argv)
     global SOFT, LISTWISE
     SOFT, LISTWISE = args.soft, args.listwise
@@ -279,6 +312,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"LoCoMo conversations not found in {SHARED}: {', '.join(missing)}")
     records = examples([convs[c] for c in TUNING + HELD_OUT], CATS + (5,))
     tuning = [r for r in records if r["conv"] in TUNING and int(r["q"].category) in CATS]
+    if args.train_on == "reader":
+        tuning = reader_examples([convs[c] for c in TUNING])
     n_cand = sum(len(r["feats"]) for r in tuning)
     print(f"training: {len(tuning)} questions, {n_cand} candidate spans; "
           f"oracle ceiling (best candidate) F1 {sum(max(r['f1'], default=0) for r in tuning) / len(tuning):.3f}")
@@ -301,9 +336,10 @@ def main(argv: list[str] | None = None) -> None:
         print("reader: the current offline reader (memcore.llm.offline.answer), run now")
         reader_rows = live_reader([convs[c] for c in TUNING + HELD_OUT])
     table(records, weights, reader_rows)
-    for mode in args.wired.split(","):
-        if mode:
-            wired_table(convs, mode)
+    with mock.patch.object(answer_spans, "load_model", lambda: weights):  # the weights just fitted, written or not
+        for mode in args.wired.split(","):
+            if mode:
+                wired_table(convs, mode)
 
 
 if __name__ == "__main__":
