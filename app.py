@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import nav, state, widgets
+from ui import launch, nav, state, widgets
+
+timer = launch.RunTimer()  # inert unless $MEMCORE_PROFILE is set
 
 st.set_page_config(page_title="memcore workbench", page_icon=str(nav.ROOT / "assets" / "icon.svg"), layout="wide")
 st.logo(str(nav.ROOT / "assets" / "logo.svg"), size="large")
@@ -20,6 +22,8 @@ for spec in nav.PAGES:
 current = st.navigation(sections)
 widgets.sidebar_status()
 try:
-    current.run()
+    with timer.profile():
+        current.run()
 finally:  # after the first page is drawn (or stopped), load the embedding model in the background
     state.preload_embedder()
+    timer.done(current.url_path or "root")

@@ -2,19 +2,55 @@
 
 `streamlit run app.py` imports nothing until a browser connects, so the first visitor waits for
 lancedb, pandas, plotly and memcore (~1 s). `python -m ui.launch [streamlit options]` imports them
-first, then starts the same server; `./run.sh` uses it.
+first, then starts the same server; `./run.sh` uses it. It also imports every ui module (the pages
+import their views when they first run) and draws one chart of each trace type the app uses (plotly
+imports its validators and builds its templates on the first figure: 0.3-0.7 s of the first chart page
+on a busy machine), so the first visitor's pages only run their own code.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
-WARM_MODULES = ("pandas", "plotly.graph_objects", "lancedb", "memcore.workbench", "memcore.viz.replay",
-                "memcore.viz.graph", "memcore.viz.hierarchy", "memcore.viz.chains", "memcore.eval")
+WARM_MODULES = ("pandas", "plotly.graph_objects", "plotly.io", "plotly.tools", "lancedb", "memcore.workbench",
+                "memcore.viz.replay", "memcore.viz.graph", "memcore.viz.hierarchy", "memcore.viz.chains",
+                "memcore.eval")
+
+
+def warm_ui_modules() -> None:
+    """Import every module of the ui package (the view modules the pages import on their first run)."""
+    import importlib
+    import pkgutil
+
+    import ui
+
+    for mod in pkgutil.iter_modules(ui.__path__):
+        if mod.name != "launch":
+            importlib.import_module(f"ui.{mod.name}")
+
+
+def warm_charts() -> None:
+    """Build, style and serialise (as st.plotly_chart does) one figure holding every trace type the app draws,
+    from pandas data: plotly's lazily imported validators, templates and pandas adapters load here."""
+    import pandas as pd
+    import plotly.graph_objects as go
+    import plotly.io
+
+    from memcore.viz import theme
+
+    df = pd.DataFrame({"x": ["a", "b"], "y": [1, 2]})
+    fig = go.Figure([go.Bar(x=df["x"], y=df["y"]), go.Scatter(x=df["x"], y=df["y"], mode="lines+markers"),
+                     go.Heatmap(z=[[1, 2], [3, 4]]), go.Sunburst(labels=["a", "b"], parents=["", "a"])])
+    fig.add_annotation(text="warm", x=0, y=0)
+    fig.add_shape(type="line", x0=0, x1=1, y0=0, y1=1)
+    plotly.io.to_json(theme.style(fig, title="warm"), validate=False)
 
 
 def warm(log: bool = True) -> float:
@@ -34,6 +70,8 @@ def warm(log: bool = True) -> float:
 
     load_all()
     load_views()  # every memcore.viz module: the systems' views register themselves
+    warm_ui_modules()
+    warm_charts()
     from memcore.settings import Settings
 
     if Settings().embedder == "minilm":  # torch and the model, before serving: never while a first page draws
@@ -45,6 +83,48 @@ def warm(log: bool = True) -> float:
     if log:
         print(f"memcore: imports warmed in {secs:.1f} s", file=sys.stderr, flush=True)
     return secs
+
+
+PROFILE_ENV = "MEMCORE_PROFILE"
+
+
+class RunTimer:
+    """Timing of one script run of the app, for finding where a page's time goes (bench/app_latency.py).
+
+    $MEMCORE_PROFILE unset: does nothing. Set: `done(page)` prints `memcore-run page=<p> s=<seconds> t=<epoch>`
+    to stderr (the run from the app script's first line to the page drawn). Set to a directory: `profile()`
+    also writes the page's cProfile stats there as `<epoch>-<page>.prof`."""
+
+    def __init__(self) -> None:
+        self.setting = os.environ.get(PROFILE_ENV, "")
+        self.t0 = time.perf_counter()
+        self.stats: object = None
+
+    @contextlib.contextmanager
+    def profile(self) -> Iterator[None]:
+        """Run the body under cProfile when $MEMCORE_PROFILE names a directory."""
+        if not (self.setting and os.path.isdir(self.setting)):
+            yield
+            return
+        import cProfile
+
+        prof = cProfile.Profile()
+        prof.enable()
+        try:
+            yield
+        finally:
+            prof.disable()
+            self.stats = prof
+
+    def done(self, page: str) -> None:
+        """Report the run (and write its profile) when $MEMCORE_PROFILE is set."""
+        if not self.setting:
+            return
+        now = time.time()
+        if self.stats is not None:
+            self.stats.dump_stats(os.path.join(self.setting, f"{now:.3f}-{page}.prof"))  # type: ignore[attr-defined]
+        print(f"memcore-run page={page} s={time.perf_counter() - self.t0:.3f} t={now:.3f}", file=sys.stderr,
+              flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
