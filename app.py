@@ -25,5 +25,5 @@ try:
     with timer.profile():
         current.run()
 finally:  # after the first page is drawn (or stopped), load the embedding model in the background
+    timer.done(current.url_path or "root")  # first: after st.stop() a streamlit call raises again
     state.preload_embedder()
-    timer.done(current.url_path or "root")

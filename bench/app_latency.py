@@ -186,6 +186,18 @@ def fresh_visits(browser, base: str, pages: tuple[str, ...] = PAGES) -> dict[str
     return out
 
 
+def script_runs(store: Path) -> list[tuple[str, float]]:
+    """(page, seconds) of each script run the app server logged so far ($MEMCORE_PROFILE; tests/browser_util's
+    app_server writes the log beside the store)."""
+    out = []
+    for log in store.parent.glob("streamlit-*.log"):
+        for line in log.read_text(errors="replace").splitlines():
+            if line.startswith("memcore-run "):
+                f = dict(kv.split("=", 1) for kv in line.split()[1:])
+                out.append((f["page"], float(f["s"])))
+    return out
+
+
 def _stats(xs: list[float]) -> str:
     p95 = sorted(xs)[max(0, int(round(0.95 * len(xs))) - 1)]
     return f"median {statistics.median(xs):.0f} ms, p95 {p95:.0f} ms, max {max(xs):.0f} ms"
@@ -207,10 +219,19 @@ def main() -> None:
         n = prebuild(store, args.systems)
         print(f"prebuilt {', '.join(args.systems)} on the demo ({n} turns) in {time.perf_counter() - t0:.1f} s")
         if args.pages_only:
+            os.environ["MEMCORE_PROFILE"] = "1"  # the server logs one line per script run (ui.launch.RunTimer)
+            print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPU(s)")
             with launch() as browser, app_server(store) as base:
-                fresh_visits(browser, base, ("replay",))  # the server's first run of the app
+                first = fresh_visits(browser, base, ("",))["/"]  # the first page of a fresh server
+                first_runs = script_runs(store)
                 visits = fresh_visits(browser, base)
+                runs = script_runs(store)[len(first_runs):]
             print(f"load average now: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPU(s)")
+            print(f"first visit to / of a fresh server (./run.sh launcher): {first:.2f} s "
+                  f"{'OK' if first < 4 else 'SLOW'}; script runs: {len(first_runs)} "
+                  f"({', '.join(f'{p} {s:.2f} s' for p, s in first_runs)})")
+            print(f"script runs for the {len(visits)} visits below: {len(runs)} "
+                  f"(server time {sum(s for _, s in runs):.2f} s in all, longest {max((s for _, s in runs), default=0):.2f} s)")
             print("first visit in a fresh browser, warm server, goal under 4 s (nan: the page said Page not found):")
             for path, secs in visits.items():
                 print(f"  {path:22s} {secs:5.2f} s {'OK' if secs < 4 else 'SLOW'}")

@@ -27,13 +27,24 @@ WARM_MODULES = ("pandas", "plotly.graph_objects", "plotly.io", "plotly.tools", "
 def warm_ui_modules() -> None:
     """Import every module of the ui package (the view modules the pages import on their first run)."""
     import importlib
+    import logging
     import pkgutil
 
     import ui
 
-    for mod in pkgutil.iter_modules(ui.__path__):
-        if mod.name != "launch":
-            importlib.import_module(f"ui.{mod.name}")
+    # st.cache_data/cache_resource check their options against the runtime's storage when they decorate and
+    # warn "No runtime found" before the server starts; the caches themselves are made at call time, in it
+    quiet = [logging.getLogger(f"streamlit.runtime.caching.{m}") for m in ("cache_data_api", "cache_resource_api")]
+    levels = [q.level for q in quiet]
+    for q in quiet:
+        q.setLevel(logging.ERROR)
+    try:
+        for mod in pkgutil.iter_modules(ui.__path__):
+            if mod.name != "launch":
+                importlib.import_module(f"ui.{mod.name}")
+    finally:
+        for q, level in zip(quiet, levels, strict=True):
+            q.setLevel(level)
 
 
 def warm_charts() -> None:
