@@ -53,3 +53,14 @@ def test_no_prompt_or_completion_on_disk_without_ledger_text(tmp_path, tiny_conv
     else:
         assert wb.llm.cache is None and not cache.exists()
         assert _files_with(store, PROMPT_MARK) == [] and _files_with(store, REPLY_MARK) == []
+
+
+def test_the_cli_help_says_the_cache_is_off_too():
+    from typer.testing import CliRunner
+
+    from memcore.cli import app
+
+    res = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0
+    text = " ".join(res.output.replace("│", " ").split())  # the help panel wraps lines inside a box
+    assert "--no-ledger-text" in text and "cache off" in text and "asks the model again" in text
