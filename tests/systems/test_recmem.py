@@ -358,3 +358,13 @@ def test_offline_refine_turns_a_restated_change_into_an_update():
     kept = RECMEM_REFINE.offline(refine_inputs("Ana talks about work.", msgs, ["Ana", "Ben"],
                                                ["Ana works as a teacher at the city school."], "append"))
     assert not kept.updates and any("nurse" in f.text for f in kept.facts)
+
+
+def test_offline_refine_does_not_update_an_unrelated_fact_of_the_same_month():
+    """A person and a month in common are not a topic: a new plan does not rewrite last week's picnic."""
+    from memcore.llm.roles.recmem import RECMEM_REFINE, refine_inputs
+    msgs = [{"turn_id": "D9:1", "date": "6 July 2023", "speaker": "Ana",
+             "text": "I'm now going to a transgender conference this month, so excited!"}]
+    known = ["Ana had a picnic last week (the week before 6 July 2023)."]
+    out = RECMEM_REFINE.offline(refine_inputs("Ana talks about plans.", msgs, ["Ana", "Ben"], known, "update"))
+    assert not out.updates and any("conference" in f.text for f in out.facts)

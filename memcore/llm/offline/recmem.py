@@ -15,8 +15,9 @@ from memcore.llm.offline.memory_writing import (
     offline_episodes,
     offline_facts,
 )
+from memcore.text.dates import MONTHS, WEEKDAYS
 from memcore.text.sentences import sentences
-from memcore.text.terms import overlap, stems
+from memcore.text.terms import overlap, stem, stems
 
 MIN_SHARED = 2  # salient words the exchange must share with the episode
 MIN_RATIO = 0.25  # ... and this share of the exchange's salient words
@@ -64,7 +65,10 @@ def offline_recmem_episodes(inputs: dict[str, Any]) -> list[dict]:
 
 
 UPDATE_OVERLAP = 0.15  # a new TIME_ANCHORED_UPDATE fact (it holds a change word) this close to a known fact of the
-# same person updates it (Jaccard of content words: a restated change shares few of them)
+# same person updates it (Jaccard of topic words: a restated change shares few of them)
+# words that say who and when, not what: two facts of one person in one month share them by chance
+_TIME_WORDS = set(MONTHS) | set(WEEKDAYS) | {"week", "weekend", "month", "year", "day", "today", "yesterday", "ago",
+                                              "last", "next", "this", "recent", "recently", "now", "befor", "after"}
 
 
 def offline_refine(inputs: dict[str, Any]) -> dict[str, Any]:
@@ -92,16 +96,23 @@ def offline_refine(inputs: dict[str, Any]) -> dict[str, Any]:
     return {"facts": facts, "updates": updates}
 
 
+def _topic_words(text: str, subject: str) -> set[str]:
+    """A fact's content words without the person, dates and time words (what it is about)."""
+    drop = set(stems(subject)) | {stem(w) for w in _TIME_WORDS}
+    return {w for w in stems(text) if w not in drop and not w.isdigit()}
+
+
 def _updated(fact: dict, known: list[str], taken: set[int]) -> int | None:
     """The 1-based number of the known fact a new TIME_ANCHORED_UPDATE fact updates, or None."""
     if fact.get("type") != "TIME_ANCHORED_UPDATE":
         return None
     subject = fact["text"].split()[0] if fact["text"].split() else ""
     best, best_ov = None, UPDATE_OVERLAP
+    new = _topic_words(fact["text"], subject)
     for n, k in enumerate(known, start=1):
         if n in taken or not k.split() or k.split()[0] != subject:
             continue
-        ov = overlap(fact["text"], k)
+        ov = overlap(new, _topic_words(k, subject))
         if ov >= best_ov:
             best, best_ov = n, ov
     return best
