@@ -4,26 +4,16 @@ every role it names is registered, and no row is left without a status."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from memcore.llm.roles import load_all
 from memcore.systems.memweaver import MemWeaverConfig
 from memcore.systems.xmemory import XMemoryConfig
+from tests.systems.test_fidelity import rows as _rows
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "fidelity.md"
 CONFIGS = {"xmemory": XMemoryConfig(), "memweaver": MemWeaverConfig()}
 SECTIONS = {"xmemory": "xMemory", "memweaver": "MemWeaver"}
-
-
-def _rows(title: str) -> list[list[str]]:
-    text = DOC.read_text(encoding="utf-8")
-    m = re.search(rf"^## {re.escape(title)}\s*$(.*?)(?=^## |\Z)", text, re.M | re.S)
-    assert m, f"docs/fidelity.md has no '## {title}' section"
-    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in m.group(1).splitlines()
-            if line.startswith("|") and not line.startswith("|---")]
-    return rows[1:]  # without the header
 
 
 @pytest.mark.parametrize("system", sorted(SECTIONS))
