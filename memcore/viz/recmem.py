@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pandas as pd
@@ -20,21 +21,23 @@ PROMO_COLUMNS = ["step", "exchange", "cluster size", "theta_count", "theta_sim",
                  "episodes", "reason"]
 
 
-def promotions_frame(rd: ReplayData, upto: int | None = None) -> pd.DataFrame:
-    """One row per consolidation: the recurring cluster (neighbours and similarities) and its episodes."""
-    import json
-
+def _events(rd: ReplayData, upto: int | None, event: str, item_kind: str) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """(event row, its data) for one event and item kind up to a step (unreadable data reads as {})."""
     ev = rd.events
     if upto is not None:
         ev = ev[ev["step"] <= upto]
-    rows: dict[int, dict[str, Any]] = {}
     for r in ev.itertuples(index=False):
-        if r.event != "created" or r.item_kind != "episode":
-            continue
-        try:
-            d = json.loads(r.data)
-        except ValueError:
-            d = {}
+        if r.event == event and r.item_kind == item_kind:
+            try:
+                yield r, json.loads(r.data)
+            except ValueError:
+                yield r, {}
+
+
+def promotions_frame(rd: ReplayData, upto: int | None = None) -> pd.DataFrame:
+    """One row per consolidation: the recurring cluster (neighbours and similarities) and its episodes."""
+    rows: dict[int, dict[str, Any]] = {}
+    for r, d in _events(rd, upto, "created", "episode"):
         if "count" not in d:
             continue
         row = rows.setdefault(r.step, {
@@ -52,19 +55,8 @@ UPDATE_COLUMNS = ["step", "fact", "type", "before", "after", "episode"]
 
 def fact_updates_frame(rd: ReplayData, upto: int | None = None) -> pd.DataFrame:
     """One row per fact rewritten by fact maintenance (Eq. 8-9): the fact's text before and after."""
-    import json
-
-    ev = rd.events
-    if upto is not None:
-        ev = ev[ev["step"] <= upto]
     rows = []
-    for r in ev.itertuples(index=False):
-        if r.event != "updated" or r.item_kind != "semantic":
-            continue
-        try:
-            d = json.loads(r.data)
-        except ValueError:
-            continue
+    for r, d in _events(rd, upto, "updated", "semantic"):
         if d.get("maintenance") != "update":
             continue
         rows.append({"step": r.step, "fact": r.items, "type": d.get("type", ""), "before": d.get("old_text", ""),
