@@ -54,10 +54,10 @@ REPLY = 1.0  # share of a question sentence's coverage passed on to the reply th
 TYPE_BONUS = 0.15  # added when a sentence holds a span of the expected answer type
 FOCUS = 1.5  # weight factor of the question's main verb ("What did Caroline *research*?")
 LIST_PARTS = 5  # answers joined for list questions
-LIST_SUPPORT = 0.4
+LIST_SUPPORT = 0.4  # share of the best support a list part's sentence needs
 # a "what" question that another passage supports almost as well as the best one gets a list answer too: the
 # conversation mentions several answers ("What does Melanie do with her kids?": camping; painting)
-MULTI = 0.9  # share of the best support a list part's sentence needs
+MULTI = 0.9  # share of the best support that other passage's sentence needs
 CAPTION_BONUS = 0.1  # fragment support of a shared photo's caption beyond the best sentence's coverage
 PAIR_BONUS = 0.15  # times the share of the question's adjacent word pairs a sentence has side by side too
 PERIOD_WEIGHT = 1.0  # the question period weighs as much as this many average terms
@@ -121,7 +121,7 @@ def answer_question(question: str, passages: list[Passage], participants: list[s
     if best.score < min_support:
         return ABSTAIN
     vocab = vocabulary(passages)
-    multi = kind["list"] or (MULTI < 1.0 and kind["type"] == "thing" and any(
+    multi = kind["list"] or (kind["type"] == "thing" and any(
         c.sent.passage != best.sent.passage and c.score >= MULTI * best.score and (not subject or c.about) for c in ranked))
     if multi:
         parts: list[str] = []

@@ -68,7 +68,7 @@ UPDATE_OVERLAP = 0.15  # a new TIME_ANCHORED_UPDATE fact (it holds a change word
 # same person updates it (Jaccard of topic words: a restated change shares few of them)
 # words that say who and when, not what: two facts of one person in one month share them by chance
 _TIME_WORDS = set(MONTHS) | set(WEEKDAYS) | {"week", "weekend", "month", "year", "day", "today", "yesterday", "ago",
-                                              "last", "next", "this", "recent", "recently", "now", "befor", "after"}
+                                              "last", "next", "this", "recent", "recently", "now", "before", "after"}
 
 
 def offline_refine(inputs: dict[str, Any]) -> dict[str, Any]:
