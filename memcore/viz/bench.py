@@ -8,6 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from memcore.types import CATEGORY_NAMES
+from memcore.viz.labels import place_labels
 from memcore.viz.safe import esc
 from memcore.viz.theme import HIT, MISS, style
 from memcore.viz.views import system_color
@@ -78,21 +79,41 @@ def summary_table(results: dict[str, Any]) -> pd.DataFrame:
 
 def accuracy_tokens_scatter(results: dict[str, Any], accuracy: str = "f1",
                             tokens: str = "query_tokens_per_question") -> go.Figure:
-    """Accuracy (y) against tokens (x, log scale), one labelled point per system."""
-    fig = go.Figure()
+    """Accuracy (y) against tokens (x, log scale), one labelled point per system; labels are placed so they
+    do not overlap each other or leave the plot (the x range is padded by a third of a decade)."""
+    import math
+
+    points = []
     for sysname, s in systems_of(results).items():
         x = s.get(tokens) if tokens in s else (s.get("overall") or {}).get(tokens)
         y = (s.get("overall") or {}).get(accuracy)
-        if x is None or y is None:
-            continue
-        fig.add_trace(go.Scatter(x=[max(float(x), 1.0)], y=[y], mode="markers+text", name=esc(sysname),
-                                 text=[esc(sysname)], textposition="top center",
-                                 marker={"size": 18, "color": system_color(sysname)},
-                                 hovertemplate=f"{esc(sysname)}: {accuracy} %{{y:.3f}}, %{{x:,.0f}} tokens<extra></extra>"))
-    xs = [float(tr.x[0]) for tr in fig.data]
-    vals, text = log_ticks(min(xs), max(xs)) if xs else ([], [])
-    fig.update_xaxes(title=tokens.replace("_", " ") + " (log scale)", type="log", tickvals=vals, ticktext=text)
-    fig.update_yaxes(title=accuracy, range=[0, 1.05] if accuracy in ("f1", "judge", "bleu1", "em") else None)
+        if x is not None and y is not None:
+            points.append((sysname, max(float(x), 1.0), float(y)))
+    bounded = accuracy in ("f1", "judge", "bleu1", "em")
+    fig = go.Figure()
+    if points:
+        lx = [math.log10(x) for _, x, _ in points]
+        lo, hi = min(lx) - 0.35, max(lx) + 0.35
+        ys = [y for *_, y in points]
+        pad = 0.15 * ((max(ys) - min(ys)) or abs(max(ys)) or 1.0)
+        ylo, yhi = (0.0, 1.05) if bounded else (min(ys) - pad, max(ys) + pad)
+        where = place_labels([((a - lo) / (hi - lo), (y - ylo) / (yhi - ylo)) for a, y in zip(lx, ys, strict=True)],
+                             [n for n, *_ in points])
+        for (sysname, x, y), (dx, dy, far) in zip(points, where, strict=True):
+            fig.add_trace(go.Scatter(x=[x], y=[y], mode="markers", name=esc(sysname),
+                                     marker={"size": 18, "color": system_color(sysname)},
+                                     hovertemplate=f"{esc(sysname)}: {accuracy} %{{y:.3f}}, %{{x:,.0f}} tokens"
+                                                   "<extra></extra>"))
+            # a label pushed away from its point gets a thin line back to it
+            fig.add_annotation(x=math.log10(x), y=y, text=esc(sysname), showarrow=far, xanchor="center",
+                               yanchor="middle", **({"ax": dx, "ay": -dy, "arrowhead": 0, "arrowwidth": 1,
+                                                     "arrowcolor": "#9aa0a6", "standoff": 9} if far else
+                                                    {"xshift": dx, "yshift": dy}))
+        vals, text = log_ticks(min(x for _, x, _ in points), max(x for _, x, _ in points))
+        fig.update_xaxes(range=[lo, hi], tickvals=vals, ticktext=text)
+        fig.update_yaxes(range=[ylo, yhi])
+    fig.update_xaxes(title=tokens.replace("_", " ") + " (log scale)", type="log")
+    fig.update_yaxes(title=accuracy)
     fig.update_layout(showlegend=False)
     return style(fig, f"{accuracy} vs {tokens.replace('_', ' ')}", height=380)
 
@@ -134,8 +155,11 @@ def failure_bars(results: dict[str, Any], category: str | None = None) -> go.Fig
     fig.update_layout(barmode="stack", bargap=0.35)
     fig.update_yaxes(title="wrong answers")
     title = "Failure attribution" + (f" · {category_names(results).get(category, category)}" if category else "")
-    fig = style(fig, title, height=380)
-    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.18, "x": 0.0, "xanchor": "left"})
+    fig = style(fig, title, height=400)
+    # the legend sits at the bottom of the whole figure, below the (slanted, auto-margined) system names
+    fig.update_layout(legend={"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0.0, "x": 0.0,
+                              "xanchor": "left"}, margin={"b": 60})
+    fig.update_xaxes(tickangle=-30, automargin=True)
     return fig
 
 
@@ -149,10 +173,11 @@ def metric_heatmap(table: pd.DataFrame, metric: str, counts: pd.DataFrame | None
         n = counts.set_index("system").reindex(list(table["system"]))[cols].to_numpy()
         n = [["" if v is None or v != v else f"{int(v)}" for v in row] for row in n]
     fmt = "%{z:.3f}" if metric not in ("n", "context_tokens", "retrieval_failures", "reasoning_failures") else "%{z:,.0f}"
-    fig = go.Figure(go.Heatmap(z=z, x=[esc(c) for c in cols], y=[esc(s) for s in table["system"]], customdata=n,
+    # the counts ride in `text`: plotly.js heatmaps fill %{text} in texttemplate but draw "-" for %{customdata}
+    fig = go.Figure(go.Heatmap(z=z, x=[esc(c) for c in cols], y=[esc(s) for s in table["system"]], text=n,
                                colorscale=[[0, "#F8DCCB"], [1, HIT]], showscale=False,
-                               texttemplate=fmt + ("<br>n=%{customdata}" if n is not None else ""),
-                               hovertemplate="%{y} · %{x}: " + fmt + (" (n=%{customdata})" if n is not None else "")
+                               texttemplate=fmt + ("<br>n=%{text}" if n is not None else ""),
+                               hovertemplate="%{y} · %{x}: " + fmt + (" (n=%{text})" if n is not None else "")
                                + "<extra></extra>"))
     return style(fig, f"{metric} by category", height=120 + 40 * len(table))
 

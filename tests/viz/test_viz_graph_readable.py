@@ -103,7 +103,7 @@ def test_benchmark_names_categories_shows_n_and_a_readable_log_axis():
     assert set(category_names(res).values()) == {"single-hop", "temporal"}
     assert "adversarial" in excluded_note(res)
     heat = metric_heatmap(category_table(res), "f1", count_table(res)).data[0]
-    assert "n=%{customdata}" in heat.texttemplate and heat.customdata[0][0] == "5"
+    assert "n=%{text}" in heat.texttemplate and heat.text[0][0] == "5"
     vals, text = log_ticks(400, 3000)
     assert text == ["200", "500", "1k", "2k", "5k"] and vals[0] == 200
     ax = accuracy_tokens_scatter(res).layout.xaxis

@@ -1,0 +1,55 @@
+"""Label offsets for scatter points, so labels neither overlap each other nor the points nor leave the plot."""
+
+from __future__ import annotations
+
+import math
+
+Box = tuple[float, float, float, float]
+# Candidate offsets of a label's centre from its point, in pixels (x right, y up): close first, then farther out;
+# straight above / below before the sides and the diagonals.
+_DIRS = ((0, 1), (0, -1), (1, 0), (-1, 0), (1, 1), (-1, 1), (1, -1), (-1, -1))
+_STEPS = (0, 1, 2)  # how far past touching the point: extra label heights (up/down) and 12 px (sideways)
+
+
+def _overlap(a: Box, b: Box) -> float:
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    return w * h if w > 0 and h > 0 else 0.0
+
+
+def _outside(b: Box, width: float, height: float) -> float:
+    return sum(max(0.0, v) for v in (-b[0], b[2] - width, -b[1], b[3] - height))
+
+
+def _candidates(w: float, h: float, r: float) -> list[tuple[float, float, bool]]:
+    return [(dx * (w / 2 + r + 12 * k), dy * (h / 2 + r + h * k), k > 0) for k in _STEPS for dx, dy in _DIRS]
+
+
+def place_labels(points: list[tuple[float, float]], names: list[str], size: tuple[float, float] = (480, 250),
+                 char_px: float = 9.5, line_px: float = 18, marker_px: float = 9) -> list[tuple[float, float, bool]]:
+    """A pixel offset (dx right, dy up) of each label's centre from its point, and whether it is set apart
+    from the point (to be drawn with a line back to it) (coordinates scaled to 0..1 on
+    both axes of a plot area of about `size` pixels) that keeps the label off the labels placed before it, off
+    every point and inside the plot, as close to its own point as it can; the longest labels go first."""
+    width, height = size
+    px = [(x * width, y * height) for x, y in points]
+    dots = [(x - marker_px, y - marker_px, x + marker_px, y + marker_px) for x, y in px]
+    placed: list[Box] = []
+    out = [(0.0, line_px, False)] * len(points)
+    for i in sorted(range(len(points)), key=lambda k: -len(names[k])):
+        x, y = px[i]
+        w = len(names[i]) * char_px + 6
+
+        def cost(off: tuple[float, float, bool], x: float = x, y: float = y, w: float = w, i: int = i) -> float:
+            cx, cy = x + off[0], y + off[1]
+            b = (cx - w / 2, cy - line_px / 2, cx + w / 2, cy + line_px / 2)
+            hits = sum(_overlap(b, p) for p in placed) + sum(_overlap(b, d) for d in dots)
+            own = math.hypot(cx - x, cy - y)
+            closer = any(math.hypot(cx - ox, cy - oy) < own for j, (ox, oy) in enumerate(px) if j != i)
+            # overlapping is worst, then leaving the plot, then sitting nearer another point, then distance
+            return (1e6 if hits else 0) + hits + 1e3 * _outside(b, width, height) + (300 if closer else 0) + own
+
+        out[i] = min(_candidates(w, line_px, marker_px), key=cost)
+        cx, cy = x + out[i][0], y + out[i][1]
+        placed.append((cx - w / 2, cy - line_px / 2, cx + w / 2, cy + line_px / 2))
+    return out

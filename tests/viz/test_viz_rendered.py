@@ -1,0 +1,58 @@
+"""Benchmark figures as plotly.js draws them in headless chromium: what a reader sees, not the figure's fields."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.browser_util import launch, skip_without_chromium
+
+skip_without_chromium()
+pytestmark = pytest.mark.browser
+
+# Six systems as the demo benchmark placed them: two pairs of points almost on top of each other, the right-most
+# system at the edge of the data range (its label used to be cut off) and one with a long name.
+RESULTS = {"systems": {s: {"overall": {"f1": f1, "n": 19, "query_tokens_per_question": t},
+                           "categories": {"4": {"f1": 0.5, "n": 8}, "2": {"f1": 0.6, "n": 11}}}
+                       for s, t, f1 in (("com", 521.0, 0.416), ("naive_rag", 894.0, 0.473),
+                                        ("recmem", 1167.0, 0.483), ("memweaver", 1531.0, 0.334),
+                                        ("memcot", 4699.0, 0.473), ("xmemory", 4796.0, 0.435),
+                                        ("naive_rag_session", 2100.0, 0.47))}}
+
+
+def _render(tmp_path: Path, fig, name: str):  # noqa: ANN001, ANN202 - plotly figure, playwright page
+    html = tmp_path / f"{name}.html"
+    fig.write_html(html, include_plotlyjs=True, full_html=True, default_width=620, default_height=380)
+    return html
+
+
+def _boxes(page, selector: str) -> list[dict]:  # noqa: ANN001
+    return page.eval_on_selector_all(selector, "els => els.map(e => { const r = e.getBoundingClientRect(); "
+                                               "return {t: e.textContent, x0: r.left, y0: r.top, x1: r.right, y1: r.bottom}; })")
+
+
+def test_heatmap_cells_show_their_n_and_scatter_labels_are_apart_and_inside(tmp_path: Path) -> None:
+    from memcore.viz.bench import accuracy_tokens_scatter, category_table, count_table, metric_heatmap
+
+    heat = _render(tmp_path, metric_heatmap(category_table(RESULTS), "f1", count_table(RESULTS)), "heat")
+    scatter = _render(tmp_path, accuracy_tokens_scatter(RESULTS), "scatter")
+    with launch() as browser:
+        page = browser.new_page(viewport={"width": 700, "height": 500})
+        page.goto(heat.as_uri())
+        page.wait_for_selector("g.textpoint text, text.textpoint, .hm text, svg text", timeout=30_000, state="attached")
+        cells = " ".join(page.eval_on_selector_all("svg text", "els => els.map(e => e.textContent)"))
+        assert "n=8" in cells and "n=11" in cells and "n=-" not in cells
+
+        page.goto(scatter.as_uri())
+        page.wait_for_selector("g.annotation text", timeout=30_000, state="attached")
+        labels = _boxes(page, "g.annotation text")
+        assert sorted(b["t"] for b in labels) == sorted(RESULTS["systems"])
+        plot = _boxes(page, "rect.nsewdrag")[0]  # the plot area
+        for b in labels:  # every label whole inside the plot area
+            assert plot["x0"] - 1 <= b["x0"] and b["x1"] <= plot["x1"] + 1, b
+            assert plot["y0"] - 1 <= b["y0"] and b["y1"] <= plot["y1"] + 1, b
+        for i, a in enumerate(labels):  # no two labels overlap
+            for b in labels[i + 1:]:
+                apart = a["x1"] <= b["x0"] or b["x1"] <= a["x0"] or a["y1"] <= b["y0"] or b["y1"] <= a["y0"]
+                assert apart, (a, b)
