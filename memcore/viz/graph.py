@@ -29,12 +29,30 @@ _REMOTE_TAGS = (
     re.compile(r"<link\b[^>]*\bhref=[^>]*>", re.I | re.S),
     re.compile(r"<script\b[^>]*\bsrc=[^>]*>\s*</script>", re.I | re.S),
 )
-# Fit the drawing to its frame once laid out, and whenever the frame is resized or first shown
-# (a graph drawn inside a hidden tab starts with zero width).
+# Fit the drawing to its frame once laid out, and whenever the frame is resized or first shown (a graph drawn
+# inside a hidden tab starts with zero width); then keep labels readable: vis-network scales label text with the
+# zoom and skips it under 5 px, so a big graph fitted far out showed no labels; below zoom 1 each label's font is
+# enlarged by 1/zoom (its base size kept in __font) so it stays at its set size on screen.
 _FIT = """<script type="text/javascript">
 (function () {
-  function fit() { if (window.network) { window.network.fit({animation: false}); } }
-  if (window.network) { window.network.once("stabilizationIterationsDone", fit); }
+  function readable() {
+    if (!window.network || typeof nodes === "undefined") { return; }
+    var k = Math.max(1, 1 / window.network.getScale());
+    [nodes, edges].forEach(function (set) {
+      if (typeof set === "undefined") { return; }
+      set.update(set.get().map(function (x) {
+        var base = x.__font || (x.font && x.font.size) || 14;
+        return {id: x.id, __font: base, font: Object.assign({}, x.font || {}, {size: base * k})};
+      }));
+    });
+  }
+  function fit() {
+    if (window.network) { window.network.fit({animation: false}); readable(); window.__memcoreFitted = true; }
+  }
+  if (window.network) {
+    window.network.once("stabilizationIterationsDone", fit);
+    window.network.on("zoom", readable);
+  }
   var box = document.getElementById("mynetwork");
   if (box && window.ResizeObserver) { new ResizeObserver(fit).observe(box); }
   setTimeout(fit, 400); setTimeout(fit, 1500);

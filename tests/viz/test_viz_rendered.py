@@ -56,3 +56,24 @@ def test_heatmap_cells_show_their_n_and_scatter_labels_are_apart_and_inside(tmp_
             for b in labels[i + 1:]:
                 apart = a["x1"] <= b["x0"] or b["x1"] <= a["x0"] or a["y1"] <= b["y0"] or b["y1"] <= a["y0"]
                 assert apart, (a, b)
+
+
+def test_graph_labels_stay_readable_after_the_drawing_is_fitted(tmp_path: Path) -> None:
+    """A 100-entity graph is fitted far out (zoom ~0.3): the labelled nodes' text must still be drawn at a size
+    one can read (vis-network skips labels under 5 px on screen, and 15 px fonts became ~4 px)."""
+    from memcore.viz.graph import graph_html, labelled
+
+    nodes = [{"id": f"e{i}", "label": f"entity {i}", "kind": "entity"} for i in range(100)]
+    edges = [{"source": "e0" if i % 2 else "e1", "target": f"e{i}", "label": "knows"} for i in range(2, 100)]
+    sub = {"nodes": nodes, "edges": edges}
+    page_file = tmp_path / "graph.html"
+    page_file.write_text(graph_html(sub, height=480))
+    shown = sorted(labelled(sub))
+    with launch() as browser:
+        page = browser.new_page(viewport={"width": 800, "height": 560})
+        page.goto(page_file.as_uri())
+        page.wait_for_function("window.network && window.__memcoreFitted === true", timeout=60_000)
+        scale = page.evaluate("window.network.getScale()")
+        sizes = page.evaluate("ids => ids.map(i => nodes.get(i).font.size * window.network.getScale())", shown)
+        assert scale < 0.8  # the layout really was fitted from far out
+        assert min(sizes) >= 11, sizes  # every labelled node's text is at least 11 px on screen
