@@ -15,7 +15,6 @@ from ui.ask_view import (
     default_picks,
     evidence_line,
     judge_name,
-    result_header,
     shown,
     verdict,
     verdict_line,
@@ -60,7 +59,8 @@ st.caption("Left: size of the context each system handed to the reader. Right: t
 cols = st.columns(len(answers))
 for col, (name, ans) in zip(cols, answers.items(), strict=True):
     with col, st.container(border=True, key=f"cmp_card_{name}"):
-        st.markdown(result_header(name, ans, wb.provider_label))
+        # what answered is in the caption above (one provider for all cards); the retriever stays on each card
+        st.markdown(f"**{md_escape(name)}** · retriever **{md_escape(ans.trace.retriever)}**")
         if q.evidence:
             st.markdown(evidence_line(ans.trace, q.evidence))
         st.markdown(verdict_line(verdicts[name]) or "(free-text question: no verdict)")
