@@ -99,7 +99,8 @@ def accuracy_tokens_scatter(results: dict[str, Any], accuracy: str = "f1",
         ylo, yhi = (0.0, 1.05) if bounded else (min(ys) - pad, max(ys) + pad)
         where = place_labels([((a - lo) / (hi - lo), (y - ylo) / (yhi - ylo)) for a, y in zip(lx, ys, strict=True)],
                              [n for n, *_ in points])
-        for (sysname, x, y), (dx, dy, far) in zip(points, where, strict=True):
+        for (sysname, x, y), spot in zip(points, where, strict=True):
+            dx, dy, far = spot or (0.0, 18.0, False)
             fig.add_trace(go.Scatter(x=[x], y=[y], mode="markers", name=esc(sysname),
                                      marker={"size": 18, "color": system_color(sysname)},
                                      hovertemplate=f"{esc(sysname)}: {accuracy} %{{y:.3f}}, %{{x:,.0f}} tokens"

@@ -9,6 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from memcore.types import Trace
+from memcore.viz.labels import place_labels
 from memcore.viz.parts import Block, Choice, Part
 from memcore.viz.safe import esc, shorten
 from memcore.viz.theme import MISS, style
@@ -22,6 +23,25 @@ def _hover(tid: str, texts: dict[str, str] | None) -> str:
     return esc(f"{tid}: {body}" if body else tid)
 
 
+def _label_members(fig: go.Figure, labels: list[tuple[float, float, str, str, float]], yrange: tuple[float, float],
+                   positions: int) -> None:
+    """Turn-id labels as annotations placed off each other (anchors first); one that cannot be placed without
+    overlapping is left to the hover."""
+    x0, x1 = 0.5, positions + 0.5
+    fig.update_xaxes(range=[x0, x1])
+    spots = place_labels([((x - x0) / (x1 - x0), (y - yrange[0]) / (yrange[1] - yrange[0])) for x, y, *_ in labels],
+                         [m for _, _, m, *_ in labels], size=(400, 240), char_px=7, line_px=14, marker_px=6,
+                         priority=[p for *_, p in labels], skip_crowded=True)
+    for (x, y, m, color, _), spot in zip(labels, spots, strict=True):
+        if spot is None:
+            continue
+        dx, dy, far = spot
+        fig.add_annotation(x=x, y=y, text=esc(m), showarrow=far, font={"size": 11, "color": color},
+                           xanchor="center", yanchor="middle",
+                           **({"ax": dx, "ay": -dy, "arrowhead": 0, "arrowwidth": 1, "arrowcolor": color, "standoff": 6}
+                              if far else {"xshift": dx, "yshift": dy}))
+
+
 def chain_figure(structure: dict[str, Any], texts: dict[str, str] | None = None) -> go.Figure:
     """One line per CoM chain: gate S(m) at each position, the threshold, and the cut (red x).
 
@@ -29,17 +49,15 @@ def chain_figure(structure: dict[str, Any], texts: dict[str, str] | None = None)
     """
     fig = go.Figure()
     chains = structure.get("chains") or []
+    labels: list[tuple[float, float, str, str, float]] = []  # x, y, turn id, colour, priority
     for ci, ch in enumerate(chains, start=1):
         color = CHAIN_COLORS[(ci - 1) % len(CHAIN_COLORS)]
         members, gates = ch.get("members", []), ch.get("gates", [])
         shift = (ci - (len(chains) + 1) / 2) * 0.14  # chains side by side
-        # labels alternate above and below, and from chain to chain, so neighbours never share a spot
-        where = [("top" if (i + ci) % 2 else "bottom") + (" left" if shift < 0 else " right" if shift > 0 else " center")
-                 for i in range(len(members))]
         xs = [i + shift for i in range(1, len(members) + 1)]
+        labels += [(x, y, m, color, -(10 * i + ci)) for i, (x, y, m) in enumerate(zip(xs, gates, members, strict=False))]
         fig.add_trace(go.Scatter(
-            x=xs, y=gates, mode="lines+markers+text", name=f"chain {ci}", text=[esc(m) for m in members],
-            textposition=where, textfont={"size": 11, "color": color}, line={"color": color, "width": 3},
+            x=xs, y=gates, mode="lines+markers", name=f"chain {ci}", line={"color": color, "width": 3},
             marker={"size": 11}, cliponaxis=False,
             hovertext=[_hover(m, texts) for m in members], hovertemplate="%{hovertext}<br>gate %{y:.3f}<extra></extra>"))
         thr_x, thr_y = [], []
@@ -65,6 +83,7 @@ def chain_figure(structure: dict[str, Any], texts: dict[str, str] | None = None)
         lo, hi = min(ys), max(ys)
         pad = max(0.05, 0.15 * (hi - lo))
         fig.update_yaxes(range=[lo - pad, hi + pad])
+        _label_members(fig, labels, (lo - pad, hi + pad), max(len(ch.get("members", [])) for ch in chains) + 1)
     fig.update_xaxes(title="position in chain (1 = anchor)", dtick=1)
     fig.update_yaxes(title="gate S(m) = cos(m,q) x cos(m,C)")
     beta = structure.get("beta")

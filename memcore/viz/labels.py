@@ -26,17 +26,20 @@ def _candidates(w: float, h: float, r: float) -> list[tuple[float, float, bool]]
 
 
 def place_labels(points: list[tuple[float, float]], names: list[str], size: tuple[float, float] = (480, 250),
-                 char_px: float = 9.5, line_px: float = 18, marker_px: float = 9) -> list[tuple[float, float, bool]]:
-    """A pixel offset (dx right, dy up) of each label's centre from its point, and whether it is set apart
-    from the point (to be drawn with a line back to it) (coordinates scaled to 0..1 on
-    both axes of a plot area of about `size` pixels) that keeps the label off the labels placed before it, off
-    every point and inside the plot, as close to its own point as it can; the longest labels go first."""
+                 char_px: float = 9.5, line_px: float = 18, marker_px: float = 9, priority: list[float] | None = None,
+                 skip_crowded: bool = False) -> list[tuple[float, float, bool] | None]:
+    """Where to draw each point's label, for points scaled to 0..1 on both axes of a plot area of about `size`
+    pixels: the pixel offset (dx right, dy up) of the label's centre from its point and whether it is set apart
+    (to be drawn with a line back to it). Each label keeps off the labels placed before it, off every point and
+    inside the plot, as close to its own point as it can; labels go in order of `priority` (default: the longest
+    first). With `skip_crowded`, a label that cannot be placed without overlap is None (left to the hover)."""
     width, height = size
     px = [(x * width, y * height) for x, y in points]
     dots = [(x - marker_px, y - marker_px, x + marker_px, y + marker_px) for x, y in px]
     placed: list[Box] = []
-    out = [(0.0, line_px, False)] * len(points)
-    for i in sorted(range(len(points)), key=lambda k: -len(names[k])):
+    out: list[tuple[float, float, bool] | None] = [None] * len(points)
+    rank = priority if priority is not None else [float(len(n)) for n in names]
+    for i in sorted(range(len(points)), key=lambda k: -rank[k]):
         x, y = px[i]
         w = len(names[i]) * char_px + 6
 
@@ -49,7 +52,10 @@ def place_labels(points: list[tuple[float, float]], names: list[str], size: tupl
             # overlapping is worst, then leaving the plot, then sitting nearer another point, then distance
             return (1e6 if hits else 0) + hits + 1e3 * _outside(b, width, height) + (300 if closer else 0) + own
 
-        out[i] = min(_candidates(w, line_px, marker_px), key=cost)
-        cx, cy = x + out[i][0], y + out[i][1]
+        best = min(_candidates(w, line_px, marker_px), key=cost)
+        if skip_crowded and cost(best) >= 1e6:
+            continue
+        out[i] = best
+        cx, cy = x + best[0], y + best[1]
         placed.append((cx - w / 2, cy - line_px / 2, cx + w / 2, cy + line_px / 2))
     return out

@@ -77,13 +77,13 @@ def test_xmemory_ring_chart_draws_three_rings():
     assert sb.maxdepth in (-1, 3) and "s1/e1" in list(sb.ids)
 
 
-def test_chain_labels_do_not_share_a_position():
+def test_chain_labels_are_annotations_anchors_first_and_crowded_ones_left_to_the_hover():
     chains = [{"members": ["D1:1", "D1:2", "D1:3"], "gates": [0.5, 0.5, 0.5], "steps": []} for _ in range(2)]
     fig = chain_figure({"chains": chains})
-    spots = [(round(x, 3), y, pos) for tr in fig.data for x, y, pos in zip(tr.x, tr.y, tr.textposition, strict=True)]
-    assert len(set(spots)) == len(spots)
-    a, b = fig.data[0].textposition, fig.data[1].textposition
-    assert all(p != q for p, q in zip(a, b, strict=True))  # neighbours' labels go to opposite sides
+    labels = [(a.x, a.y, a.text) for a in fig.layout.annotations]
+    assert len(set(labels)) == len(labels) and 2 <= len(labels) <= 6
+    assert sum(t == "D1:1" for *_, t in labels) == 2  # both anchors are labelled
+    assert all(tr.mode == "lines+markers" and tr.hovertext for tr in fig.data)  # every point keeps its hover text
 
 
 def test_benchmark_names_categories_shows_n_and_a_readable_log_axis():

@@ -77,3 +77,29 @@ def test_graph_labels_stay_readable_after_the_drawing_is_fitted(tmp_path: Path) 
         sizes = page.evaluate("ids => ids.map(i => nodes.get(i).font.size * window.network.getScale())", shown)
         assert scale < 0.8  # the layout really was fitted from far out
         assert min(sizes) >= 11, sizes  # every labelled node's text is at least 11 px on screen
+
+
+def test_com_chain_labels_do_not_overlap(tmp_path: Path) -> None:
+    """Three chains grown from the demo's flagship question (near-equal gates: the labels used to pile up)."""
+    from memcore.viz.chains import chain_figure
+
+    members = (["D3:17", "D2:2", "D2:12", "D1:15", "D3:19", "D3:3", "D2:18", "D2:24"],
+               ["D1:7", "D1:5", "D2:12", "D3:17", "D2:2", "D3:3", "D2:18", "D3:19"],
+               ["D2:12", "D3:17", "D2:2", "D1:15", "D3:19", "D3:3", "D2:18", "D2:24"])
+    gates = ([0.523, 0.291, 0.314, 0.304, 0.308, 0.307, 0.311, 0.299],
+             [0.521, 0.275, 0.249, 0.256, 0.297, 0.306, 0.282, 0.289],
+             [0.516, 0.295, 0.314, 0.304, 0.308, 0.307, 0.311, 0.299])
+    fig = chain_figure({"beta": 0.5, "chains": [{"members": m, "gates": g, "steps": []}
+                                                for m, g in zip(members, gates, strict=True)]})
+    html = _render(tmp_path, fig, "chains")
+    with launch() as browser:
+        page = browser.new_page(viewport={"width": 760, "height": 420})
+        page.goto(html.as_uri())
+        page.wait_for_selector("g.annotation text", timeout=30_000, state="attached")
+        labels = _boxes(page, "g.annotation text")
+        assert {"D3:17", "D1:7", "D2:12"} <= {b["t"] for b in labels}  # the anchors
+        assert len(labels) >= 8
+        for i, a in enumerate(labels):
+            for b in labels[i + 1:]:
+                apart = a["x1"] <= b["x0"] or b["x1"] <= a["x0"] or a["y1"] <= b["y0"] or b["y1"] <= a["y0"]
+                assert apart, (a, b)
