@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from memcore.annotate import Annotations
-from ui import state
+from ui import nav, state
 from ui.annotate_view import card, task_header, task_label
 
 st.title("Annotate")
@@ -17,7 +17,10 @@ wb = state.workbench_or_stop()
 ann = Annotations(wb.store)
 tasks = ann.tasks()
 if not tasks:
-    st.info("No annotation task yet. Create one on the Annotation results page.")
+    st.info("No annotation task yet: a task freezes each system's retrieved evidence for a sample of questions, "
+            "so every annotator judges the same items.")
+    st.page_link(nav.page(nav.ANNOTATION_RESULTS).path, label="Create a task on the Annotation results page",
+                 icon=":material/arrow_forward:")
     st.stop()
 names = {t.task_id: task_label(t) for t in tasks}
 task_id = st.selectbox("Task", list(names), format_func=names.__getitem__)

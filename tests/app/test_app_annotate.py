@@ -75,3 +75,12 @@ def test_results_page_shows_rates_and_kappa(task):
     assert metrics["Items labelled by every annotator"] == "6"
     assert metrics["Fleiss' kappa (all annotators)"] != "—"
     assert "alice" in "\n".join(m.value for m in at.markdown)
+
+
+def test_annotate_without_a_task_links_to_where_one_is_made(app_env):
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.switch_page("pages/annotate.py").run()
+    assert not at.exception, at.exception
+    assert "No annotation task yet" in at.info[0].value
+    link = at.get("page_link")[0].proto
+    assert "annotation" in link.page and "Create a task" in link.label, link
