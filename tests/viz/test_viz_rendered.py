@@ -103,3 +103,22 @@ def test_com_chain_labels_do_not_overlap(tmp_path: Path) -> None:
             for b in labels[i + 1:]:
                 apart = a["x1"] <= b["x0"] or b["x1"] <= a["x0"] or a["y1"] <= b["y0"] or b["y1"] <= a["y0"]
                 assert apart, (a, b)
+
+
+def test_failure_bars_legend_does_not_cover_the_system_names(tmp_path: Path) -> None:
+    from memcore.viz.bench import failure_bars
+
+    res = {"systems": {s: {**v, "overall": {**v["overall"], "retrieval_failures": 2, "reasoning_failures": 8}}
+                       for s, v in RESULTS["systems"].items()}}
+    html = _render(tmp_path, failure_bars(res), "bars")
+    with launch() as browser:
+        page = browser.new_page(viewport={"width": 700, "height": 500})
+        page.goto(html.as_uri())
+        page.wait_for_selector("g.legend text", timeout=30_000, state="attached")
+        ticks = _boxes(page, "g.xtick text")
+        legend = _boxes(page, "g.legend text")
+        assert sorted(t["t"] for t in ticks) == sorted(res["systems"]) and len(legend) == 2
+        for t in ticks:
+            for g in legend:
+                apart = t["x1"] <= g["x0"] or g["x1"] <= t["x0"] or t["y1"] <= g["y0"] or g["y1"] <= t["y0"]
+                assert apart, (t, g)
