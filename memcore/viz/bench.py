@@ -99,6 +99,7 @@ def accuracy_tokens_scatter(results: dict[str, Any], accuracy: str = "f1",
         ylo, yhi = (0.0, 1.05) if bounded else (min(ys) - pad, max(ys) + pad)
         where = place_labels([((a - lo) / (hi - lo), (y - ylo) / (yhi - ylo)) for a, y in zip(lx, ys, strict=True)],
                              [n for n, *_ in points])
+        notes = []
         for (sysname, x, y), spot in zip(points, where, strict=True):
             dx, dy, far = spot or (0.0, 18.0, False)
             fig.add_trace(go.Scatter(x=[x], y=[y], mode="markers", name=esc(sysname),
@@ -106,10 +107,11 @@ def accuracy_tokens_scatter(results: dict[str, Any], accuracy: str = "f1",
                                      hovertemplate=f"{esc(sysname)}: {accuracy} %{{y:.3f}}, %{{x:,.0f}} tokens"
                                                    "<extra></extra>"))
             # a label pushed away from its point gets a thin line back to it
-            fig.add_annotation(x=math.log10(x), y=y, text=esc(sysname), showarrow=far, xanchor="center",
-                               yanchor="middle", **({"ax": dx, "ay": -dy, "arrowhead": 0, "arrowwidth": 1,
-                                                     "arrowcolor": "#9aa0a6", "standoff": 9} if far else
-                                                    {"xshift": dx, "yshift": dy}))
+            notes.append({"x": math.log10(x), "y": y, "text": esc(sysname), "showarrow": far, "xanchor": "center",
+                          "yanchor": "middle", **({"ax": dx, "ay": -dy, "arrowhead": 0, "arrowwidth": 1,
+                                                   "arrowcolor": "#9aa0a6", "standoff": 9} if far else
+                                                  {"xshift": dx, "yshift": dy})})
+        fig.update_layout(annotations=notes)
         vals, text = log_ticks(min(x for _, x, _ in points), max(x for _, x, _ in points))
         fig.update_xaxes(range=[lo, hi], tickvals=vals, ticktext=text)
         fig.update_yaxes(range=[ylo, yhi])

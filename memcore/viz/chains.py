@@ -32,14 +32,16 @@ def _label_members(fig: go.Figure, labels: list[tuple[float, float, str, str, fl
     spots = place_labels([((x - x0) / (x1 - x0), (y - yrange[0]) / (yrange[1] - yrange[0])) for x, y, *_ in labels],
                          [m for _, _, m, *_ in labels], size=(400, 240), char_px=7, line_px=14, marker_px=6,
                          priority=[p for *_, p in labels], skip_crowded=True)
+    notes = []  # one layout update: add_annotation per label costs ~3 ms each
     for (x, y, m, color, _), spot in zip(labels, spots, strict=True):
         if spot is None:
             continue
         dx, dy, far = spot
-        fig.add_annotation(x=x, y=y, text=esc(m), showarrow=far, font={"size": 11, "color": color},
-                           xanchor="center", yanchor="middle",
-                           **({"ax": dx, "ay": -dy, "arrowhead": 0, "arrowwidth": 1, "arrowcolor": color, "standoff": 6}
-                              if far else {"xshift": dx, "yshift": dy}))
+        notes.append({"x": x, "y": y, "text": esc(m), "showarrow": far, "font": {"size": 11, "color": color},
+                      "xanchor": "center", "yanchor": "middle",
+                      **({"ax": dx, "ay": -dy, "arrowhead": 0, "arrowwidth": 1, "arrowcolor": color, "standoff": 6}
+                         if far else {"xshift": dx, "yshift": dy})})
+    fig.update_layout(annotations=[*fig.layout.annotations, *notes])
 
 
 def chain_figure(structure: dict[str, Any], texts: dict[str, str] | None = None) -> go.Figure:

@@ -42,11 +42,15 @@ def place_labels(points: list[tuple[float, float]], names: list[str], size: tupl
     for i in sorted(range(len(points)), key=lambda k: -rank[k]):
         x, y = px[i]
         w = len(names[i]) * char_px + 6
+        reach_x, reach_y = w + marker_px + 12 * _STEPS[-1], line_px * (2 + _STEPS[-1]) + marker_px  # farthest candidate
+        near = [b for b in placed + dots if b[2] >= x - reach_x and b[0] <= x + reach_x
+                and b[3] >= y - reach_y and b[1] <= y + reach_y]
 
-        def cost(off: tuple[float, float, bool], x: float = x, y: float = y, w: float = w, i: int = i) -> float:
+        def cost(off: tuple[float, float, bool], x: float = x, y: float = y, w: float = w, i: int = i,
+                 near: list[Box] = near) -> float:
             cx, cy = x + off[0], y + off[1]
             b = (cx - w / 2, cy - line_px / 2, cx + w / 2, cy + line_px / 2)
-            hits = sum(_overlap(b, p) for p in placed) + sum(_overlap(b, d) for d in dots)
+            hits = sum(_overlap(b, p) for p in near)
             own = math.hypot(cx - x, cy - y)
             closer = any(math.hypot(cx - ox, cy - oy) < own for j, (ox, oy) in enumerate(px) if j != i)
             # overlapping is worst, then leaving the plot, then sitting nearer another point, then distance
