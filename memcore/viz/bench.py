@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from memcore.types import CATEGORY_NAMES
-from memcore.viz.labels import place_labels
+from memcore.viz.labels import label_annotations, place_labels
 from memcore.viz.safe import esc
 from memcore.viz.theme import HIT, MISS, style
 from memcore.viz.views import system_color
@@ -99,18 +99,13 @@ def accuracy_tokens_scatter(results: dict[str, Any], accuracy: str = "f1",
         ylo, yhi = (0.0, 1.05) if bounded else (min(ys) - pad, max(ys) + pad)
         where = place_labels([((a - lo) / (hi - lo), (y - ylo) / (yhi - ylo)) for a, y in zip(lx, ys, strict=True)],
                              [n for n, *_ in points])
-        notes = []
-        for (sysname, x, y), spot in zip(points, where, strict=True):
-            dx, dy, far = spot or (0.0, 18.0, False)
+        for sysname, x, y in points:
             fig.add_trace(go.Scatter(x=[x], y=[y], mode="markers", name=esc(sysname),
                                      marker={"size": 18, "color": system_color(sysname)},
                                      hovertemplate=f"{esc(sysname)}: {accuracy} %{{y:.3f}}, %{{x:,.0f}} tokens"
                                                    "<extra></extra>"))
-            # a label pushed away from its point gets a thin line back to it
-            notes.append({"x": math.log10(x), "y": y, "text": esc(sysname), "showarrow": far, "xanchor": "center",
-                          "yanchor": "middle", **({"ax": dx, "ay": -dy, "arrowhead": 0, "arrowwidth": 1,
-                                                   "arrowcolor": "#9aa0a6", "standoff": 9} if far else
-                                                  {"xshift": dx, "yshift": dy})})
+        # one layout update (add_annotation costs ~3 ms per label); x in log10 units on a log axis
+        notes = label_annotations(lx, ys, [esc(n) for n, *_ in points], where, ["#9aa0a6"] * len(points), standoff=9)
         fig.update_layout(annotations=notes)
         vals, text = log_ticks(min(x for _, x, _ in points), max(x for _, x, _ in points))
         fig.update_xaxes(range=[lo, hi], tickvals=vals, ticktext=text)

@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from memcore.types import Trace
-from memcore.viz.labels import place_labels
+from memcore.viz.labels import label_annotations, place_labels
 from memcore.viz.parts import Block, Choice, Part
 from memcore.viz.safe import esc, shorten
 from memcore.viz.theme import MISS, style
@@ -32,15 +32,8 @@ def _label_members(fig: go.Figure, labels: list[tuple[float, float, str, str, fl
     spots = place_labels([((x - x0) / (x1 - x0), (y - yrange[0]) / (yrange[1] - yrange[0])) for x, y, *_ in labels],
                          [m for _, _, m, *_ in labels], size=(400, 240), char_px=7, line_px=14, marker_px=6,
                          priority=[p for *_, p in labels], skip_crowded=True)
-    notes = []  # one layout update: add_annotation per label costs ~3 ms each
-    for (x, y, m, color, _), spot in zip(labels, spots, strict=True):
-        if spot is None:
-            continue
-        dx, dy, far = spot
-        notes.append({"x": x, "y": y, "text": esc(m), "showarrow": far, "font": {"size": 11, "color": color},
-                      "xanchor": "center", "yanchor": "middle",
-                      **({"ax": dx, "ay": -dy, "arrowhead": 0, "arrowwidth": 1, "arrowcolor": color, "standoff": 6}
-                         if far else {"xshift": dx, "yshift": dy})})
+    notes = label_annotations([x for x, *_ in labels], [y for _, y, *_ in labels], [esc(m) for _, _, m, *_ in labels],
+                              spots, [c for *_, c, _ in labels], standoff=6, font_size=11)
     fig.update_layout(annotations=[*fig.layout.annotations, *notes])
 
 

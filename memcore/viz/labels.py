@@ -63,3 +63,20 @@ def place_labels(points: list[tuple[float, float]], names: list[str], size: tupl
         cx, cy = x + best[0], y + best[1]
         placed.append((cx - w / 2, cy - line_px / 2, cx + w / 2, cy + line_px / 2))
     return out
+
+
+def label_annotations(xs: list[float], ys: list[float], texts: list[str], spots: list[tuple[float, float, bool] | None],
+                      colors: list[str], standoff: float, font_size: int | None = None) -> list[dict]:
+    """Plotly annotation dicts for placed labels (texts already escaped; None spots are skipped): next to the point
+    by a pixel shift, or, when set apart, at the end of a thin line (in the point's colour) back to it. With
+    `font_size`, the text takes the point's colour too."""
+    out = []
+    for x, y, text, spot, color in zip(xs, ys, texts, spots, colors, strict=True):
+        if spot is None:
+            continue
+        dx, dy, far = spot
+        out.append({"x": x, "y": y, "text": text, "showarrow": far, "xanchor": "center", "yanchor": "middle",
+                    **({"font": {"size": font_size, "color": color}} if font_size else {}),
+                    **({"ax": dx, "ay": -dy, "arrowhead": 0, "arrowwidth": 1, "arrowcolor": color, "standoff": standoff}
+                       if far else {"xshift": dx, "yshift": dy})})
+    return out
