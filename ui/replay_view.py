@@ -80,7 +80,7 @@ def _step_body(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], s
         counts = rd.counts.loc[min(step, rd.n_steps)] if not rd.counts.empty else None
         total = int(counts.sum()) if counts is not None else 0
         col.metric(f"{name} · events now", len(ev))
-        indexed = int(((rd.events["step"] <= step) & (rd.events["event"] == "indexed")).sum()) if len(rd.events) else 0
+        indexed = int(rd.event_counts.loc[:step, "indexed"].sum()) if "indexed" in rd.event_counts else 0
         # a system that only indexes raw turns (CoM, MemCoT) has no items of its own: say what it does hold
         col.caption(f"{total} item(s) in memory" if total or not indexed else f"{indexed} turn(s) indexed (no memory "
                     "items of its own)")
