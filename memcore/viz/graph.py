@@ -36,10 +36,9 @@ _REMOTE_TAGS = (
 _FIT = """<script type="text/javascript">
 (function () {
   function readable() {
-    if (!window.network || typeof nodes === "undefined") { return; }
+    if (!window.network || typeof nodes === "undefined" || typeof edges === "undefined") { return; }
     var k = Math.max(1, 1 / window.network.getScale());
     [nodes, edges].forEach(function (set) {
-      if (typeof set === "undefined") { return; }
       set.update(set.get().map(function (x) {
         var base = x.__font || (x.font && x.font.size) || 14;
         return {id: x.id, __font: base, font: Object.assign({}, x.font || {}, {size: base * k})};
