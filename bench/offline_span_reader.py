@@ -29,6 +29,7 @@ from offline_answer_quality import DEFAULT_FILES, SHARED, oracle_inputs  # noqa:
 from memcore.datasets import load_dataset  # noqa: E402
 from memcore.eval.metrics import is_abstention, locomo_f1  # noqa: E402
 from memcore.llm.offline.answer import ABSTAIN, offline_answer  # noqa: E402
+from memcore.llm.offline.answer_passages import subject_of  # noqa: E402
 from memcore.llm.offline.answer_types import question_kind  # noqa: E402
 
 MAX_WORDS, MAX_LEN, MAX_TOKENS = 12, 320, 25
@@ -131,11 +132,12 @@ def spans(model, tok, exs: list[dict]) -> list[str]:  # noqa: ANN001 - torch mod
 
 
 def _speaker_ok(ex: dict, span: str) -> bool:
-    names = [s for s in ex["inputs"]["speakers"] if re.search(rf"\b{re.escape(s.split()[0])}\b", ex["question"])]
+    """Whether the span was said by the person the question asks about (the reader's own subject_of)."""
+    subject = subject_of(ex["question"], ex["inputs"]["speakers"])
     at = ex["context"].find(span)
     line = ex["context"][ex["context"].rfind("\n", 0, at) + 1:] if at >= 0 else ""
     said = re.match(r"\[[^\]]*\]\s*([^:]+):", line)
-    return not names or (said is not None and said.group(1).strip() in names)
+    return not subject or (said is not None and said.group(1).strip() == subject)
 
 
 def main(argv: list[str] | None = None) -> None:
