@@ -15,10 +15,11 @@ import csv
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from memcore.eval.content import CONTENT_FIELDS, CONTENT_LABELS, content_measures
 from memcore.eval.cost import Prices, cost_usd
 from memcore.eval.diagnostics import (
     all_evidence_hit,
@@ -42,13 +43,17 @@ from memcore.eval.metrics import (
     rouge_2,
     similarity,
 )
+from memcore.eval.scores import CI_LABEL, block_intervals, citation_content
 from memcore.types import Answer, Question
 
+CI_CSV = tuple(f"{m}_{b}" for m in ("f1", "judge", "evidence_recall", "content_recall", "answer_in_context")
+               for b in ("lo", "hi", "n"))  # 95% bootstrap interval and n of the main scores (memcore.eval.stats)
 TIMING_KEYS = frozenset({"created", "finished", "wall_seconds", "latency_ms", "latency_ms_p50",
                          "latency_ms_p95", "ts"})
 CSV_FIELDS = ("system", "category", "category_name", "n", "f1", "bleu1", "rouge_2", "meteor", "similarity", "em",
-              "judge", "judge_std", "evidence_recall", "all_evidence_hit", "coverage_blocks", "coverage_tokens",
-              "context_tokens", "retrieval_failures",
+              "judge", "judge_std", "evidence_recall", "all_evidence_hit", "content_recall", "all_content_hit",
+              "answer_in_context", "answer_token_recall", "coverage_blocks", "coverage_tokens",
+              "context_tokens", *CI_CSV, "retrieval_failures",
               "reasoning_failures", "construction_tokens", "query_tokens_per_question", "llm_calls",
               "latency_ms_p50", "latency_ms_p95", "cost_usd")
 _BLOCK_CSV = CSV_FIELDS[3:CSV_FIELDS.index("reasoning_failures") + 1]  # per category; the rest per system
@@ -59,12 +64,14 @@ CORRECT_RULE = ("a question counts as correct (for failure attribution) when the
 
 
 def build_row(q: Question, ans: Answer, meta: dict, judge: dict | None = None,
-              embedder: Embeds | None = None) -> dict[str, Any]:
+              embedder: Embeds | None = None, turn_texts: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The stored row of one answered question. `judge` = {"correct": bool | None, "label", "usage", "error",
     "runs": [verdict per judge run], "prompt"}.
 
     `meta` holds run-level fields copied into every row (run_id, system, provider, model, engine, ...);
-    `embedder` (the run's) gives the embedding similarity of answer and gold (None without one).
+    `embedder` (the run's) gives the embedding similarity of answer and gold (None without one);
+    `turn_texts` (turn id -> text, at least the gold evidence turns) gives the content measures
+    (memcore.eval.content; None without it).
     """
     pred, gold = ans.text or "", q.answer
     abstain = str(q.category) == "5" or bool(q.metadata.get("abstention"))
@@ -91,7 +98,8 @@ def build_row(q: Question, ans: Answer, meta: dict, judge: dict | None = None,
         "evidence_recall": _r(recall), "all_evidence_hit": all_evidence_hit(ctx_ids, q.evidence),
         "first_evidence_rank": first_evidence_rank(ctx_ids, q.evidence), "coverable": not abstain,
         "coverage_blocks": blocks, "coverage_tokens": btokens, "context_items": len(items),
-        "context_tokens": count_tokens(ans.trace.context), "failure": attribute_failure(bool(correct), recall),
+        "context_tokens": count_tokens(ans.trace.context),
+        **content_measures(gold, q.evidence, q.category, ans.trace.context, turn_texts or {}, abstain), "failure": attribute_failure(bool(correct), recall),
         "usage": usage, "latency_ms": round(ans.latency_ms, 3), "error": ans.error,
         "mechanism": question_stats(meta.get("system", ans.trace.system), ans.trace.structure),
         "trace": ans.to_dict(),
@@ -100,7 +108,8 @@ def build_row(q: Question, ans: Answer, meta: dict, judge: dict | None = None,
 
 def metric_labels(embedder: str) -> dict[str, str]:
     """What each answer metric in the results is (METRIC_LABELS), the similarity naming the run's embedder."""
-    return {**METRIC_LABELS, "similarity": f"{METRIC_LABELS['similarity']}; embedder: {embedder}"}
+    return {**METRIC_LABELS, **CONTENT_LABELS, "similarity": f"{METRIC_LABELS['similarity']}; embedder: {embedder}",
+            "ci": CI_LABEL}
 
 
 def _r(x: float | None) -> float | None:
@@ -153,9 +162,11 @@ def metric_block(rows: list[dict], judge: bool) -> dict[str, Any]:
         "coverage_tokens": mean(r.get("coverage_tokens") for r in rows),
         "coverage_found": mean(r["coverage_blocks"] is not None for r in rows if r.get("coverable", True)),
         "context_tokens": mean(r.get("context_tokens") for r in rows),
+        **{m: mean(r.get(m) for r in rows) for m in CONTENT_FIELDS},
         "retrieval_failures": fails.count("retrieval_failure"),
         "reasoning_failures": fails.count("reasoning_failure"),
         "no_evidence_failures": fails.count("no_evidence"),
+        "ci": block_intervals(rows, judge),  # {metric: {"lo", "hi", "n"}}: 95% bootstrap over questions
     })
     return block
 
@@ -235,6 +246,7 @@ def system_summary(rows: list[dict], construction: dict[str, Any] | None, *, jud
         "cost_usd": total,
         "cost_usd_by_stage": costs,
         "mechanism": mechanism_summary(name or (rows[0]["system"] if rows else ""), rows, con),
+        "citation_content": citation_content(rows),
     }
 
 
@@ -258,6 +270,8 @@ def csv_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
         for key, label, block in groups:
             row = {"system": name, "category": key, "category_name": label}
             row.update({f: block.get(f) for f in _BLOCK_CSV})
+            row.update({f: (block.get("ci") or {}).get(f.rsplit("_", 1)[0], {}).get(f.rsplit("_", 1)[1])
+                        for f in CI_CSV})
             row.update({f: s.get(f) for f in CSV_FIELDS[len(_BLOCK_CSV) + 3:]})
             out.append(row)
     return out
@@ -302,20 +316,30 @@ def _fmt(v: Any) -> str:
     return f"{v:.3f}" if isinstance(v, float) else str(v)
 
 
+def _ci(row: dict, metric: str) -> str:
+    """'0.412 [0.380, 0.445]' (n shown when it differs from the row's n), or the bare score without an interval."""
+    lo, hi, n = row.get(f"{metric}_lo"), row.get(f"{metric}_hi"), row.get(f"{metric}_n")
+    text = _fmt(row.get(metric))
+    if lo is not None and hi is not None:
+        text += f" [{lo:.3f}, {hi:.3f}]"
+    return text + (f" n={n}" if n is not None and n != row.get("n") else "")
+
+
 def format_table(results: dict[str, Any]) -> str:
     """A plain-text table: system x category with f1, rouge-2, meteor, similarity, judge (+- std over runs),
     evidence recall, context, construction and query tokens, p50 latency; then the mechanism statistics."""
     judge = results.get("judge", {}).get("enabled", False)
     runs = results.get("judge", {}).get("runs", 1) or 1
-    head = ["system", "cat", "n", "f1", "rouge2", "meteor", "sim"] + (["judge"] if judge else []) + \
-        ["ev_recall", "ctx_tok", "constr_tok", "q_tok/q", "p50_ms"]
+    head = ["system", "cat", "n", "f1 [95% CI]", "rouge2", "meteor", "sim"] + (["judge [95% CI]"] if judge else []) + \
+        ["cite_recall", "content_recall", "ans_in_ctx", "ctx_tok", "constr_tok", "q_tok/q", "p50_ms"]
     lines = [head]
     for row in csv_rows(results):
-        jcol = _fmt(row["judge"]) + (f"+-{_fmt(row['judge_std'])}" if runs > 1 else "")
-        vals = [row["system"], row["category"], row["n"], row["f1"], row["rouge_2"], row["meteor"],
+        jcol = _ci(row, "judge") + (f"+-{_fmt(row['judge_std'])}" if runs > 1 else "")
+        vals = [row["system"], row["category"], row["n"], _ci(row, "f1"), row["rouge_2"], row["meteor"],
                 row["similarity"]] + ([jcol] if judge else []) + \
-            [row["evidence_recall"], row["context_tokens"], row["construction_tokens"],
-             row["query_tokens_per_question"], row["latency_ms_p50"]]
+            [_ci(row, "evidence_recall"), _ci(row, "content_recall"), _ci(row, "answer_in_context"),
+             row["context_tokens"], row["construction_tokens"], row["query_tokens_per_question"],
+             row["latency_ms_p50"]]
         lines.append([_fmt(v) for v in vals])
     widths = [max(len(str(r[i])) for r in lines) for i in range(len(head))]
     table = "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in lines)

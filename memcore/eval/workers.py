@@ -18,6 +18,7 @@ from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, ThreadPoolE
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from memcore.eval.content import evidence_texts
 from memcore.eval.judge import make_judge
 from memcore.eval.report import build_row
 from memcore.llm.client import current_depth, set_depth
@@ -34,8 +35,9 @@ def score_question(wb: Any, system: Any, q: Question, meta: dict, judge: Callabl
     ans = system.answer(q)
     verdict = judge(system.llm, q, ans.text) if judge is not None else None
     row_meta = {k: meta[k] for k in ("run_id", "provider", "model", "engine", "embedder", "fingerprint")}
+    texts = evidence_texts(system.conv, q.evidence)  # the gold turns' words, for the content measures
     return build_row(q, ans, {**row_meta, "system": system.name, "retriever": system.config.retriever}, verdict,
-                     embedder=getattr(wb, "embedder", None))  # answer-gold similarity with the run's embedder
+                     embedder=getattr(wb, "embedder", None), turn_texts=texts)  # similarity: the run's embedder
 
 
 def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Question]], job: dict,

@@ -176,3 +176,31 @@ def test_diff_results_names_differing_paths_but_not_timing() -> None:
     b["extra"] = 1
     assert diff_results(a, b) == ["errors", "systems.s.overall.f1", "extra"]
     assert diff_results(a, b, ignore=frozenset({"errors", "systems", "extra"})) == ["store"]
+
+
+def test_every_score_carries_its_interval_and_n() -> None:
+    res = aggregate(ROWS, judge=True, model="m", provider="offline", systems=["a", "b"])
+    cat1 = res["a"]["categories"]["1"]
+    # category 1 of system a: f1 1.0 and 0.0 -> the bootstrap percentiles are 0 and 1 (hand-computed)
+    assert cat1["ci"]["f1"] == {"lo": 0.0, "hi": 1.0, "n": 2}
+    overall = res["a"]["overall"]["ci"]
+    assert overall["evidence_recall"]["n"] == 3  # q10 has no gold evidence: left out of n
+    assert overall["judge"]["n"] == 3 and overall["f1"]["n"] == 4
+    assert res["b"]["overall"]["ci"]["f1"] == {"lo": None, "hi": None, "n": 1}
+    csv_row = next(r for r in csv_rows({"systems": res}) if r["system"] == "a" and r["category"] == "1")
+    assert (csv_row["f1_lo"], csv_row["f1_hi"], csv_row["f1_n"]) == (0.0, 1.0, 2)
+
+
+def test_content_measures_in_rows_and_aggregates() -> None:
+    q = Question("c1:q1", "c1", "When did Caroline go to the support group?", "7 May 2023", ["D1:3", "D1:4"], 2)
+    ctx = "- Caroline attended an LGBTQ support group on 7 May 2023 and found it powerful."
+    trace = Trace("xmemory", q.text, items=[TraceItem("f1", "fact", ctx, 1.0, ["D1:3", "D1:4"])], context=ctx)
+    texts = {"D1:3": "I went to a LGBTQ support group yesterday and it was so powerful.",
+             "D1:4": "Wow, that's cool, Caroline! What happened that was so awesome? Did you hear any inspiring stories?"}
+    r = build_row(q, Answer("7 May 2023", trace), {"system": "xmemory"}, turn_texts=texts)
+    # both turns cited by the fact (citation recall 1.0), only D1:3's content is in the context
+    assert r["evidence_recall"] == 1.0 and r["content_recall"] == 0.5 and r["answer_in_context"] is True
+    summary = aggregate([r], judge=False, model="m", provider="offline")["xmemory"]
+    assert summary["overall"]["content_recall"] == 0.5 and summary["overall"]["answer_in_context"] == 1.0
+    assert summary["citation_content"]["cited_not_in_content"] == 1
+    assert summary["citation_content"]["examples"]["cited_not_in_content"][0]["turn_id"] == "D1:4"
