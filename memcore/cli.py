@@ -15,6 +15,7 @@ import typer
 from memcore.datasets.checks import DatasetWarning
 from memcore.errors import MemcoreError
 from memcore.eval.cli import eval_command
+from memcore.eval.compare_cli import compare_command
 from memcore.llm.redact import redact
 from memcore.retrievers import retriever_names
 from memcore.settings import LEDGER_TEXT_ENV, Settings
@@ -24,6 +25,7 @@ app = typer.Typer(help="memcore: watch LLM-agent memory systems build, retrieve 
 llm_app = typer.Typer(help="Local LLM server (bundled SmolLM2).", no_args_is_help=True)
 app.add_typer(llm_app, name="llm")
 app.command("eval")(eval_command)
+app.command("compare")(compare_command)
 
 
 @app.callback()

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from memcore.errors import ConfigError
+from memcore.eval.compare import rank_systems
 from memcore.eval.cost import construction_usage
 from memcore.eval.report import CORRECT_RULE, aggregate, metric_labels
 from memcore.settings import Settings
@@ -86,4 +87,5 @@ def assemble(store: Any, run_id: str, convs: list[Conversation], selected: dict[
                                    for c in cats},
         "judge": judge_info, "correct_rule": CORRECT_RULE, "metrics": metric_labels(meta["embedder"]),
         "systems": summaries,
+        "ranking": rank_systems(rows, "judge" if judge_info["enabled"] else "f1"),  # ties marked (eval.compare)
     }

@@ -1,0 +1,123 @@
+"""Paired comparisons over result rows: systems within a run (ranking with ties marked) and two runs
+(per system and category: paired deltas with 95% intervals, McNemar on the verdicts, flipped questions).
+
+Rows pair on (conv_id, question_id); only questions both sides answered count (n says how many). A
+difference whose paired interval contains 0 is a tie the intervals do not separate. Verdicts are the
+rows' `correct` (the judge's label when it ran, else F1 >= 0.5: memcore.eval.report.CORRECT_RULE).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from memcore.eval.diagnostics import locate_missed_evidence, split_evidence
+from memcore.eval.scores import row_score
+from memcore.eval.stats import interval, mcnemar, paired_delta
+from memcore.types import Trace
+
+DELTA_SCORES = ("f1", "judge", "evidence_recall", "content_recall", "answer_in_context", "context_tokens")
+Key = tuple[str, str]
+
+__all__ = ["DELTA_SCORES", "compare_runs", "evidence_kept", "flip_detail", "pair_rows", "rank_systems"]
+
+
+def _key(row: dict) -> Key:
+    return str(row.get("conv_id", "")), str(row.get("question_id", ""))
+
+
+def pair_rows(a: Iterable[dict], b: Iterable[dict]) -> list[tuple[dict, dict]]:
+    """Rows of the same question on both sides, in a's order."""
+    by_b = {_key(r): r for r in b}
+    return [(r, by_b[_key(r)]) for r in a if _key(r) in by_b]
+
+
+def _query_tokens(row: dict) -> float:
+    return float(sum(u.get("prompt_tokens", 0) + u.get("completion_tokens", 0)
+                     for stage, u in (row.get("usage") or {}).items() if stage != "judge"))
+
+
+def _score(row: dict, metric: str) -> float | None:
+    return _query_tokens(row) if metric == "query_tokens" else row_score(row, metric)
+
+
+def _deltas(pairs: list[tuple[dict, dict]], metrics: Iterable[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {"n": len(pairs)}
+    for m in metrics:
+        a, b = [_score(x, m) for x, _ in pairs], [_score(y, m) for _, y in pairs]
+        if any(v is not None for v in a) and any(v is not None for v in b):
+            out[m] = {"a": interval(a)["mean"], "b": interval(b)["mean"], **paired_delta(a, b)}
+    out["mcnemar"] = mcnemar([x.get("correct") for x, _ in pairs], [y.get("correct") for _, y in pairs])
+    return out
+
+
+def rank_systems(rows: list[dict], metric: str = "f1") -> list[dict[str, Any]]:
+    """Systems of one run by mean `metric`, best first, each with its interval and n, and the paired
+    difference to the best system on their common questions; `tied_with_best` when that interval holds 0."""
+    by_sys: dict[str, list[dict]] = {}
+    for r in rows:
+        by_sys.setdefault(r["system"], []).append(r)
+    scored = []
+    for name, rs in by_sys.items():
+        iv = interval([row_score(r, metric) for r in rs])
+        if iv["mean"] is not None:
+            scored.append({"system": name, "metric": metric, "score": iv["mean"], "lo": iv["lo"], "hi": iv["hi"],
+                           "n": iv["n"]})
+    scored.sort(key=lambda s: (-s["score"], s["system"]))
+    if not scored:
+        return []
+    best = by_sys[scored[0]["system"]]
+    for s in scored:
+        pairs = pair_rows(best, by_sys[s["system"]])
+        d = paired_delta([row_score(x, metric) for x, _ in pairs], [row_score(y, metric) for _, y in pairs])
+        s.update(delta_to_best=d["delta"], delta_lo=d["lo"], delta_hi=d["hi"], delta_n=d["n"],
+                 tied_with_best=s is scored[0] or not d["separated"])
+    return scored
+
+
+def evidence_kept(row: dict) -> dict[str, Any]:
+    """Per gold turn of a row: cited (in the context's turn ids) and content present (None: not judged)."""
+    cited = set(row.get("context_turn_ids") or [])
+    content = row.get("content_present") or {}
+    return {t: {"cited": t in cited, "content": content.get(t)} for t in split_evidence(row.get("evidence"))}
+
+
+def flip_detail(a: dict, b: dict) -> dict[str, Any]:
+    """One flipped question: both answers, the gold evidence each side kept, and where each lost what it
+    missed (memcore.eval.diagnostics.locate_missed_evidence; needs the rows' traces, else empty)."""
+    out: dict[str, Any] = {k: a.get(k) for k in ("conv_id", "question_id", "category", "category_name",
+                                                   "question", "gold")}
+    out["direction"] = "right_to_wrong" if a.get("correct") else "wrong_to_right"
+    for side, r in (("a", a), ("b", b)):
+        trace = (r.get("trace") or {}).get("trace")
+        out[side] = {"prediction": r.get("prediction"), "correct": r.get("correct"), "f1": r.get("f1"),
+                     "context_tokens": r.get("context_tokens"), "evidence": evidence_kept(r),
+                     "missed": locate_missed_evidence(Trace.from_dict(trace), r.get("evidence")) if trace else [],
+                     "notes": (trace or {}).get("notes", [])}
+    return out
+
+
+def compare_runs(rows_a: list[dict], rows_b: list[dict], systems: list[str] | None = None,
+                 full: Callable[[str, dict], dict] | None = None) -> dict[str, Any]:
+    """Run B against run A, per system present in both (or `systems`): overall and per category, the
+    paired deltas (B - A) of DELTA_SCORES and query tokens with 95% intervals and McNemar's test, and the
+    flipped questions with both sides' evidence. `full(side, row)` returns a row with its trace
+    ("a"/"b"), for the flips only (default: the rows as given)."""
+    names = systems or sorted({r["system"] for r in rows_a} & {r["system"] for r in rows_b})
+    out: dict[str, Any] = {}
+    for name in names:
+        pairs = pair_rows([r for r in rows_a if r["system"] == name], [r for r in rows_b if r["system"] == name])
+        cats: dict[str, list[tuple[dict, dict]]] = {}
+        for p in pairs:
+            cats.setdefault(str(p[0].get("category")), []).append(p)
+        flips = [flip_detail(full("a", x) if full else x, full("b", y) if full else y)
+                 for x, y in pairs if x.get("correct") is not None and y.get("correct") is not None
+                 and bool(x["correct"]) != bool(y["correct"])]
+        metrics = (*DELTA_SCORES, "query_tokens")
+        out[name] = {"overall": _deltas(pairs, metrics),
+                     "categories": {c: {"name": ps[0][0].get("category_name", c), **_deltas(ps, metrics)}
+                                    for c, ps in sorted(cats.items())},
+                     "flips": flips,
+                     "only_a": sum(r["system"] == name for r in rows_a) - len(pairs),
+                     "only_b": sum(r["system"] == name for r in rows_b) - len(pairs)}
+    return out

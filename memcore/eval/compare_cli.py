@@ -1,0 +1,80 @@
+"""`memcore compare RUN_A RUN_B`: two evaluation runs side by side (memcore.eval.compare), as text, JSON, HTML.
+
+A run is a run id in the store (rows read without traces; the flipped questions' traces fetched one
+by one) or a results JSON that embeds its per-question `rows` (the Export page's). Reading only:
+nothing is written to the store. Exit code 0, or 2 with a one-line error naming the fix when a run
+is missing or has no rows; a rerun with the fixed argument repeats the same read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from memcore.errors import ConfigError
+from memcore.eval.compare import compare_runs
+from memcore.eval.compare_export import comparison_text, write_comparison
+
+__all__ = ["build_comparison", "compare_command", "load_run"]
+
+
+def load_run(arg: str, store: Any, systems: list[str] | None) -> tuple[dict[str, Any], list[dict], Callable]:
+    """(side info, rows, full(row) -> row with trace) of a run id in `store` or a results JSON file."""
+    path = Path(arg)
+    if path.suffix == ".json" or path.is_file():
+        if not path.is_file():
+            raise ConfigError(f"no results file {arg}")
+        data = json.loads(path.read_text(encoding="utf-8"))
+        rows = data.get("rows")
+        if not isinstance(rows, list):
+            raise ConfigError(f"{arg} holds no per-question rows; pass its run id ({data.get('run_id', '?')}) "
+                              "with --store, or export the run with its rows")
+        rows = [r for r in rows if not systems or r.get("system") in systems]
+        return {"label": f"{path.name} ({data.get('run_id', '')})", "run_id": data.get("run_id"),
+                "source": str(path)}, rows, lambda r: r
+    rows = store.results(arg, systems, traces=False)
+    if not rows:
+        raise ConfigError(f"no stored rows for run {arg!r} in store {store.uri}" + (f" (systems {systems})"
+                          if systems else "") + "; check the run id (Benchmark page) or pass --store")
+
+    def full(row: dict) -> dict:
+        return store.result(arg, row["system"], row["question_id"]) or row
+
+    return {"label": arg, "run_id": arg, "source": str(store.uri)}, rows, full
+
+
+def build_comparison(run_a: str, run_b: str, store: Any, systems: list[str] | None = None) -> dict[str, Any]:
+    """The comparison of run B against run A (deltas B - A), with both sides named."""
+    side_a, rows_a, full_a = load_run(run_a, store, systems)
+    side_b, rows_b, full_b = load_run(run_b, store, systems)
+    fulls = {"a": full_a, "b": full_b}
+    return {"a": side_a, "b": side_b,
+            "systems": compare_runs(rows_a, rows_b, systems, full=lambda side, row: fulls[side](row))}
+
+
+def compare_command(
+    run_a: str = typer.Argument(..., help="run id (in the store) or results JSON with rows: the baseline"),
+    run_b: str = typer.Argument(..., help="run id or results JSON: compared against RUN_A (deltas B - A)"),
+    systems: str | None = typer.Option(None, "--systems", "-s", help="comma-separated systems (default: both runs')"),
+    store: str | None = typer.Option(None, "--store", help="LanceDB path or URI (default .memcore or $MEMCORE_STORE)"),
+    out: str | None = typer.Option("compare.json", "--out", "-o", help="comparison JSON ('' for none)"),
+    html: str | None = typer.Option("compare.html", "--html", help="comparison HTML ('' for none)"),
+) -> None:
+    """Compare two evaluation runs: per system and category the paired delta with its 95% interval and
+    McNemar's test on the verdicts, the flipped questions with both traces' evidence, token deltas."""
+    from memcore.settings import Settings
+    from memcore.store import LanceStore
+
+    settings = Settings()
+    uri = store or settings.store_uri
+    names = [s.strip() for s in systems.split(",") if s.strip()] if systems else None
+    report = build_comparison(run_a, run_b, LanceStore(uri), names)
+    if not report["systems"]:
+        raise ConfigError("the two runs share no system; pass --systems or compare runs of the same systems")
+    typer.echo(comparison_text(report))
+    for p in write_comparison(report, out or None, html or None):
+        typer.echo(f"wrote {p}")

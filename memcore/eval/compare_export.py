@@ -1,0 +1,100 @@
+"""A run comparison (memcore.eval.compare.compare_runs) as JSON, HTML (every data text escaped) and text."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+from memcore.eval.compare import DELTA_SCORES
+
+__all__ = ["comparison_html", "comparison_text", "write_comparison"]
+_COLS = (*DELTA_SCORES, "query_tokens")
+
+
+def _num(v: Any) -> str:
+    return "-" if v is None else f"{v:+.3f}" if isinstance(v, float) else str(v)
+
+
+def _delta(d: dict | None) -> str:
+    """'+0.034 [-0.010, +0.080]' with a '*' when the interval excludes 0."""
+    if not d or d.get("delta") is None:
+        return "-"
+    ci = f" [{_num(d['lo'])}, {_num(d['hi'])}]" if d.get("lo") is not None else ""
+    return f"{_num(d['delta'])}{ci}{' *' if d.get('separated') else ''}"
+
+
+def _mc(m: dict) -> str:
+    return f"{m['right_to_wrong']} R->W, {m['wrong_to_right']} W->R, p={m['p_value']:.3g}"
+
+
+def comparison_text(report: dict[str, Any]) -> str:
+    """Plain text: per system and category, n, the deltas (B - A) and McNemar; then the flip counts."""
+    lines = [f"B = {report['b']['label']}  vs  A = {report['a']['label']}  (deltas B - A, 95% paired bootstrap; "
+             "* = interval excludes 0)"]
+    for name, s in report["systems"].items():
+        lines.append(f"\n{name}  (only in A: {s['only_a']}, only in B: {s['only_b']})")
+        for key, block in [("overall", s["overall"]), *s["categories"].items()]:
+            lines.append(f"  {key:8s} n={block['n']:4d}  " + "  ".join(
+                f"{m} {_delta(block.get(m))}" for m in ("f1", "judge", "content_recall", "context_tokens")
+                if block.get(m)) + f"  McNemar: {_mc(block['mcnemar'])}")
+        lines.append(f"  flipped: {len(s['flips'])} question(s)")
+    return "\n".join(lines)
+
+
+def _evidence(side: dict) -> str:
+    parts = []
+    for tid, ev in side["evidence"].items():
+        content = {True: "content in", False: "content out", None: "content n/a"}[ev["content"]]
+        parts.append(f"{html.escape(tid)}: {'cited' if ev['cited'] else 'not cited'}, {content}")
+    lost = [f"{html.escape(m['turn_id'])} lost at {html.escape(str(m['stage'] or m['status']))}" for m in side["missed"]]
+    notes = [html.escape(str(n)) for n in side.get("notes") or []]
+    return "<br>".join(parts + lost + ([f"notes: {'; '.join(notes)}"] if notes else []))
+
+
+def comparison_html(report: dict[str, Any]) -> str:
+    """A self-contained HTML page: tables of deltas per system and category, then each flipped question
+    with both answers and evidence side by side. Every text from data is HTML-escaped."""
+    e = html.escape
+    out = ["<!doctype html><html><head><meta charset='utf-8'><title>memcore compare</title><style>"
+           "body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse;margin:.5em 0}"
+           "td,th{border:1px solid #ccc;padding:3px 6px;font-size:13px;vertical-align:top}.sep{font-weight:bold}"
+           "</style></head><body>",
+           f"<h1>B: {e(report['b']['label'])} vs A: {e(report['a']['label'])}</h1>",
+           "<p>Deltas are B - A over the questions both runs answered, with 95% paired bootstrap intervals; "
+           "bold = the interval excludes 0. McNemar: exact binomial test on the flipped verdicts.</p>"]
+    for name, s in report["systems"].items():
+        out.append(f"<h2>{e(name)}</h2><table><tr><th>category</th><th>n</th>"
+                   + "".join(f"<th>{e(m)}</th>" for m in _COLS) + "<th>McNemar</th></tr>")
+        for key, block in [("overall", s["overall"]), *s["categories"].items()]:
+            label = block.get("name", key) if key != "overall" else "overall"
+            cells = "".join(f"<td class='{'sep' if (block.get(m) or {}).get('separated') else ''}'>"
+                            f"{e(_delta(block.get(m)))}</td>" for m in _COLS)
+            out.append(f"<tr><td>{e(str(label))}</td><td>{block['n']}</td>{cells}<td>{e(_mc(block['mcnemar']))}</td></tr>")
+        out.append(f"</table><h3>Flipped questions ({len(s['flips'])})</h3><table><tr><th>question</th>"
+                   "<th>gold</th><th>A</th><th>B</th></tr>")
+        for f in s["flips"]:
+            cells = "".join(f"<td>{e(str(f[k]['prediction']))} ({'right' if f[k]['correct'] else 'wrong'})"
+                            f"<br><small>{_evidence(f[k])}</small></td>" for k in ("a", "b"))
+            out.append(f"<tr><td>{e(str(f['question_id']))} [{e(f['direction'])}]<br>{e(str(f['question']))}</td>"
+                       f"<td>{e(str(f['gold']))}</td>{cells}</tr>")
+        out.append("</table>")
+    return "\n".join(out + ["</body></html>"])
+
+
+def write_comparison(report: dict[str, Any], json_path: str | Path | None = None,
+                     html_path: str | Path | None = None) -> list[Path]:
+    """Write the comparison as JSON and/or HTML; returns the paths written."""
+    written = []
+    if json_path:
+        p = Path(json_path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
+        written.append(p)
+    if html_path:
+        p = Path(html_path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(comparison_html(report), encoding="utf-8")
+        written.append(p)
+    return written
