@@ -18,6 +18,7 @@ from memcore.viz.bench import (
 )
 from memcore.viz.safe import md_escape
 from ui import bench_live, state
+from ui.bench_ci_view import content_section, intervals_section
 from ui.bench_view import full_row, load_results, mechanism_section, question_detail, question_rows, run_panel
 
 st.title("Benchmark")
@@ -38,6 +39,7 @@ def draw(results: dict) -> None:
 
     st.dataframe(summary_table(results), hide_index=True)
     metric = st.selectbox("Metric", [m for m in METRICS], key="bm_metric")
+    intervals_section(results, metric)
     table = category_table(results, metric)
     st.session_state["bm_table"] = table
     st.plotly_chart(metric_heatmap(table, metric, count_table(results)), key="bm_heat")
@@ -50,8 +52,9 @@ def draw(results: dict) -> None:
     c2.plotly_chart(failure_bars(results, None if cat == "overall" else cat), key="bm_fail")
     mechanism_section(results)
 
-    st.subheader("Drill down")
     rows = question_rows(wb, results)
+    content_section(wb, results, rows)
+    st.subheader("Drill down")
     if not rows:
         st.caption("No per-question rows: this results file has no `rows` and its run is not in the store.")
         return

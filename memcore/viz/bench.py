@@ -14,6 +14,7 @@ from memcore.viz.theme import HIT, MISS, style
 from memcore.viz.views import system_color
 
 METRICS = ("f1", "judge", "bleu1", "rouge_2", "meteor", "similarity", "em", "evidence_recall", "all_evidence_hit",
+           "content_recall", "all_content_hit", "answer_in_context",
            "coverage_blocks",
            "coverage_tokens", "context_tokens", "retrieval_failures", "reasoning_failures", "n")
 SUMMARY = ("construction_tokens", "query_tokens_per_question", "llm_calls", "latency_ms_p50", "cost_usd")

@@ -155,7 +155,7 @@ def test_benchmark_loads_a_results_file(app_env):
     at.button(key="bm_load").click().run()
     assert not errors(at), errors(at)
     assert list(at.dataframe[0].value["system"]) == ["naive_rag", "com"]
-    assert len(at.get("plotly_chart")) == 3
+    assert len(at.get("plotly_chart")) == 4  # intervals, heatmap, accuracy vs tokens, failures
     at.session_state["bm_rows"] = {"selection": {"rows": [0], "columns": []}}
     at.run()
     assert "Why was it missed?" in texts(at)
