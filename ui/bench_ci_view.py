@@ -23,7 +23,9 @@ def intervals_section(results: dict[str, Any], metric: str) -> None:
     st.dataframe(interval_table(results), hide_index=True)
     st.caption("Scores with their 95% bootstrap interval over questions and n (questions that have the score). "
                "'tied with ...': the paired interval of the difference to the best system holds 0, so the "
-               "ranking between them is not settled by these questions.")
+               "ranking between them is not settled by these questions. 'GOLD': the system's reader picked its "
+               "prompt by the question's gold category, an oracle no real question carries (config "
+               "category_source; docs/fidelity.md).")
     shown = metric if metric in CI_METRICS else "f1"
     st.plotly_chart(interval_chart(results, shown), key="bm_ci_chart")
 

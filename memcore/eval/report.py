@@ -43,7 +43,7 @@ from memcore.eval.metrics import (
     rouge_2,
     similarity,
 )
-from memcore.eval.scores import CI_LABEL, block_intervals, citation_content
+from memcore.eval.scores import CI_LABEL, block_intervals, category_sources, citation_content
 from memcore.types import Answer, Question
 
 CI_CSV = tuple(f"{m}_{b}" for m in ("f1", "judge", "evidence_recall", "content_recall", "answer_in_context")
@@ -101,6 +101,7 @@ def build_row(q: Question, ans: Answer, meta: dict, judge: dict | None = None,
         "context_tokens": count_tokens(ans.trace.context),
         **content_measures(gold, q.evidence, q.category, ans.trace.context, turn_texts or {}, abstain), "failure": attribute_failure(bool(correct), recall),
         "usage": usage, "latency_ms": round(ans.latency_ms, 3), "error": ans.error,
+        "category_source": (ans.trace.reader or {}).get("category_source", "none"),  # gold labels named
         "mechanism": question_stats(meta.get("system", ans.trace.system), ans.trace.structure),
         "trace": ans.to_dict(),
     }
@@ -247,6 +248,7 @@ def system_summary(rows: list[dict], construction: dict[str, Any] | None, *, jud
         "cost_usd_by_stage": costs,
         "mechanism": mechanism_summary(name or (rows[0]["system"] if rows else ""), rows, con),
         "citation_content": citation_content(rows),
+        "category_sources": category_sources(rows),
     }
 
 
@@ -345,4 +347,8 @@ def format_table(results: dict[str, Any]) -> str:
     table = "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in lines)
     mech = [f"  {name}: " + ", ".join(f"{k} {_fmt(v)}" for k, v in s["mechanism"].items())
             for name, s in results["systems"].items() if s.get("mechanism")]
-    return table + ("\nmechanism statistics:\n" + "\n".join(mech) if mech else "")
+    gold = [f"{name} ({s['category_sources']['gold']} questions)" for name, s in results["systems"].items()
+            if (s.get("category_sources") or {}).get("gold")]
+    note = "\nGOLD LABELS: the reader picked its prompt by the question's gold category: " + ", ".join(gold) \
+        if gold else ""
+    return table + note + ("\nmechanism statistics:\n" + "\n".join(mech) if mech else "")

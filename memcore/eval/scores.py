@@ -19,7 +19,7 @@ BOUNDED = frozenset(SCORES) - {"context_tokens"}  # scores in [0, 1]
 CI_LABEL = (f"95% percentile bootstrap interval of the mean over questions ({N_RESAMPLES} resamples, seed {SEED}); "
             "n = questions that have the score")
 
-__all__ = ["BOUNDED", "CI_LABEL", "SCORES", "block_intervals", "citation_content", "row_score"]
+__all__ = ["BOUNDED", "CI_LABEL", "SCORES", "block_intervals", "category_sources", "citation_content", "row_score"]
 
 
 def row_score(row: dict, metric: str) -> float | None:
@@ -59,3 +59,13 @@ def citation_content(rows: list[dict], examples: int = 5) -> dict[str, Any]:
                     out["examples"][kind].append({"conv_id": r.get("conv_id"), "question_id": r.get("question_id"),
                                                   "turn_id": tid})
     return out
+
+
+def category_sources(rows: list[dict]) -> dict[str, int]:
+    """Rows per category source of their reader: {"gold": n, "predicted": n, "none": n} (only those present;
+    rows stored before the field existed are left out)."""
+    out: dict[str, int] = {}
+    for r in rows:
+        if r.get("category_source"):
+            out[r["category_source"]] = out.get(r["category_source"], 0) + 1
+    return dict(sorted(out.items()))

@@ -13,7 +13,7 @@ import numpy as np
 from memcore.embed import Embedder
 from memcore.llm.client import Ahead, LLMClient
 from memcore.llm.ledger import UsageLedger, by_stage
-from memcore.llm.roles.readers import Reader, reader_for
+from memcore.llm.roles.readers import Reader, reader_for, uses_category
 from memcore.store import LanceStore
 from memcore.systems.memory import WorkingMemory
 from memcore.systems.protocol import Batch, SystemConfig, memory_space
@@ -258,9 +258,14 @@ class BaseSystem:
 
     def reader(self, question: Question) -> Reader:
         """The reader (answer) prompt for this question: config `reader` ("paper": this system's paper's own,
-        memcore.llm.roles.readers), the data's source and the question's category pick it."""
-        return reader_for(self.name, getattr(self.config, "reader", "paper"), self.conv.source, question.category,
-                          list(self.conv.speakers), seed=getattr(self.config, "seed", None))
+        memcore.llm.roles.readers), the data's source and the question's category pick it; the category is the
+        gold label or, with config category_source = "predicted", the question_type role's (one LLM call)."""
+        choice, source = getattr(self.config, "reader", "paper"), getattr(self.config, "category_source", "gold")
+        category = question.category
+        if source == "predicted" and uses_category(self.name, choice, self.conv.source):
+            category = self.llm.run("question_type", {"question": question.text}, stage="question_type").output.category
+        return reader_for(self.name, choice, self.conv.source, category, list(self.conv.speakers),
+                          seed=getattr(self.config, "seed", None), category_source=source)
 
     def generate(self, question: Question, trace: Trace) -> str:
         """Run the reader role (self.reader) over the trace's context; the prompt used and errors go into the

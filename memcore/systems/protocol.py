@@ -11,7 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from memcore.llm.roles.readers import check_reader
+from memcore.llm.roles.readers import check_category_source, check_reader
 from memcore.retrievers import get_retriever
 from memcore.store import LanceStore
 from memcore.types import Answer, Conversation, Event, MemoryItem, Question, Trace, Turn
@@ -33,6 +33,9 @@ class SystemConfig:
     # the answer prompt: "paper" (the system's paper's own; baselines: memcore's shared one), "short" (the
     # shared one) or another paper's family (memcore.llm.roles.readers)
     reader: str = query_field("paper")
+    # where a reader that picks its prompt by question category gets the category: "gold" (the dataset's
+    # label, as the papers' code does; results mark it) or "predicted" (the question_type role); docs/fidelity.md
+    category_source: str = query_field("gold")
 
     def construction_dict(self) -> dict[str, Any]:
         """The fields that change what ingest builds (they key the memory space)."""
@@ -42,6 +45,7 @@ class SystemConfig:
         """Raise ValueError on an invalid setting."""
         get_retriever(self.retriever)  # ValueError naming the registered retrievers
         check_reader(self.reader)  # ValueError naming the reader choices
+        check_category_source(self.category_source)
 
 
 def memory_space(name: str, config: SystemConfig, embedder: str, llm: Sequence[str]) -> str:

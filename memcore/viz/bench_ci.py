@@ -55,9 +55,11 @@ def interval_table(results: dict[str, Any]) -> pd.DataFrame:
     rows = []
     for name in names:
         o = systems[name].get("overall") or {}
+        gold = (systems[name].get("category_sources") or {}).get("gold")
         rows.append({"system": name, f"rank by {metric}": ties.get(name, ""),
+                     "category labels": f"GOLD ({gold} questions)" if gold else "",
                      **{label: ci_cell(o, m) for m, label in TABLE if m != "judge" or o.get("judge") is not None}})
-    cols = ["system", f"rank by {metric}", *[label for m, label in TABLE
+    cols = ["system", f"rank by {metric}", "category labels", *[label for m, label in TABLE
                                              if any(label in r for r in rows)]]
     return pd.DataFrame(rows, columns=cols)
 

@@ -180,11 +180,34 @@ class Reader:
     seed: int | None = None
     choice: str = "paper"
     source: str = ""
+    category_source: str = "none"  # where the category that picked the prompt came from: gold | predicted | none
+    category: object = None  # the category the prompt was picked by (None when the family ignores it)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def record(self) -> dict[str, Any]:
         """What the trace keeps (Trace.reader)."""
         return {k: v for k, v in asdict(self).items() if k != "extra"}
+
+
+CATEGORY_SOURCES = ("gold", "predicted")
+CATEGORY_FAMILIES = frozenset({"memcot", "memweaver"})  # families whose LoCoMo prompt or hint depends on the category
+
+
+def family_of(system: str, choice: str = "paper") -> str:
+    """The reader family a system uses under config `reader` = `choice`."""
+    return READERS.get(system, "short") if choice == "paper" else choice
+
+
+def uses_category(system: str, choice: str = "paper", source: str = "") -> bool:
+    """Whether the reader picks its prompt or hint by the question's category (LoCoMo-style data only)."""
+    return family_of(system, choice) in CATEGORY_FAMILIES and source != "longmemeval"
+
+
+def check_category_source(value: str) -> None:
+    """ValueError naming the valid values when `value` is not a category source."""
+    if value not in CATEGORY_SOURCES:
+        raise ValueError(f"category_source must be one of {', '.join(CATEGORY_SOURCES)} (gold = the dataset's "
+                         f"label, predicted = the question_type role's), not {value!r}")
 
 
 def check_reader(choice: str) -> None:
@@ -214,16 +237,21 @@ def _role(family: str, source: str, category: object) -> Role:
 
 def reader_for(system: str, choice: str = "paper", source: str = "", category: object = None,
                speakers: list[str] | None = None, seed: int | None = None,
-               temperature: float | None = None) -> Reader:
+               temperature: float | None = None, category_source: str = "gold") -> Reader:
     """The reader for `system` under config `reader` = `choice`, on data from `source` ("locomo",
-    "longmemeval", ...) for a question of `category` (LoCoMo ids pick the per-category prompts);
-    `temperature` overrides the prompt's own (a system's named setting), `seed` is passed on."""
+    "longmemeval", ...) for a question of `category` (LoCoMo ids pick the per-category prompts), which
+    came from `category_source` (gold: the dataset's label; predicted: the question_type role's), recorded
+    on the reader ("none" when the family ignores the category); `temperature` overrides the prompt's own
+    (a system's named setting), `seed` is passed on."""
     check_reader(choice)
-    family = READERS.get(system, "short") if choice == "paper" else choice
-    r = _role(family, source, category)
+    family = family_of(system, choice)
+    if not uses_category(system, choice, source):
+        category_source = "none"
+    r = _role(family, source, category if category_source != "none" else None)
     spk = list(speakers or []) + ["Speaker A", "Speaker B"]
     extra: dict[str, Any] = {"speaker_a": spk[0], "speaker_b": spk[1]}
     if r is LOCOMO_STANDARD:
         extra["hint"] = TEMPORAL_HINT if category == 2 else ""
     return Reader(family=family, role=r.name, temperature=r.temperature if temperature is None else float(temperature),
-                  seed=seed, choice=choice, source=r.description, extra=extra)
+                  seed=seed, choice=choice, source=r.description, category_source=category_source,
+                  category=category if category_source != "none" else None, extra=extra)
