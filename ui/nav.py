@@ -13,6 +13,7 @@ EXPLORE = "Explore"
 ASK = "Ask"
 COMPARE = "Compare"
 BENCHMARK = "Benchmark"
+COMPARE_RUNS = "Compare runs"
 ANNOTATE = "Annotate"  # built by another helper: shown once pages/annotate.py exists
 ANNOTATION_RESULTS = "Annotation results"
 EXPORT = "Export"
@@ -41,6 +42,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec(ASK, "pages/ask.py", ":material/question_answer:", "ask"),
     PageSpec(COMPARE, "pages/compare.py", ":material/compare:", "compare"),
     PageSpec(BENCHMARK, "pages/benchmark.py", ":material/leaderboard:", "benchmark", "Evaluate"),
+    PageSpec(COMPARE_RUNS, "pages/compare_runs.py", ":material/difference:", "compare-runs", "Evaluate"),
     PageSpec(ANNOTATE, "pages/annotate.py", ":material/rate_review:", "annotate", "Evaluate"),
     PageSpec(ANNOTATION_RESULTS, "pages/annotation_results.py", ":material/fact_check:", "annotation-results",
              "Evaluate"),

@@ -9,7 +9,7 @@ from typing import Any
 
 from memcore.eval.compare import DELTA_SCORES
 
-__all__ = ["comparison_html", "comparison_text", "write_comparison"]
+__all__ = ["comparison_html", "comparison_text", "delta_text", "mcnemar_text", "write_comparison"]
 _COLS = (*DELTA_SCORES, "query_tokens")
 
 
@@ -17,7 +17,7 @@ def _num(v: Any) -> str:
     return "-" if v is None else f"{v:+.3f}" if isinstance(v, float) else str(v)
 
 
-def _delta(d: dict | None) -> str:
+def delta_text(d: dict | None) -> str:
     """'+0.034 [-0.010, +0.080]' with a '*' when the interval excludes 0."""
     if not d or d.get("delta") is None:
         return "-"
@@ -25,7 +25,7 @@ def _delta(d: dict | None) -> str:
     return f"{_num(d['delta'])}{ci}{' *' if d.get('separated') else ''}"
 
 
-def _mc(m: dict) -> str:
+def mcnemar_text(m: dict) -> str:
     return f"{m['right_to_wrong']} R->W, {m['wrong_to_right']} W->R, p={m['p_value']:.3g}"
 
 
@@ -37,8 +37,8 @@ def comparison_text(report: dict[str, Any]) -> str:
         lines.append(f"\n{name}  (only in A: {s['only_a']}, only in B: {s['only_b']})")
         for key, block in [("overall", s["overall"]), *s["categories"].items()]:
             lines.append(f"  {key:8s} n={block['n']:4d}  " + "  ".join(
-                f"{m} {_delta(block.get(m))}" for m in ("f1", "judge", "content_recall", "context_tokens")
-                if block.get(m)) + f"  McNemar: {_mc(block['mcnemar'])}")
+                f"{m} {delta_text(block.get(m))}" for m in ("f1", "judge", "content_recall", "context_tokens")
+                if block.get(m)) + f"  McNemar: {mcnemar_text(block['mcnemar'])}")
         lines.append(f"  flipped: {len(s['flips'])} question(s)")
     return "\n".join(lines)
 
@@ -70,8 +70,8 @@ def comparison_html(report: dict[str, Any]) -> str:
         for key, block in [("overall", s["overall"]), *s["categories"].items()]:
             label = block.get("name", key) if key != "overall" else "overall"
             cells = "".join(f"<td class='{'sep' if (block.get(m) or {}).get('separated') else ''}'>"
-                            f"{e(_delta(block.get(m)))}</td>" for m in _COLS)
-            out.append(f"<tr><td>{e(str(label))}</td><td>{block['n']}</td>{cells}<td>{e(_mc(block['mcnemar']))}</td></tr>")
+                            f"{e(delta_text(block.get(m)))}</td>" for m in _COLS)
+            out.append(f"<tr><td>{e(str(label))}</td><td>{block['n']}</td>{cells}<td>{e(mcnemar_text(block['mcnemar']))}</td></tr>")
         out.append(f"</table><h3>Flipped questions ({len(s['flips'])})</h3><table><tr><th>question</th>"
                    "<th>gold</th><th>A</th><th>B</th></tr>")
         for f in s["flips"]:
