@@ -327,7 +327,7 @@ def test_fact_maintenance_rewrites_the_known_fact_an_update_names(tmp_path):
     merged = {"merge": True, "reason": "same walks", "title": "puppy walks", "content": "Ana walks the puppy."}
     fake = FakeLLM(by_role={"recmem_episodes": episode_reply(), "recmem_refine": refine, "recmem_merge": [merged]})
     conv = topic_conv([pair("puppy", 1) + pair("puppy", 2), pair("puppy", 3)])
-    system = make(tmp_path, conv, fake, theta_count=2)
+    system = make(tmp_path, conv, fake, theta_count=2, fact_maintenance="update")  # the option, not the paper's
     events = feed(system)
     facts = system.memory.of_kind("semantic")
     assert [f.text for f in facts] == ["Since 2 May 2023 Ana walks the puppy twice a day."]  # updated, not added

@@ -10,8 +10,9 @@ list of picked turns (semantic part) + the failed-query trajectory (episodic par
 three are fed back, and no failed query is ever issued again; when the judge proposes only issued
 queries it is asked again, up to judge_retries times). The loop answers when the judge can, at step
 J-1, or when no new query is left; the responder (the reader: LoCoMo's / LongMemEval's standard prompt,
-temperature 1.0) reads the short-term memory. The full conversation replaces it only as `fallback`
-says (default: the loop ended with an empty short-term memory). Trace structure: `steps` (iterations
+temperature 1.0) reads the short-term memory. The full conversation replaces it as `fallback`
+says (default "abstain": the loop ended without an answer, i.e. with an empty short-term memory or
+with the responder abstaining from it, as papers/README.md specifies). Trace structure: `steps` (iterations
 run, paper: 1.87 on LoCoMo) and `fallback` (whether the full conversation was the context).
 The paper's panoramic visual grounding (page images) has no counterpart on text-only data.
 Settings: .config.

@@ -8,10 +8,12 @@ from memcore.systems.base import SystemConfig, query_field
 
 # When the full conversation replaces the short-term memory as the responder's context.
 FALLBACKS = {
-    "empty": "only when the loop ends with an empty short-term memory (nothing to answer from)",
-    "never": "never: the responder always reads the short-term memory (the paper's text has no other path)",
-    "abstain": "also when the responder abstains from the short-term memory (the authors' code: the loop "
-               "runs out and conv_answer_agent reads the whole conversation)",
+    "abstain": "when the loop ends without an answer: an empty short-term memory, or the responder abstains "
+               "from it (papers/README.md: \"if the loop ends without an answer, fall back to answering from "
+               "the full conversation\"; the authors' code: conv_answer_agent reads the whole conversation)",
+    "empty": "only when the loop ends with an empty short-term memory (nothing to answer from): memcore's "
+             "earlier reading (option)",
+    "never": "never: the responder always reads the short-term memory (the paper's text has no end-of-loop path)",
 }
 
 
@@ -38,7 +40,7 @@ class MemCoTConfig(SystemConfig):
     temperature_responder: float = query_field(1.0)
     seed: int | None = query_field(0)
     judge_retries: int = query_field(2)
-    fallback: str = query_field("empty")
+    fallback: str = query_field("abstain")  # papers/README.md: the loop without an answer -> full conversation
 
     def validate(self) -> None:
         """Raise ValueError on an invalid setting."""

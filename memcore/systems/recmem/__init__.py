@@ -181,7 +181,8 @@ class RecMemSystem(BaseSystem):
 
     def _refine(self, ep: MemoryItem, msgs: list[dict]) -> None:
         """Semantic refinement (Eq. 8-9): new typed facts from the raw messages with the top-k known facts as
-        context; fact maintenance rewrites the known facts the messages change (fact_maintenance="update")."""
+        context, each stored as a new entry (Eq. 9, the default fact_maintenance="append"); with the option
+        "update", fact maintenance rewrites the known facts the messages change."""
         cfg = self.config
         known = self.memory.search("semantic", self.memory.vector(ep.id), cfg.k_facts_context)
         res = self.llm.run("recmem_refine", refine_inputs(ep.text, msgs, list(self.conv.speakers),

@@ -15,10 +15,11 @@ PRESETS: dict[str, dict[str, float]] = {
 PRESET_CHOICES = ("auto", *PRESETS)
 # Fact maintenance (Eq. 8-9): how the refiner's changes to known facts are kept.
 FACT_MAINTENANCE = {
+    "append": "changes become new TIME_ANCHORED_UPDATE facts and known facts stay as they are (the paper: each "
+              "fact Eq. 9 extracts \"is stored as an independent entry\" (Sec. 3.4); papers/README.md: "
+              "\"new facts only\"; the authors' code)",
     "update": "a fact the new exchanges change is rewritten in place (a new version; the old text stays in "
-              "its history)",
-    "append": "changes become new TIME_ANCHORED_UPDATE facts and known facts stay as they are (the authors' "
-              "code)",
+              "its history): memcore's earlier reading of \"updating evolving user states\" (option)",
 }
 
 
@@ -47,7 +48,7 @@ class RecMemConfig(SystemConfig):
     theta_merge: float | None = None  # nearest-episode similarity that asks the LLM to merge (None: theta_sim)
     max_episodes: int = 3  # episodes one consolidation may write
     k_facts_context: int = 10  # existing facts shown to semantic refinement
-    fact_maintenance: str = "update"
+    fact_maintenance: str = "append"  # Eq. 9: extracted facts are new, independent entries
     k_sub: int = query_field(10)
     k_epi: int = query_field(5)
     k_sem: int = query_field(10)
