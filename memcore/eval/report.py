@@ -29,6 +29,7 @@ from memcore.eval.diagnostics import (
     first_evidence_rank,
     split_evidence,
 )
+from memcore.eval.fallbacks import answer_fallbacks, fallback_counts
 from memcore.eval.judge import judge_stats
 from memcore.eval.mechanism import question_stats
 from memcore.eval.mechanism import summarize as mechanism_summary
@@ -102,6 +103,7 @@ def build_row(q: Question, ans: Answer, meta: dict, judge: dict | None = None,
         **content_measures(gold, q.evidence, q.category, ans.trace.context, turn_texts or {}, abstain), "failure": attribute_failure(bool(correct), recall),
         "usage": usage, "latency_ms": round(ans.latency_ms, 3), "error": ans.error,
         "category_source": (ans.trace.reader or {}).get("category_source", "none"),  # gold labels named
+        "fallbacks": answer_fallbacks(ans.trace),  # answers from a fallback path, named (memcore.eval.fallbacks)
         "mechanism": question_stats(meta.get("system", ans.trace.system), ans.trace.structure),
         "trace": ans.to_dict(),
     }
@@ -249,6 +251,7 @@ def system_summary(rows: list[dict], construction: dict[str, Any] | None, *, jud
         "mechanism": mechanism_summary(name or (rows[0]["system"] if rows else ""), rows, con),
         "citation_content": citation_content(rows),
         "category_sources": category_sources(rows),
+        "fallbacks": fallback_counts(rows),
     }
 
 
@@ -349,6 +352,9 @@ def format_table(results: dict[str, Any]) -> str:
             for name, s in results["systems"].items() if s.get("mechanism")]
     gold = [f"{name} ({s['category_sources']['gold']} questions)" for name, s in results["systems"].items()
             if (s.get("category_sources") or {}).get("gold")]
-    note = "\nGOLD LABELS: the reader picked its prompt by the question's gold category: " + ", ".join(gold) \
-        if gold else ""
+    fb = [f"{name} {s['fallbacks']['any']}/{s['overall']['n']}" for name, s in results["systems"].items()
+          if (s.get("fallbacks") or {}).get("any")]
+    note = ("\nanswers from a fallback path: " + ", ".join(fb) if fb else "") + \
+        ("\nGOLD LABELS: the reader picked its prompt by the question's gold category: " + ", ".join(gold)
+         if gold else "")
     return table + note + ("\nmechanism statistics:\n" + "\n".join(mech) if mech else "")

@@ -19,7 +19,7 @@ METRICS = ("f1", "judge", "bleu1", "rouge_2", "meteor", "similarity", "em", "evi
            "coverage_tokens", "context_tokens", "retrieval_failures", "reasoning_failures", "n")
 SUMMARY = ("construction_tokens", "query_tokens_per_question", "llm_calls", "latency_ms_p50", "cost_usd")
 ROW_COLUMNS = ["system", "conv_id", "question_id", "category", "question", "gold", "answer", "f1", "judge",
-               "evidence_recall", "failure"]
+               "evidence_recall", "failure", "fallback"]
 
 
 def systems_of(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -193,5 +193,5 @@ def rows_frame(rows: list[dict[str, Any]], system: str | None = None, category: 
                     "category": r.get("category_name", r.get("category")), "question": r.get("question", ""),
                     "gold": r.get("gold", r.get("gold_answer", "")), "answer": r.get("answer", r.get("prediction", "")),
                     "f1": r.get("f1"), "judge": r.get("judge"), "evidence_recall": r.get("evidence_recall"),
-                    "failure": r.get("failure")})
+                    "failure": r.get("failure"), "fallback": ", ".join(r.get("fallbacks") or [])})
     return pd.DataFrame(out, columns=ROW_COLUMNS)

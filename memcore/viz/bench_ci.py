@@ -44,6 +44,12 @@ def _ties(results: dict[str, Any]) -> dict[str, str]:
             for r in ranking}
 
 
+def _fallbacks(s: dict[str, Any]) -> str:
+    """'12 of 150' answers from a fallback path (memcore.eval.fallbacks), '' when none or not recorded."""
+    n = (s.get("fallbacks") or {}).get("any")
+    return f"{n} of {(s.get('overall') or {}).get('n')}" if n else ""
+
+
 def interval_table(results: dict[str, Any]) -> pd.DataFrame:
     """One row per system (ranking order when the results have one): each main score with its 95% interval
     and n, and whether the paired interval of its difference to the best system holds 0 ("tied")."""
@@ -58,8 +64,9 @@ def interval_table(results: dict[str, Any]) -> pd.DataFrame:
         gold = (systems[name].get("category_sources") or {}).get("gold")
         rows.append({"system": name, f"rank by {metric}": ties.get(name, ""),
                      "category labels": f"GOLD ({gold} questions)" if gold else "",
+                     "fallback answers": _fallbacks(systems[name]),
                      **{label: ci_cell(o, m) for m, label in TABLE if m != "judge" or o.get("judge") is not None}})
-    cols = ["system", f"rank by {metric}", "category labels", *[label for m, label in TABLE
+    cols = ["system", f"rank by {metric}", "category labels", "fallback answers", *[label for m, label in TABLE
                                              if any(label in r for r in rows)]]
     return pd.DataFrame(rows, columns=cols)
 
