@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
-
-from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from tests.app.test_app_pages import benchmark_with  # noqa: E402
 from tests.viz.test_bench_ci import results_with_intervals  # noqa: E402
-
-APP = str(ROOT / "app.py")
 
 
 def test_benchmark_shows_intervals_ties_and_content_disagreements(app_env):
-    path = app_env / "results.json"
-    path.write_text(json.dumps(results_with_intervals()))
-    at = AppTest.from_file(APP, default_timeout=120).run()
-    at.switch_page("pages/benchmark.py").run()
-    at.text_input(key="bm_path").set_value(str(path)).run()
-    at.button(key="bm_load").click().run()
+    at = benchmark_with(app_env, results_with_intervals())
     assert not at.exception and not at.error, [e.value for e in at.exception]
     frames = [d.value for d in at.dataframe]
     ranked = next(f for f in frames if "rank by f1" in f.columns).set_index("system")

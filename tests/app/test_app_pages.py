@@ -144,15 +144,21 @@ def test_compare_two_systems(app_env):
     assert len(at.get("plotly_chart")) == 2
 
 
-def test_benchmark_loads_a_results_file(app_env):
-    from tests.viz.test_viz_export import results_fixture
-
-    path = app_env / "results.json"
-    path.write_text(json.dumps(results_fixture()))
+def benchmark_with(folder: Path, results: dict) -> AppTest:
+    """The Benchmark page with `results` written to folder/results.json and loaded by its path."""
+    path = folder / "results.json"
+    path.write_text(json.dumps(results))
     at = AppTest.from_file(APP, default_timeout=120).run()
     at.switch_page("pages/benchmark.py").run()
     at.text_input(key="bm_path").set_value(str(path)).run()
     at.button(key="bm_load").click().run()
+    return at
+
+
+def test_benchmark_loads_a_results_file(app_env):
+    from tests.viz.test_viz_export import results_fixture
+
+    at = benchmark_with(app_env, results_fixture())
     assert not errors(at), errors(at)
     assert list(at.dataframe[0].value["system"]) == ["naive_rag", "com"]
     assert len(at.get("plotly_chart")) == 4  # intervals, heatmap, accuracy vs tokens, failures
