@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from memcore.eval.cost import cost_usd
 from memcore.eval.diagnostics import locate_missed_evidence, split_evidence
 from memcore.eval.scores import row_score
 from memcore.eval.stats import interval, mcnemar, paired_delta
@@ -32,13 +33,17 @@ def pair_rows(a: Iterable[dict], b: Iterable[dict]) -> list[tuple[dict, dict]]:
     return [(r, by_b[_key(r)]) for r in a if _key(r) in by_b]
 
 
-def _query_tokens(row: dict) -> float:
-    return float(sum(u.get("prompt_tokens", 0) + u.get("completion_tokens", 0)
-                     for stage, u in (row.get("usage") or {}).items() if stage != "judge"))
+def _query_usage(row: dict) -> tuple[int, int]:
+    stages = [u for stage, u in (row.get("usage") or {}).items() if stage != "judge"]
+    return sum(u.get("prompt_tokens", 0) for u in stages), sum(u.get("completion_tokens", 0) for u in stages)
 
 
 def _score(row: dict, metric: str) -> float | None:
-    return _query_tokens(row) if metric == "query_tokens" else row_score(row, metric)
+    if metric == "query_tokens":
+        return float(sum(_query_usage(row)))
+    if metric == "query_cost_usd":  # None when the row's model has no price (e.g. the offline engine)
+        return cost_usd(*_query_usage(row), str(row.get("model", "")), str(row.get("provider", "")))
+    return row_score(row, metric)
 
 
 def _deltas(pairs: list[tuple[dict, dict]], metrics: Iterable[str]) -> dict[str, Any]:
@@ -100,7 +105,7 @@ def flip_detail(a: dict, b: dict) -> dict[str, Any]:
 def compare_runs(rows_a: list[dict], rows_b: list[dict], systems: list[str] | None = None,
                  full: Callable[[str, dict], dict] | None = None) -> dict[str, Any]:
     """Run B against run A, per system present in both (or `systems`): overall and per category, the
-    paired deltas (B - A) of DELTA_SCORES and query tokens with 95% intervals and McNemar's test, and the
+    paired deltas (B - A) of DELTA_SCORES, query tokens and query cost (priced models only) with 95% intervals and McNemar's test, and the
     flipped questions with both sides' evidence. `full(side, row)` returns a row with its trace
     ("a"/"b"), for the flips only (default: the rows as given)."""
     names = systems or sorted({r["system"] for r in rows_a} & {r["system"] for r in rows_b})
@@ -113,7 +118,7 @@ def compare_runs(rows_a: list[dict], rows_b: list[dict], systems: list[str] | No
         flips = [flip_detail(full("a", x) if full else x, full("b", y) if full else y)
                  for x, y in pairs if x.get("correct") is not None and y.get("correct") is not None
                  and bool(x["correct"]) != bool(y["correct"])]
-        metrics = (*DELTA_SCORES, "query_tokens")
+        metrics = (*DELTA_SCORES, "query_tokens", "query_cost_usd")
         out[name] = {"overall": _deltas(pairs, metrics),
                      "categories": {c: {"name": ps[0][0].get("category_name", c), **_deltas(ps, metrics)}
                                     for c, ps in sorted(cats.items())},

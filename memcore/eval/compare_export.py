@@ -10,7 +10,7 @@ from typing import Any
 from memcore.eval.compare import DELTA_SCORES
 
 __all__ = ["comparison_html", "comparison_text", "delta_text", "mcnemar_text", "write_comparison"]
-_COLS = (*DELTA_SCORES, "query_tokens")
+_COLS = (*DELTA_SCORES, "query_tokens", "query_cost_usd")
 
 
 def _num(v: Any) -> str:

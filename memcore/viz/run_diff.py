@@ -19,7 +19,7 @@ def delta_frame(system: dict[str, Any]) -> pd.DataFrame:
         row: dict[str, Any] = {"category": "overall" if key == "overall" else str(block.get("name", key)),
                                "n": block["n"]}
         for m in ("f1", "judge", "evidence_recall", "content_recall", "answer_in_context", "context_tokens",
-                  "query_tokens"):
+                  "query_tokens", "query_cost_usd"):
             if block.get(m):
                 row[f"Δ {m}"] = delta_text(block[m])
         row["McNemar"] = mcnemar_text(block["mcnemar"])

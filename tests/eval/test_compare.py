@@ -41,6 +41,16 @@ def test_compare_runs_hand_computed() -> None:
     assert first["b"]["evidence"] == {"D1:1": {"cited": False, "content": False}}
 
 
+def test_cost_deltas_for_priced_models() -> None:
+    priced = [dict(r, model="gpt-4o-mini", provider="openai") for r in A]
+    dearer = [dict(r, model="gpt-4o-mini", provider="openai",
+                   usage={"answer": {"prompt_tokens": 1_000_090, "completion_tokens": 10}}) for r in B]
+    o = compare_runs(priced, dearer)["s"]["overall"]
+    # 1M more prompt tokens per question at gpt-4o-mini's $0.15 per 1M prompt tokens (memcore/eval/prices.json)
+    assert o["query_cost_usd"]["delta"] == pytest.approx(0.15, abs=1e-6) and o["query_cost_usd"]["n"] == 20
+    assert "query_cost_usd" not in compare_runs(A, B)["s"]["overall"]  # the offline engine has no price
+
+
 def test_unpaired_questions_are_counted_not_compared() -> None:
     rep = compare_runs(A, B[:15])["s"]
     assert rep["overall"]["n"] == 15 and rep["only_a"] == 5 and rep["only_b"] == 0
