@@ -56,7 +56,7 @@ CSV_FIELDS = ("system", "category", "category_name", "n", "f1", "bleu1", "rouge_
               "answer_in_context", "answer_token_recall", "coverage_blocks", "coverage_tokens",
               "context_tokens", *CI_CSV, "retrieval_failures",
               "reasoning_failures", "construction_tokens", "query_tokens_per_question", "llm_calls",
-              "latency_ms_p50", "latency_ms_p95", "cost_usd")
+              "latency_ms_p50", "latency_ms_p95", "cost_usd", "gold_category_questions", "fallback_answers")
 _BLOCK_CSV = CSV_FIELDS[3:CSV_FIELDS.index("reasoning_failures") + 1]  # per category; the rest per system
 _DIGITS = 6
 CORRECT_RULE = ("a question counts as correct (for failure attribution) when the judge says CORRECT if the "
@@ -252,6 +252,8 @@ def system_summary(rows: list[dict], construction: dict[str, Any] | None, *, jud
         "citation_content": citation_content(rows),
         "category_sources": category_sources(rows),
         "fallbacks": fallback_counts(rows),
+        "gold_category_questions": category_sources(rows).get("gold", 0),  # named in the CSV too
+        "fallback_answers": fallback_counts(rows)["any"],
     }
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memcore.eval.fallbacks import answer_fallbacks, fallback_counts
-from memcore.eval.report import aggregate, build_row, format_table
+from memcore.eval.report import aggregate, build_row, csv_rows, format_table
 from memcore.types import Answer, Question, Trace, TraceItem
 
 
@@ -35,3 +35,5 @@ def test_rows_carry_them_and_results_count_them() -> None:
     res = aggregate(rows, judge=False, model="m", provider="offline")
     assert res["s"]["fallbacks"]["any"] == 1
     assert "answers from a fallback path: s 1/3" in format_table({"systems": res})
+    overall = next(r for r in csv_rows({"systems": res}) if r["category"] == "overall")
+    assert overall["fallback_answers"] == 1 and overall["gold_category_questions"] == 0
