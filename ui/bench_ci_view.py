@@ -39,7 +39,7 @@ def content_section(wb: Workbench, results: dict[str, Any], rows: list[dict[str,
         return
     st.dataframe(table, hide_index=True)
     st.caption("Citation recall counts a gold turn when a context item cites it; content recall when its words "
-               "are in the context the reader got (>= half of its content stems within one passage). They "
+               "are in the context the reader got (>= 55% of its content stems within one passage). They "
                "disagree when a system cites turns whose words it dropped, or carries words without citing.")
     busiest = (table["cited, content absent"].fillna(0) + table["content present, not cited"].fillna(0)).idxmax()
     system = st.selectbox("Examples for", list(table["system"]), index=int(busiest), key="bm_cc_sys")

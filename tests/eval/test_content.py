@@ -21,6 +21,9 @@ T = {
  "D4:3": "Thanks, Melanie! This necklace is super special to me - a gift from my grandma in my home country, Sweden. She gave it to me when I was young, and it stands for love, faith and strength. It's like a reminder of my roots and all the love and support I get from my family.",
  "D2:7": "Thanks, Caroline. It's still a work in progress, but I'm doing my best. My kids are so excited about summer break! We're thinking about going camping next month. Any fun plans for the summer?",
  "D1:11": "I'm keen on counseling or working in mental health - I'd love to support those with similar issues.",
+ "D1:5": "The transgender stories were so inspiring! I was so happy and thankful for all the support.",
+ "D12:14": "I appreciate our friendship too, Caroline. You've always been there for me.",
+ "D13:8": "Wow, that sounds great - I agree, they're awesome. Here's a photo of my horse painting I did recently.",
 }
 OTHER = [  # other conv-26 turns (neighbours and same-topic turns), none restating the cases' turns
  "[D1:4] Melanie: Wow, that's cool, Caroline! What happened that was so awesome? Did you hear any inspiring stories?",
@@ -53,6 +56,14 @@ CASES = [
  ("D1:11", "- Caroline is keen on counseling or working in mental health, to support people with similar issues.", True),
  ("D1:11", "\n".join(OTHER), False),
  ("D1:11", "- Caroline wants to start working with kids.\n- Melanie ran a race for mental health.", False),
+ # three real contexts of the conv-26 offline run where 0.5 counted a short, generic turn as present
+ ("D1:5", "[12:09 am on 13 September, 2023] Caroline: I'm inspired seeing my work make a difference for the LGBTQ+ "
+          "community. Knowing I'm helping create a more loving world is amazing. I'm really thankful for my friends, "
+          "family and mentors' support.", False),
+ ("D12:14", "[9:55 am on 22 October, 2023] Caroline: Glad you agree, Caroline. Appreciate the support of those close "
+            "to me. Their encouragement made me who I am.", False),
+ ("D13:8", "[2:31 pm on 17 July, 2023] Melanie: Wow, Caroline, that sounds awesome! Can't wait to see your art - got "
+           "any previews? [shares a photo of a painting with a blue and yellow design]", False),
 ]
 
 
@@ -69,11 +80,12 @@ def _accuracy(threshold: float, window: bool = True) -> int:
 
 
 def test_threshold_is_best_on_the_labelled_cases() -> None:
-    # 15 of 16 right on the plateau 0.4-0.6 (the one error: D2:2 echoes D2:1's "charity race for mental
-    # health ... rewarding", which the rule counts as D2:1's content); 0.3 and 0.7 do worse: 0.5 is its middle
-    scores = {t: _accuracy(t) for t in (0.3, 0.4, 0.5, 0.6, 0.7)}
-    assert scores[CONTENT_THRESHOLD] == max(scores.values()) == 15
-    assert scores[0.3] < 15 and scores[0.7] < 15
+    # 18 of 19 right at 0.55 and 0.6; 0.55 keeps the D2:7 paraphrase (share 0.57) that 0.6 loses, and its
+    # one error is D2:2 echoing D2:1's "charity race for mental health ... rewarding" (0.53 would need a
+    # rule that knows who said it). 0.5 counted three short generic turns of the conv-26 run as present.
+    scores = {t: _accuracy(t) for t in (0.4, 0.5, 0.55, 0.6, 0.7)}
+    assert scores[CONTENT_THRESHOLD] == max(scores.values()) == 18
+    assert scores[0.5] < 18 and scores[0.7] < 18
 
 
 def test_the_window_matters() -> None:
