@@ -25,7 +25,7 @@ from scipy.stats import binomtest
 SEED = 20240527
 N_RESAMPLES = 2000
 LEVEL = 0.95
-_CHUNK = 250
+_CELLS = 4_000_000  # draws x questions per chunk
 
 __all__ = ["LEVEL", "N_RESAMPLES", "SEED", "bootstrap_means", "interval", "intervals", "mcnemar",
            "paired_delta", "separated"]
@@ -52,8 +52,9 @@ def bootstrap_means(columns: Sequence[Iterable[Any]], n_resamples: int = N_RESAM
     n = vals.shape[0]
     rng = np.random.default_rng(seed)
     out = []
-    for start in range(0, n_resamples, _CHUNK):
-        b = min(_CHUNK, n_resamples - start)
+    chunk = max(1, min(n_resamples, _CELLS // max(n, 1)))  # draws per chunk: bounded memory (~32 MB of counts)
+    for start in range(0, n_resamples, chunk):
+        b = min(chunk, n_resamples - start)
         idx = rng.integers(0, n, (b, n)) + (np.arange(b) * n)[:, None]
         counts = np.bincount(idx.ravel(), minlength=b * n).reshape(b, n).astype(float)
         with np.errstate(invalid="ignore", divide="ignore"):
