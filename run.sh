@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # memcore in one command.
 #   ./run.sh          install into .venv (first time) and start the app on the demo at http://127.0.0.1:8501
+#                     (served on 127.0.0.1 only: .streamlit/config.toml; STREAMLIT_SERVER_ADDRESS=0.0.0.0 serves the network)
 #   ./run.sh test     install everything the tests need and run the whole test suite
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -9,7 +10,7 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 case "${1:-app}" in
   app)
     shift || true
-    exec .venv/bin/python -m ui.launch --server.address 127.0.0.1 --server.port "${PORT:-8501}" "$@"
+    exec .venv/bin/python -m ui.launch --server.port "${PORT:-8501}" "$@"
     ;;
   test)
     shift

@@ -7,7 +7,7 @@ import streamlit as st
 
 from memcore.plugins import plugin_errors
 from memcore.viz.safe import md_escape
-from ui import nav, state, widgets
+from ui import nav, serving, state, widgets
 
 st.title("memcore workbench")
 st.caption("Watch LLM-agent memory at work: replay a conversation as memory systems build their "
@@ -38,6 +38,7 @@ st.caption("The default offline engine answers every LLM role with deterministic
 widgets.provider_form()
 
 st.subheader("3 · Status")
+st.caption(serving.address_line())
 s = state.settings()
 st.dataframe(pd.DataFrame([
     {"setting": "LLM", "value": wb.provider_label},
