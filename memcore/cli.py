@@ -19,6 +19,7 @@ from memcore.eval.compare_cli import compare_command
 from memcore.llm.redact import redact
 from memcore.retrievers import retriever_names
 from memcore.settings import LEDGER_TEXT_ENV, Settings
+from memcore.text.terminal import echo
 
 app = typer.Typer(help="memcore: watch LLM-agent memory systems build, retrieve and answer.",
                   no_args_is_help=True, add_completion=False)
@@ -83,7 +84,7 @@ def _conversations(wb, source: str, conversations: str | None, lenient: bool = F
             warnings.simplefilter("always", category=DatasetWarning)
             convs = wb.load(source, lenient=lenient)
         for w in caught:  # a --lenient load: one 'warning:' line each
-            typer.echo(f"warning: {w.message}", err=True)
+            echo(f"warning: {w.message}", err=True)
     if conversations:
         want = [c.strip() for c in conversations.split(",") if c.strip()]
         have = {c.id: c for c in convs}
@@ -110,8 +111,8 @@ def systems() -> None:
     from memcore.systems import load_all
 
     for name, cls in load_all().items():
-        typer.echo(f"{name:18s} {cls.title}  [{cls.paper}]")
-        typer.echo(f"{'':18s} {json.dumps(asdict(cls.config_class()))}")
+        echo(f"{name:18s} {cls.title}  [{cls.paper}]")
+        echo(f"{'':18s} {json.dumps(asdict(cls.config_class()))}")
 
 
 @app.command()
@@ -128,7 +129,7 @@ def ingest(
 ) -> None:
     """Build memory for conversations (resumes an interrupted ingest; never duplicates)."""
     wb = _workbench(store, provider, llm_concurrency=llm_concurrency)
-    typer.echo(f"LLM: {wb.provider_label} | embedder: {wb.embedder.name} | store: {redact(wb.settings.store_uri)}")
+    echo(f"LLM: {wb.provider_label} | embedder: {wb.embedder.name} | store: {redact(wb.settings.store_uri)}")
     _check(wb)
     failures = 0
     for conv in _conversations(wb, source, conversations, lenient):
@@ -137,13 +138,13 @@ def ingest(
                 rep = wb.ingest(name, conv, progress=lambda done, total, ev: bar.update(1), wait=wait)
             if rep.error:
                 failures += 1
-                typer.echo(f"error: {rep.message}", err=True)
+                echo(f"error: {rep.message}", err=True)
                 continue
             state = "already complete" if rep.skipped else f"{rep.seconds:.1f}s, {rep.events} events"
             resumed = f", resumed at turn {rep.resumed_from}" if rep.resumed_from else ""
-            typer.echo(f"  {name} on {conv.id}: {state}{resumed}; memory: {rep.counts or 'turn index'}")
+            echo(f"  {name} on {conv.id}: {state}{resumed}; memory: {rep.counts or 'turn index'}")
             if rep.degraded_calls:
-                typer.echo(f"  warning: {rep.degraded_calls} unusable replies replaced by the role's fallback "
+                echo(f"  warning: {rep.degraded_calls} unusable replies replaced by the role's fallback "
                            "(llm_unusable=fallback)", err=True)
     wb.ledger.flush()
     if failures:
@@ -175,21 +176,21 @@ def ask(
     finally:
         wb.ledger.flush()
     if as_json:
-        typer.echo(json.dumps(ans.to_dict(), indent=2, default=str))
+        echo(json.dumps(ans.to_dict(), indent=2, default=str))
         return
-    typer.echo(f"[{system} / {retriever} / {wb.provider_label}]")
-    typer.echo(f"Q: {ans.trace.question}\nA: {ans.text}")
+    echo(f"[{system} / {retriever} / {wb.provider_label}]")
+    echo(f"Q: {ans.trace.question}\nA: {ans.text}")
     gold = set(getattr(q, "evidence", []) or [])
     if not isinstance(q, str):
-        typer.echo(f"gold: {q.answer}  evidence: {', '.join(q.evidence)}  "
+        echo(f"gold: {q.answer}  evidence: {', '.join(q.evidence)}  "
                    f"recall: {evidence_recall(ans.trace.context_turn_ids(), q.evidence)}")
     for it in ans.trace.items[:25]:
         mark = "*" if gold & set(it.turn_ids) else " "
-        typer.echo(f" {mark} {it.score:6.3f} {it.id:14s} {it.text[:100]}")
+        echo(f" {mark} {it.score:6.3f} {it.id:14s} {it.text[:100]}")
     for stage, u in ans.usage.items():
-        typer.echo(f"  {stage}: {u.calls} calls, {u.prompt_tokens}+{u.completion_tokens} tokens")
+        echo(f"  {stage}: {u.calls} calls, {u.prompt_tokens}+{u.completion_tokens} tokens")
     for note in ans.trace.notes + ans.trace.errors:
-        typer.echo(f"  note: {note}")
+        echo(f"  note: {note}")
 
 
 @app.command()
@@ -200,11 +201,11 @@ def optimize(store: str | None = STORE) -> None:
     st = _workbench(store, None).store
     t0 = time.perf_counter()
     built = st.index_scopes()
-    typer.echo(f"scope indexes: {', '.join(f'{t}.{c} ({n} rows)' for t, c, n in built) or 'none needed'}")
+    echo(f"scope indexes: {', '.join(f'{t}.{c} ({n} rows)' for t, c, n in built) or 'none needed'}")
     failed = {t: e for t, e in st.optimize().items() if e}
     for t, e in failed.items():
-        typer.echo(f"error: {t} not compacted: {redact(e)}", err=True)
-    typer.echo(f"compacted {len(st.table_names()) - len(failed)} table(s) in {time.perf_counter() - t0:.1f}s")
+        echo(f"error: {t} not compacted: {redact(e)}", err=True)
+    echo(f"compacted {len(st.table_names()) - len(failed)} table(s) in {time.perf_counter() - t0:.1f}s")
     if failed:
         raise typer.Exit(1)
 
@@ -218,7 +219,7 @@ def doctor(store: str | None = STORE, provider: str | None = PROVIDER) -> None:
     def report(name: str, good: bool, detail: str) -> None:
         nonlocal ok
         ok = ok and good
-        typer.echo(f"[{'ok' if good else 'FAIL'}] {name}: {detail}")
+        echo(f"[{'ok' if good else 'FAIL'}] {name}: {detail}")
 
     try:
         from memcore.embed import make_embedder
@@ -248,14 +249,14 @@ def doctor(store: str | None = STORE, provider: str | None = PROVIDER) -> None:
         from memcore.llm import local_server
 
         avail, why = local_server.is_available()
-        typer.echo(f"[{'ok' if avail else 'info'}] local SmolLM2: {why}")
+        echo(f"[{'ok' if avail else 'info'}] local SmolLM2: {why}")
     except Exception as e:  # noqa: BLE001
-        typer.echo(f"[info] local SmolLM2: unavailable ({e}); install with: bash scripts/install-local-llm.sh")
+        echo(f"[info] local SmolLM2: unavailable ({e}); install with: bash scripts/install-local-llm.sh")
     chromium = shutil.which("chromium") or (os.path.exists("/usr/bin/chromium") and "/usr/bin/chromium")
-    typer.echo(f"[{'ok' if chromium else 'info'}] chromium (browser tests): "
+    echo(f"[{'ok' if chromium else 'info'}] chromium (browser tests): "
                f"{chromium or 'absent; install with: bash scripts/install-browser.sh'}")
     shared = Path("..") / "shared" / "datasets" / "locomo"
-    typer.echo(f"[info] LoCoMo files: {'found at ' + str(shared) if shared.is_dir() else 'not found (optional)'}")
+    echo(f"[info] LoCoMo files: {'found at ' + str(shared) if shared.is_dir() else 'not found (optional)'}")
     if not ok:
         raise typer.Exit(1)
 
@@ -273,7 +274,7 @@ def main() -> None:
     try:
         app()
     except MemcoreError as e:
-        typer.echo(f"error: {redact(str(e))}", err=True)
+        echo(f"error: {redact(str(e))}", err=True)
         sys.exit(2)
 
 

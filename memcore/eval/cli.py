@@ -15,6 +15,7 @@ from memcore.datasets import DatasetWarning
 from memcore.llm.redact import redact
 from memcore.retrievers import retriever_names
 from memcore.settings import Settings
+from memcore.text.terminal import echo
 
 RETRIEVER_HELP = " | ".join(retriever_names())  # the registered retrievers (memcore.retrievers)
 
@@ -41,7 +42,7 @@ def _dataset_warnings() -> Iterator[None]:
         finally:
             for w in caught:
                 if issubclass(w.category, DatasetWarning):
-                    typer.echo(f"warning: {w.message}", err=True)
+                    echo(f"warning: {w.message}", err=True)
                 else:
                     warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
@@ -108,7 +109,7 @@ def eval_command(
         if stop["flag"]:
             raise KeyboardInterrupt
         stop["flag"] = True
-        typer.echo("\nstopping after the current question (Ctrl-C again to abort)...", err=True)
+        echo("\nstopping after the current question (Ctrl-C again to abort)...", err=True)
 
     previous = signal.signal(signal.SIGINT, on_sigint)
     bar = _Bar()
@@ -123,20 +124,20 @@ def eval_command(
         bar.close()
         signal.signal(signal.SIGINT, previous)
     if not res["questions_total"]:
-        typer.echo(f"error: no question selected ({_selection(res, categories, limit)}), so nothing was evaluated. "
+        echo(f"error: no question selected ({_selection(res, categories, limit)}), so nothing was evaluated. "
                    "Fix: choose --categories that the dataset has (see `questions_per_category` of a full run), "
                    "or check --conversations and --limit", err=True)
         raise typer.Exit(2)
-    typer.echo(f"run {res['run_id']} | {res['engine']} | embedder {res['embedder']} | judge: {res['judge']['label']}")
-    typer.echo(format_table(res))
-    typer.echo(f"wrote {out} and {Path(out).with_suffix('.csv')} ({res['questions_done']}/"
+    echo(f"run {res['run_id']} | {res['engine']} | embedder {res['embedder']} | judge: {res['judge']['label']}")
+    echo(format_table(res))
+    echo(f"wrote {out} and {Path(out).with_suffix('.csv')} ({res['questions_done']}/"
                f"{res['questions_total']} questions, {res['wall_seconds']:.0f}s)")
     if res.get("questions_missing"):
-        typer.echo(f"{res['questions_missing']} question(s) have no result (an LLM call failed or the run stopped); "
+        echo(f"{res['questions_missing']} question(s) have no result (an LLM call failed or the run stopped); "
                    "they are left out of every score", err=True)
     for err in res.get("errors", [])[:10]:
-        typer.echo(redact(f"error: {err['system']} on {err['conv_id']} {err.get('question_id', '')}: {err['error']}"),
+        echo(redact(f"error: {err['system']} on {err['conv_id']} {err.get('question_id', '')}: {err['error']}"),
                    err=True)
     if not res["complete"]:
-        typer.echo("incomplete: run the same command again to resume", err=True)
+        echo("incomplete: run the same command again to resume", err=True)
         raise typer.Exit(3)
