@@ -172,7 +172,7 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
         got = t.schema.field("vector").type.list_size
         if got != self.dim:
             raise StoreError(
-                f"table {name!r} in {self.uri} holds {got}-d vectors but the embedder gives {self.dim}-d. "
+                f"table {name!r} in {redact(self.uri)} holds {got}-d vectors but the embedder gives {self.dim}-d. "
                 "Fix: use another --store path for this embedder, or delete the store folder")
 
     def table_names(self) -> list[str]:
@@ -237,7 +237,7 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
         df = self._df("conversations", where=f"conv_id = {sql_str(conv_id)}")
         if df.empty:
             have = ", ".join(self.conversations()["conv_id"]) or "none"
-            raise StoreError(f"no conversation {conv_id!r} in {self.uri} (have: {have}). Fix: load it first")
+            raise StoreError(f"no conversation {conv_id!r} in {redact(self.uri)} (have: {have}). Fix: load it first")
         return conversation_from_json(df.iloc[0]["payload"])
 
     # ----------------------------------------------------------------- turns

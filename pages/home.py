@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from memcore.llm.redact import redact
 from memcore.plugins import plugin_errors
 from memcore.viz.safe import md_escape
 from ui import nav, serving, state, widgets
@@ -42,7 +43,7 @@ st.caption(serving.address_line())
 s = state.settings()
 st.dataframe(pd.DataFrame([
     {"setting": "LLM", "value": wb.provider_label},
-    {"setting": "store", "value": wb.store.uri},
+    {"setting": "store", "value": redact(wb.store.uri)},
     {"setting": "embedder", "value": wb.embedder.name},
     {"setting": "systems", "value": ", ".join(widgets.systems())},
     {"setting": "API key", "value": "set for this session" if s.openai_api_key else "none"},
