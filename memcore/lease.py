@@ -17,6 +17,13 @@ every item, event and link twice. `Lease` is the lock both take first:
 
 Defaults: wait for a busy memory up to `MEMCORE_LEASE_WAIT_S` seconds (3600), then fail
 with MemoryBusy; `wait=False` fails at once. Row leases live `MEMCORE_LEASE_TTL_S` (60 s).
+
+Waiting is never silent: while it waits, a Lease reports one line (whose lease, since when, how long it has
+waited and will wait, and for a row lease when it lapses unless renewed) at once and every
+`MEMCORE_LEASE_REPORT_S` seconds (10) to its `on_wait` callback, by default the process's wait reporter
+(`set_wait_reporter`; standard error unless a UI sets its own).
+
+The same lease guards an evaluation run (`run|<run_id>`, memcore.eval.runner): one writer per run.
 """
 
 from __future__ import annotations
@@ -26,9 +33,11 @@ import json
 import os
 import re
 import socket
+import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +47,21 @@ from memcore.errors import MemoryBusy
 LEASES_TABLE = "leases"
 DEFAULT_WAIT_S = 3600.0
 DEFAULT_TTL_S = 60.0
+DEFAULT_REPORT_S = 10.0
+WaitReporter = Callable[[str], None]
+
+
+def _stderr_line(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+_reporter: list[WaitReporter] = [_stderr_line]
+
+
+def set_wait_reporter(report: WaitReporter) -> WaitReporter:
+    """Make `report(line)` receive every waiting line of this process's leases; returns the previous reporter."""
+    old, _reporter[0] = _reporter[0], report
+    return old
 
 
 def _env_s(name: str, default: float) -> float:
@@ -63,6 +87,7 @@ class Holder:
     host: str = "?"
     since: float = 0.0
     token: str = ""
+    expires: float = 0.0  # a row lease: when it lapses unless renewed (0: a file lock, held until released)
 
     def describe(self) -> str:
         """'pid 123, host box' or 'pid unknown'."""
@@ -173,7 +198,8 @@ class _RowBackend:
         if not live:
             return None
         r = live[0]
-        return Holder(pid=int(r["pid"]), host=r["host"], since=float(r["since"]), token=r["holder"])
+        return Holder(pid=int(r["pid"]), host=r["host"], since=float(r["since"]), token=r["holder"],
+                      expires=float(r["expires_at"]))
 
     def try_acquire(self, me: Holder) -> bool:
         self.token = me.token
@@ -211,16 +237,22 @@ class _RowBackend:
 class Lease:
     """An exclusive write lease on `key` in the store at `uri` (a context manager).
 
-    `what` names the thing for messages ("memory xmemory/conv-26"). `wait=False` raises
-    MemoryBusy at once when another process holds it; `wait=True` polls until it is free or
-    `timeout` seconds (default MEMCORE_LEASE_WAIT_S) pass, then raises MemoryBusy. `mode`
-    forces 'file' or 'row' (default: by URI); `db` (a LanceDB connection) is needed for rows.
+    `what` names the thing for messages ("memory xmemory/conv-26"), `activity` what its holder does
+    ("being built"). `wait=False` raises MemoryBusy at once when another process holds it; `wait=True`
+    polls until it is free or `timeout` seconds (default MEMCORE_LEASE_WAIT_S) pass, then raises
+    MemoryBusy, reporting a line to `on_wait` (default: the process's wait reporter) at once and every
+    `report_every` seconds (MEMCORE_LEASE_REPORT_S) meanwhile. `mode` forces 'file' or 'row' (default: by
+    URI); `db` (a LanceDB connection) is needed for rows.
     """
 
     def __init__(self, uri: str, key: str, what: str, *, db: Any = None, wait: bool = True,
                  timeout: float | None = None, mode: str | None = None, ttl: float | None = None,
-                 poll: float | None = None, renew: bool = True) -> None:
+                 poll: float | None = None, renew: bool = True, activity: str = "being built",
+                 on_wait: WaitReporter | None = None, report_every: float | None = None) -> None:
         self.uri, self.key, self.what, self.wait = str(uri), key, what, wait
+        self.activity, self._on_wait = activity, on_wait
+        self.report_every = (_env_s("MEMCORE_LEASE_REPORT_S", DEFAULT_REPORT_S) if report_every is None
+                             else float(report_every))
         self.timeout = _env_s("MEMCORE_LEASE_WAIT_S", DEFAULT_WAIT_S) if timeout is None else float(timeout)
         self.mode = mode or lease_mode(self.uri)
         self.ttl = _env_s("MEMCORE_LEASE_TTL_S", DEFAULT_TTL_S) if ttl is None else float(ttl)
@@ -246,12 +278,16 @@ class Lease:
         """Take the lease (waiting as configured) or raise MemoryBusy."""
         me = _me(uuid.uuid4().hex)
         start = time.monotonic()
+        next_report = start
         while True:
             if self._backend.try_acquire(me):
                 break
             waited = time.monotonic() - start
             if not self.wait or waited >= self.timeout:
                 raise self._busy(waited if self.wait else None)
+            if time.monotonic() >= next_report:
+                (self._on_wait or _reporter[0])(self.waiting_line(waited))
+                next_report = time.monotonic() + self.report_every
             time.sleep(min(self.poll, max(0.0, self.timeout - waited)))
         self.held, self._lost = True, False
         if self.mode == "row" and self._renew_enabled:
@@ -260,9 +296,21 @@ class Lease:
             self._thread.start()
         return self
 
+    def waiting_line(self, waited: float) -> str:
+        """One line while waiting: whose lease, since when, how long waited and still to wait, when it lapses."""
+        h = self._backend.holder() or Holder()
+        line = (f"waiting: {self.what} is {self.activity} by another process ({h.describe()}) since "
+                f"{h.since_text()}; waited {waited:.0f} s, will wait up to {max(0.0, self.timeout - waited):.0f} s "
+                "more (MEMCORE_LEASE_WAIT_S; --no-wait fails at once)")
+        if h.expires:
+            left = h.expires - time.time()
+            line += (f"; its lease lapses in {max(0.0, left):.0f} s unless renewed (a stopped or killed holder's "
+                     "lease is taken over then)")
+        return line
+
     def _busy(self, waited: float | None) -> MemoryBusy:
         h = self._backend.holder() or Holder()
-        who = f"{self.what} is being built by another process ({h.describe()}) since {h.since_text()}"
+        who = f"{self.what} is {self.activity} by another process ({h.describe()}) since {h.since_text()}"
         if waited is None:
             err = MemoryBusy(f"{who}; wait for it or rerun with --wait")
         else:

@@ -95,6 +95,9 @@ def eval_command(
     llm_concurrency: int | None = typer.Option(None, "--llm-concurrency", help="LLM requests in flight at once "
                                                "(default $MEMCORE_LLM_CONCURRENCY, else 8 for HTTP providers)"),
     llm_timeout: float | None = typer.Option(None, "--llm-timeout", help="read timeout per LLM request, seconds"),
+    wait: bool = typer.Option(True, "--wait/--no-wait", help="when another process is evaluating the same run: "
+                              "wait for it (up to $MEMCORE_LEASE_WAIT_S, default 3600 s, saying so), then answer "
+                              "only what it left; or fail at once"),
 ) -> None:
     """Evaluate memory systems on a dataset: resumable, per-category scores, evidence recall, cost."""
     from memcore.eval.report import format_table
@@ -119,7 +122,8 @@ def eval_command(
                            conversations=_split(conversations), categories=_split(categories), limit=limit,
                            workers=workers, retriever=retriever, judge=(judge_runs if judge_runs > 1 else True) if judge
                            else False, run_id=run_id, out=out, lenient=lenient,
-                           progress=bar, should_stop=lambda: stop["flag"], engine=engine, ray_address=ray_address)
+                           progress=bar, should_stop=lambda: stop["flag"], engine=engine, ray_address=ray_address,
+                           wait=wait)
     finally:
         bar.close()
         signal.signal(signal.SIGINT, previous)

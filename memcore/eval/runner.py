@@ -26,6 +26,7 @@ from memcore.eval.report import row_order, write_results
 from memcore.eval.run_record import DONE, INCOMPLETE, STOPPED, RunRecorder, selection_payload
 from memcore.eval.runs import assemble, check_compatible, existing_rows, load_rows, make_run_id, run_meta
 from memcore.eval.workers import evaluate_conversation, run_parallel, score_question
+from memcore.lease import Lease
 from memcore.settings import Settings
 from memcore.types import Conversation, Question
 
@@ -77,7 +78,7 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
              out: str | Path | None = None, progress: ProgressCb | None = None, should_stop: StopCb | None = None,
              lenient: bool = False,
              configs: dict[str, dict] | None = None, workbench: Any = None, engine: str = "local",
-             ray_address: str | None = None) -> dict[str, Any]:
+             ray_address: str | None = None, wait: bool = True) -> dict[str, Any]:
     """Run (or resume) an evaluation and return the results dict; also written to `out` (+ .csv) if given.
 
     `progress(done, total, info)` is called per answered question (info: phase, system, conv_id);
@@ -87,6 +88,8 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
     `engine`: "local" (this process, or `workers` spawned processes) or "ray" (Ray tasks per
     conversation, or per conversation and system (memcore.eval.ray_engine), on the cluster at `ray_address`, default a local Ray with `workers`
     CPUs when workers > 1, else all cores); both give the same results.
+    One process writes a run at a time (a run lease): `wait` waits for another process evaluating the same run
+    (up to MEMCORE_LEASE_WAIT_S, saying so) and then answers only what it left; `wait=False` raises MemoryBusy.
     """
     from memcore.systems import load_all, make_config
     from memcore.systems.base import config_to_dict
@@ -124,46 +127,51 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
     meta["fingerprint"] = make_run_id(fingerprint)
     run_id = run_id or make_run_id(fingerprint)
     meta["run_id"] = run_id
-    have, old = existing_rows(wb.store, run_id)
-    check_compatible(run_id, old, meta)
-    selected = {c.id: select_questions(c, categories, limit) for c in convs}
-    todo = {c.id: {n: [q for q in selected[c.id] if (n, q.id) not in have] for n in names} for c in convs}
-    total = sum(len(qs) for t in todo.values() for qs in t.values())
-    job = {"systems": names, "configs": cfgs, "meta": meta, "run_id": run_id, "judge": judge}
-    count, errors = 0, []
-    n_wanted = len(names) * sum(len(qs) for qs in selected.values())
-    recorder = RunRecorder(wb.store, {  # the run's record: the app lists it and follows its progress
-        "run_id": run_id, "done": n_wanted - total, "total": n_wanted, "dataset": f"{dataset} {path}",
-        "engine": engine if engine == "ray" else f"local x{workers}", "systems": names,
-        "payload": {"meta": meta, "judge": jinfo, "fingerprint": fingerprint, "path": path, "dataset": dataset,
-                    "selected": selection_payload(selected)}})
+    # one writer per run: a second `memcore eval` of this run waits here (or fails at once with wait=False) and
+    # then reads what the first stored, so no question is answered twice (memcore.lease, key run|<run_id>)
+    with Lease(wb.store.uri, f"run|{run_id}", f"eval run {run_id}", db=wb.store.db, wait=wait,
+               mode=wb.store.lease_mode, activity="being evaluated"):
+        wb.store.refresh()
+        have, old = existing_rows(wb.store, run_id)
+        check_compatible(run_id, old, meta)
+        selected = {c.id: select_questions(c, categories, limit) for c in convs}
+        todo = {c.id: {n: [q for q in selected[c.id] if (n, q.id) not in have] for n in names} for c in convs}
+        total = sum(len(qs) for t in todo.values() for qs in t.values())
+        job = {"systems": names, "configs": cfgs, "meta": meta, "run_id": run_id, "judge": judge}
+        count, errors = 0, []
+        n_wanted = len(names) * sum(len(qs) for qs in selected.values())
+        recorder = RunRecorder(wb.store, {  # the run's record: the app lists it and follows its progress
+            "run_id": run_id, "done": n_wanted - total, "total": n_wanted, "dataset": f"{dataset} {path}",
+            "engine": engine if engine == "ray" else f"local x{workers}", "systems": names,
+            "payload": {"meta": meta, "judge": jinfo, "fingerprint": fingerprint, "path": path, "dataset": dataset,
+                        "selected": selection_payload(selected)}})
 
-    def on_msg(msg: dict) -> None:
-        nonlocal count
-        count += msg.get("done", 0)
-        recorder.done = n_wanted - total + count
-        if msg.get("phase") == "error" and len(errors) < 100:
-            errors.append(msg)  # the first 100; unanswered questions also show as complete = False
-        if progress is not None:
-            progress(count, total, msg)
+        def on_msg(msg: dict) -> None:
+            nonlocal count
+            count += msg.get("done", 0)
+            recorder.done = n_wanted - total + count
+            if msg.get("phase") == "error" and len(errors) < 100:
+                errors.append(msg)  # the first 100; unanswered questions also show as complete = False
+            if progress is not None:
+                progress(count, total, msg)
 
-    with recorder:  # an exception escaping the engines marks the record failed
-        if engine == "ray":
-            run_ray(settings, convs, todo, job, on_msg, stop, ray_address, workers if workers > 1 else None)
-        elif workers > 1 and len([c for c in convs if any(todo[c.id].values())]) > 1:
-            run_parallel(settings, convs, todo, job, workers, on_msg, stop)  # assemble reads the latest results
-        else:
-            for c in convs:
-                if stop():
-                    break
-                evaluate_conversation(wb, c, todo[c.id], job, on_msg, stop)
-        results = assemble(wb.store, run_id, convs, selected, names, meta, jinfo, fingerprint, path, dataset)
-        recorder.done = results["questions_done"]
-        recorder.finish(DONE if results["complete"] else STOPPED if stop() else INCOMPLETE,
-                        "" if results["complete"] else f"{results['questions_missing']} question(s) without a result")
-    results.update(created=created, wall_seconds=round(time.perf_counter() - t0, 3),
-                   finished=time.time(), configs=full_cfg, limit=limit, errors=sorted(errors, key=row_order))
-    if out:
-        write_results(results, out)
-    return results
+        with recorder:  # an exception escaping the engines marks the record failed
+            if engine == "ray":
+                run_ray(settings, convs, todo, job, on_msg, stop, ray_address, workers if workers > 1 else None)
+            elif workers > 1 and len([c for c in convs if any(todo[c.id].values())]) > 1:
+                run_parallel(settings, convs, todo, job, workers, on_msg, stop)  # assemble reads the latest results
+            else:
+                for c in convs:
+                    if stop():
+                        break
+                    evaluate_conversation(wb, c, todo[c.id], job, on_msg, stop)
+            results = assemble(wb.store, run_id, convs, selected, names, meta, jinfo, fingerprint, path, dataset)
+            recorder.done = results["questions_done"]
+            recorder.finish(DONE if results["complete"] else STOPPED if stop() else INCOMPLETE,
+                            "" if results["complete"] else f"{results['questions_missing']} question(s) without a result")
+        results.update(created=created, wall_seconds=round(time.perf_counter() - t0, 3),
+                       finished=time.time(), configs=full_cfg, limit=limit, errors=sorted(errors, key=row_order))
+        if out:
+            write_results(results, out)
+        return results
 

@@ -102,7 +102,7 @@ def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Ques
         wb.ledger.flush()
         return done
 
-    if lanes > 1:  # one pool of question lanes for all systems: at most `lanes` questions at once
+    if lanes > 1 and names:  # one pool of question lanes for all systems: at most `lanes` questions at once
         with ThreadPoolExecutor(lanes, thread_name_prefix="memcore-q") as qpool, \
                 ThreadPoolExecutor(len(names), thread_name_prefix="memcore-sys") as spool:
             return sum(spool.map(one_system, names))

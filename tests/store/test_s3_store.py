@@ -202,3 +202,38 @@ def test_two_processes_write_at_once_without_losing_or_duplicating_rows(bucket, 
         assert len(st.items("space", me, "episode")) == 18
         assert st.checkpoint("space", me)["state"] == {"b": 5}
     assert len(st.rows("mem_episode")) == 36 and len(st.rows("links")) == 36
+
+
+HOLDER = """import sys, time
+from memcore.store import LanceStore
+held = LanceStore(sys.argv[1], dim=int(sys.argv[3])).lease(sys.argv[2], "demo", "memory naive_rag/demo")
+held.__enter__()
+print("held", flush=True)
+time.sleep(300)
+"""
+
+
+def test_a_rerun_after_a_killed_writer_says_it_waits_for_the_stale_lease(bucket, s3, monkeypatch):
+    """A writer killed on object storage leaves its lease row until it lapses: the rerun says so, repeatedly
+    (whose lease, since when, when it lapses), then takes it over and builds the memory (issue 24 item 5)."""
+    from memcore.embed import HashingEmbedder
+    from memcore.workbench import Workbench
+
+    monkeypatch.setenv("MEMCORE_LEASE_TTL_S", "6")
+    monkeypatch.setenv("MEMCORE_LEASE_REPORT_S", "1")
+    uri = f"s3://{bucket}/memcore"
+    wb = Workbench(Settings())
+    space = wb.space("naive_rag", wb.load_demo())
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, uri, space, str(HashingEmbedder().dim)],
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert holder.stdout.readline().strip() == "held", holder.stderr.read()[-2000:]
+    holder.kill()  # kill -9: no release, no renewal
+    holder.wait(30)
+    res = runner.invoke(app, ["ingest", "demo", "-s", "naive_rag"])
+    assert res.exit_code == 0, res.output
+    lines = [ln for ln in res.output.splitlines() if ln.startswith("waiting: ")]
+    assert len(lines) >= 2, res.output
+    assert f"pid {holder.pid}" in lines[0] and "lapses in" in lines[0] and "since 20" in lines[0]
+    assert "naive_rag on demo" in res.output
+    no_secret("the waiting lines", res.output)
