@@ -52,11 +52,13 @@ def ensure_turns(system: MemorySystem) -> None:
     """Store the conversation and its embedded turns once (shared by every system).
 
     Both are written together, so stored turns mean a stored conversation and a later ingest of the
-    conversation writes nothing here. Workbench.load stores (or updates) a loaded conversation itself;
+    conversation writes nothing here; a conversation whose id is stored with other turns is refused
+    (StoreError: the memories of that id were built from those). Workbench.load stores (or updates) a loaded conversation itself;
     this covers callers that ingest a conversation never loaded into this store (the evaluator, tests).
     """
     conv, store = system.conv, system.store
     if conv.turns and store.has_turns(conv.id) == len(conv.turns):
+        store.check_turns(conv)  # StoreError when the id is stored with other turns
         return
     store.save_conversation(conv)  # idempotent: no write when the stored row is the same
     store.save_turns(conv.turns, system.embed_texts([t.embed_text for t in conv.turns]))

@@ -200,7 +200,10 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
 
     # --------------------------------------------------------- conversations
     def save_conversation(self, conv) -> None:  # noqa: ANN001 - Conversation
-        """Store a conversation (turns and questions) so the app can list and reload it."""
+        """Store a conversation (turns and questions) so the app can list and reload it.
+
+        A stored conversation of the same id may change its questions, never its turns: StoreError (the
+        memories and results of that id were built from the stored turns)."""
         from memcore.serialize import conversation_to_json
 
         row = {"conv_id": conv.id, "source": conv.source, "n_turns": len(conv.turns),
@@ -218,12 +221,29 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
             have = stored()
             if have == [row]:
                 return
+            if have:
+                self.check_turns(conv, have[0]["payload"])
             t = self.table("conversations")
             if len(have) > 1:  # duplicates from an older memcore: keep one
                 t.delete(where)
                 t.add([row])
             else:
                 t.merge_insert("conv_id").when_matched_update_all().when_not_matched_insert_all().execute([row])
+
+    def check_turns(self, conv, payload: str | None = None) -> None:  # noqa: ANN001 - Conversation
+        """StoreError when the store holds conversation `conv.id` with other turns (its memories were built from
+        those, so they must not answer for `conv`); `payload` is the stored row's, read when None."""
+        from memcore.serialize import conversation_from_json
+
+        if payload is None:
+            df = self._df("conversations", where=f"conv_id = {sql_str(conv.id)}", columns=["payload"])
+            if df.empty:
+                return
+            payload = df["payload"].iloc[0]
+        if conversation_from_json(payload).turns != conv.turns:
+            raise StoreError(f"conversation {conv.id!r} is already in {redact(self.uri)} with other turns, and "
+                             "memories built from those would answer for this one. Fix: load it into another "
+                             "store (--store or MEMCORE_STORE), or give it its own id in the file")
 
     def conversations(self) -> pd.DataFrame:
         """One row per stored conversation: conv_id, source, n_turns, n_questions."""

@@ -115,6 +115,8 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
     cfgs = {n: {"retriever": retriever, **(configs or {}).get(n, {})} for n in names}
     full_cfg = {n: config_to_dict(make_config(n, **c)) for n, c in cfgs.items()}
     wb = workbench or Workbench(settings)
+    for c in convs:  # an id stored with other turns is refused before anything runs (StoreError, as in Workbench.load)
+        wb.store.save_conversation(c)
     if settings.llm_check:
         from memcore.llm import check_endpoint
 

@@ -157,3 +157,31 @@ def test_a_top_level_scalar_gets_a_message_without_python_argument_names(tmp_pat
     with pytest.raises(DatasetError) as e:
         load_dataset(p)
     assert "fmt=" not in str(e.value) and "top level is" in str(e.value) and "LoCoMo" in str(e.value)
+
+
+def test_a_conversation_id_already_stored_with_other_turns_is_refused(tmp_path):
+    """LongMemEval S and M share question ids with different haystacks: the second file's item must not be
+    answered from the memory built for the first (the ingest would find it complete)."""
+    from memcore.errors import StoreError
+    from memcore.settings import Settings
+    from memcore.workbench import Workbench
+
+    wb = Workbench(Settings(store_uri=str(tmp_path / "s"), embedder="hashing", llm_provider="offline"))
+    first = tmp_path / "s.json"
+    first.write_text(json.dumps([LME[0]]), encoding="utf-8")
+    [conv] = wb.load(first)
+    assert wb.ingest("naive_rag", conv).complete
+    relabelled = copy.deepcopy(LME[0])
+    relabelled["answer"] = "a Business degree"  # the same haystack: questions may change
+    first.write_text(json.dumps([relabelled]), encoding="utf-8")
+    assert wb.load(first)[0].questions[0].answer == "a Business degree"
+    other = _lme_pair(tmp_path, same=False)
+    data = json.loads(other.read_text(encoding="utf-8"))[1:]
+    (tmp_path / "m.json").write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(StoreError, match="'e47becba' is already in .* with other turns"):
+        wb.load(tmp_path / "m.json")
+    res = _cli("ask", "e47becba", "--source", str(tmp_path / "m.json"), "--store", str(tmp_path / "s"))
+    assert res.returncode == 2 and "with other turns" in res.stderr
+    res = _cli("eval", "--dataset", "longmemeval", "--file", str(tmp_path / "m.json"), "--systems", "naive_rag",
+               "--store", str(tmp_path / "s"), "--out", str(tmp_path / "r.json"))  # eval does not go through load
+    assert res.returncode == 2 and "with other turns" in res.stderr and not (tmp_path / "r.json").exists()
