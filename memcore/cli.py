@@ -19,7 +19,7 @@ from memcore.eval.compare_cli import compare_command
 from memcore.llm.redact import redact
 from memcore.retrievers import retriever_names
 from memcore.settings import LEDGER_TEXT_ENV, Settings
-from memcore.text.terminal import echo
+from memcore.text.terminal import echo, visible
 
 app = typer.Typer(help="memcore: watch LLM-agent memory systems build, retrieve and answer.",
                   no_args_is_help=True, add_completion=False)
@@ -134,7 +134,7 @@ def ingest(
     failures = 0
     for conv in _conversations(wb, source, conversations, lenient):
         for name in _system_names(systems):
-            with typer.progressbar(length=len(conv.turns), label=f"{name:18s} {conv.id}") as bar:
+            with typer.progressbar(length=len(conv.turns), label=visible(f"{name:18s} {conv.id}")) as bar:
                 rep = wb.ingest(name, conv, progress=lambda done, total, ev: bar.update(1), wait=wait)
             if rep.error:
                 failures += 1

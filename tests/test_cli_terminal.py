@@ -40,3 +40,19 @@ def test_ask_prints_dataset_text_without_control_characters(tmp_path):
     assert "red bike" in res.output and "\\x07" in res.output
     leaked = [c for c in CONTROLS if c in res.output]
     assert not leaked, [hex(ord(c)) for c in leaked]
+
+
+def test_ingest_and_eval_print_conversation_ids_without_control_characters(tmp_path):
+    chat = tmp_path / "chat.jsonl"
+    lines = [{"conversation": f"c{CONTROLS}", "session": 1, "date": "2024-03-01 10:00", "speaker": "Ann",
+              "text": "I bought a red bike."},
+             {"type": "question", "conversation": f"c{CONTROLS}", "question": "Bike colour?", "answer": "red",
+              "evidence": ["D1:1"]}]
+    chat.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    res = CliRunner().invoke(app, ["ingest", str(chat), "-s", "naive_rag"])
+    assert res.exit_code == 0, res.output
+    assert "c\\x07" in res.output and not [c for c in CONTROLS if c in res.output]
+    res = CliRunner().invoke(app, ["eval", "--dataset", "jsonl", "--file", str(chat), "--systems", "naive_rag",
+                                   "--out", str(tmp_path / "r.json")])
+    assert res.exit_code == 0, res.output
+    assert not [c for c in CONTROLS if c in res.output]

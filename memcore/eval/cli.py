@@ -15,7 +15,7 @@ from memcore.datasets import DatasetWarning
 from memcore.llm.redact import redact
 from memcore.retrievers import retriever_names
 from memcore.settings import Settings
-from memcore.text.terminal import echo
+from memcore.text.terminal import echo, visible
 
 RETRIEVER_HELP = " | ".join(retriever_names())  # the registered retrievers (memcore.retrievers)
 
@@ -58,7 +58,7 @@ class _Bar:
         if self.bar is None:
             self.bar = typer.progressbar(length=max(total, 1), label="eval", show_pos=True)
             self.bar.__enter__()
-        self.bar.label = f"{info.get('phase', ''):6s} {info.get('system', '')} {info.get('conv_id', '')}"[:48]
+        self.bar.label = visible(f"{info.get('phase', ''):6s} {info.get('system', '')} {info.get('conv_id', '')}"[:48])
         self.bar.update(done - self.shown)
         self.shown = done
 
