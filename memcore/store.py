@@ -130,16 +130,28 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
         tables are refreshed (the previous holder's rows are seen); while held, `commit` of this
         memory raises MemoryBusy if the lease was lost (a remote lease that expired).
         """
-        key = f"{space}|{conv_id}"
-        lease = Lease(self.uri, key, what or f"memory {space}/{conv_id}", db=self.db, wait=wait,
-                      timeout=timeout, mode=mode or self.lease_mode, ttl=ttl)
+        with self._hold(Lease(self.uri, f"{space}|{conv_id}", what or f"memory {space}/{conv_id}", db=self.db,
+                              wait=wait, timeout=timeout, mode=mode or self.lease_mode, ttl=ttl)) as lease:
+            yield lease
+
+    @contextmanager
+    def run_lease(self, run_id: str, *, wait: bool = True, timeout: float | None = None) -> Iterator[Lease]:
+        """Hold the exclusive lease of one evaluation run (key `run|<run_id>`) for a `with` block: one process
+        answers a run's questions at a time (MemoryBusy as for `lease`); while held, `save_results` of the
+        run raises MemoryBusy if the lease was lost (a remote lease that expired)."""
+        with self._hold(Lease(self.uri, f"run|{run_id}", f"eval run {run_id}", db=self.db, wait=wait,
+                              timeout=timeout, mode=self.lease_mode, activity="being evaluated")) as lease:
+            yield lease
+
+    @contextmanager
+    def _hold(self, lease: Lease) -> Iterator[Lease]:
         with lease:
-            self.refresh()
-            self._leases[key] = lease
+            self.refresh()  # the previous holder's rows are seen
+            self._leases[lease.key] = lease
             try:
                 yield lease
             finally:
-                self._leases.pop(key, None)
+                self._leases.pop(lease.key, None)
 
     def _after_write(self, name: str) -> None:
         """Keep the table's scope index (memcore.store_indexes: built once it is large, rebuilt as it grows)."""

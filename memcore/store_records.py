@@ -16,7 +16,7 @@ from memcore.types import Event
 
 class RecordsMixin:
     """Events, provenance, usage ledger and per-question results (needs `table`, `_df`, `_fresh`, `_store_lock`,
-    `_after_write`)."""
+    `_leases`, `_after_write`)."""
 
     # ------------------------------------------------------------ provenance
     def sources_of(self, space: str, conv_id: str, item_id: str) -> list[str]:
@@ -99,6 +99,9 @@ class RecordsMixin:
         never wait, and a second run of the same conversation (a rerun racing a running one) updates
         the rows the first inserted instead of adding them again.
         """
+        held = self._leases.get(f"run|{run_id}")
+        if held is not None:
+            held.check()  # a run lease that expired and was taken over: write nothing (MemoryBusy)
         out = [{"key": f"{run_id}|{r['system']}|{r['question_id']}", "run_id": run_id, "system": r["system"],
                 "conv_id": r.get("conv_id", ""), "question_id": r["question_id"],
                 "payload": json.dumps(r, default=json_default), "ts": time.time()} for r in rows]

@@ -26,7 +26,6 @@ from memcore.eval.report import row_order, write_results
 from memcore.eval.run_record import DONE, INCOMPLETE, STOPPED, RunRecorder, selection_payload
 from memcore.eval.runs import assemble, check_compatible, existing_rows, load_rows, make_run_id, run_meta
 from memcore.eval.workers import evaluate_conversation, run_parallel, score_question
-from memcore.lease import Lease
 from memcore.settings import Settings
 from memcore.types import Conversation, Question
 
@@ -131,9 +130,7 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
     meta["run_id"] = run_id
     # one writer per run: a second `memcore eval` of this run waits here (or fails at once with wait=False) and
     # then reads what the first stored, so no question is answered twice (memcore.lease, key run|<run_id>)
-    with Lease(wb.store.uri, f"run|{run_id}", f"eval run {run_id}", db=wb.store.db, wait=wait,
-               mode=wb.store.lease_mode, activity="being evaluated"):
-        wb.store.refresh()
+    with wb.store.run_lease(run_id, wait=wait):
         have, old = existing_rows(wb.store, run_id)
         check_compatible(run_id, old, meta)
         selected = {c.id: select_questions(c, categories, limit) for c in convs}

@@ -65,3 +65,16 @@ def test_the_reporter_can_be_replaced_by_a_ui(tmp_path):
     finally:
         set_wait_reporter(old)
     assert got and got[0].startswith("waiting: memory k is being built")
+
+
+def test_a_run_whose_lease_was_lost_writes_no_result(tmp_path):
+    st = LanceStore(str(tmp_path / "s"), dim=8)
+    st.lease_mode = "row"  # as on object storage
+    row = {"system": "naive_rag", "question_id": "q1", "conv_id": "c"}
+    with st.run_lease("r1") as lease:
+        st.save_results("r1", [row])
+        st.db.open_table("leases").delete("true")  # the row vanished (expired and taken over, then released)
+        assert not lease.renew_now() and lease.lost
+        with pytest.raises(MemoryBusy, match="lost the write lease of eval run r1"):
+            st.save_results("r1", [{**row, "question_id": "q2"}])
+    assert sorted(st.result_keys("r1")) == [("naive_rag", "q1")]
