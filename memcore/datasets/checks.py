@@ -119,7 +119,8 @@ class Checks:
             if tid is None and canonical_id(piece) is None:  # no turn id in any spelling: never gold evidence
                 meta.setdefault("unusable_evidence", []).append(piece)
                 if not erratum:
-                    self.add(where, f"evidence {piece!r} is no turn id (turn ids look like 'D3:12')",
+                    self.add(where, f"evidence {piece!r} is no turn id of conversation {conv_id!r} in any "
+                             "spelling (turn ids look like 'D3:12')",
                              "correct or remove the id", kind="unusable evidence id")
                 continue
             if tid is None:
