@@ -10,6 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 from memcore.datasets.checks import DatasetWarning
+from memcore.llm.redact import redact
 from memcore.retrievers import retriever_names
 from memcore.types import Conversation, Question
 from memcore.viz.safe import md_escape
@@ -39,7 +40,7 @@ def sidebar_status() -> None:
             st.error(md_escape(f"memcore is not ready: {e}"))
             return
         st.caption(f"**LLM:** {md_escape(wb.provider_label)}")
-        st.caption(f"**Store:** `{wb.store.uri}` · **Embedder:** {md_escape(wb.embedder.name)}")
+        st.caption(f"**Store:** `{redact(wb.store.uri)}` · **Embedder:** {md_escape(wb.embedder.name)}")
         conv_id = st.session_state.get("conv_id")
         if conv_id:
             st.caption(f"**Conversation:** {md_escape(conv_id)}")
