@@ -18,6 +18,7 @@ import typer
 from memcore.errors import ConfigError
 from memcore.eval.compare import compare_runs
 from memcore.eval.compare_export import comparison_text, write_comparison
+from memcore.text.terminal import echo
 
 __all__ = ["build_comparison", "compare_command", "load_run"]
 
@@ -75,6 +76,6 @@ def compare_command(
     report = build_comparison(run_a, run_b, LanceStore(uri), names)
     if not report["systems"]:
         raise ConfigError("the two runs share no system; pass --systems or compare runs of the same systems")
-    typer.echo(comparison_text(report))
+    echo(comparison_text(report))
     for p in write_comparison(report, out or None, html or None):
-        typer.echo(f"wrote {p}")
+        echo(f"wrote {p}")
