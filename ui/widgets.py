@@ -218,14 +218,15 @@ def ingest_panel(wb: Workbench, conv: Conversation, systems: list[str]) -> bool:
 
 
 @st.fragment(run_every=1.0)
-def job_progress(job_id: str, unit: str = "turns") -> None:
-    """Progress bar and Cancel button of a background job (refreshes every second; reruns the page at the end)."""
+def job_progress(job_id: str) -> None:
+    """Progress bar and Cancel button of a background job (refreshes every second; reruns the page at the end):
+    the step in progress in the units it processes, with the time left in it (ui.jobs.Job.progress_text)."""
     job = jobs.get(job_id)
     if job is None:
         return
     if not job.running:
         st.rerun()
-    st.progress(job.fraction, text=f"{job.message} · {job.done}/{job.total} {unit}")
+    st.progress(job.fraction, text=md_escape(job.progress_text()))
     if st.button("Cancel", icon=":material/stop_circle:", key=f"cancel_{job_id}"):
         job.cancel()
         st.toast("Stopping after the next commit; what is built so far is kept.")

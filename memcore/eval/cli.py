@@ -57,7 +57,8 @@ class _Bar:
         if self.bar is None:
             self.bar = typer.progressbar(length=max(total, 1), label="eval", show_pos=True)
             self.bar.__enter__()
-        self.bar.label = f"{info.get('phase', ''):6s} {info.get('system', '')} {info.get('conv_id', '')}"[:48]
+        turns = f" {info['turn']}/{info['turns']} turns" if info.get("turns") else ""
+        self.bar.label = f"{info.get('phase', ''):6s} {info.get('system', '')} {info.get('conv_id', '')}{turns}"[:64]
         self.bar.update(done - self.shown)
         self.shown = done
 
