@@ -18,11 +18,21 @@ from memcore.workbench import Workbench
 from ui import jobs, state
 
 FORMATS = ("auto", "locomo", "longmemeval", "jsonl")
+CARDS_PER_ROW = 3  # Compare's answer cards: at 1280 px each card keeps a system name and a badge on one line
 
 
 def text(s: str) -> None:
     """Conversation or memory text shown literally (Markdown syntax and HTML escaped)."""
     st.markdown(md_escape(s))
+
+
+def grid(n: int, per_row: int) -> list:
+    """n equal cells in rows of at most `per_row` columns (a last, shorter row keeps the same cell width), so
+    that cards and metrics of many systems wrap onto several rows instead of shrinking until names split."""
+    cells: list = []
+    for start in range(0, n, per_row):
+        cells.extend(st.columns(per_row)[:min(per_row, n - start)])
+    return cells
 
 
 def provider_badge(wb: Workbench) -> str:
