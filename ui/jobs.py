@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 RUNNING, DONE, CANCELLED, FAILED = "running", "done", "cancelled", "failed"
+ETA_MIN_S = 5.0  # a step's time left is estimated after this long
 
 
 @dataclass
@@ -53,11 +54,12 @@ class Job:
         self.step_done, self.step_total, self.step_unit = done, total, unit
 
     def eta(self) -> float | None:
-        """Seconds left in the current step at its rate so far (None until a unit after the first is done)."""
-        n = self.step_done - self.step_done0
-        if n <= 0 or not self.step_total:
+        """Seconds left in the current step at its rate so far; None until ETA_MIN_S have passed and two units
+        were done since the step began (the first turns of a step can come in a burst, e.g. work run ahead)."""
+        n, elapsed = self.step_done - self.step_done0, time.time() - self.step_started
+        if n < 2 or elapsed < ETA_MIN_S or not self.step_total:
             return None
-        return max(0.0, (self.step_total - self.step_done) * (time.time() - self.step_started) / n)
+        return max(0.0, (self.step_total - self.step_done) * elapsed / n)
 
     def progress_text(self) -> str:
         """One line: the job's message, the step with its units done, and the time left in it when known."""

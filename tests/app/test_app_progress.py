@@ -37,7 +37,7 @@ def test_a_build_job_reports_each_batch_and_each_turn_as_it_goes(monkeypatch):
         assert turns == [(d, n, "turns") for d in range(1, n + 1)], name  # one report per turn
         assert any(m == f"{name} (system {i + 1} of 2)" for m, *_ in seen)
     texts = [t for *_, t in seen if "building memory" in t]
-    assert any("left" in t for t in texts[2:])  # a time estimate once the rate is known
+    assert texts[0].endswith("estimating time left…")  # no estimate from the first turns
     assert job.fraction == 1.0
 
 
@@ -49,6 +49,9 @@ def test_job_eta_and_text():
     job.report("building memory", 30, 90, "turns")
     assert 119 <= job.eta() <= 121
     assert job.progress_text() == "xmemory (system 2 of 3) · building memory: 30/90 turns · about 2 min left"
+    job.report("answering", 0, 10, "questions")
+    job.report("answering", 5, 10, "questions")
+    assert job.eta() is None  # 5 questions in a burst, under ETA_MIN_S: no estimate yet
     assert jobs.duration(3725) == "1 h 2 min" and jobs.duration(75) == "1 min 15 s" and jobs.duration(8) == "8 s"
 
 
