@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -21,11 +22,21 @@ from memcore.viz.views import ASK, REPLAY, ItemsAt, SystemView, register_view
 GREY = "#D9D9D9"
 
 
+# a fact quoting its episode: "[2023-05-08T10:15:00] Maya & Jonas: run, half, marathon: On 8 May 2023, ..."
+_QUOTED = re.compile(r"^\s*\[[^\]]*\d{4}-\d\d-\d\d[^\]]*\]\s*(?:[^:\[\]]{1,60}:\s*[\w' ,&-]{1,80}:\s*)?")
+
+
+def plain(text: str) -> str:
+    """A memory text without the timestamp and title an extractive fact carries from its episode (the date is
+    shown as a day beside it)."""
+    return _QUOTED.sub("", str(text)) or str(text)
+
+
 def _label(it: Any) -> str:
     m = it.metadata
     if it.kind == "episode" and (m.get("episode_time") or m.get("date")):
         return day_of(str(m.get("episode_time") or m.get("date")))  # an episode reads as its day: "8 May 2023"
-    return shorten(m.get("label") or m.get("title") or it.text, 28)
+    return shorten(plain(m.get("label") or m.get("title") or it.text), 28)
 
 
 HOVER_CHARS, HOVER_LINES = 48, 6  # hover text wrapped into a box that stays inside the chart
@@ -46,7 +57,7 @@ def _hover(it: Any, kind: str) -> str:
     when = m.get("episode_time") or m.get("date")
     head = f"{kind} {it.id}" + (f" · {day_of(str(when))}" if when else "")
     name = m.get("label") or m.get("title") or ""
-    return hover_box(head, *([name] if name else []), it.text)
+    return hover_box(head, *([name] if name else []), plain(it.text))
 
 
 FULL_DEPTH_MAX = 30  # semantics up to which all three rings show at once; more: themes and semantics, click to zoom

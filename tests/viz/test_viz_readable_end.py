@@ -26,6 +26,14 @@ def _it(iid: str, kind: str, sources=(), **meta):  # noqa: ANN001, ANN202
     return SimpleNamespace(id=iid, kind=kind, text=LONG, sources=list(sources), metadata=meta)
 
 
+def test_a_fact_quoting_its_episode_reads_without_the_timestamp():
+    from memcore.viz.hierarchy import plain
+
+    assert plain("[2023-05-08T10:15:00] Maya & Jonas: run, half, marathon: On 8 May 2023, Maya signed up") == (
+        "On 8 May 2023, Maya signed up")
+    assert plain("Maya adopted Pepper: a rescue") == "Maya adopted Pepper: a rescue"  # nothing quoted: as it is
+
+
 def end_of_demo(n_themes: int = 20, n_sems: int = 60) -> list:
     items = [_it(f"theme-{t}", "theme", label=f"theme phrase {t}") for t in range(n_themes)]
     items += [_it(f"episode-{e}", "episode", title="Maya & Jonas: run, half, marathon",
