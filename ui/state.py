@@ -163,7 +163,8 @@ def start_ingest(wb: Workbench, systems: list[str], conv: Conversation) -> jobs.
 
     def run(job: jobs.Job) -> dict[str, Any]:
         n, k = len(conv.turns), len(systems)
-        job.total = n * k
+        embed = 0 if wb.store.has_turns(conv.id) == n else n  # the shared turn embedding is part of the bar too
+        job.total = embed + n * k
         reports, busy = {}, []
         for i, name in enumerate(systems):
             if job.stop.is_set():
@@ -171,13 +172,14 @@ def start_ingest(wb: Workbench, systems: list[str], conv: Conversation) -> jobs.
             job.message = f"{name} (system {i + 1} of {k})"
 
             def progress(step: int, total: int, _evs: list, i: int = i) -> None:
-                job.done = i * n + step
+                job.done = embed + i * n + step
                 job.report("building memory", step, total, "turns")
 
             def stage(what: str, done: int, total: int) -> None:
                 if what == FINISHING:
                     job.report("finishing (end-of-conversation work)", 0, 0, "")
                 else:  # the turns are embedded once per conversation, for every system
+                    job.done = min(done, embed)
                     job.report(f"{what} (shared by all systems)", done, total, "turns")
 
             try:  # another process building this memory: say so at once instead of waiting silently
@@ -186,7 +188,7 @@ def start_ingest(wb: Workbench, systems: list[str], conv: Conversation) -> jobs.
                 busy.append(str(e))
                 continue
             reports[name] = rep
-            job.done = (i + 1) * n if rep.complete else job.done
+            job.done = embed + (i + 1) * n if rep.complete else job.done
         failed = [r.message for r in reports.values() if r.error] + busy
         if failed:  # the job fails with the one-line message per system: nothing built from a failed call
             raise MemcoreError(" · ".join(failed))

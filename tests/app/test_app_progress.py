@@ -22,9 +22,12 @@ def test_a_build_job_reports_each_batch_and_each_turn_as_it_goes(monkeypatch):
     seen: list[tuple] = []
     real = jobs.Job.report
 
+    bar: list[float] = []
+
     def spy(self, step, done, total, unit):  # noqa: ANN001, ANN202
         real(self, step, done, total, unit)
         seen.append((self.message, step, done, total, unit, self.progress_text()))
+        bar.append(self.fraction)
 
     monkeypatch.setattr(jobs.Job, "report", spy)
     state.start_ingest(wb, ["naive_rag", "com"], conv)
@@ -39,6 +42,7 @@ def test_a_build_job_reports_each_batch_and_each_turn_as_it_goes(monkeypatch):
     texts = [t for *_, t in seen if "building memory" in t]
     assert texts[0].endswith("estimating time left…")  # no estimate from the first turns
     assert job.fraction == 1.0
+    assert bar[0] > 0 and bar == sorted(bar)  # the bar moves from the first embedded batch on, never back
 
 
 def test_job_eta_and_text():
