@@ -10,7 +10,9 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 case "${1:-app}" in
   app)
     shift || true
-    exec .venv/bin/python -m ui.launch --server.port "${PORT:-8501}" "$@"
+    # --prepare-demo: the first start builds every system's memory of the built-in demo (offline engine) before
+    # serving, so the demo opens ready; later starts find it built (idempotent). Not in the test path.
+    exec .venv/bin/python -m ui.launch --prepare-demo --server.port "${PORT:-8501}" "$@"
     ;;
   test)
     shift

@@ -9,6 +9,7 @@ import sys
 import warnings
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -134,8 +135,11 @@ def ingest(
     failures = 0
     for conv in _conversations(wb, source, conversations, lenient):
         for name in _system_names(systems):
-            with typer.progressbar(length=len(conv.turns), label=visible(f"{name:18s} {conv.id}")) as bar:
-                rep = wb.ingest(name, conv, progress=lambda done, total, ev: bar.update(1), wait=wait)
+            label = visible(f"{name:18s} {conv.id}")
+            with typer.progressbar(length=len(conv.turns), label=label) as bar:
+                rep = wb.ingest(name, conv, progress=lambda done, total, ev: bar.update(1), wait=wait,
+                                stage=lambda what, done, total, bar=bar, label=label: _stage(bar, label, what, done,
+                                                                                            total))
             if rep.error:
                 failures += 1
                 echo(f"error: {rep.message}", err=True)
@@ -149,6 +153,12 @@ def ingest(
     wb.ledger.flush()
     if failures:
         raise typer.Exit(4)
+
+
+def _stage(bar: Any, label: str, what: str, done: int, total: int) -> None:
+    """Show the step around the turns (the shared embedding per batch, finishing) in the bar's label."""
+    bar.label = f"{label} {what} {done}/{total}" if total > 1 and done < total else label
+    bar.update(0)  # redraw with the new label
 
 
 @app.command()

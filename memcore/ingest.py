@@ -10,6 +10,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from memcore.errors import LLMError
 from memcore.systems.protocol import MemorySystem
 from memcore.types import Conversation, Event
@@ -46,22 +48,34 @@ class IngestReport:
 
 
 ProgressFn = Callable[[int, int, list[Event]], None]
+# (stage, done, total) of the steps around the turns: EMBEDDING (turns embedded so far, per batch) and
+# FINISHING (0 of 1 when the system's end-of-conversation work starts, 1 of 1 when it is done)
+StageFn = Callable[[str, int, int], None]
+EMBEDDING, FINISHING = "embedding turns", "finishing"
+EMBED_BATCH = 16  # turns per embedding call of the shared turn index: progress moves at least this often
 
 
-def ensure_turns(system: MemorySystem) -> None:
+def ensure_turns(system: MemorySystem, stage: StageFn | None = None) -> None:
     """Store the conversation and its embedded turns once (shared by every system).
 
     Both are written together, so stored turns mean a stored conversation and a later ingest of the
     conversation writes nothing here; a conversation whose id is stored with other turns is refused
     (StoreError: the memories of that id were built from those). Workbench.load stores (or updates) a loaded conversation itself;
     this covers callers that ingest a conversation never loaded into this store (the evaluator, tests).
+    The turns are embedded `EMBED_BATCH` at a time and `stage(EMBEDDING, done, total)` follows each batch.
     """
     conv, store = system.conv, system.store
     if conv.turns and store.has_turns(conv.id) == len(conv.turns):
         store.check_turns(conv)  # StoreError when the id is stored with other turns
         return
     store.save_conversation(conv)  # idempotent: no write when the stored row is the same
-    store.save_turns(conv.turns, system.embed_texts([t.embed_text for t in conv.turns]))
+    texts = [t.embed_text for t in conv.turns]
+    parts = []
+    for i in range(0, len(texts), EMBED_BATCH):
+        parts.append(system.embed_texts(texts[i:i + EMBED_BATCH]))
+        if stage is not None:
+            stage(EMBEDDING, min(i + EMBED_BATCH, len(texts)), len(texts))
+    store.save_turns(conv.turns, np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32))
 
 
 def ingest_conversation(
@@ -71,18 +85,20 @@ def ingest_conversation(
     progress: ProgressFn | None = None,
     should_stop: Callable[[], bool] | None = None,
     stop_after: int | None = None,
+    stage: StageFn | None = None,
 ) -> IngestReport:
     """Ingest every turn not yet committed; resumable and idempotent.
 
     Commits at every session end and every `commit_every` turns. `should_stop()` (checked
     after each turn) or `stop_after` (turn count, for tests) end the call early after a
     commit; calling again resumes. An ingest killed between commits resumes from the last
-    checkpoint: partial writes after it are rolled back first.
+    checkpoint: partial writes after it are rolled back first. `progress(turn, total, events)`
+    follows every turn; `stage` the steps around them (embedding the shared turns, finishing).
     """
     t0 = time.perf_counter()
     conv: Conversation = system.conv
     store, space = system.store, system.space
-    ensure_turns(system)
+    ensure_turns(system, stage)
     total = len(conv.turns)
     ck = store.checkpoint(space, conv.id)
     report = IngestReport(system.name, space, conv.id, 0, total)
@@ -142,11 +158,15 @@ def ingest_conversation(
             report.seconds = time.perf_counter() - t0
             report.degraded_calls = system.degraded_calls
             return report
+    if stage is not None:
+        stage(FINISHING, 0, 1)
     try:
         pending.extend(system.finish())
     except LLMError as e:
         return failed(e)
     commit(total + 1, done=True)
+    if stage is not None:
+        stage(FINISHING, 1, 1)
     report.complete = True
     report.degraded_calls = system.degraded_calls
     report.seconds = time.perf_counter() - t0

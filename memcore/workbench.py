@@ -9,7 +9,7 @@ import pandas as pd
 
 from memcore.embed import Embedder, make_embedder
 from memcore.errors import LLMError
-from memcore.ingest import IngestReport, ProgressFn, ingest_conversation
+from memcore.ingest import IngestReport, ProgressFn, StageFn, ingest_conversation
 from memcore.llm import LLMClient, UsageLedger, make_client
 from memcore.settings import Settings
 from memcore.store import LanceStore
@@ -100,8 +100,11 @@ class Workbench:
 
     def ingest(self, name: str, conv: Conversation, progress: ProgressFn | None = None,
                should_stop: Any = None, *, wait: bool = True, wait_timeout: float | None = None,
-               **config: Any) -> IngestReport:
+               stage: StageFn | None = None, **config: Any) -> IngestReport:
         """Build a system's memory of a conversation (resumes; no-op when already complete).
+
+        `progress(turn, total, events)` follows every turn, `stage(name, done, total)` the shared turn
+        embedding (per batch) and the system's finishing step (memcore.ingest).
 
         One process at a time builds a memory (memcore.lease): when another holds it, wait up to
         `wait_timeout` s (default MEMCORE_LEASE_WAIT_S) and then find it done, or with wait=False
@@ -110,7 +113,7 @@ class Workbench:
         cfg = make_config(name, **config)
         sys_ = get_system(name)(self.runtime, conv, cfg)
         with self.store.lease(sys_.space, conv.id, f"memory {name}/{conv.id}", wait=wait, timeout=wait_timeout):
-            report = ingest_conversation(sys_, progress=progress, should_stop=should_stop)
+            report = ingest_conversation(sys_, progress=progress, should_stop=should_stop, stage=stage)
         self._systems = {k: v for k, v in self._systems.items() if not (k[0] == name and k[1] == conv.id)}
         return report
 

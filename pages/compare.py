@@ -56,7 +56,7 @@ c1.plotly_chart(compare_bar(rows, "context tokens"), key="cmp_ctx")
 c2.plotly_chart(cost_bar({s: a.usage for s, a in answers.items()}), key="cmp_cost")
 st.caption("Left: size of the context each system handed to the reader. Right: tokens spent on this question "
            "by stage.")
-cols = st.columns(len(answers))
+cols = widgets.grid(len(answers), widgets.CARDS_PER_ROW)  # several rows: names and badges stay whole
 for col, (name, ans) in zip(cols, answers.items(), strict=True):
     with col, st.container(border=True, key=f"cmp_card_{name}"):
         # what answered is in the caption above (one provider for all cards); the retriever stays on each card

@@ -29,8 +29,8 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def app_server(store: Path, timeout: float = 90.0, warm: bool = True) -> Iterator[str]:
-    """Start the app as ./run.sh does (`python -m ui.launch`, or plain `streamlit run app.py` with
+def app_server(store: Path, timeout: float = 90.0, warm: bool = True, launch_args: tuple[str, ...] = ()) -> Iterator[str]:
+    """Start the app as ./run.sh does (`python -m ui.launch [launch_args]`, or plain `streamlit run app.py` with
     warm=False) on a free port with a temp store; yields the base URL."""
     port = free_port()
     env = {**os.environ, "MEMCORE_STORE": str(store), "MEMCORE_EMBEDDER": os.environ.get("MEMCORE_EMBEDDER", "hashing"),
@@ -38,7 +38,7 @@ def app_server(store: Path, timeout: float = 90.0, warm: bool = True) -> Iterato
     env.pop("OPENAI_API_KEY", None)
     log = open(store.parent / f"streamlit-{port}.log", "w")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
-        [sys.executable, "-m", *(["ui.launch"] if warm else ["streamlit", "run", str(ROOT / "app.py")]),
+        [sys.executable, "-m", *(["ui.launch", *launch_args] if warm else ["streamlit", "run", str(ROOT / "app.py")]),
          "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
          "--server.fileWatcherType", "none"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -36,8 +36,9 @@ def gold_panel(conv: Conversation, q: Question) -> None:
 
 
 def build_cards(wb: Workbench, conv: Conversation, systems: list[str], key: str) -> list[str]:
-    """The chosen systems whose memory is built; a card with a Build button for each one that is not
-    (memory is built only on that click), and the build's progress while it runs."""
+    """The chosen systems whose memory is built; a card with a Build button for each one that is not and
+    "Build all selected" when several are not (memory is built only on a click), and the build's progress
+    while it runs."""
     status = {s: state.ingest_status(wb, s, conv) for s in systems}
     job = jobs.get(state.ingest_job_id(conv))
     running = job is not None and job.running
@@ -46,6 +47,12 @@ def build_cards(wb: Workbench, conv: Conversation, systems: list[str], key: str)
     elif job is not None and job.status in (jobs.FAILED, jobs.CANCELLED):
         (st.error if job.status == jobs.FAILED else st.warning)(md_escape(f"{job.title}: {job.error or job.message}"))
     todo = [s for s, (_, done) in status.items() if not done]
+    if len(todo) > 1 and st.button(f"Build all selected ({len(todo)} systems)", key=f"{key}_build_all",
+                                   icon=":material/construction:", type="primary", disabled=running,
+                                   help="Builds the memory of every selected system not built yet, one after "
+                                        "another, with progress; Cancel keeps what is committed."):
+        state.start_ingest(wb, todo, conv)
+        st.rerun()
     for s in todo:
         step = status[s][0]
         with st.container(border=True, key=f"{key}_notbuilt_{s}"):

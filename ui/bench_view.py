@@ -38,7 +38,7 @@ def run_panel(wb: Workbench) -> None:
     """Start (or resume) an evaluation run in the background on the demo or a dataset file."""
     job = jobs.get(RUN_JOB)
     if job is not None and job.running:
-        widgets.job_progress(RUN_JOB, "questions")
+        widgets.job_progress(RUN_JOB)
         return
     # the jobs registry is per process: only the session that started a run adopts its results as the
     # loaded ones (any other session, e.g. another tab or store, finds the run in the store's runs list)
@@ -81,7 +81,13 @@ def start_run(wb: Workbench, dataset: str, file: str | None, systems: list[str],
     def run(job: jobs.Job) -> dict[str, Any]:
         def progress(done: int, total: int, info: dict) -> None:
             job.done, job.total = done, total
-            job.message = f"{info.get('phase', '')} · {info.get('system', '')} · {info.get('conv_id', '')}"
+            job.message = f"{done}/{total} questions answered"
+            where = f"{info.get('system', '')} on {info.get('conv_id', '')}"
+            if info.get("turns"):  # a memory being built (its turns embedded, then ingested), as memcore reports it
+                what = "building memory" if info.get("phase") == "ingest" else str(info.get("phase"))
+                job.report(f"{what} of {where}", int(info["turn"]), int(info["turns"]), "turns")
+            elif info.get("phase") in ("answer", "error"):
+                job.report("answering and judging", done, total, "questions")
 
         res = run_eval(wb.settings, dataset, file, systems, limit=limit, judge=judge, retriever=retriever,
                        categories=categories,

@@ -8,7 +8,7 @@ import streamlit as st
 from memcore.store_view import MemoryView
 from memcore.systems import get_system
 from memcore.types import Conversation
-from memcore.viz.graph import ego_subgraph, graph_html, node_choices, relation_subgraph
+from memcore.viz.graph import ego_subgraph, frame_height, graph_html, node_choices, relation_subgraph
 from memcore.viz.parts import Block
 from memcore.viz.replay import ReplayData
 from memcore.viz.views import SystemView, get_view
@@ -36,8 +36,10 @@ def ego_graph(mem: MemoryView, step: int | None, changed: set[str], key: str) ->
     if pick:
         ego = ego_subgraph(sub, pick, int(hops))
         ego["nodes"] = [{**n, "role": n.get("role") or ("focus" if str(n["id"]) == pick else "")} for n in ego["nodes"]]
-        st.iframe(graph_html(ego, height=440), height=500)
-        st.caption(f"{len(ego['nodes'])} entities and {len(ego['edges'])} relations within {hops} hop(s).")
+        st.iframe(graph_html(ego, height=440), height=frame_height(440))
+        more = (f" · {ego['more']} more within {hops} hop(s) not drawn (the nearest and best-connected are)"
+                if ego["more"] else "")
+        st.caption(f"{len(ego['nodes'])} entities and {len(ego['edges'])} relations within {hops} hop(s){more}.")
 
 
 def memory_table(wb: Workbench, conv: Conversation, rd: ReplayData, step: int) -> None:

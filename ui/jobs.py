@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 RUNNING, DONE, CANCELLED, FAILED = "running", "done", "cancelled", "failed"
+ETA_MIN_S = 5.0  # a step's time left is estimated after this long
 
 
 @dataclass
@@ -33,11 +34,43 @@ class Job:
     finished: float | None = None
     stop: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None
+    # the step in progress, in the units it really processes (turns embedded, turns ingested, questions)
+    step: str = ""
+    step_done: int = 0
+    step_total: int = 0
+    step_unit: str = ""
+    step_started: float = 0.0
+    step_done0: int = 0  # units done when the step was first reported: the rate counts only units done since
 
     @property
     def fraction(self) -> float:
         """Progress in [0, 1]."""
         return min(1.0, self.done / self.total) if self.total else 0.0
+
+    def report(self, step: str, done: int, total: int, unit: str) -> None:
+        """Record progress of the current step (a new name starts a new step and a new rate)."""
+        if step != self.step:
+            self.step, self.step_started, self.step_done0 = step, time.time(), done
+        self.step_done, self.step_total, self.step_unit = done, total, unit
+
+    def eta(self) -> float | None:
+        """Seconds left in the current step at its rate so far; None until ETA_MIN_S have passed and two units
+        were done since the step began (the first turns of a step can come in a burst, e.g. work run ahead)."""
+        n, elapsed = self.step_done - self.step_done0, time.time() - self.step_started
+        if n < 2 or elapsed < ETA_MIN_S or not self.step_total:
+            return None
+        return max(0.0, (self.step_total - self.step_done) * elapsed / n)
+
+    def progress_text(self) -> str:
+        """One line: the job's message, the step with its units done, and the time left in it when known."""
+        parts = [self.message] if self.message else []
+        if self.step and not self.step_total:
+            parts.append(self.step)  # a step without countable units (a system's end-of-conversation work)
+        elif self.step:
+            parts.append(f"{self.step}: {self.step_done}/{self.step_total} {self.step_unit}")
+            left = self.eta()
+            parts.append(f"about {duration(left)} left" if left is not None else "estimating time left…")
+        return " · ".join(parts)
 
     @property
     def running(self) -> bool:
@@ -47,6 +80,16 @@ class Job:
     def cancel(self) -> None:
         """Ask the job to stop at its next safe point."""
         self.stop.set()
+
+
+def duration(seconds: float) -> str:
+    """A short human duration: '8 s', '3 min 20 s', '1 h 5 min'."""
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60} s" if s % 60 else f"{s // 60} min"
+    return f"{s // 3600} h {s % 3600 // 60} min"
 
 
 JOBS: dict[str, Job] = {}

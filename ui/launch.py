@@ -15,7 +15,7 @@ import gc
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
@@ -138,15 +138,72 @@ class RunTimer:
               flush=True)
 
 
+PREPARE_DEMO = "--prepare-demo"  # ./run.sh passes it: the demo's memory is built before the app first serves
+
+
+def _say(line: str) -> None:
+    print(f"memcore: {line}", file=sys.stderr, flush=True)
+
+
+def prepare_demo(say: Callable[[str], None] = _say) -> dict[str, str]:
+    """Build every registered system's memory of the built-in demo in the app's default store (the
+    environment's settings, as the app opens them) when it is missing; returns {system: what happened}.
+
+    Idempotent: a complete memory is found by its checkpoint and skipped (~0.3 s for all of them); an
+    interrupted build resumes at its last commit. Only with the offline engine (the app's default): with
+    another provider building would call the model, so nothing is built and the app's Build buttons remain.
+    A system that fails is reported and left unbuilt (the app shows it as not built); the others are built.
+    """
+    from memcore.ingest import EMBEDDING
+    from memcore.settings import Settings
+    from memcore.workbench import Workbench
+
+    settings = Settings()
+    if settings.provider != "offline":
+        say(f"the demo's memory is prepared for the offline engine only; with the {settings.provider} provider "
+            "build it in the app (Replay, Ask or Compare: Build)")
+        return {}
+    wb = Workbench(settings)
+    conv = wb.load_demo()
+    todo = [s for s in wb.systems() if not wb.is_ingested(s, conv)]
+    out: dict[str, str] = {}
+    if todo:
+        say(f"building the demo's memory for {len(todo)} system(s) in {settings.store_uri} "
+            "(once; later starts find it built)")
+
+    def stage(what: str, done: int, total: int) -> None:
+        if what == EMBEDDING and done == total:
+            say(f"  the demo's {total} turns embedded (shared by every system)")
+
+    for i, name in enumerate(todo):
+        t0 = time.perf_counter()
+        try:  # another process building it (MemoryBusy) is reported like any failure, never waited for
+            rep = wb.ingest(name, conv, wait=False, stage=stage)
+            out[name] = rep.message or f"built in {rep.seconds:.1f} s"
+        except Exception as e:  # noqa: BLE001 - one system must not keep the app from starting
+            out[name] = f"not built ({type(e).__name__}: {e}); build it in the app"
+        say(f"  {name} ({i + 1}/{len(todo)}): {out[name]} [{time.perf_counter() - t0:.1f} s]")
+    wb.ledger.flush()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Warm the imports, then run `streamlit run app.py <argv>`."""
+    """Warm the imports (and with --prepare-demo build the demo's memory), then run `streamlit run app.py <argv>`."""
     from streamlit.web import cli
 
+    args = list(sys.argv[1:] if argv is None else argv)
+    prepare = PREPARE_DEMO in args
+    args = [a for a in args if a != PREPARE_DEMO]
     try:
         warm()
     except Exception as e:  # noqa: BLE001 - warming is an optimisation; the app reports real errors itself
         print(f"memcore: warm-up skipped ({type(e).__name__}: {e})", file=sys.stderr, flush=True)
-    sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]
+    if prepare:
+        try:
+            prepare_demo()
+        except Exception as e:  # noqa: BLE001 - the app still starts; its pages offer the builds
+            _say(f"the demo's memory was not prepared ({type(e).__name__}: {e}); build it in the app")
+    sys.argv = ["streamlit", "run", str(APP), *args]
     return cli.main()
 
 

@@ -73,17 +73,20 @@ def _step_body(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], s
         st.markdown("**Step 0** · before the first turn: memory is empty.")
     else:
         st.markdown(f"**Step {step}** · end of conversation: systems flush their buffers.")
-    cols = st.columns(len(data))
     frames = []
-    for col, (name, rd) in zip(cols, data.items(), strict=True):
+    # one box per system, as wide as its name: the boxes wrap onto more rows (10 systems at 1280 px keep their names)
+    row = st.container(horizontal=True, gap="small")
+    for name, rd in data.items():
         ev = rd.events_at(step)
         counts = rd.counts.loc[min(step, rd.n_steps)] if not rd.counts.empty else None
         total = int(counts.sum()) if counts is not None else 0
-        col.metric(f"{name} · events now", len(ev))
+        col = row.container(border=True, width="content", key=f"rp_stat_{name}")
         indexed = int(rd.event_counts.loc[:step, "indexed"].sum()) if "indexed" in rd.event_counts else 0
         # a system that only indexes raw turns (CoM, MemCoT) has no items of its own: say what it does hold
-        col.caption(f"{total} item(s) in memory" if total or not indexed else f"{indexed} turn(s) indexed (no memory "
-                    "items of its own)")
+        held = f"{total} item(s) in memory" if total or not indexed else f"{indexed} turn(s) indexed"
+        col.metric(name, len(ev), width="content", help=f"{name}: {len(ev)} memory event(s) at this step (listed "
+                   "below); " + (held if total or not indexed else f"{held}, no memory items of its own"))
+        col.caption(f"event(s) now · {held}")
         frames.append(ev)
     now = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if len(now):

@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from memcore.errors import MemcoreError, MemoryBusy
+from memcore.ingest import FINISHING
 from memcore.llm.ledger import CallRecord, UsageLedger
 from memcore.settings import Settings
 from memcore.store_schema import INF_STEP
@@ -155,34 +156,48 @@ def ingest_job_id(conv: Conversation) -> str:
 
 
 def start_ingest(wb: Workbench, systems: list[str], conv: Conversation) -> jobs.Job:
-    """Ingest systems one after another in the background (resumes; cancel stops after a commit)."""
+    """Ingest systems one after another in the background (resumes; cancel stops after a commit).
+
+    The job reports what it really processes: the shared turn embedding per batch, each system's turns one
+    by one, its finishing step; the bar counts systems done plus the current system's share."""
 
     def run(job: jobs.Job) -> dict[str, Any]:
-        n = len(conv.turns)
-        job.total = n * len(systems)
+        n, k = len(conv.turns), len(systems)
+        embed = 0 if wb.store.has_turns(conv.id) == n else n  # the shared turn embedding is part of the bar too
+        job.total = embed + n * k
         reports, busy = {}, []
         for i, name in enumerate(systems):
             if job.stop.is_set():
                 break
-            job.message = f"{name}: building memory"
+            job.message = f"{name} (system {i + 1} of {k})"
 
             def progress(step: int, total: int, _evs: list, i: int = i) -> None:
-                job.done = i * n + step
+                job.done = embed + i * n + step
+                job.report("building memory", step, total, "turns")
+
+            def stage(what: str, done: int, total: int) -> None:
+                if what == FINISHING:
+                    job.report("finishing (end-of-conversation work)", 0, 0, "")
+                else:  # the turns are embedded once per conversation, for every system
+                    job.done = min(done, embed)
+                    job.report(f"{what} (shared by all systems)", done, total, "turns")
 
             try:  # another process building this memory: say so at once instead of waiting silently
-                rep = wb.ingest(name, conv, progress=progress, should_stop=job.stop.is_set, wait=False)
+                rep = wb.ingest(name, conv, progress=progress, should_stop=job.stop.is_set, wait=False, stage=stage)
             except MemoryBusy as e:
                 busy.append(str(e))
                 continue
             reports[name] = rep
-            job.done = (i + 1) * n if rep.complete else job.done
+            job.done = embed + (i + 1) * n if rep.complete else job.done
         failed = [r.message for r in reports.values() if r.error] + busy
         if failed:  # the job fails with the one-line message per system: nothing built from a failed call
             raise MemcoreError(" · ".join(failed))
+        job.step = ""
         job.message = "cancelled: committed work is kept; building again resumes" if job.stop.is_set() else "done"
         return reports
 
-    return jobs.start(ingest_job_id(conv), f"Building memory of {conv.id}", run)
+    what = systems[0] if len(systems) == 1 else f"{len(systems)} systems"
+    return jobs.start(ingest_job_id(conv), f"Building memory of {conv.id} ({what})", run)
 
 
 # ----------------------------------------------------------------------- replay

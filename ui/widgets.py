@@ -19,11 +19,21 @@ from memcore.workbench import Workbench
 from ui import jobs, state
 
 FORMATS = ("auto", "locomo", "longmemeval", "jsonl")
+CARDS_PER_ROW = 3  # Compare's answer cards: at 1280 px each card keeps a system name and a badge on one line
 
 
 def text(s: str) -> None:
     """Conversation or memory text shown literally (Markdown syntax and HTML escaped)."""
     st.markdown(md_escape(s))
+
+
+def grid(n: int, per_row: int) -> list:
+    """n equal cells in rows of at most `per_row` columns (a last, shorter row keeps the same cell width), so
+    that cards and metrics of many systems wrap onto several rows instead of shrinking until names split."""
+    cells: list = []
+    for start in range(0, n, per_row):
+        cells.extend(st.columns(per_row)[:min(per_row, n - start)])
+    return cells
 
 
 def provider_badge(wb: Workbench) -> str:
@@ -219,14 +229,15 @@ def ingest_panel(wb: Workbench, conv: Conversation, systems: list[str]) -> bool:
 
 
 @st.fragment(run_every=1.0)
-def job_progress(job_id: str, unit: str = "turns") -> None:
-    """Progress bar and Cancel button of a background job (refreshes every second; reruns the page at the end)."""
+def job_progress(job_id: str) -> None:
+    """Progress bar and Cancel button of a background job (refreshes every second; reruns the page at the end):
+    the step in progress in the units it processes, with the time left in it (ui.jobs.Job.progress_text)."""
     job = jobs.get(job_id)
     if job is None:
         return
     if not job.running:
         st.rerun()
-    st.progress(job.fraction, text=f"{job.message} · {job.done}/{job.total} {unit}")
+    st.progress(job.fraction, text=md_escape(job.progress_text()))
     if st.button("Cancel", icon=":material/stop_circle:", key=f"cancel_{job_id}"):
         job.cancel()
         st.toast("Stopping after the next commit; what is built so far is kept.")

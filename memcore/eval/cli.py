@@ -58,7 +58,9 @@ class _Bar:
         if self.bar is None:
             self.bar = typer.progressbar(length=max(total, 1), label="eval", show_pos=True)
             self.bar.__enter__()
-        self.bar.label = visible(f"{info.get('phase', ''):6s} {info.get('system', '')} {info.get('conv_id', '')}"[:48])
+        turns = f" {info['turn']}/{info['turns']} turns" if info.get("turns") else ""
+        self.bar.label = visible(f"{info.get('phase', ''):6s} {info.get('system', '')} {info.get('conv_id', '')}"
+                                 f"{turns}"[:64])
         self.bar.update(done - self.shown)
         self.shown = done
 

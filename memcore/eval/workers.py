@@ -40,6 +40,25 @@ def score_question(wb: Any, system: Any, q: Question, meta: dict, judge: Callabl
                      embedder=getattr(wb, "embedder", None), turn_texts=texts)  # similarity: the run's embedder
 
 
+INGEST_REPORT_S = 0.5  # an ingest's progress messages: at most one per this many seconds, and the last one
+
+
+def ingest_reporter(emit: Callable[[dict], None], where: dict) -> Callable[[str, int, int], None]:
+    """`report(phase, done, total)` for one system's ingest: emits {"phase", "turn", "turns", system, conv_id}
+    for turns ingested and turns embedded (phase "embedding turns") as they happen, at most every
+    INGEST_REPORT_S seconds per phase (Ray sends each message to an actor), always the last of a phase."""
+    last: dict[str, float] = {}
+
+    def report(phase: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if done < total and now - last.get(phase, -INGEST_REPORT_S) < INGEST_REPORT_S:
+            return
+        last[phase] = now
+        emit({"phase": phase, **where, "turn": done, "turns": total})
+
+    return report
+
+
 def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Question]], job: dict,
                           emit: Callable[[dict], None], stop: StopCb) -> int:
     """Ingest each system (resumable), answer and score its pending questions, persist rows in batches.
@@ -60,9 +79,10 @@ def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Ques
         qs = todo[name]
         cfg, where = job["configs"][name], {"system": name, "conv_id": conv.id}
         emit({"phase": "ingest", **where})
+        report = ingest_reporter(emit, where)
         try:
-            rep = wb.ingest(name, conv, should_stop=stop, progress=lambda d, t, ev, w=where: d % 50 or emit(
-                {"phase": "ingest", **w, "turn": d, "turns": t}), **cfg)
+            rep = wb.ingest(name, conv, should_stop=stop, progress=lambda d, t, ev: report("ingest", d, t),
+                            stage=report, **cfg)
         except Exception as e:  # noqa: BLE001 - a broken system must not end the other systems' run
             emit({"phase": "error", **where, "error": f"ingest failed: {type(e).__name__}: {e}"})
             return 0

@@ -67,8 +67,33 @@ def _tokens(u: Any) -> int:
     return int(d.get("prompt_tokens", 0)) + int(d.get("completion_tokens", 0))
 
 
+SIDEWAYS_FROM = 5  # systems from which bars lie sideways: names read level, the chart grows with the systems
+BAR_ROW_PX = 28
+
+
+def _by_system(systems: list[str], values: list, **bar: Any) -> go.Bar:
+    """A bar trace with one bar per system: upright for a few systems, sideways (names on the y axis) for many."""
+    names = [esc(s) for s in systems]
+    if len(systems) >= SIDEWAYS_FROM:
+        tmpl = bar.pop("hovertemplate", "").replace("%{y}", "%{VALUE}").replace("%{x}", "%{y}").replace("%{VALUE}",
+                                                                                                         "%{x}")
+        return go.Bar(y=names, x=values, orientation="h", hovertemplate=tmpl, **bar)
+    return go.Bar(x=names, y=values, **bar)
+
+
+def _fit(fig: go.Figure, n: int, axis_title: str, title: str, height: int) -> go.Figure:
+    """Name the value axis and size the chart: sideways bars get a row each, top to bottom in the systems' order."""
+    if n >= SIDEWAYS_FROM:
+        fig.update_xaxes(title=axis_title)
+        fig.update_yaxes(autorange="reversed", automargin=True)
+        return style(fig, title, height=max(height, 110 + BAR_ROW_PX * n))
+    fig.update_yaxes(title=axis_title)
+    return style(fig, title, height=height)
+
+
 def cost_bar(usage: Mapping[str, Mapping[str, Any]], title: str = "Tokens per question by stage") -> go.Figure:
-    """Stacked bar: for each system (x), tokens per stage (retrieval, answer, ...). Usage or dict values."""
+    """Stacked bar: for each system, tokens per stage (retrieval, answer, ...). Usage or dict values.
+    From SIDEWAYS_FROM systems on, the bars lie sideways so that every name reads level."""
     stages = [s for s in STAGE_COLORS if any(s in u for u in usage.values())]
     stages += sorted({s for u in usage.values() for s in u} - set(stages))
     systems = list(usage)
@@ -76,11 +101,10 @@ def cost_bar(usage: Mapping[str, Mapping[str, Any]], title: str = "Tokens per qu
     for stage in stages:
         ys = [_tokens(usage[s][stage]) if stage in usage[s] else 0 for s in systems]
         calls = [_usage_dict(usage[s][stage]).get("calls", 0) if stage in usage[s] else 0 for s in systems]
-        fig.add_trace(go.Bar(x=[esc(s) for s in systems], y=ys, name=stage, marker_color=stage_color(stage),
-                             customdata=calls, hovertemplate=f"{stage}: %{{y}} tokens, %{{customdata}} calls<extra></extra>"))
+        fig.add_trace(_by_system(systems, ys, name=stage, marker_color=stage_color(stage), customdata=calls,
+                                 hovertemplate=f"{stage}: %{{y}} tokens, %{{customdata}} calls<extra></extra>"))
     fig.update_layout(barmode="stack")
-    fig.update_yaxes(title="tokens")
-    return style(fig, title, height=320)
+    return _fit(fig, len(systems), "tokens", title, 320)
 
 
 def verdict_text(verdict: Mapping[str, Any] | None) -> str:
@@ -113,9 +137,8 @@ def answer_summary(system: str, answer: Answer, evidence: list[str] | str | None
 
 
 def compare_bar(rows: list[dict[str, Any]], metric: str = "context tokens") -> go.Figure:
-    """One bar per system for a comparison metric, in system colours."""
-    fig = go.Figure(go.Bar(x=[esc(r["system"]) for r in rows], y=[r.get(metric) or 0 for r in rows],
-                           marker_color=[system_color(r["system"]) for r in rows],
-                           hovertemplate=f"%{{x}}: %{{y}} {metric}<extra></extra>"))
-    fig.update_yaxes(title=metric)
-    return style(fig, metric.capitalize(), height=300)
+    """One bar per system for a comparison metric, in system colours (sideways from SIDEWAYS_FROM systems)."""
+    fig = go.Figure(_by_system([r["system"] for r in rows], [r.get(metric) or 0 for r in rows],
+                               marker_color=[system_color(r["system"]) for r in rows],
+                               hovertemplate=f"%{{x}}: %{{y}} {metric}<extra></extra>"))
+    return _fit(fig, len(rows), metric, metric.capitalize(), 300)

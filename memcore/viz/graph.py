@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from memcore.types import Trace
+from memcore.viz.graph_script import FIT_SCRIPT as _FIT
 from memcore.viz.parts import Block, Html, Part, Row, Text
 from memcore.viz.replay import ReplayData
 from memcore.viz.safe import esc, shorten
@@ -29,35 +30,6 @@ _REMOTE_TAGS = (
     re.compile(r"<link\b[^>]*\bhref=[^>]*>", re.I | re.S),
     re.compile(r"<script\b[^>]*\bsrc=[^>]*>\s*</script>", re.I | re.S),
 )
-# Fit the drawing to its frame once laid out, and whenever the frame is resized or first shown (a graph drawn
-# inside a hidden tab starts with zero width); then keep labels readable: vis-network scales label text with the
-# zoom and skips it under 5 px, so a big graph fitted far out showed no labels; below zoom 1 each label's font is
-# enlarged by 1/zoom (its base size kept in __font) so it stays at its set size on screen.
-_FIT = """<script type="text/javascript">
-(function () {
-  function readable() {
-    if (!window.network || typeof nodes === "undefined" || typeof edges === "undefined") { return; }
-    var k = Math.max(1, 1 / window.network.getScale());
-    [nodes, edges].forEach(function (set) {
-      set.update(set.get().map(function (x) {
-        var base = x.__font || (x.font && x.font.size) || 14;
-        return {id: x.id, __font: base, font: Object.assign({}, x.font || {}, {size: base * k})};
-      }));
-    });
-  }
-  function fit() {
-    if (window.network) { window.network.fit({animation: false}); readable(); window.__memcoreFitted = true; }
-  }
-  if (window.network) {
-    window.network.once("stabilizationIterationsDone", fit);
-    window.network.on("zoom", readable);
-  }
-  var box = document.getElementById("mynetwork");
-  if (box && window.ResizeObserver) { new ResizeObserver(fit).observe(box); }
-  setTimeout(fit, 400); setTimeout(fit, 1500);
-})();
-</script>
-"""
 _SHAPES = {"entity": "dot", "passage": "box", "experience": "diamond", "cluster": "triangle", "turn": "box"}
 
 
@@ -87,10 +59,29 @@ def _degrees(subgraph: Mapping[str, Any]) -> dict[str, int]:
 def labelled(subgraph: Mapping[str, Any], max_labels: int = MAX_LABELS) -> set[str]:
     """Node ids drawn with a label: every node with a role (seed, new, gold), else the `max_labels`
     best-connected nodes of degree >= 2 (the others show their text on hover only)."""
+    return set(label_ranks(subgraph, max_labels))
+
+
+_ROLE_RANK = {"focus": 0, "gold": 1, "seed": 2, "new": 3, "expanded": 4}
+
+
+def label_ranks(subgraph: Mapping[str, Any], max_labels: int = MAX_LABELS) -> dict[str, int]:
+    """{node id: rank} of the labelled nodes (see `labelled`), 0 first: where two labels would overlap on screen,
+    the page keeps the better-ranked one (roles by importance, then by degree)."""
     deg = _degrees(subgraph)
-    roles = {str(n["id"]) for n in subgraph.get("nodes", []) if n.get("role")}
+    roles = {str(n["id"]): str(n.get("role")) for n in subgraph.get("nodes", []) if n.get("role")}
     ranked = sorted((d, nid) for nid, d in deg.items() if d >= 2 and nid not in roles)
-    return roles | {nid for _, nid in ranked[::-1][:max_labels]}
+    order = sorted(roles, key=lambda nid: (_ROLE_RANK.get(roles[nid], 5), -deg.get(nid, 0), nid))
+    order += [nid for _, nid in ranked[::-1][:max_labels]]
+    return {nid: i for i, nid in enumerate(order)}
+
+
+LEGEND_PX = 70  # the legend above a graph (up to two lines at 1280 px) and the page's margins
+
+
+def frame_height(graph_height: int) -> int:
+    """The height of the frame that shows a graph_html page of this graph height in full (legend included)."""
+    return graph_height + LEGEND_PX
 
 
 def gold_path(subgraph: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -110,16 +101,25 @@ def gold_path(subgraph: Mapping[str, Any]) -> list[tuple[str, str]]:
     return list(zip(best, best[1:], strict=False))
 
 
-def ego_subgraph(subgraph: Mapping[str, Any], center: str, radius: int = 1) -> dict[str, Any]:
-    """The neighbourhood of one node: nodes within `radius` hops (either direction) and the edges among them."""
+EGO_MAX_NODES = 40  # an ego graph draws the centre and at most this many neighbours; the rest are counted
+
+
+def ego_subgraph(subgraph: Mapping[str, Any], center: str, radius: int = 1,
+                 max_nodes: int = EGO_MAX_NODES) -> dict[str, Any]:
+    """The neighbourhood of one node: nodes within `radius` hops (either direction) and the edges among them.
+    At most `max_nodes` nodes besides the centre are kept, nearest first, then best-connected; "more" counts
+    the neighbours left out (0 when all are drawn)."""
     import networkx as nx
 
     g = nx.Graph()
     g.add_nodes_from(str(n["id"]) for n in subgraph.get("nodes", []))
     g.add_edges_from((str(e["source"]), str(e["target"])) for e in subgraph.get("edges", []))
-    keep = set(nx.ego_graph(g, center, radius=radius)) if center in g else set()
+    hops = nx.single_source_shortest_path_length(g, center, cutoff=radius) if center in g else {}
+    near = sorted((n for n in hops if n != center), key=lambda n: (hops[n], -g.degree(n), n))
+    keep = ({center} | set(near[:max_nodes])) if hops else set()
     return {"nodes": [n for n in subgraph.get("nodes", []) if str(n["id"]) in keep],
-            "edges": [e for e in subgraph.get("edges", []) if str(e["source"]) in keep and str(e["target"]) in keep]}
+            "edges": [e for e in subgraph.get("edges", []) if str(e["source"]) in keep and str(e["target"]) in keep],
+            "more": max(0, len(near) - max_nodes)}
 
 
 def node_choices(subgraph: Mapping[str, Any]) -> dict[str, str]:
@@ -153,7 +153,7 @@ def graph_html(subgraph: Mapping[str, Any], height: int = 520, physics: bool = T
 
     subgraph = {"nodes": [{**n, "role": n.get("role") or ("seed" if n.get("highlight") else "")}
                           for n in subgraph.get("nodes", [])], "edges": list(subgraph.get("edges", []))}
-    show = labelled(subgraph)
+    show = label_ranks(subgraph)
     path = {frozenset(p) for p in gold_path(subgraph)}
     net = Network(height=f"{height}px", width="100%", directed=True, cdn_resources="in_line", notebook=False)
     ids: set[str] = set()
@@ -164,7 +164,7 @@ def graph_html(subgraph: Mapping[str, Any], height: int = 520, physics: bool = T
         ids.add(nid)
         kind, role = str(n.get("kind", "entity")), n["role"]
         fill = ROLE_COLORS.get(role) or OTHER
-        net.add_node(nid, label=shorten(n.get("label", nid), 32) if nid in show else " ",
+        net.add_node(nid, label=shorten(n.get("label", nid), 32) if nid in show else " ", __rank=show.get(nid, 999),
                      title=str(n.get("title") or n.get("label", nid)),
                      color={"background": fill, "border": "#1F2933" if role else "#666666"},
                      borderWidth=3 if role else 1, shape=_SHAPES.get(kind, "dot"), size=18 if role else 11,
@@ -243,7 +243,7 @@ def memweaver_structure(trace: Trace, texts: Mapping[str, str]) -> list[Block]:
     if not sub["edges"]:
         out: list[Block] = [Part("MemWeaver subgraph", Text("MemWeaver found no triples for this question.", "info"))]
     else:
-        out = [Part("MemWeaver subgraph", Html(graph_html(sub, height=480)), height=540,
+        out = [Part("MemWeaver subgraph", Html(graph_html(sub, height=480)), height=frame_height(480),
                     caption="The retrieved subgraph (legend above it): seeds, the 1-hop expansion, passages (boxes) "
                             "linked by contains, experiences (diamonds) by about; gold evidence and the path to it in "
                             "green when the question has gold evidence. Hover a node for its text; drag to explore.")]
@@ -265,10 +265,14 @@ def memweaver_growth(rd: ReplayData, step: int, items_at: ItemsAt) -> list[Block
     rels = sorted(items_at("relation", step), key=lambda r: r.updated_step)
     if not rels:
         return [Part("Knowledge graph", Text("No relation in the graph yet at this step."))]
-    return [Part("Knowledge graph", Html(graph_html(relation_subgraph(ents, rels, rd.changed_at(step)), height=480)),
-                 height=540, caption=f"{len(ents)} entities, {len(rels)} relations (the latest 150 drawn). Orange: "
-                                     "added at this step; labels on the best-connected entities. Hover for the "
-                                     "text and time; pick an entity below to see only its neighbourhood.")]
+    sub = relation_subgraph(ents, rels, rd.changed_at(step))
+    new = sum(1 for n in sub["nodes"] if n["role"] == "new")
+    added = (f"Orange: the {new} entit{'y' if new == 1 else 'ies'} added or changed at this step" if new else
+             "Nothing was added at this step (orange marks what a step adds)")
+    return [Part("Knowledge graph", Html(graph_html(sub, height=480)), height=frame_height(480),
+                 caption=f"{len(ents)} entities, {len(rels)} relations (the latest 150 drawn). {added}; labels on "
+                         "the best-connected entities (a label that would overlap another is left out). Hover for "
+                         "the text and time; pick an entity below to see only its neighbourhood.")]
 
 
 register_view(SystemView("memweaver", color="#D55E00", rank=80, structure=memweaver_structure,

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import math
+import re
+import textwrap
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
+from memcore.text.dates import day_of
 from memcore.types import Trace
 from memcore.viz.parts import Block, Part, Row, Text
 from memcore.viz.replay import ReplayData
@@ -18,17 +22,56 @@ from memcore.viz.views import ASK, REPLAY, ItemsAt, SystemView, register_view
 GREY = "#D9D9D9"
 
 
+# a fact quoting its episode: "[2023-05-08T10:15:00] Maya & Jonas: run, half, marathon: On 8 May 2023, ..."
+_QUOTED = re.compile(r"^\s*\[[^\]]*\d{4}-\d\d-\d\d[^\]]*\]\s*(?:[^:\[\]]{1,60}:\s*[\w' ,&-]{1,80}:\s*)?")
+
+
+def plain(text: str) -> str:
+    """A memory text without the timestamp and title an extractive fact carries from its episode (the date is
+    shown as a day beside it)."""
+    return _QUOTED.sub("", str(text)) or str(text)
+
+
 def _label(it: Any) -> str:
     m = it.metadata
-    return shorten(m.get("label") or m.get("title") or it.text, 28)
+    if it.kind == "episode" and (m.get("episode_time") or m.get("date")):
+        return day_of(str(m.get("episode_time") or m.get("date")))  # an episode reads as its day: "8 May 2023"
+    return shorten(plain(m.get("label") or m.get("title") or it.text), 28)
+
+
+HOVER_CHARS, HOVER_LINES = 48, 6  # hover text wrapped into a box that stays inside the chart
+
+
+def hover_box(*lines: str) -> str:
+    """Escaped hover text: each line wrapped at HOVER_CHARS characters, at most HOVER_LINES lines in all."""
+    out: list[str] = []
+    for line in lines:
+        out.extend(textwrap.wrap(" ".join(str(line).split()), HOVER_CHARS) or [""])
+    if len(out) > HOVER_LINES:
+        out = [*out[:HOVER_LINES - 1], shorten(out[HOVER_LINES - 1], HOVER_CHARS - 1) + "…"]
+    return "<br>".join(esc(x) for x in out)
+
+
+def _hover(it: Any, kind: str) -> str:
+    m = it.metadata
+    when = m.get("episode_time") or m.get("date")
+    head = f"{kind} {it.id}" + (f" · {day_of(str(when))}" if when else "")
+    name = m.get("label") or m.get("title") or ""
+    return hover_box(head, *([name] if name else []), plain(it.text))
+
+
+FULL_DEPTH_MAX = 30  # semantics up to which all three rings show at once; more: themes and semantics, click to zoom
+LABEL_MIN_PX = 11  # a wedge label smaller than this is left out (it would not be readable)
 
 
 def hierarchy_sunburst(items: Iterable[Any], highlight: Iterable[str] = (), max_semantics: int = 400,
-                       depth: int = 3) -> go.Figure:
+                       depth: int | None = None) -> go.Figure:
     """Sunburst of themes (inner ring) -> semantics -> source episodes; highlighted ids get a red border.
 
     `items` are MemoryItem-like objects (id, kind, text, sources, metadata) of kinds theme,
-    semantic and episode, e.g. the items alive at one replay step.
+    semantic and episode, e.g. the items alive at one replay step. Labels too small to read are left out (hover
+    and zoom show them), episodes are labelled by their day, hover text is wrapped to stay inside the chart; with
+    more than FULL_DEPTH_MAX semantics the episodes ring shows when a theme is clicked (`depth` overrides).
     """
     items = list(items)
     hl = set(highlight)
@@ -38,8 +81,8 @@ def hierarchy_sunburst(items: Iterable[Any], highlight: Iterable[str] = (), max_
     def add(nid: str, parent: str, it: Any, kind: str) -> None:
         ids.append(nid)
         parents.append(parent)
-        labels.append(esc(_label(it)))
-        hover.append(esc(f"{it.id} ({kind}): {shorten(it.text, 160)}"))
+        labels.append(_label(it))
+        hover.append(_hover(it, kind))
         colors.append(kind_color(kind))
         lines.append(MISS if it.id in hl else "#FFFFFF")
 
@@ -57,12 +100,48 @@ def hierarchy_sunburst(items: Iterable[Any], highlight: Iterable[str] = (), max_
             ep = by_id.get(src)
             if ep is not None and ep.kind == "episode":
                 add(f"{s.id}/{ep.id}", s.id, ep, "episode")
-    fig = go.Figure(go.Sunburst(
-        ids=ids, parents=parents, labels=labels, hovertext=hover, hovertemplate="%{hovertext}<extra></extra>",
-        marker={"colors": colors, "line": {"color": lines, "width": [4 if c == MISS else 1 for c in lines]}},
-        maxdepth=depth, insidetextorientation="radial"))
     n_t, n_s = len(themes), sum(1 for p in parents if p in theme_ids)
-    return style(fig, f"xMemory hierarchy: {n_t} themes, {n_s} semantics", height=520)
+    shown = depth or (3 if n_s <= FULL_DEPTH_MAX else 2)
+    fig = go.Figure(go.Sunburst(
+        ids=ids, parents=parents, labels=[esc(x) for x in fitting_labels(ids, parents, labels, shown)],
+        hovertext=hover, hovertemplate="%{hovertext}<extra></extra>",
+        marker={"colors": colors, "line": {"color": lines, "width": [4 if c == MISS else 1 for c in lines]}},
+        maxdepth=shown, insidetextorientation="radial", textfont={"size": LABEL_MIN_PX + 1}))
+    fig.update_layout(hoverlabel={"align": "left", "font_size": 13})
+    return style(fig, f"xMemory hierarchy: {n_t} themes, {n_s} semantics", height=560)
+
+
+RADIUS_PX = 230  # the sunburst's radius in a 560 px chart
+CHAR_PX = 0.55  # an average character's width per px of font size (sans-serif)
+
+
+def fitting_labels(ids: list[str], parents: list[str], labels: list[str], rings: int) -> list[str]:
+    """Each wedge's label when it can be read at LABEL_MIN_PX + 1 px, written along the radius: the wedge is at
+    least a line high at its middle, and the label is cut to the ring's depth; '' (left out) otherwise. Sizes as
+    the sunburst draws them without values: a wedge spans its leaves."""
+    kids: dict[str, list[str]] = {}
+    for i, p in zip(ids, parents, strict=True):
+        kids.setdefault(p, []).append(i)
+    size: dict[str, int] = {}
+
+    def leaves(n: str) -> int:
+        if n not in size:
+            size[n] = sum(leaves(k) for k in kids.get(n, [])) or 1
+        return size[n]
+
+    total = sum(leaves(r) for r in kids.get("", [])) or 1
+    level = {i: 1 if p == "" else 0 for i, p in zip(ids, parents, strict=True)}
+    for i, p in zip(ids, parents, strict=True):
+        if p:
+            level[i] = level.get(p, 1) + 1
+    font, ring = LABEL_MIN_PX + 1, RADIUS_PX / rings
+    chars = max(4, int(ring * 0.9 / (font * CHAR_PX)))
+    out = []
+    for i, lab in zip(ids, labels, strict=True):
+        d = level[i]
+        arc = 2 * math.pi * leaves(i) / total * (d - 0.5) * ring  # the wedge's width across its middle, px
+        out.append(shorten(lab, chars) if d <= rings and arc >= font * 1.3 else "")
+    return out
 
 
 def path_sunburst(structure: dict[str, Any]) -> go.Figure:
@@ -168,10 +247,13 @@ def xmemory_growth(rd: ReplayData, step: int, items_at: ItemsAt) -> list[Block]:
     if not any(it.kind == "theme" for it in items):
         return [Part("xMemory hierarchy", Text("No theme yet at this step (themes appear once episodes close and "
                                                "yield semantic facts)."))]
+    n_sem = sum(1 for it in items if it.kind == "semantic")
+    outer = ("outer: the episodes they came from (by day)" if n_sem <= FULL_DEPTH_MAX else
+             "click a theme to see the episodes its facts came from (by day)")
     out: list[Block] = [Part("xMemory hierarchy", hierarchy_sunburst(items, hl), key="hierarchy",
-                             caption="Inner ring: themes; middle: semantic facts; outer: the episodes they came "
-                                     "from. Red outlines: split / merged / moved at this step. Click a theme to "
-                                     "zoom in.")]
+                             caption=f"Inner ring: themes; middle: semantic facts; {outer}. Labels too small to read "
+                                     "are left out: hover a wedge for its text, click it to zoom in. Red outlines: "
+                                     "split / merged / moved at this step.")]
     if len(restructured):
         out.append(Part("Restructured at this step", restructured[["event", "items", "reason"]]))
     return out

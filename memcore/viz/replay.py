@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 
 from memcore.types import Event
 from memcore.viz.safe import esc, shorten
-from memcore.viz.theme import event_color, style
+from memcore.viz.theme import event_color, legend_below, style
 from memcore.viz.views import system_color
 
 EVENT_COLUMNS = ["step", "system", "event", "item_kind", "items", "turn_id", "reason", "data"]
@@ -126,7 +126,7 @@ def layer_counts_figure(data: dict[str, ReplayData] | ReplayData, step: int | No
     _step_line(fig, step)
     fig.update_xaxes(title="step (turn)")
     fig.update_yaxes(title="items in memory", rangemode="tozero")
-    return style(fig, "Memory layers over time")
+    return legend_below(style(fig, "Memory layers over time"))
 
 
 def cumulative_cost_figure(data: dict[str, ReplayData], step: int | None = None,
@@ -141,7 +141,7 @@ def cumulative_cost_figure(data: dict[str, ReplayData], step: int | None = None,
     _step_line(fig, step)
     fig.update_xaxes(title="step (turn)")
     fig.update_yaxes(title=f"construction {'tokens' if metric == 'tokens' else 'LLM calls'}", rangemode="tozero")
-    return style(fig, "Construction cost so far", height=320)
+    return legend_below(style(fig, "Construction cost so far", height=320))
 
 
 def event_strip_figure(data: dict[str, ReplayData], step: int | None = None) -> go.Figure:

@@ -84,3 +84,25 @@ def style(fig: go.Figure, title: str = "", height: int = 360) -> go.Figure:
         hoverlabel={"font_size": FONT_SIZE - 1},
     )
     return fig
+
+
+LEGEND_BESIDE_MAX = 8  # more legend entries than this go under the chart (beside it they would scroll)
+LEGEND_ROW_PX = 26
+LEGEND_COLUMN_CHARS = (28, 48)  # entries up to this long fit 3 (then 2) columns of a chart ~800 px wide (1280 px page)
+
+
+def legend_below(fig: go.Figure) -> go.Figure:
+    """With many legend entries, a horizontal legend under the chart in 3, 2 or 1 columns (as the longest entry
+    allows), the chart grown by its rows, instead of a list beside the chart that scrolls (16 series of 9
+    systems) and narrows the plot."""
+    names = [str(t.name) for t in fig.data if t.showlegend is not False and t.name]
+    if len(names) <= LEGEND_BESIDE_MAX:
+        return fig
+    longest = max(len(n) for n in names)
+    per_row = 3 if longest <= LEGEND_COLUMN_CHARS[0] else 2 if longest <= LEGEND_COLUMN_CHARS[1] else 1
+    extra = LEGEND_ROW_PX * -(-len(names) // per_row) + 10
+    fig.update_layout(height=(fig.layout.height or 360) + extra,
+                      margin={"b": 50 + extra},
+                      legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0,
+                              "xanchor": "left", "entrywidth": 1 / per_row, "entrywidthmode": "fraction"})
+    return fig

@@ -46,3 +46,29 @@ def test_the_run_timer_is_silent_unless_asked(monkeypatch, capsys, tmp_path):
     t.done("ask")
     assert "memcore-run page=ask" in capsys.readouterr().err
     assert [p.suffix for p in tmp_path.iterdir()] == [".prof"] and next(tmp_path.iterdir()).name.endswith("-ask.prof")
+
+
+def test_prepare_demo_builds_every_memory_once_and_the_first_page_finds_them(app_env, monkeypatch):
+    """./run.sh's --prepare-demo (issue 23 item 4): every registered system's memory of the demo is built in the
+    app's default store before serving; a second start builds nothing; another provider builds nothing."""
+    from streamlit.testing.v1 import AppTest
+
+    from memcore.settings import Settings
+    from memcore.workbench import Workbench
+    from ui.launch import prepare_demo
+
+    said: list[str] = []
+    out = prepare_demo(said.append)
+    names = Workbench.systems()
+    assert sorted(out) == sorted(names) and all(v.startswith("built in") for v in out.values()), out
+    assert any("turns embedded" in line for line in said)
+    wb = Workbench(Settings())
+    conv = wb.conversation("demo")
+    assert all(wb.is_ingested(s, conv) for s in names)
+    assert prepare_demo(said.append) == {}  # idempotent: a later start finds them built
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()  # the first page: the demo, built
+    assert not at.exception and [m.value for m in at.metric][:1] == [str(len(conv.turns))]
+    monkeypatch.setenv("MEMCORE_LLM_PROVIDER", "openai")
+    monkeypatch.setenv("MEMCORE_STORE", str(app_env / "other"))
+    said.clear()
+    assert prepare_demo(said.append) == {} and "offline engine only" in said[0]  # never calls a model at start

@@ -97,11 +97,11 @@ def test_replay_after_ingest_shows_events_at_a_step(app_env):
     at.slider(key="replay_step").set_value(20).run()
     body = texts(at)
     assert f"Step 20/{STEPS}" in body
-    assert {m.label: m.value for m in at.metric}["com · events now"] == "1"
+    assert {m.label: m.value for m in at.metric}["com"] == "1"  # events now (the caption says so)
     assert len(at.get("plotly_chart")) >= 1
     ev = at.table[0].value  # cells are Markdown-escaped text
     assert list(ev["system"]) == ["com"] and list(ev["event"]) == ["indexed"]
-    assert "20 turn(s) indexed (no memory items of its own)" in [c.value for c in at.caption]  # not "0 item(s)"
+    assert "event(s) now · 20 turn(s) indexed" in [c.value for c in at.caption]  # not "0 item(s)"
     at.button(key="rp_next").click().run()
     assert at.session_state["replay_step"] == 21
 

@@ -10,7 +10,9 @@
   about a named person passes when it falls in one of the paper's six categories (regular
   expressions per category) or states something dated (still true in 6 months); greetings,
   thanks, shared photos, reactions and emotions are skipped.
-- xmemory_theme: "label: summary" from c-TF-IDF keywords of the member facts against other themes.
+- xmemory_theme: "label: summary" from c-TF-IDF keywords of the member facts against other themes (no
+  timestamps or numbers); the label is the shortest stretch of a member fact holding two keywords (a short
+  phrase in the fact's own words, "mint tea"), else the keywords.
 - xmemory_probe: the offline answer; it has no token logprobs, so the system measures
   uncertainty with its own proxy (memcore.systems.xmemory.proxy) and says so in the trace.
 """
@@ -67,10 +69,10 @@ def c_tf_idf(docs: list[str], others: list[str], k: int = 3) -> list[str]:
     weight(t) = tf(t, c) * log(1 + A / f(t)), A = mean words per class, f(t) = frequency of t
     over all classes (BERTopic's c-TF-IDF).
     """
-    mine = Counter(w for d in docs for w in terms(d) if len(w) > 2 and not w.isdigit())
+    mine = Counter(w for d in docs for w in _words(d))
     if not mine:
         return []
-    classes = [mine] + [Counter(w for w in terms(o) if len(w) > 2 and not w.isdigit()) for o in others]
+    classes = [mine] + [Counter(_words(o)) for o in others]
     total: Counter[str] = Counter()
     for c in classes:
         total.update(c)
@@ -82,13 +84,44 @@ def c_tf_idf(docs: list[str], others: list[str], k: int = 3) -> list[str]:
     return [w for w, _ in sorted(mine.items(), key=lambda kv: (-weight(kv[0]), kv[0]))[:k]]
 
 
+_STAMP = re.compile(r"\[[^\]]*\d{4}-\d\d-\d\d[^\]]*\]")  # "[2023-05-08T10:15:00]" in a fact quoting an episode
+
+
+def _words(text: str) -> list[str]:
+    """Keyword candidates: content words of 3+ letters without digits (no timestamps, years or counts)."""
+    return [w for w in terms(_STAMP.sub(" ", text)) if len(w) > 2 and not any(c.isdigit() for c in w)]
+
+
+PHRASE_WORDS = 6
+
+
+def theme_phrase(facts: list[str], kws: list[str], max_words: int = PHRASE_WORDS) -> str:
+    """The shortest stretch of a fact, at most `max_words` words, that starts and ends with a keyword and holds
+    the most keywords (at least two), in the fact's own words ("mint tea", "Pepper, who pulled on the leash");
+    '' when no fact has one."""
+    want, best, key = set(kws), "", (1, 0)
+    for fact in facts:
+        toks = _STAMP.sub(" ", fact).split()
+        hits = [set(terms(t)) & want for t in toks]
+        for i, first in enumerate(hits):
+            if not first:
+                continue
+            for j in range(i + 1, min(len(toks), i + max_words)):
+                covered = set().union(*hits[i:j + 1])
+                if hits[j] and (len(covered), -(j - i)) > key:
+                    key, best = (len(covered), -(j - i)), " ".join(toks[i:j + 1])
+    return best.strip(" ,;:.!?()\"'")
+
+
 def offline_theme_label(inputs: dict[str, Any]) -> dict[str, str]:
-    """Label = top c-TF-IDF keywords; summary = the count and the member fact sharing most keywords."""
+    """Label = a short phrase of a member fact holding the top c-TF-IDF keywords (else the keywords); summary =
+    the count and the member fact sharing most keywords."""
     facts = [str(f) for f in inputs.get("facts") or []]
     kws = c_tf_idf(facts, [str(o) for o in inputs.get("other_themes") or []], k=3)
     if not facts:
         return {"label": "empty theme", "summary": ""}
-    label = " / ".join(kws) if kws else " ".join(terms(facts[0])[:3]) or "misc"
+    label = (theme_phrase(facts, kws) or ", ".join(kws)) if kws else " ".join(_words(facts[0])[:3]) or "misc"
+    label = label.replace(":", ",")  # the system reads the label up to the first colon
     best = max(facts, key=lambda f: (len(set(terms(f)) & set(kws)), -len(f)))
     short = best if len(best) <= 140 else best[:137].rstrip() + "..."
     return {"label": label, "summary": f"{len(facts)} fact(s) about {', '.join(kws) or label}, e.g. {short}"}

@@ -1,0 +1,57 @@
+"""The script graph_html adds to a pyvis page: fit the drawing to its frame, keep labels readable at any zoom,
+and leave out a label that would overlap a better-ranked one."""
+
+# Fit the drawing to its frame once laid out, and whenever the frame is resized or first shown (a graph drawn
+# inside a hidden tab starts with zero width); then keep labels readable: vis-network scales label text with the
+# zoom and skips it under 5 px, so a big graph fitted far out showed no labels; below zoom 1 each label's font is
+# enlarged by 1/zoom (its base size kept in __font) so it stays at its set size on screen.
+FIT_SCRIPT = """<script type="text/javascript">
+(function () {
+  function readable() {
+    if (!window.network || typeof nodes === "undefined" || typeof edges === "undefined") { return; }
+    var k = Math.max(1, 1 / window.network.getScale());
+    [nodes, edges].forEach(function (set) {
+      set.update(set.get().map(function (x) {
+        var base = x.__font || (x.font && x.font.size) || 14;
+        return {id: x.id, __font: base, font: Object.assign({}, x.font || {}, {size: base * k})};
+      }));
+    });
+  }
+  // labels never overlap: in rank order (roles, then the best-connected) a label whose box meets a label already
+  // kept is left out (its text stays on hover); recomputed after every fit and zoom
+  function declutter() {
+    if (!window.network || typeof nodes === "undefined") { return; }
+    var all = nodes.get();
+    all.forEach(function (n) { if (n.__label === undefined) { n.__label = n.label; } });
+    var named = all.filter(function (n) { return n.__label && n.__label.trim(); })
+      .sort(function (a, b) { return (a.__rank || 0) - (b.__rank || 0); });
+    nodes.update(named.map(function (n) { return {id: n.id, __label: n.__label, label: n.__label}; }));
+    var kept = [], hide = [], pos = window.network.getPositions(named.map(function (n) { return n.id; }));
+    named.forEach(function (n) {  // the label's box in canvas units: under a dot or diamond, inside a box
+      var size = (n.font && n.font.size) || 14, w = n.__label.length * size * 0.56, p = pos[n.id];
+      var top = n.shape === "box" ? p.y - size * 0.7 : p.y + (n.size || 11) + 2;
+      var b = {left: p.x - w / 2, right: p.x + w / 2, top: top, bottom: top + size * 1.3};
+      var meets = kept.some(function (k) {
+        return b.left < k.right && k.left < b.right && b.top < k.bottom && k.top < b.bottom; });
+      if (meets) { hide.push({id: n.id, label: " "}); } else { kept.push(b); }
+    });
+    nodes.update(hide);
+    window.__memcoreHidden = hide.length;
+  }
+  function fit() {
+    if (window.network) {
+      window.network.fit({animation: false});
+      window.network.moveTo({scale: window.network.getScale() * 0.9});  // a margin: no label cut at the frame
+      readable(); declutter(); window.__memcoreFitted = true;
+    }
+  }
+  if (window.network) {
+    window.network.once("stabilizationIterationsDone", fit);
+    window.network.on("zoom", function () { readable(); declutter(); });
+  }
+  var box = document.getElementById("mynetwork");
+  if (box && window.ResizeObserver) { new ResizeObserver(fit).observe(box); }
+  setTimeout(fit, 400); setTimeout(fit, 1500);
+})();
+</script>
+"""
