@@ -104,16 +104,32 @@ def conversation(wb: Workbench, conv_id: str) -> Conversation:
     return cache[key]
 
 
-def current_conversation(wb: Workbench) -> Conversation | None:
-    """The conversation chosen on Home (the demo when nothing was chosen yet and it is stored)."""
-    conv_id = st.session_state.get("conv_id")
+CONV_KEY = "conv_id"  # the session's one current conversation: every page, picker, link and the sidebar read it
+
+
+def current_conv_id(wb: Workbench) -> str | None:
+    """The session's current conversation: a link's ?conv= (once per link), else the one loaded or picked
+    last, else the demo (or the first stored one). Pages, pickers and the sidebar all read it here, so no page
+    falls back to the demo while another conversation is current."""
     stored = list(wb.store.conversations()["conv_id"])
+    url_seed(CONV_KEY, "conv", stored)
+    conv_id = st.session_state.get(CONV_KEY)
     if conv_id not in stored:
         conv_id = "demo" if "demo" in stored else (stored[0] if stored else None)
-    if conv_id is None:
-        return None
-    st.session_state["conv_id"] = conv_id
-    return conversation(wb, conv_id)
+        if conv_id is not None:
+            make_current(conv_id)
+    return conv_id
+
+
+def make_current(conv_id: str) -> None:
+    """Make a stored conversation current for every page and link of this session."""
+    st.session_state[CONV_KEY] = conv_id
+
+
+def current_conversation(wb: Workbench) -> Conversation | None:
+    """The current conversation (current_conv_id), parsed; None when nothing is stored."""
+    conv_id = current_conv_id(wb)
+    return None if conv_id is None else conversation(wb, conv_id)
 
 
 def forget_conversation(conv_id: str) -> None:

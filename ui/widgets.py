@@ -40,8 +40,7 @@ def sidebar_status() -> None:
             return
         st.caption(f"**LLM:** {md_escape(wb.provider_label)}")
         st.caption(f"**Store:** `{wb.store.uri}` · **Embedder:** {md_escape(wb.embedder.name)}")
-        conv_id = st.session_state.get("conv_id")
-        if conv_id:
+        if conv_id := state.current_conv_id(wb):
             st.caption(f"**Conversation:** {md_escape(conv_id)}")
 
 
@@ -123,27 +122,31 @@ def _switch_to(convs: list[Conversation], message: str) -> None:
     """Make the first loaded conversation the current one everywhere (picker, counts, sidebar) and rerun."""
     for c in convs:
         state.forget_conversation(c.id)
-    st.session_state["conv_id"] = convs[0].id
-    st.session_state["_conv_pick"] = convs[0].id  # set through session state: the browser's picker follows
+    state.make_current(convs[0].id)  # every page, link and the sidebar follow (the picker included)
     st.session_state["_load_msg"] = md_escape(message)
     st.rerun()
 
 
+_PICK = "_conv_pick"
+
+
 def conversation_picker(wb: Workbench) -> Conversation | None:
-    """Select among stored conversations; returns the chosen one."""
-    stored = wb.store.conversations()
-    if stored.empty:
+    """Select among stored conversations; returns the current one (state.current_conv_id), which a pick changes
+    for every page."""
+    conv = state.current_conversation(wb)
+    if conv is None:
         st.info("No conversation yet: load the demo on Home.")
         return None
-    ids = list(stored["conv_id"])
-    state.url_seed("_conv_pick", "conv", ids)
-    conv = state.current_conversation(wb)
-    start = 0 if "_conv_pick" in st.session_state or conv is None else ids.index(conv.id)  # state wins if set
-    pick = st.selectbox("Conversation", ids, index=start, key="_conv_pick")
-    if pick != st.session_state.get("conv_id"):
-        st.session_state["conv_id"] = pick
-    state.url_set(conv=pick)
-    return state.conversation(wb, pick)
+    # the widget shows the session's current conversation on every page: its own value would not survive a page
+    # switch (Streamlit drops the state of a widget that stops being drawn) and came back as the first option
+    st.session_state[_PICK] = conv.id
+    st.selectbox("Conversation", list(wb.store.conversations()["conv_id"]), key=_PICK, on_change=_picked)
+    state.url_set(conv=conv.id)
+    return conv
+
+
+def _picked() -> None:
+    state.make_current(st.session_state[_PICK])
 
 
 def systems() -> list[str]:
