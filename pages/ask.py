@@ -19,7 +19,7 @@ wb = state.workbench_or_stop()
 with st.sidebar:
     conv = widgets.conversation_picker(wb)
 if conv is None:
-    st.stop()
+    widgets.no_conversation()
 q = widgets.question_picker(conv, key="ask_q")
 if q is None:
     st.stop()

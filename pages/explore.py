@@ -17,7 +17,7 @@ wb = state.workbench_or_stop()
 with st.sidebar:
     conv = widgets.conversation_picker(wb)
 if conv is None:
-    st.stop()
+    widgets.no_conversation()
 built = [s for s in widgets.systems() if state.ingest_status(wb, s, conv)[1]]
 built = [s for s in built if get_system(s).kinds] + [s for s in built if not get_system(s).kinds]
 if not built:

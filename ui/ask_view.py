@@ -43,8 +43,8 @@ def build_cards(wb: Workbench, conv: Conversation, systems: list[str], key: str)
     running = job is not None and job.running
     if running:
         widgets.job_progress(job.id)
-    elif job is not None and job.status in (jobs.FAILED, jobs.CANCELLED):
-        (st.error if job.status == jobs.FAILED else st.warning)(md_escape(f"{job.title}: {job.error or job.message}"))
+    else:
+        widgets.job_outcome(job)
     todo = [s for s, (_, done) in status.items() if not done]
     for s in todo:
         step = status[s][0]

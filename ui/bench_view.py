@@ -45,8 +45,7 @@ def run_panel(wb: Workbench) -> None:
     mine = job is not None and st.session_state.get("bm_started") == job.started
     if mine and job.status == jobs.DONE and job.result and st.session_state.get("bm_job") != job.started:
         st.session_state["bm_results"], st.session_state["bm_job"] = job.result, job.started
-    if job is not None and job.status in (jobs.FAILED, jobs.CANCELLED):
-        (st.error if job.status == jobs.FAILED else st.warning)(md_escape(f"{job.title}: {job.error or job.message}"))
+    widgets.job_outcome(job)
     with st.expander("Start a run", expanded=job is None and not st.session_state.get("bm_results")):
         c1, c2 = st.columns(2)
         dataset = c1.selectbox("Dataset", ["demo", "locomo", "longmemeval", "jsonl"], key="bm_ds")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Any
 
 import pandas as pd
@@ -20,33 +20,12 @@ from memcore.types import Answer, Conversation, Question
 from memcore.viz.replay import ReplayData, build_replay
 from memcore.viz.safe import md_escape
 from memcore.workbench import Workbench
-from ui import jobs
-
-PROVIDER_LABELS = {
-    "offline": "offline engine (rule-based, no LLM)",
-    "openai": "OpenAI-compatible endpoint",
-    "local": "local SmolLM2 (llama.cpp)",
-}
-
-
-@dataclass(frozen=True)
-class ProviderChoice:
-    """What the user picked on Home; the API key lives only in this browser session."""
-
-    provider: str = ""
-    model: str = ""
-    base_url: str = ""
+from ui import fixes, jobs, provider
 
 
 def settings() -> Settings:
-    """Environment settings overridden by the provider chosen in this session."""
-    base = Settings()
-    pc: ProviderChoice | None = st.session_state.get("provider_choice")
-    if pc is None or not pc.provider:
-        return base
-    key = st.session_state.get("openai_key", "") or base.openai_api_key
-    return base.with_(llm_provider=pc.provider, llm_model=pc.model or base.llm_model,
-                      openai_base_url=pc.base_url, openai_api_key=key)
+    """Environment settings overridden by the provider chosen in this session (ui/provider.py)."""
+    return provider.session_settings()
 
 
 _SECRET_FIELDS = ("openai_api_key", "storage_options")  # in the cache key only as fingerprints
@@ -71,9 +50,18 @@ def _workbench(key: tuple[tuple[str, str], ...], _settings: Settings) -> Workben
 
 def workbench() -> Workbench:
     """The Workbench for the current settings (created once per process and settings: every field counts,
-    so a changed environment such as $MEMCORE_LEDGER_TEXT gets a new Workbench, not the old one)."""
+    so a changed environment such as $MEMCORE_LEDGER_TEXT gets a new Workbench, not the old one). A provider
+    that cannot start leaves the session on the offline engine, its error kept for the provider form."""
     s = settings()
-    return _workbench(settings_key(s), s)
+    try:
+        return _workbench(settings_key(s), s)
+    except Exception as e:
+        if s.provider == "offline":
+            raise  # not the provider: the store or the embedder (workbench_or_stop names it)
+        off = provider.offline_settings()
+        wb = _workbench(settings_key(off), off)  # a store or embedder that cannot start raises here, not blamed on
+        provider.failed(s.provider, e, fell_back=True)  # the provider
+        return wb
 
 
 def preload_embedder() -> None:
@@ -89,7 +77,7 @@ def workbench_or_stop() -> Workbench:
     try:
         return workbench()
     except Exception as e:  # noqa: BLE001 - configuration problems are shown, not raised
-        st.error(md_escape(f"Cannot start memcore: {e}"))
+        st.error(md_escape(fixes.in_app(f"Cannot start memcore: {e}")))
         st.stop()
         raise
 

@@ -15,7 +15,7 @@ from memcore.types import Conversation, Question
 from memcore.viz.safe import md_escape
 from memcore.viz.views import picked, view_order
 from memcore.workbench import Workbench
-from ui import jobs, state
+from ui import fixes, jobs, nav, provider, state
 
 FORMATS = ("auto", "locomo", "longmemeval", "jsonl")
 
@@ -36,34 +36,15 @@ def sidebar_status() -> None:
         try:
             wb = state.workbench()
         except Exception as e:  # noqa: BLE001
-            st.error(md_escape(f"memcore is not ready: {e}"))
+            st.error(md_escape(fixes.in_app(f"memcore is not ready: {e}")))
             return
         st.caption(f"**LLM:** {md_escape(wb.provider_label)}")
+        if st.session_state.get(provider.FELL_BACK):  # the chosen provider broke: say so on every page
+            st.warning("The chosen LLM provider could not start: this session runs on the offline engine.")
+            st.page_link(nav.page(nav.HOME).path, label="See why, and choose again", icon=":material/settings:")
         st.caption(f"**Store:** `{wb.store.uri}` · **Embedder:** {md_escape(wb.embedder.name)}")
         if conv_id := state.current_conv_id(wb):
             st.caption(f"**Conversation:** {md_escape(conv_id)}")
-
-
-def provider_form() -> None:
-    """Choose the LLM provider; the API key stays in this browser session only."""
-    cur: state.ProviderChoice = st.session_state.get("provider_choice") or state.ProviderChoice()
-    base = state.settings()
-    options = list(state.PROVIDER_LABELS)
-    with st.form("provider", enter_to_submit=False):
-        prov = st.radio("LLM provider", options, index=options.index(cur.provider or base.provider)
-                        if (cur.provider or base.provider) in options else 0,
-                        format_func=state.PROVIDER_LABELS.__getitem__, horizontal=True)
-        c1, c2 = st.columns(2)
-        url = c1.text_input("Base URL (OpenAI-compatible)", cur.base_url or base.openai_base_url,
-                            placeholder="https://api.openai.com/v1")
-        model = c2.text_input("Model", cur.model or base.llm_model)
-        key = st.text_input("API key", type="password", placeholder="kept in this session only, never stored",
-                            help="Held in memory for this browser session; never written to disk.")
-        if st.form_submit_button("Use this provider"):
-            st.session_state["provider_choice"] = state.ProviderChoice(prov, model, url)
-            if key:
-                st.session_state["openai_key"] = key
-            st.rerun()
 
 
 def dataset_loader(wb: Workbench) -> None:
@@ -108,7 +89,8 @@ def _load(wb: Workbench, up, path: str, fmt: str | None, lenient: bool = False) 
             st.session_state["_load_warn"] = md_escape("Accepted with problems: " + " ".join(warned))
     except Exception as e:  # noqa: BLE001 - loaders name the file, field and fix
         msg = str(e)  # an upload is named by its file name, never by the temporary copy's path
-        st.error(md_escape(msg.replace(str(Path(tmp) / name), name).replace(tmp, "") if tmp else msg))
+        msg = msg.replace(str(Path(tmp) / name), name).replace(tmp, "") if tmp else msg
+        st.error(md_escape(fixes.in_app(msg)))
         return
     if not convs:
         st.warning(md_escape(f"{name} holds no conversation."))
@@ -135,8 +117,7 @@ def conversation_picker(wb: Workbench) -> Conversation | None:
     for every page."""
     conv = state.current_conversation(wb)
     if conv is None:
-        st.info("No conversation yet: load the demo on Home.")
-        return None
+        return None  # the page says what to do (no_conversation)
     # the widget shows the session's current conversation on every page: its own value would not survive a page
     # switch (Streamlit drops the state of a widget that stops being drawn) and came back as the first option
     st.session_state[_PICK] = conv.id
@@ -147,6 +128,13 @@ def conversation_picker(wb: Workbench) -> Conversation | None:
 
 def _picked() -> None:
     state.make_current(st.session_state[_PICK])
+
+
+def no_conversation() -> None:
+    """Say that no conversation is loaded yet, link Home, and stop the page."""
+    st.info("No conversation yet: load the built-in demo or a dataset file on Home first.")
+    st.page_link(nav.page(nav.HOME).path, label="Go to Home", icon=":material/home:")
+    st.stop()
 
 
 def systems() -> list[str]:
@@ -208,8 +196,7 @@ def ingest_panel(wb: Workbench, conv: Conversation, systems: list[str]) -> bool:
     if job is not None and job.running:
         job_progress(job.id)
         return False
-    if job is not None and job.status in (jobs.FAILED, jobs.CANCELLED):
-        (st.error if job.status == jobs.FAILED else st.warning)(md_escape(f"{job.title}: {job.error or job.message}"))
+    job_outcome(job)
     if todo:
         parts = [f"{s} ({step}/{len(conv.turns)})" for s, (step, _) in status.items() if s in todo]
         st.info("Memory not built yet for: " + ", ".join(parts))
@@ -218,6 +205,13 @@ def ingest_panel(wb: Workbench, conv: Conversation, systems: list[str]) -> bool:
             st.rerun()
         return False
     return True
+
+
+def job_outcome(job: jobs.Job | None) -> None:
+    """A failed job's error (fix texts in the app's words) or a cancelled job's message; nothing otherwise."""
+    if job is not None and job.status in (jobs.FAILED, jobs.CANCELLED):
+        (st.error if job.status == jobs.FAILED else st.warning)(
+            md_escape(fixes.in_app(f"{job.title}: {job.error or job.message}")))
 
 
 @st.fragment(run_every=1.0)
@@ -243,5 +237,5 @@ def answers_for(wb: Workbench, conv: Conversation, q: Question, systems: Sequenc
             try:
                 answers[name] = state.ask(wb, name, conv, q, retriever)
             except Exception as e:  # noqa: BLE001 - one failing system must not hide the others
-                st.error(md_escape(f"{name} failed: {e}"))
+                st.error(md_escape(fixes.in_app(f"{name} failed: {e}")))
     return answers
