@@ -112,6 +112,24 @@ def answer_summary(system: str, answer: Answer, evidence: list[str] | str | None
                   "latency ms": round(answer.latency_ms, 1), "error": answer.error}
 
 
+def export_row(system: str, answer: Answer, evidence: list[str] | str | None,
+               verdict: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """answer_summary's row as exported, with what the page shows beside it: each gold evidence turn hit or
+    missed (a miss with where it was lost), and the verdict's judge and its reason (or why it could not judge)."""
+    row = answer_summary(system, answer, evidence, verdict)
+    present = set(answer.trace.context_turn_ids())
+    lost = {m["turn_id"]: STATUS_TEXT.get(m["status"], m["status"]) + (f" at {m['stage']}" if m["stage"] else "")
+            for m in locate_missed_evidence(answer.trace, evidence)}
+    gold = split_evidence(evidence)
+    head = {k: row.pop(k) for k in ("system", "retriever", "evidence hits", "evidence recall")}
+    head |= {"evidence hit": ", ".join(t for t in gold if t in present),
+             "evidence missed": "; ".join(f"{t} ({lost[t]})" for t in gold if t in lost)}
+    if verdict is not None:
+        head |= {"verdict": row.pop("verdict"), "F1": row.pop("F1"), "judge": verdict.get("judge") or "",
+                 "judge reason": verdict.get("error") or verdict.get("reason") or ""}
+    return head | row
+
+
 def compare_bar(rows: list[dict[str, Any]], metric: str = "context tokens") -> go.Figure:
     """One bar per system for a comparison metric, in system colours."""
     fig = go.Figure(go.Bar(x=[esc(r["system"]) for r in rows], y=[r.get(metric) or 0 for r in rows],
