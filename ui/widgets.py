@@ -6,6 +6,7 @@ import tempfile
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
@@ -161,12 +162,26 @@ def retriever_picker(key: str) -> str:
     """Dense (the papers' mode, default), lexical, hybrid or a plugin's retriever (memcore.retrievers)."""
     names = list(retriever_names())
     state.url_seed(key, "retriever", names)
-    pick = st.segmented_control(
-        "Retriever", names, default=None if key in st.session_state else "dense", key=key,
-        format_func=lambda n: f"{n} (paper mode)" if n == "dense" else n,
+    pick = segmented(
+        "Retriever", names, key, "dense", format_func=lambda n: f"{n} (paper mode)" if n == "dense" else n,
         help="How systems search the store for this question: dense (cosine, the papers' setting), lexical (BM25) "
-             "or hybrid (RRF of both). Memory is built once; the retriever only changes the search.") or "dense"
+             "or hybrid (RRF of both). Memory is built once; the retriever only changes the search.")
     state.url_set(retriever=None if pick == "dense" else pick)
+    return pick
+
+
+def segmented(label: str, options: Sequence[str], key: str, default: str, **kw: Any) -> str:
+    """st.segmented_control whose active choice stays chosen when clicked again (Streamlit would deselect it and
+    the page fell back to the default while showing nothing selected)."""
+    last = f"_{key}_last"
+
+    def keep() -> None:
+        if st.session_state.get(key) is None:
+            st.session_state[key] = st.session_state.get(last) if st.session_state.get(last) in options else default
+
+    pick = st.segmented_control(label, options, key=key, on_change=keep,
+                                default=None if key in st.session_state else default, **kw)
+    st.session_state[last] = pick = pick if pick is not None else default
     return pick
 
 
@@ -175,8 +190,7 @@ def question_picker(conv: Conversation, key: str) -> Question | None:
     if st.query_params.get("text") and f"{key}_mode" not in st.session_state:
         st.session_state[f"{key}_mode"] = "free text"  # a link with ?text= opens its free-text question
     state.url_seed(f"{key}_free", "text")
-    mode = st.segmented_control("Question", ["dataset question", "free text"], key=f"{key}_mode",
-                                default=None if f"{key}_mode" in st.session_state else "dataset question")
+    mode = segmented("Question", ["dataset question", "free text"], f"{key}_mode", "dataset question")
     if mode == "free text" or not conv.questions:
         q = st.text_input("Your question", key=f"{key}_free")
         state.url_set(q=None, text=q.strip() or None)

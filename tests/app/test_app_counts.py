@@ -19,3 +19,27 @@ def test_a_page_without_a_conversation_says_what_to_do(app_env, page):
     at.switch_page(f"pages/{page}.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("No conversation yet" in i.value and "Home" in i.value for i in at.main.info), page
+
+
+def replay_built(app_env) -> AppTest:
+    from tests.app.test_app_pages import build, home_with_demo
+
+    at = home_with_demo()
+    at.switch_page("pages/replay.py").run()
+    return build(at, ["naive_rag"], "replay_systems")
+
+
+def test_replay_counts_turns_and_keeps_the_active_view(app_env):
+    from memcore.datasets import load_demo
+
+    n = len(load_demo().turns)
+    at = replay_built(app_env)
+    body = " ".join(m.value for m in at.markdown)
+    assert f"Turn 1 of {n}" in body and f"/{n + 1}" not in body  # 90 turns, not "Step 1/91"
+    at.slider(key="replay_step").set_value(0).run()
+    assert f"Before turn 1 of {n}" in " ".join(m.value for m in at.markdown)
+    view = at.button_group(key="rp_view")
+    view.set_value("Construction cost").run()
+    at.button_group(key="rp_view").set_value(None).run()  # a click on the active view
+    assert at.button_group(key="rp_view").value == "Construction cost"
+    assert any("Cumulative LLM usage" in c.value for c in at.caption)
