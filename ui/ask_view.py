@@ -156,6 +156,8 @@ def answer_panel(wb: Workbench, conv: Conversation, q: Question, system: str, an
     t1, t2, t3 = st.tabs(["Retrieved context", "System structure", f"LLM calls ({len(calls)})"])
     with t1:
         st.dataframe(_style_hits(context_table(ans.trace, q.evidence)), hide_index=True, height=320)
+        st.caption("position: the order the reader got the context in; score rank: the item's rank by its score "
+                   "(1 = highest).")
     with t2:
         if q.evidence:  # views that can mark the gold turns (MemWeaver's subgraph: gold nodes and the path to them)
             ans.trace.structure.setdefault("gold_evidence", list(q.evidence))

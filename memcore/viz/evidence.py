@@ -24,15 +24,22 @@ STATUS_TEXT = {
 
 
 def context_table(trace: Trace, evidence: list[str] | str | None = None) -> pd.DataFrame:
-    """The retrieved context in order: one row per item, with gold evidence turns marked."""
+    """The retrieved context in the order the reader got it (`position`), each item's rank by its score
+    (`score rank`, 1 = highest: systems order context by time, chain or hierarchy, not always by score), with
+    gold evidence turns marked."""
     gold = set(split_evidence(evidence))
+    order = sorted(range(len(trace.items)), key=lambda i: -float(trace.items[i].score))
+    rank = {i: r for r, i in enumerate(order, start=1)}
     rows = []
-    for i, it in enumerate(trace.items, start=1):
+    for i, it in enumerate(trace.items):
         ev = [t for t in it.turn_ids if t in gold]
-        rows.append({"#": i, "evidence": "✔ " + ", ".join(ev) if ev else "", "origin": it.origin, "kind": it.kind,
-                     "id": it.id, "score": round(float(it.score), 4), "text": it.text,
-                     "turns": ", ".join(it.turn_ids[:12]) + (" …" if len(it.turn_ids) > 12 else "")})
-    return pd.DataFrame(rows, columns=["#", "evidence", "origin", "kind", "id", "score", "text", "turns"])
+        rows.append({"position": i + 1, "score rank": rank[i], "evidence": "✔ " + ", ".join(ev) if ev else "",
+                     "origin": it.origin, "kind": it.kind, "id": it.id, "score": round(float(it.score), 4),
+                     "text": it.text, "turns": ", ".join(it.turn_ids[:12]) + (" …" if len(it.turn_ids) > 12 else "")})
+    return pd.DataFrame(rows, columns=CONTEXT_COLUMNS)
+
+
+CONTEXT_COLUMNS = ["position", "score rank", "evidence", "origin", "kind", "id", "score", "text", "turns"]
 
 
 def evidence_table(trace: Trace, evidence: list[str] | str | None, texts: Mapping[str, str] | None = None) -> pd.DataFrame:
