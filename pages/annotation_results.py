@@ -24,12 +24,13 @@ with st.expander("Create a task", expanded=not ann.tasks()):
     with st.form("new_task", enter_to_submit=False):  # only the button creates a task
         name = st.text_input("Task name", "helpfulness")
         conv_ids = st.multiselect("Conversations", list(convs["conv_id"]), default=list(convs["conv_id"])[:1])
-        systems = st.multiselect("Systems", widgets.systems(), default=widgets.default_systems(ANNOTATE))
+        systems = st.multiselect("Systems", widgets.systems(), default=widgets.default_systems(ANNOTATE),
+                                 format_func=widgets.system_label)
         c1, c2, c3 = st.columns(3)
         per_cat = c1.number_input("Questions per category", 1, 200, 25)
         seed = c2.number_input("Seed", 0, 10**6, 0)
         retriever = c3.selectbox("Retriever", list(retriever_names()), key="task_retriever",
-                                 format_func=lambda n: f"{n} (paper mode)" if n == "dense" else n)
+                                 format_func=widgets.retriever_label)
         go = st.form_submit_button("Create task", type="primary")
     if go:
         convs_ = [state.conversation(wb, c) for c in conv_ids]

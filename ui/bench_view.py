@@ -52,7 +52,7 @@ def run_panel(wb: Workbench) -> None:
         file = c2.text_input("Dataset file", key="bm_file", disabled=dataset == "demo",
                              placeholder="../shared/datasets/locomo/locomo10.json")
         conv = state.current_conversation(wb)  # default: every system whose memory of it is built
-        systems = st.multiselect("Systems", widgets.systems(), key="bm_run_systems",
+        systems = st.multiselect("Systems", widgets.systems(), key="bm_run_systems", format_func=widgets.system_label,
                                  default=default_picks(wb, conv, BENCHMARK) if conv else widgets.default_systems(BENCHMARK))
         retriever = widgets.retriever_picker("bm_retriever")
         c3, c4 = st.columns(2)

