@@ -32,9 +32,25 @@ def provider_badge(wb: Workbench) -> str:
     return wb.provider_label
 
 
+COPY_PLAIN = """<script>
+(() => { // md_escape puts an invisible word joiner (U+2060) into URLs so Markdown does not link them: copy without it
+  if (window.__memcoreCopyPlain) return;
+  window.__memcoreCopyPlain = true;
+  document.addEventListener("copy", (e) => {
+    const text = String(window.getSelection());
+    if (!text.includes("\u2060") || !e.clipboardData) return;
+    e.clipboardData.setData("text/plain", text.replaceAll("\u2060", ""));
+    e.preventDefault();
+  });
+})();
+</script>"""
+
+
 def sidebar_status() -> None:
-    """Store, provider and conversation in the sidebar of every page."""
+    """Store, provider and conversation in the sidebar of every page (and text copied without md_escape's
+    invisible word joiners)."""
     with st.sidebar:
+        st.html(COPY_PLAIN, unsafe_allow_javascript=True, width=1)
         try:
             wb = state.workbench()
         except Exception as e:  # noqa: BLE001
