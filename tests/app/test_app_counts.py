@@ -60,3 +60,22 @@ def test_plugin_systems_and_retrievers_are_labelled_as_plugins():
         unregister_retriever("plugin_x")
     outside = [n for n in widgets.systems() if n not in builtin_systems()]  # the example plugin, when installed
     assert all(widgets.system_label(n) == f"{n} (plugin)" for n in outside)
+
+
+def test_an_explore_link_reopens_its_system_kind_and_item(app_env):
+    from tests.app.test_app_pages import build, home_with_demo
+
+    at = home_with_demo()
+    at.switch_page("pages/replay.py").run()
+    at = build(at, ["com", "recmem"], "replay_systems")
+    at.switch_page("pages/explore.py").run()
+    at.selectbox(key="ex_system").set_value("recmem").run()
+    kind = at.selectbox(key="ex_kind").value
+    assert at.query_params["system"] == "recmem" and at.query_params["kind"] == kind
+    fresh = AppTest.from_file(APP, default_timeout=120)
+    fresh.query_params.update({"conv": "demo", "system": "recmem", "kind": kind, "item": "unit-2"})
+    fresh.run()
+    fresh.switch_page("pages/explore.py").run()
+    assert not fresh.exception, [e.value for e in fresh.exception]
+    assert fresh.selectbox(key="ex_system").value == "recmem" and fresh.selectbox(key="ex_kind").value == kind
+    assert any(m.value == "unit\\-2" for m in fresh.subheader), [m.value for m in fresh.subheader]
