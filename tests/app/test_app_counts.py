@@ -79,3 +79,17 @@ def test_an_explore_link_reopens_its_system_kind_and_item(app_env):
     assert not fresh.exception, [e.value for e in fresh.exception]
     assert fresh.selectbox(key="ex_system").value == "recmem" and fresh.selectbox(key="ex_kind").value == kind
     assert any(m.value == "unit\\-2" for m in fresh.subheader), [m.value for m in fresh.subheader]
+
+
+def test_an_ask_link_reopens_its_system_tab(app_env):
+    from tests.app.test_app_pages import build, home_with_demo
+
+    at = home_with_demo()
+    at.switch_page("pages/replay.py").run()
+    build(at, ["naive_rag", "com"], "replay_systems")
+    fresh = AppTest.from_file(APP, default_timeout=120)
+    fresh.query_params.update({"conv": "demo", "q": "demo:q0", "systems": "naive_rag,com", "run": "1", "tab": "com"})
+    fresh.run()
+    fresh.switch_page("pages/ask.py").run()
+    assert not fresh.exception, [e.value for e in fresh.exception]
+    assert fresh.session_state["ask_tab"] == "com" and fresh.query_params["tab"] == "com"
