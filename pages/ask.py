@@ -44,10 +44,8 @@ st.dataframe([answer_summary(s, a, q.evidence, verdicts[s]) for s, a in answers.
 st.plotly_chart(cost_bar({s: a.usage for s, a in answers.items()}), key="ask_cost")
 st.caption("Tokens spent on this question per stage (retrieval-time LLM calls and the answer call). "
            "Construction cost is on the Replay page.")
-names = list(answers)
-state.url_seed("ask_tab", "tab", names)  # a link reopens the system tab it was on
-tabs = st.tabs(names, key="ask_tab", on_change="rerun", default=None if "ask_tab" in st.session_state else names[0])
-state.url_set(tab=st.session_state.get("ask_tab") if st.session_state.get("ask_tab") in names else None)
+# ?tab= follows the open system tab (no rerun on a switch), so a link reopens that tab
+tabs = st.tabs(list(answers), key="tab", bind="query-params")
 for tab, (name, ans) in zip(tabs, answers.items(), strict=True):
     with tab:
         answer_panel(wb, conv, q, name, ans)

@@ -92,4 +92,4 @@ def test_an_ask_link_reopens_its_system_tab(app_env):
     fresh.run()
     fresh.switch_page("pages/ask.py").run()
     assert not fresh.exception, [e.value for e in fresh.exception]
-    assert fresh.session_state["ask_tab"] == "com" and fresh.query_params["tab"] == "com"
+    assert fresh.session_state["tab"] == "com" and fresh.query_params["tab"] == "com"
