@@ -81,10 +81,10 @@ def click_until_text(page, selector: str, text: str, quiet_ms: int = 400) -> tup
 def step_latencies(page, n_turns: int, steps: int) -> list[tuple[float, float]]:  # noqa: ANN001
     """Per step, ms from a click on Replay's "next step" to the new turn on screen and to the step fully drawn."""
     page.locator(".st-key-rp_first button").first.click()
-    page.get_by_text("before the first turn").first.wait_for(timeout=30_000)
+    page.get_by_text("Before turn 1 of").first.wait_for(timeout=30_000)
     out = []
     for k in range(1, steps + 1):
-        out.append(click_until_text(page, ".st-key-rp_next button", f"Step {k}/{n_turns + 1}"))
+        out.append(click_until_text(page, ".st-key-rp_next button", f"Turn {k} of {n_turns}"))
     return out
 
 

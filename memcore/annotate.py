@@ -186,20 +186,34 @@ class Annotations:
                 "annotators": sorted({a for _, a in labs})}
 
     def export_labels(self, task_id: str, fmt: str = "json") -> str:
-        """Every label row of a task (full history) as JSON or CSV text, each with the task's retriever
-        (import ignores that column: it belongs to the task)."""
+        """The label log of a task: every label row (a changed label appears once per change) as JSON or CSV
+        text, each with the task's retriever (import ignores that column: it belongs to the task)."""
         df = self.store.rows("labels", LABEL_ROWS, task_id=task_id)
         task = self.task(task_id)
         rows = [{**r, "retriever": task.retriever if task else ""}
                 for r in sorted(df.to_dict("records"), key=lambda r: (r["ts"], r["item_id"], r["annotator"]))]
-        if fmt == "json":
-            return json.dumps(rows, indent=1)
-        buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=[*LABEL_ROWS.names, "retriever"])
-        w.writeheader()
-        for r in rows:
-            w.writerow({**r, "ts": repr(r["ts"])})
-        return buf.getvalue()
+        return _dump(rows, [*LABEL_ROWS.names, "retriever"], fmt)
+
+    def export_current(self, task_id: str, fmt: str = "json") -> str:
+        """The current labels of a task: one row per (item, annotator) with its latest label, the question,
+        system, category and retriever, when it was given and how many times it was given (`changes`). The
+        columns of the log are all there, so `import_labels` reads this file too (the latest labels only)."""
+        items = {i.item_id: i for i in self.items(task_id)}
+        task = self.task(task_id)
+        df = self.store.rows("labels", LABEL_ROWS, task_id=task_id)
+        changes = df.groupby(["item_id", "annotator"]).size().to_dict() if len(df) else {}
+        rows = []
+        for (iid, ann), lab in self.labels(task_id).items():
+            it = items.get(iid)
+            rows.append({"task_id": task_id, "item_id": iid, "conv_id": it.conv_id if it else "",
+                         "question_id": it.question_id if it else "", "question": it.question if it else "",
+                         "category": (it.category_name or it.category) if it else "", "system": it.system if it else "",
+                         "retriever": task.retriever if task else "", "annotator": ann, "label": lab["label"],
+                         "note": lab["note"], "labelled_at": time.strftime("%Y-%m-%d %H:%M:%S UTC",
+                                                                           time.gmtime(lab["ts"])),
+                         "ts": lab["ts"], "changes": int(changes.get((iid, ann), 1))})
+        rows.sort(key=lambda r: (r["conv_id"], r["question_id"], r["system"], r["annotator"]))
+        return _dump(rows, CURRENT_COLUMNS, fmt)
 
     def import_labels(self, text: str, fmt: str = "json") -> int:
         """Add label rows exported by `export_labels` (rows already present are skipped)."""
@@ -218,6 +232,22 @@ class Annotations:
         if new:
             self.store.table("labels", LABEL_ROWS).add(new)
         return len(new)
+
+
+CURRENT_COLUMNS = ["task_id", "item_id", "conv_id", "question_id", "question", "category", "system", "retriever",
+                   "annotator", "label", "note", "labelled_at", "ts", "changes"]
+
+
+def _dump(rows: list[dict], columns: list[str], fmt: str) -> str:
+    """Rows as JSON, or CSV with these columns (`ts` written exactly, so an import reads the same float)."""
+    if fmt == "json":
+        return json.dumps(rows, indent=1)
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=columns)
+    w.writeheader()
+    for r in rows:
+        w.writerow({**r, "ts": repr(r["ts"])})
+    return buf.getvalue()
 
 
 def _rate(system: str, category: str, per_ann: dict[str, list[int]]) -> dict:

@@ -167,3 +167,9 @@ def reranking(name: str, base: str, rerank: Callable[[str, Hits], Hits], pool: i
 register_retriever(Retriever("dense", dense_search, "cosine similarity of embeddings (the papers' mode)"))
 register_retriever(Retriever("lexical", lexical_search, "BM25 full-text search"))
 register_retriever(Retriever("hybrid", hybrid_search, "dense + BM25 fused by reciprocal rank (RRF)"))
+_BUILTIN = tuple(_REGISTRY)  # registered above, before any plugin loads
+
+
+def builtin_retrievers() -> tuple[str, ...]:
+    """The names of memcore's own retrievers (the rest came from plugins)."""
+    return _BUILTIN

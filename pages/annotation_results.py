@@ -24,12 +24,13 @@ with st.expander("Create a task", expanded=not ann.tasks()):
     with st.form("new_task", enter_to_submit=False):  # only the button creates a task
         name = st.text_input("Task name", "helpfulness")
         conv_ids = st.multiselect("Conversations", list(convs["conv_id"]), default=list(convs["conv_id"])[:1])
-        systems = st.multiselect("Systems", widgets.systems(), default=widgets.default_systems(ANNOTATE))
+        systems = st.multiselect("Systems", widgets.systems(), default=widgets.default_systems(ANNOTATE),
+                                 format_func=widgets.system_label)
         c1, c2, c3 = st.columns(3)
         per_cat = c1.number_input("Questions per category", 1, 200, 25)
         seed = c2.number_input("Seed", 0, 10**6, 0)
         retriever = c3.selectbox("Retriever", list(retriever_names()), key="task_retriever",
-                                 format_func=lambda n: f"{n} (paper mode)" if n == "dense" else n)
+                                 format_func=widgets.retriever_label)
         go = st.form_submit_button("Create task", type="primary")
     if go:
         convs_ = [state.conversation(wb, c) for c in conv_ids]
@@ -46,6 +47,7 @@ with st.expander("Create a task", expanded=not ann.tasks()):
                                            int(per_cat), int(seed), retriever=retriever)
                 st.success(widgets.md_escape(f"Created task {task.task_id} ({retriever} retriever) with "
                                              f"{len(ann.items(task.task_id))} items."))
+                st.session_state["res_task"] = task.task_id  # the results below show the new task
             except MemoryNotBuilt as e:
                 st.error(widgets.md_escape(str(e)))
     for cid, todo in st.session_state.get("task_missing", {}).items():  # never built without this click
@@ -82,10 +84,14 @@ if res["disagreements"]:
     st.caption("Disagreements to review")
     st.dataframe(pd.DataFrame([{**d, "labels": ", ".join(f"{k}: {v}" for k, v in d["labels"].items())}
                                for d in res["disagreements"]]), hide_index=True)
-c1, c2 = st.columns(2)
-c1.download_button("Labels (JSON)", ann.export_labels(task_id, "json"), f"labels-{task_id}.json")
-c2.download_button("Labels (CSV)", ann.export_labels(task_id, "csv"), f"labels-{task_id}.csv")
-up = st.file_uploader("Import labels (JSON or CSV exported here)", type=["json", "csv"])
+st.caption("Current labels: one row per item and annotator with the latest label, the question, system, category "
+           "and retriever. Label log: every label given, changes included. Import reads either file.")
+c = st.columns(4)
+c[0].download_button("Current labels (CSV)", ann.export_current(task_id, "csv"), f"labels-{task_id}.csv")
+c[1].download_button("Current labels (JSON)", ann.export_current(task_id, "json"), f"labels-{task_id}.json")
+c[2].download_button("Label log (CSV)", ann.export_labels(task_id, "csv"), f"label-log-{task_id}.csv")
+c[3].download_button("Label log (JSON)", ann.export_labels(task_id, "json"), f"label-log-{task_id}.json")
+up = st.file_uploader("Import labels (a current-labels or label-log file exported here)", type=["json", "csv"])
 if up is not None and st.button("Import"):
     n = ann.import_labels(up.getvalue().decode(), "csv" if up.name.endswith(".csv") else "json")
     st.success(f"Imported {n} new label rows.")

@@ -19,7 +19,7 @@ wb = state.workbench_or_stop()
 with st.sidebar:
     conv = widgets.conversation_picker(wb)
 if conv is None:
-    st.stop()
+    widgets.no_conversation()
 q = widgets.question_picker(conv, key="ask_q")
 if q is None:
     st.stop()
@@ -44,6 +44,8 @@ st.dataframe([answer_summary(s, a, q.evidence, verdicts[s]) for s, a in answers.
 st.plotly_chart(cost_bar({s: a.usage for s, a in answers.items()}), key="ask_cost")
 st.caption("Tokens spent on this question per stage (retrieval-time LLM calls and the answer call). "
            "Construction cost is on the Replay page.")
-for tab, (name, ans) in zip(st.tabs(list(answers)), answers.items(), strict=True):
+# ?tab= follows the open system tab (no rerun on a switch), so a link reopens that tab
+tabs = st.tabs(list(answers), key="tab", bind="query-params")
+for tab, (name, ans) in zip(tabs, answers.items(), strict=True):
     with tab:
         answer_panel(wb, conv, q, name, ans)

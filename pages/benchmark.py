@@ -13,6 +13,7 @@ from memcore.viz.bench import (
     excluded_note,
     failure_bars,
     metric_heatmap,
+    rounded,
     rows_frame,
     summary_table,
 )
@@ -37,7 +38,7 @@ def draw(results: dict) -> None:
                    + (f" · retriever: **{results['retriever']}**" if results.get("retriever") else "")
                    + (f" · judge: {results['judge'].get('label', '')}" if isinstance(results.get("judge"), dict) else ""))
 
-    st.dataframe(summary_table(results), hide_index=True)
+    st.dataframe(rounded(summary_table(results)), hide_index=True)
     metric = st.selectbox("Metric", [m for m in METRICS], key="bm_metric")
     intervals_section(results, metric)
     table = category_table(results, metric)
@@ -62,7 +63,7 @@ def draw(results: dict) -> None:
     system = d1.selectbox("System", sorted({r["system"] for r in rows}), key="bm_sys")
     dcat = d2.selectbox("Category", ["all", *cats], format_func=lambda k: cats.get(k, k), key="bm_dcat")
     df = rows_frame(rows, system, None if dcat == "all" else dcat)
-    sel = st.dataframe(df, hide_index=True, on_select="rerun", selection_mode="single-row", key="bm_rows", height=300)
+    sel = st.dataframe(rounded(df), hide_index=True, on_select="rerun", selection_mode="single-row", key="bm_rows", height=300)
     picked = sel.selection.rows if sel is not None else []
     if picked:
         qid = df.iloc[picked[0]]["question_id"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from memcore.eval.diagnostics import locate_missed_evidence
-from memcore.viz.evidence import answer_summary, compare_bar, cost_bar
+from memcore.viz.evidence import STATUS_TEXT, answer_summary, compare_bar, cost_bar
 from memcore.viz.safe import md_escape
 from memcore.viz.views import COMPARE
 from ui import state, widgets
@@ -28,7 +28,7 @@ wb = state.workbench_or_stop()
 with st.sidebar:
     conv = widgets.conversation_picker(wb)
 if conv is None:
-    st.stop()
+    widgets.no_conversation()
 q = widgets.question_picker(conv, key="cmp_q")
 if q is None:
     st.stop()
@@ -66,7 +66,7 @@ for col, (name, ans) in zip(cols, answers.items(), strict=True):
         st.markdown(verdict_line(verdicts[name]) or "(free-text question: no verdict)")
         st.text(ans.text or "(empty)")
         for m in locate_missed_evidence(ans.trace, q.evidence):
-            st.caption(md_escape(f"{m['turn_id']}: {m['status']}"
+            st.caption(md_escape(f"{m['turn_id']}: {STATUS_TEXT.get(m['status'], m['status'])}"
                                  + (f" at {m['stage']} (rank {m['rank']})" if m["stage"] else "")
                                  + (f" · {m['reason']}" if m["reason"] else "")))
         st.link_button("Full trace", ask_link(conv, q, name, retriever), icon=":material/open_in_new:")

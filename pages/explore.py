@@ -17,14 +17,15 @@ wb = state.workbench_or_stop()
 with st.sidebar:
     conv = widgets.conversation_picker(wb)
 if conv is None:
-    st.stop()
+    widgets.no_conversation()
 built = [s for s in widgets.systems() if state.ingest_status(wb, s, conv)[1]]
 built = [s for s in built if get_system(s).kinds] + [s for s in built if not get_system(s).kinds]
 if not built:
     st.info("No memory built yet for this conversation: build one on the Replay or Ask page.")
     st.stop()
 c1, c2, c3 = st.columns([1, 1, 2])
-system = c1.selectbox("System", built, key="ex_system")
+state.url_seed("ex_system", "system", built)  # a link reopens the system, kind and item it shows
+system = c1.selectbox("System", built, key="ex_system", format_func=widgets.system_label)
 mem = state.memory_of(wb, system, conv)
 ck = mem.status()[0]
 counts = mem.kind_counts()
@@ -32,6 +33,7 @@ kinds = [k for k in get_system(system).kinds if k in counts] + [k for k in count
 if not kinds:
     st.info(f"{widgets.md_escape(system)} stores no memory items of its own: it searches the raw turns directly.")
     st.stop()
+state.url_seed("ex_kind", "kind", kinds)
 kind = c2.selectbox("Kind", kinds, format_func=lambda k: f"{k} ({counts.get(k, 0)})", key="ex_kind")
 query = c3.text_input("Search text or turn id", key="ex_query")
 ego_graph(mem, None, set(), "ex")
@@ -42,12 +44,19 @@ if query.strip():
 st.caption(f"{len(df)} {widgets.md_escape(kind)} item(s) shown")
 sel = st.dataframe(df, hide_index=True, height=320, on_select="rerun", selection_mode="single-row", key="ex_table")
 rows = sel.selection.rows if sel is not None else []
-if not rows:
+state.url_seed("ex_linked", "item", list(df["id"]))  # the item a link names, shown until a row is picked
+if rows:
+    st.session_state.pop("ex_linked", None)
+linked = [i for i, v in enumerate(df["id"]) if v == st.session_state.get("ex_linked")]
+if not rows and not linked:
+    state.url_set(system=system, kind=kind, item=None)
     st.caption("Select a row to see its provenance and history.")
     st.stop()
-item_id = df.iloc[rows[0]]["id"]
+row = df.iloc[rows[0] if rows else linked[0]]
+item_id = row["id"]
+state.url_set(system=system, kind=kind, item=item_id)
 st.subheader(widgets.md_escape(item_id))
 with st.container(border=True):
-    widgets.text(df.iloc[rows[0]]["text"])
+    widgets.text(row["text"])
 provenance(conv, mem, item_id, id_kinds(mem, ck))
 history(mem, kind, item_id)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from memcore.viz.export import standalone_html, to_csv, to_json, write_bundle
+from memcore.viz.export import file_stem, standalone_html, to_csv, to_json, write_bundle
 from ui import state, widgets
 from ui.export_view import available_bundles
 
@@ -26,6 +26,7 @@ choice = st.selectbox("What to export", list(bundles), key="exp_choice",
                            "comparisons from this browser session only (memcore stores their LLM calls, not the "
                            "answers): ask again in a new session to export one.")
 name, build = bundles[choice]
+name = file_stem(name)  # a question id such as "conv-26:q3" is no file name
 
 
 def _json() -> str:

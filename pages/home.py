@@ -8,7 +8,7 @@ import streamlit as st
 from memcore.llm.redact import redact
 from memcore.plugins import plugin_errors
 from memcore.viz.safe import md_escape
-from ui import nav, serving, state, widgets
+from ui import nav, provider, serving, state, widgets
 
 st.title("memcore workbench")
 st.caption("Watch LLM-agent memory at work: replay a conversation as memory systems build their "
@@ -19,7 +19,9 @@ wb = state.workbench_or_stop()
 st.subheader("1 · Conversation")
 widgets.dataset_loader(wb)
 conv = widgets.conversation_picker(wb)
-if conv is not None:
+if conv is None:
+    st.info("No conversation yet: load the built-in demo or a dataset file above.")
+else:
     sessions = conv.sessions()
     c = st.columns(4)
     c[0].metric("Turns", len(conv.turns))
@@ -36,7 +38,7 @@ if conv is not None:
 st.subheader("2 · LLM provider")
 st.caption("The default offline engine answers every LLM role with deterministic rules, no model: "
            "results are labelled **offline engine (rule-based, no LLM)** wherever they appear.")
-widgets.provider_form()
+provider.form()
 
 st.subheader("3 · Status")
 st.caption(serving.address_line())

@@ -16,7 +16,7 @@ wb = state.workbench_or_stop()
 with st.sidebar:
     conv = widgets.conversation_picker(wb)
 if conv is None:
-    st.stop()
+    widgets.no_conversation()
 systems = widgets.system_picker("Systems", widgets.default_systems(REPLAY), key="replay_systems")
 if not systems:
     st.stop()

@@ -209,8 +209,8 @@ def test_the_app_runs_with_a_broken_plugin_and_lists_the_good_ones(site, tmp_pat
     out = dict(line.split(" ", 1) for line in res.stdout.splitlines() if " " in line)
     assert out["ERRORS"] == "[]"
     options = eval(out["OPTIONS"])  # noqa: S307 - our own print of a list of names
-    assert options[:2] == ["full_context", "zeta_plug"]  # zeta's view: rank 15
-    assert "alpha_plug" in options and "mid_plug" in options and "memweaver" in options
+    assert options[:2] == ["full_context", "zeta_plug (plugin)"]  # zeta's view: rank 15; plugins say so
+    assert "alpha_plug (plugin)" in options and "mid_plug (plugin)" in options and "memweaver" in options
     assert "memcore plugin 'broken'" in res.stderr and "memcore plugin 'broken_view'" in res.stderr
     shown = [w.replace("\\", "") for w in eval(out["WARNINGS"])]  # noqa: S307 - Markdown-escaped on the page
     assert any("memcore plugin 'broken' (memcore.systems = fakeplug_bad:System)" in w

@@ -44,8 +44,8 @@ def build_cards(wb: Workbench, conv: Conversation, systems: list[str], key: str)
     running = job is not None and job.running
     if running:
         widgets.job_progress(job.id)
-    elif job is not None and job.status in (jobs.FAILED, jobs.CANCELLED):
-        (st.error if job.status == jobs.FAILED else st.warning)(md_escape(f"{job.title}: {job.error or job.message}"))
+    else:
+        widgets.job_outcome(job)
     todo = [s for s, (_, done) in status.items() if not done]
     if len(todo) > 1 and st.button(f"Build all selected ({len(todo)} systems)", key=f"{key}_build_all",
                                    icon=":material/construction:", type="primary", disabled=running,
@@ -163,6 +163,8 @@ def answer_panel(wb: Workbench, conv: Conversation, q: Question, system: str, an
     t1, t2, t3 = st.tabs(["Retrieved context", "System structure", f"LLM calls ({len(calls)})"])
     with t1:
         st.dataframe(_style_hits(context_table(ans.trace, q.evidence)), hide_index=True, height=320)
+        st.caption("position: the order the reader got the context in; score rank: the item's rank by its score "
+                   "(1 = highest).")
     with t2:
         if q.evidence:  # views that can mark the gold turns (MemWeaver's subgraph: gold nodes and the path to them)
             ans.trace.structure.setdefault("gold_evidence", list(q.evidence))

@@ -45,15 +45,14 @@ def run_panel(wb: Workbench) -> None:
     mine = job is not None and st.session_state.get("bm_started") == job.started
     if mine and job.status == jobs.DONE and job.result and st.session_state.get("bm_job") != job.started:
         st.session_state["bm_results"], st.session_state["bm_job"] = job.result, job.started
-    if job is not None and job.status in (jobs.FAILED, jobs.CANCELLED):
-        (st.error if job.status == jobs.FAILED else st.warning)(md_escape(f"{job.title}: {job.error or job.message}"))
+    widgets.job_outcome(job)
     with st.expander("Start a run", expanded=job is None and not st.session_state.get("bm_results")):
         c1, c2 = st.columns(2)
         dataset = c1.selectbox("Dataset", ["demo", "locomo", "longmemeval", "jsonl"], key="bm_ds")
         file = c2.text_input("Dataset file", key="bm_file", disabled=dataset == "demo",
                              placeholder="../shared/datasets/locomo/locomo10.json")
         conv = state.current_conversation(wb)  # default: every system whose memory of it is built
-        systems = st.multiselect("Systems", widgets.systems(), key="bm_run_systems",
+        systems = st.multiselect("Systems", widgets.systems(), key="bm_run_systems", format_func=widgets.system_label,
                                  default=default_picks(wb, conv, BENCHMARK) if conv else widgets.default_systems(BENCHMARK))
         retriever = widgets.retriever_picker("bm_retriever")
         c3, c4 = st.columns(2)

@@ -15,7 +15,7 @@ from memcore.types import Conversation
 from memcore.viz.calls import call_label, calls_summary, calls_table, waterfall
 from memcore.viz.safe import md_escape
 from memcore.workbench import Workbench
-from ui import state
+from ui import state, widgets
 
 NOT_STORED = (f"Prompt text not stored (setting {LEDGER_TEXT_ENV}=0 / `--no-ledger-text`): the ledger keeps each "
               "call's role, stage, tokens, latency and cache hit, not its prompt or completion; the LLM response "
@@ -74,6 +74,6 @@ def replay_step_calls(wb: Workbench, conv: Conversation, systems: list[str], ste
     """An expander on Replay: the LLM calls each system made while ingesting this step's turn."""
     per = {s: step_calls(wb, conv, s, step) for s in systems}
     with st.expander(f"LLM calls at this step ({sum(len(c) for c in per.values())})"):
-        pick = st.segmented_control("System", systems, default=systems[0], key="rp_calls_system",
-                                    format_func=lambda s: f"{s} ({len(per[s])})") or systems[0]
+        pick = widgets.segmented("System", systems, "rp_calls_system", systems[0],
+                                 format_func=lambda s: f"{s} ({len(per[s])})")
         calls_panel(per[pick].to_dict("records"), key=f"rp_calls_{pick}", provider=wb.provider_label)

@@ -18,6 +18,7 @@ from memcore.types import Conversation
 from memcore.viz.bundles import Bundle, answer_bundle, benchmark_bundle, comparison_bundle, replay_bundle
 from memcore.workbench import Workbench
 from ui import state, widgets
+from ui.ask_view import verdict
 from ui.bench_live import store_runs
 from ui.structure_view import turn_texts
 
@@ -48,13 +49,15 @@ def _answers(wb: Workbench, conv: Conversation) -> Bundles:
     for (system, qid, qtext), ans in state.answers_all(conv).items():
         q = qs.get(qid) if qid in qs and qs[qid].text == qtext else state.adhoc_question(conv, qtext)
         out[f"Answer · {system} · {ans.trace.retriever} retriever · {qtext[:60]}"] = (
-            f"answer_{system}_{qid}", lambda q=q, s=system, a=ans: answer_bundle(q, s, a, wb.provider_label, texts))
+            f"answer_{system}_{qid}", lambda q=q, s=system, a=ans: answer_bundle(q, s, a, wb.provider_label, texts,
+                                                                                verdict(wb, q, a)))
         by_q.setdefault(qtext, {"q": q, "answers": {}})["answers"][system] = ans
     for qtext, g in by_q.items():
         if len(g["answers"]) > 1:
             retrievers = "/".join(sorted({a.trace.retriever for a in g["answers"].values()}))
             out[f"Comparison · {len(g['answers'])} systems · {retrievers} retriever · {qtext[:60]}"] = (
-                f"comparison_{g['q'].id}", lambda g=g: comparison_bundle(g["q"], g["answers"], wb.provider_label))
+                f"comparison_{g['q'].id}", lambda g=g: comparison_bundle(
+                    g["q"], g["answers"], wb.provider_label, {s: verdict(wb, g["q"], a) for s, a in g["answers"].items()}))
     return out
 
 

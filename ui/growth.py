@@ -13,7 +13,7 @@ from memcore.viz.parts import Block
 from memcore.viz.replay import ReplayData
 from memcore.viz.views import SystemView, get_view
 from memcore.workbench import Workbench
-from ui import state
+from ui import state, widgets
 from ui.render import render
 
 
@@ -81,8 +81,7 @@ def growth_views(wb: Workbench, conv: Conversation, data: dict[str, ReplayData],
     names = list(data)
     with_growth = [n for n in names if get_view(n).growth is not None]
     default = min(with_growth, key=lambda n: get_view(n).growth_rank) if with_growth else names[0]
-    name = st.segmented_control("System", names, default=default, key="gr_system",
-                                format_func=lambda n: get_system(n).title or n) or default
+    name = widgets.segmented("System", names, "gr_system", default, format_func=lambda n: get_system(n).title or n)
     rd = data[name]
     render(growth_blocks(wb, conv, rd, step), f"gr_{name}")
     ego_graph(state.memory_of(wb, name, conv), step, rd.changed_at(step), f"gr_{name}")

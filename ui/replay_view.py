@@ -65,14 +65,14 @@ def _step_body(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], s
     n_turns = len(conv.turns)
     if 1 <= step <= n_turns:
         t = conv.turns[step - 1]
-        st.markdown(f"**Step {step}/{n_turns + 1}** · turn {widgets.md_escape(t.turn_id)} · session "
+        st.markdown(f"**Turn {step} of {n_turns}** · {widgets.md_escape(t.turn_id)} · session "
                     f"{widgets.md_escape(t.session)} · {widgets.md_escape(t.session_date)}")
         with st.container(border=True):
             widgets.text(t.embed_text)
     elif step == 0:
-        st.markdown("**Step 0** · before the first turn: memory is empty.")
+        st.markdown(f"**Before turn 1 of {n_turns}**: memory is empty.")
     else:
-        st.markdown(f"**Step {step}** · end of conversation: systems flush their buffers.")
+        st.markdown(f"**After turn {n_turns} of {n_turns}** · end of conversation: systems flush their buffers.")
     frames = []
     # one box per system, as wide as its name: the boxes wrap onto more rows (10 systems at 1280 px keep their names)
     row = st.container(horizontal=True, gap="small")
@@ -100,7 +100,7 @@ def _step_body(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], s
     else:
         st.caption("No system changed its memory at this step.")
     calls_view.replay_step_calls(wb, conv, list(data), step)
-    view = st.segmented_control("View", VIEWS, default=VIEWS[0], key="rp_view") or VIEWS[0]
+    view = widgets.segmented("View", VIEWS, "rp_view", VIEWS[0])
     sig = (wb.store.uri, conv.id, tuple((n, rd.n_steps, len(rd.events), int(rd.cost["tokens"].iloc[-1]))
                                         for n, rd in data.items()))
     if view == VIEWS[0]:
@@ -108,7 +108,7 @@ def _step_body(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], s
         st.caption("Items alive in each memory layer at every step (from stored item versions): one colour per "
                    "system, one dash style per memory kind. The dashed line is the current step.")
     elif view == VIEWS[1]:
-        metric = st.segmented_control("Show", ["tokens", "calls"], default="tokens", key="rp_metric") or "tokens"
+        metric = widgets.segmented("Show", ["tokens", "calls"], "rp_metric", "tokens")
         st.plotly_chart(_fig(f"cost-{metric}", sig, data, step), key="rp_cost")
         notes = {note for rd in data.values() for note in rd.notes}
         st.caption("Cumulative LLM usage while building memory (stage = construction). " + " ".join(notes))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Any
 
 import pandas as pd
@@ -21,33 +21,12 @@ from memcore.types import Answer, Conversation, Question
 from memcore.viz.replay import ReplayData, build_replay
 from memcore.viz.safe import md_escape
 from memcore.workbench import Workbench
-from ui import jobs
-
-PROVIDER_LABELS = {
-    "offline": "offline engine (rule-based, no LLM)",
-    "openai": "OpenAI-compatible endpoint",
-    "local": "local SmolLM2 (llama.cpp)",
-}
-
-
-@dataclass(frozen=True)
-class ProviderChoice:
-    """What the user picked on Home; the API key lives only in this browser session."""
-
-    provider: str = ""
-    model: str = ""
-    base_url: str = ""
+from ui import fixes, jobs, provider
 
 
 def settings() -> Settings:
-    """Environment settings overridden by the provider chosen in this session."""
-    base = Settings()
-    pc: ProviderChoice | None = st.session_state.get("provider_choice")
-    if pc is None or not pc.provider:
-        return base
-    key = st.session_state.get("openai_key", "") or base.openai_api_key
-    return base.with_(llm_provider=pc.provider, llm_model=pc.model or base.llm_model,
-                      openai_base_url=pc.base_url, openai_api_key=key)
+    """Environment settings overridden by the provider chosen in this session (ui/provider.py)."""
+    return provider.session_settings()
 
 
 _SECRET_FIELDS = ("openai_api_key", "storage_options")  # in the cache key only as fingerprints
@@ -72,9 +51,18 @@ def _workbench(key: tuple[tuple[str, str], ...], _settings: Settings) -> Workben
 
 def workbench() -> Workbench:
     """The Workbench for the current settings (created once per process and settings: every field counts,
-    so a changed environment such as $MEMCORE_LEDGER_TEXT gets a new Workbench, not the old one)."""
+    so a changed environment such as $MEMCORE_LEDGER_TEXT gets a new Workbench, not the old one). A provider
+    that cannot start leaves the session on the offline engine, its error kept for the provider form."""
     s = settings()
-    return _workbench(settings_key(s), s)
+    try:
+        return _workbench(settings_key(s), s)
+    except Exception as e:
+        if s.provider == "offline":
+            raise  # not the provider: the store or the embedder (workbench_or_stop names it)
+        off = provider.offline_settings()
+        wb = _workbench(settings_key(off), off)  # a store or embedder that cannot start raises here, not blamed on
+        provider.failed(s.provider, e, fell_back=True)  # the provider
+        return wb
 
 
 def preload_embedder() -> None:
@@ -90,7 +78,7 @@ def workbench_or_stop() -> Workbench:
     try:
         return workbench()
     except Exception as e:  # noqa: BLE001 - configuration problems are shown, not raised
-        st.error(md_escape(f"Cannot start memcore: {e}"))
+        st.error(md_escape(fixes.in_app(f"Cannot start memcore: {e}")))
         st.stop()
         raise
 
@@ -105,16 +93,32 @@ def conversation(wb: Workbench, conv_id: str) -> Conversation:
     return cache[key]
 
 
-def current_conversation(wb: Workbench) -> Conversation | None:
-    """The conversation chosen on Home (the demo when nothing was chosen yet and it is stored)."""
-    conv_id = st.session_state.get("conv_id")
+CONV_KEY = "conv_id"  # the session's one current conversation: every page, picker, link and the sidebar read it
+
+
+def current_conv_id(wb: Workbench) -> str | None:
+    """The session's current conversation: a link's ?conv= (once per link), else the one loaded or picked
+    last, else the demo (or the first stored one). Pages, pickers and the sidebar all read it here, so no page
+    falls back to the demo while another conversation is current."""
     stored = list(wb.store.conversations()["conv_id"])
+    url_seed(CONV_KEY, "conv", stored)
+    conv_id = st.session_state.get(CONV_KEY)
     if conv_id not in stored:
         conv_id = "demo" if "demo" in stored else (stored[0] if stored else None)
-    if conv_id is None:
-        return None
-    st.session_state["conv_id"] = conv_id
-    return conversation(wb, conv_id)
+        if conv_id is not None:
+            make_current(conv_id)
+    return conv_id
+
+
+def make_current(conv_id: str) -> None:
+    """Make a stored conversation current for every page and link of this session."""
+    st.session_state[CONV_KEY] = conv_id
+
+
+def current_conversation(wb: Workbench) -> Conversation | None:
+    """The current conversation (current_conv_id), parsed; None when nothing is stored."""
+    conv_id = current_conv_id(wb)
+    return None if conv_id is None else conversation(wb, conv_id)
 
 
 def forget_conversation(conv_id: str) -> None:

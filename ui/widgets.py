@@ -6,17 +6,19 @@ import tempfile
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
 from memcore.datasets.checks import DatasetWarning
 from memcore.llm.redact import redact
-from memcore.retrievers import retriever_names
+from memcore.retrievers import builtin_retrievers, retriever_names
+from memcore.systems import builtin_systems
 from memcore.types import Conversation, Question
 from memcore.viz.safe import md_escape
 from memcore.viz.views import picked, view_order
 from memcore.workbench import Workbench
-from ui import jobs, state
+from ui import fixes, jobs, nav, provider, state
 
 FORMATS = ("auto", "locomo", "longmemeval", "jsonl")
 CARDS_PER_ROW = 3  # Compare's answer cards: at 1280 px each card keeps a system name and a badge on one line
@@ -41,41 +43,37 @@ def provider_badge(wb: Workbench) -> str:
     return wb.provider_label
 
 
+COPY_PLAIN = """<script>
+(() => { // md_escape puts an invisible word joiner (U+2060) into URLs so Markdown does not link them: copy without it
+  if (window.__memcoreCopyPlain) return;
+  window.__memcoreCopyPlain = true;
+  document.addEventListener("copy", (e) => {
+    const text = String(window.getSelection());
+    if (!text.includes("\u2060") || !e.clipboardData) return;
+    e.clipboardData.setData("text/plain", text.replaceAll("\u2060", ""));
+    e.preventDefault();
+  });
+})();
+</script>"""
+
+
 def sidebar_status() -> None:
-    """Store, provider and conversation in the sidebar of every page."""
+    """Store, provider and conversation in the sidebar of every page (and text copied without md_escape's
+    invisible word joiners)."""
     with st.sidebar:
+        st.html(COPY_PLAIN, unsafe_allow_javascript=True, width=1)
         try:
             wb = state.workbench()
         except Exception as e:  # noqa: BLE001
-            st.error(md_escape(f"memcore is not ready: {e}"))
+            st.error(md_escape(fixes.in_app(f"memcore is not ready: {e}")))
             return
         st.caption(f"**LLM:** {md_escape(wb.provider_label)}")
+        if st.session_state.get(provider.FELL_BACK):  # the chosen provider broke: say so on every page
+            st.warning("The chosen LLM provider could not start: this session runs on the offline engine.")
+            st.page_link(nav.page(nav.HOME).path, label="See why, and choose again", icon=":material/settings:")
         st.caption(f"**Store:** `{redact(wb.store.uri)}` · **Embedder:** {md_escape(wb.embedder.name)}")
-        conv_id = st.session_state.get("conv_id")
-        if conv_id:
+        if conv_id := state.current_conv_id(wb):
             st.caption(f"**Conversation:** {md_escape(conv_id)}")
-
-
-def provider_form() -> None:
-    """Choose the LLM provider; the API key stays in this browser session only."""
-    cur: state.ProviderChoice = st.session_state.get("provider_choice") or state.ProviderChoice()
-    base = state.settings()
-    options = list(state.PROVIDER_LABELS)
-    with st.form("provider", enter_to_submit=False):
-        prov = st.radio("LLM provider", options, index=options.index(cur.provider or base.provider)
-                        if (cur.provider or base.provider) in options else 0,
-                        format_func=state.PROVIDER_LABELS.__getitem__, horizontal=True)
-        c1, c2 = st.columns(2)
-        url = c1.text_input("Base URL (OpenAI-compatible)", cur.base_url or base.openai_base_url,
-                            placeholder="https://api.openai.com/v1")
-        model = c2.text_input("Model", cur.model or base.llm_model)
-        key = st.text_input("API key", type="password", placeholder="kept in this session only, never stored",
-                            help="Held in memory for this browser session; never written to disk.")
-        if st.form_submit_button("Use this provider"):
-            st.session_state["provider_choice"] = state.ProviderChoice(prov, model, url)
-            if key:
-                st.session_state["openai_key"] = key
-            st.rerun()
 
 
 def dataset_loader(wb: Workbench) -> None:
@@ -120,7 +118,8 @@ def _load(wb: Workbench, up, path: str, fmt: str | None, lenient: bool = False) 
             st.session_state["_load_warn"] = md_escape("Accepted with problems: " + " ".join(warned))
     except Exception as e:  # noqa: BLE001 - loaders name the file, field and fix
         msg = str(e)  # an upload is named by its file name, never by the temporary copy's path
-        st.error(md_escape(msg.replace(str(Path(tmp) / name), name).replace(tmp, "") if tmp else msg))
+        msg = msg.replace(str(Path(tmp) / name), name).replace(tmp, "") if tmp else msg
+        st.error(md_escape(fixes.in_app(msg)))
         return
     if not convs:
         st.warning(md_escape(f"{name} holds no conversation."))
@@ -134,27 +133,37 @@ def _switch_to(convs: list[Conversation], message: str) -> None:
     """Make the first loaded conversation the current one everywhere (picker, counts, sidebar) and rerun."""
     for c in convs:
         state.forget_conversation(c.id)
-    st.session_state["conv_id"] = convs[0].id
-    st.session_state["_conv_pick"] = convs[0].id  # set through session state: the browser's picker follows
+    state.make_current(convs[0].id)  # every page, link and the sidebar follow (the picker included)
     st.session_state["_load_msg"] = md_escape(message)
     st.rerun()
 
 
+_PICK = "_conv_pick"
+
+
 def conversation_picker(wb: Workbench) -> Conversation | None:
-    """Select among stored conversations; returns the chosen one."""
-    stored = wb.store.conversations()
-    if stored.empty:
-        st.info("No conversation yet: load the demo on Home.")
-        return None
-    ids = list(stored["conv_id"])
-    state.url_seed("_conv_pick", "conv", ids)
+    """Select among stored conversations; returns the current one (state.current_conv_id), which a pick changes
+    for every page."""
     conv = state.current_conversation(wb)
-    start = 0 if "_conv_pick" in st.session_state or conv is None else ids.index(conv.id)  # state wins if set
-    pick = st.selectbox("Conversation", ids, index=start, key="_conv_pick")
-    if pick != st.session_state.get("conv_id"):
-        st.session_state["conv_id"] = pick
-    state.url_set(conv=pick)
-    return state.conversation(wb, pick)
+    if conv is None:
+        return None  # the page says what to do (no_conversation)
+    # the widget shows the session's current conversation on every page: its own value would not survive a page
+    # switch (Streamlit drops the state of a widget that stops being drawn) and came back as the first option
+    st.session_state[_PICK] = conv.id
+    st.selectbox("Conversation", list(wb.store.conversations()["conv_id"]), key=_PICK, on_change=_picked)
+    state.url_set(conv=conv.id)
+    return conv
+
+
+def _picked() -> None:
+    state.make_current(st.session_state[_PICK])
+
+
+def no_conversation() -> None:
+    """Say that no conversation is loaded yet, link Home, and stop the page."""
+    st.info("No conversation yet: load the built-in demo or a dataset file on Home first.")
+    st.page_link(nav.page(nav.HOME).path, label="Go to Home", icon=":material/home:")
+    st.stop()
 
 
 def systems() -> list[str]:
@@ -167,12 +176,22 @@ def default_systems(page: str) -> list[str]:
     return picked(Workbench.systems(), page)
 
 
+def system_label(name: str) -> str:
+    """A system's name as listed: a plugin's says so."""
+    return name if name in builtin_systems() else f"{name} (plugin)"
+
+
+def retriever_label(name: str) -> str:
+    """A retriever's name as listed: dense is the papers' mode, a plugin's says so."""
+    return f"{name} (paper mode)" if name == "dense" else (name if name in builtin_retrievers() else f"{name} (plugin)")
+
+
 def system_picker(label: str, default: Sequence[str], key: str) -> list[str]:
-    """Multiselect over registered systems."""
+    """Multiselect over registered systems (plugins labelled as such)."""
     names = systems()
     state.url_seed(key, "systems", names, many=True)
     start = None if key in st.session_state else ([d for d in default if d in names] or names[:1])
-    picked_ = st.multiselect(label, names, default=start, key=key)
+    picked_ = st.multiselect(label, names, default=start, key=key, format_func=system_label)
     state.url_set(systems=picked_)
     return picked_
 
@@ -181,12 +200,26 @@ def retriever_picker(key: str) -> str:
     """Dense (the papers' mode, default), lexical, hybrid or a plugin's retriever (memcore.retrievers)."""
     names = list(retriever_names())
     state.url_seed(key, "retriever", names)
-    pick = st.segmented_control(
-        "Retriever", names, default=None if key in st.session_state else "dense", key=key,
-        format_func=lambda n: f"{n} (paper mode)" if n == "dense" else n,
+    pick = segmented(
+        "Retriever", names, key, "dense", format_func=retriever_label,
         help="How systems search the store for this question: dense (cosine, the papers' setting), lexical (BM25) "
-             "or hybrid (RRF of both). Memory is built once; the retriever only changes the search.") or "dense"
+             "or hybrid (RRF of both). Memory is built once; the retriever only changes the search.")
     state.url_set(retriever=None if pick == "dense" else pick)
+    return pick
+
+
+def segmented(label: str, options: Sequence[str], key: str, default: str, **kw: Any) -> str:
+    """st.segmented_control whose active choice stays chosen when clicked again (Streamlit would deselect it and
+    the page fell back to the default while showing nothing selected)."""
+    last = f"_{key}_last"
+
+    def keep() -> None:
+        if st.session_state.get(key) is None:
+            st.session_state[key] = st.session_state.get(last) if st.session_state.get(last) in options else default
+
+    pick = st.segmented_control(label, options, key=key, on_change=keep,
+                                default=None if key in st.session_state else default, **kw)
+    st.session_state[last] = pick = pick if pick is not None else default
     return pick
 
 
@@ -195,8 +228,7 @@ def question_picker(conv: Conversation, key: str) -> Question | None:
     if st.query_params.get("text") and f"{key}_mode" not in st.session_state:
         st.session_state[f"{key}_mode"] = "free text"  # a link with ?text= opens its free-text question
     state.url_seed(f"{key}_free", "text")
-    mode = st.segmented_control("Question", ["dataset question", "free text"], key=f"{key}_mode",
-                                default=None if f"{key}_mode" in st.session_state else "dataset question")
+    mode = segmented("Question", ["dataset question", "free text"], f"{key}_mode", "dataset question")
     if mode == "free text" or not conv.questions:
         q = st.text_input("Your question", key=f"{key}_free")
         state.url_set(q=None, text=q.strip() or None)
@@ -216,8 +248,7 @@ def ingest_panel(wb: Workbench, conv: Conversation, systems: list[str]) -> bool:
     if job is not None and job.running:
         job_progress(job.id)
         return False
-    if job is not None and job.status in (jobs.FAILED, jobs.CANCELLED):
-        (st.error if job.status == jobs.FAILED else st.warning)(md_escape(f"{job.title}: {job.error or job.message}"))
+    job_outcome(job)
     if todo:
         parts = [f"{s} ({step}/{len(conv.turns)})" for s, (step, _) in status.items() if s in todo]
         st.info("Memory not built yet for: " + ", ".join(parts))
@@ -226,6 +257,13 @@ def ingest_panel(wb: Workbench, conv: Conversation, systems: list[str]) -> bool:
             st.rerun()
         return False
     return True
+
+
+def job_outcome(job: jobs.Job | None) -> None:
+    """A failed job's error (fix texts in the app's words) or a cancelled job's message; nothing otherwise."""
+    if job is not None and job.status in (jobs.FAILED, jobs.CANCELLED):
+        (st.error if job.status == jobs.FAILED else st.warning)(
+            md_escape(fixes.in_app(f"{job.title}: {job.error or job.message}")))
 
 
 @st.fragment(run_every=1.0)
@@ -252,5 +290,5 @@ def answers_for(wb: Workbench, conv: Conversation, q: Question, systems: Sequenc
             try:
                 answers[name] = state.ask(wb, name, conv, q, retriever)
             except Exception as e:  # noqa: BLE001 - one failing system must not hide the others
-                st.error(md_escape(f"{name} failed: {e}"))
+                st.error(md_escape(fixes.in_app(f"{name} failed: {e}")))
     return answers

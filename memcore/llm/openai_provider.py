@@ -14,9 +14,8 @@ import openai
 
 from memcore.errors import ConfigError, LLMError, PermanentLLMError, TransientLLMError
 from memcore.llm.base import ChatOptions, ChatResult, chat_options
+from memcore.llm.fixes import FIX_KEY, FIX_MODEL, FIX_TIMEOUT, FIX_URL, NEEDS_KEY
 from memcore.llm.redact import redact, redact_url
-
-FIX_URL = "Fix: start the server, correct OPENAI_BASE_URL (or --base-url), or use --provider offline"
 
 
 class OpenAIProvider:
@@ -34,10 +33,7 @@ class OpenAIProvider:
         connect_timeout_s: float = 5.0,
     ) -> None:
         if not api_key and not base_url:
-            raise ConfigError(
-                "the openai provider needs a key: set OPENAI_API_KEY (or OPENAI_BASE_URL for a "
-                "local OpenAI-compatible server), or choose the offline provider"
-            )
+            raise ConfigError(NEEDS_KEY)
         self.model = model
         self.base_url = base_url or "https://api.openai.com/v1"
         self.url = redact_url(self.base_url)  # what may be shown and stored
@@ -94,7 +90,7 @@ class OpenAIProvider:
         """Map an openai exception to a transient or permanent memcore error with a clean message."""
         if isinstance(e, openai.APITimeoutError):
             return TransientLLMError(f"{self.url} did not answer within {self.timeout.read:g} s (read timeout). "
-                                     "Fix: check the server, or raise --llm-timeout")
+                                     + FIX_TIMEOUT)
         if isinstance(e, openai.APIConnectionError):
             cause = e.__cause__ or e
             return TransientLLMError(self._clean(f"cannot connect to {self.url} ({type(cause).__name__}: "
@@ -107,10 +103,9 @@ class OpenAIProvider:
             return TransientLLMError(f"{self.url} server error {status}: {body}", retry_after=_retry_after(e),
                                      status=status)
         if status in (401, 403):
-            return PermanentLLMError(f"{self.url} refused the key ({status}): {body}. Fix: check OPENAI_API_KEY")
+            return PermanentLLMError(f"{self.url} refused the key ({status}): {body}. {FIX_KEY}")
         if status == 404:
-            return PermanentLLMError(f"{self.url} has no such model or path (404): {body}. "
-                                     "Fix: check MEMCORE_LLM_MODEL and that OPENAI_BASE_URL ends in /v1")
+            return PermanentLLMError(f"{self.url} has no such model or path (404): {body}. {FIX_MODEL}")
         if status is not None:
             err = PermanentLLMError(f"{self.url} rejected the request ({status}): {body}")
             err.status = status

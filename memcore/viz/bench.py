@@ -78,6 +78,20 @@ def summary_table(results: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["system", "n", "f1", "judge", "evidence_recall", "context_tokens", *SUMMARY])
 
 
+def rounded(df: pd.DataFrame) -> pd.DataFrame:
+    """A table as shown: scores (columns within [0, 1]) to 3 decimals, larger numbers (tokens, latency) to 1,
+    so 894.7368 tokens reads 894.7, small amounts (cost in USD) to 3 significant digits. Exports keep every digit."""
+    out = df.copy()
+    for col in out.columns:
+        vals = pd.to_numeric(out[col], errors="coerce")
+        if out[col].dtype == object and vals.notna().sum() < out[col].notna().sum():
+            continue  # text
+        top = vals.dropna().abs().max() if vals.notna().any() else 0
+        if vals.notna().any() and (vals.dropna() % 1 != 0).any():  # small amounts (cost): 3 significant digits
+            out[col] = vals.map(lambda v: float(f"{v:.3g}")) if top < 0.1 else vals.round(3 if top <= 1 else 1)
+    return out
+
+
 def accuracy_tokens_scatter(results: dict[str, Any], accuracy: str = "f1",
                             tokens: str = "query_tokens_per_question") -> go.Figure:
     """Accuracy (y) against tokens (x, log scale), one labelled point per system; labels are placed so they

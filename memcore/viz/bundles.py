@@ -13,11 +13,11 @@ import pandas as pd
 from memcore.types import Answer, Question, Trace
 from memcore.viz.bench import accuracy_tokens_scatter, category_table, failure_bars, summary_table
 from memcore.viz.evidence import (
-    answer_summary,
     compare_bar,
     context_table,
     cost_bar,
     evidence_table,
+    export_row,
     missed_table,
 )
 from memcore.viz.export import Section, block_sections
@@ -33,14 +33,16 @@ def structure_sections(system: str, trace: Trace, texts: Mapping[str, str] | Non
 
 
 def answer_bundle(q: Question, system: str, ans: Answer, provider: str,
-                  texts: Mapping[str, str] | None = None) -> Bundle:
-    """One system's answer to one question: JSON of everything, CSV of the context, HTML report."""
-    obj = {"question": q, "system": system, "retriever": ans.trace.retriever, "provider": provider, "answer": ans}
+                  texts: Mapping[str, str] | None = None, verdict: Mapping[str, Any] | None = None) -> Bundle:
+    """One system's answer to one question: JSON of everything (the page's verdict included), CSV of the
+    context, HTML report."""
+    obj = {"question": q, "system": system, "retriever": ans.trace.retriever, "provider": provider, "answer": ans,
+           "summary": export_row(system, ans, q.evidence, verdict)}
     ctx = context_table(ans.trace, q.evidence)
     sections: list[Section] = [
         ("Question", f"{q.text}\n\nGold answer: {q.answer or '(none)'}\nEvidence: {', '.join(q.evidence) or '(none)'}"),
         (f"Answer by {system}, {ans.trace.retriever} retriever ({provider})", ans.text),
-        ("Summary", pd.DataFrame([answer_summary(system, ans, q.evidence)])),
+        ("Summary", pd.DataFrame([obj["summary"]])),
     ]
     if q.evidence:
         missed = missed_table(ans.trace, q.evidence, texts)
@@ -51,9 +53,12 @@ def answer_bundle(q: Question, system: str, ans: Answer, provider: str,
     return obj, ctx, sections
 
 
-def comparison_bundle(q: Question, answers: Mapping[str, Answer], provider: str) -> Bundle:
-    """The same question across systems."""
-    rows = [answer_summary(s, a, q.evidence) for s, a in answers.items()]
+def comparison_bundle(q: Question, answers: Mapping[str, Answer], provider: str,
+                      verdicts: Mapping[str, Mapping[str, Any] | None] | None = None) -> Bundle:
+    """The same question across systems: per system the evidence hit and missed, the verdict with F1, judge and
+    reason (`verdicts`: system -> the page's verdict, None for a question without a gold answer), the answer,
+    context size and cost."""
+    rows = [export_row(s, a, q.evidence, (verdicts or {}).get(s)) for s, a in answers.items()]
     table = pd.DataFrame(rows)
     obj = {"question": q, "provider": provider, "rows": rows, "answers": dict(answers)}
     return obj, table, [("Question", f"{q.text}\n\nGold answer: {q.answer or '(none)'}"), ("Comparison", table),

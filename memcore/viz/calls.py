@@ -21,6 +21,7 @@ from memcore.viz.theme import stage_color, style
 COLUMNS = ["#", "role", "stage", "start ms", "latency ms", "prompt tokens", "completion tokens", "cache hit",
            "ok", "attempt", "step", "provider", "model", "error", "prompt", "completion"]
 MIN_BAR_MS = 0.05  # a cache hit or an instant offline call still shows as a sliver
+MIN_BAR_SHARE = 1 / 200  # ... and at least this share of the time axis: sub-ms calls seconds apart stay visible
 
 
 def _record(r: Any) -> dict[str, Any]:
@@ -60,11 +61,14 @@ def call_label(row: Mapping[str, Any]) -> str:
 
 def waterfall(table: pd.DataFrame, title: str = "LLM calls: latency waterfall") -> go.Figure:
     """Horizontal bars from each call's start to its end (ms since the first call), one row per call,
-    coloured by stage; hover shows tokens, cache hit and the start of prompt and completion (escaped)."""
+    coloured by stage; hover shows tokens, cache hit and the start of prompt and completion (escaped). A bar is
+    at least 1/200 of the time axis wide, so the offline engine's sub-millisecond calls show."""
     fig = go.Figure()
     if table.empty:
         return style(fig, title + " (no LLM calls)", height=160)
     labels = [esc(call_label(r)) for r in table.to_dict("records")]
+    span = float((table["start ms"] + table["latency ms"]).max())
+    shortest = max(MIN_BAR_MS, span * MIN_BAR_SHARE)
     for stage in dict.fromkeys(table["stage"]):
         sub = table[table["stage"] == stage]
         idx = list(sub.index)
@@ -74,13 +78,14 @@ def waterfall(table: pd.DataFrame, title: str = "LLM calls: latency waterfall") 
                  f"<br>prompt: {esc(shorten(r['prompt'], 90))}<br>completion: {esc(shorten(r['completion'], 90))}"
                  for i, r in zip(idx, sub.to_dict("records"), strict=True)]
         fig.add_trace(go.Bar(
-            y=[labels[i] for i in idx], x=[max(float(v), MIN_BAR_MS) for v in sub["latency ms"]],
+            y=[labels[i] for i in idx], x=[max(float(v), shortest) for v in sub["latency ms"]],
             base=list(sub["start ms"]), orientation="h", name=esc(stage), marker_color=stage_color(str(stage)),
             marker_line_color=["#B3261E" if not ok else "rgba(0,0,0,0)" for ok in sub["ok"]], marker_line_width=2,
             marker_pattern_shape=["/" if hit else "" for hit in sub["cache hit"]],
             hovertext=hover, hoverinfo="text"))
     fig.update_yaxes(categoryorder="array", categoryarray=labels[::-1], automargin=True)
-    fig.update_xaxes(title="ms since the first call started", rangemode="tozero")
+    fig.update_xaxes(title="ms since the first call started (a gap between bars: time outside LLM calls, such as "
+                           "retrieval and embedding)", rangemode="tozero")
     fig.update_layout(barmode="overlay", legend_title_text="stage")
     return style(fig, title, height=max(200, 90 + 26 * len(table)))
 

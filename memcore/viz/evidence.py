@@ -24,15 +24,22 @@ STATUS_TEXT = {
 
 
 def context_table(trace: Trace, evidence: list[str] | str | None = None) -> pd.DataFrame:
-    """The retrieved context in order: one row per item, with gold evidence turns marked."""
+    """The retrieved context in the order the reader got it (`position`), each item's rank by its score
+    (`score rank`, 1 = highest: systems order context by time, chain or hierarchy, not always by score), with
+    gold evidence turns marked."""
     gold = set(split_evidence(evidence))
+    order = sorted(range(len(trace.items)), key=lambda i: -float(trace.items[i].score))
+    rank = {i: r for r, i in enumerate(order, start=1)}
     rows = []
-    for i, it in enumerate(trace.items, start=1):
+    for i, it in enumerate(trace.items):
         ev = [t for t in it.turn_ids if t in gold]
-        rows.append({"#": i, "evidence": "✔ " + ", ".join(ev) if ev else "", "origin": it.origin, "kind": it.kind,
-                     "id": it.id, "score": round(float(it.score), 4), "text": it.text,
-                     "turns": ", ".join(it.turn_ids[:12]) + (" …" if len(it.turn_ids) > 12 else "")})
-    return pd.DataFrame(rows, columns=["#", "evidence", "origin", "kind", "id", "score", "text", "turns"])
+        rows.append({"position": i + 1, "score rank": rank[i], "evidence": "✔ " + ", ".join(ev) if ev else "",
+                     "origin": it.origin, "kind": it.kind, "id": it.id, "score": round(float(it.score), 4),
+                     "text": it.text, "turns": ", ".join(it.turn_ids[:12]) + (" …" if len(it.turn_ids) > 12 else "")})
+    return pd.DataFrame(rows, columns=CONTEXT_COLUMNS)
+
+
+CONTEXT_COLUMNS = ["position", "score rank", "evidence", "origin", "kind", "id", "score", "text", "turns"]
 
 
 def evidence_table(trace: Trace, evidence: list[str] | str | None, texts: Mapping[str, str] | None = None) -> pd.DataFrame:
@@ -134,6 +141,24 @@ def answer_summary(system: str, answer: Answer, evidence: list[str] | str | None
                   "tokens": sum(_tokens(u) for u in answer.usage.values()),
                   "LLM calls": sum(_usage_dict(u).get("calls", 0) for u in answer.usage.values()),
                   "latency ms": round(answer.latency_ms, 1), "error": answer.error}
+
+
+def export_row(system: str, answer: Answer, evidence: list[str] | str | None,
+               verdict: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """answer_summary's row as exported, with what the page shows beside it: each gold evidence turn hit or
+    missed (a miss with where it was lost), and the verdict's judge and its reason (or why it could not judge)."""
+    row = answer_summary(system, answer, evidence, verdict)
+    present = set(answer.trace.context_turn_ids())
+    lost = {m["turn_id"]: STATUS_TEXT.get(m["status"], m["status"]) + (f" at {m['stage']}" if m["stage"] else "")
+            for m in locate_missed_evidence(answer.trace, evidence)}
+    gold = split_evidence(evidence)
+    head = {k: row.pop(k) for k in ("system", "retriever", "evidence hits", "evidence recall")}
+    head |= {"evidence hit": ", ".join(t for t in gold if t in present),
+             "evidence missed": "; ".join(f"{t} ({lost[t]})" for t in gold if t in lost)}
+    if verdict is not None:
+        head |= {"verdict": row.pop("verdict"), "F1": row.pop("F1"), "judge": verdict.get("judge") or "",
+                 "judge reason": verdict.get("error") or verdict.get("reason") or ""}
+    return head | row
 
 
 def compare_bar(rows: list[dict[str, Any]], metric: str = "context tokens") -> go.Figure:

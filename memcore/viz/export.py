@@ -105,12 +105,17 @@ def remote_references(html: str) -> list[str]:
     return [m.group(0) for m in _REMOTE.finditer(html)]
 
 
+def file_stem(name: str) -> str:
+    """A name safe as a file name on every system (letters, digits, `_ . -`; "export" when nothing is left)."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_.") or "export"
+
+
 def write_bundle(folder: str | Path, name: str, obj: Any, table: pd.DataFrame | Sequence[dict] | None,
                  html: str) -> list[Path]:
     """Write name.json, name.csv (when a table is given) and name.html into a folder; returns the paths."""
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "export"
+    safe = file_stem(name)
     paths = [out / f"{safe}.json"]
     paths[0].write_text(to_json(obj), encoding="utf-8")
     if table is not None:

@@ -96,7 +96,7 @@ def test_replay_after_ingest_shows_events_at_a_step(app_env):
     at = build(at, ["naive_rag_session", "com"], "replay_systems")
     at.slider(key="replay_step").set_value(20).run()
     body = texts(at)
-    assert f"Step 20/{STEPS}" in body
+    assert f"Turn 20 of {STEPS - 1}" in body
     assert {m.label: m.value for m in at.metric}["com"] == "1"  # events now (the caption says so)
     assert len(at.get("plotly_chart")) >= 1
     ev = at.table[0].value  # cells are Markdown-escaped text

@@ -172,7 +172,7 @@ def test_a_registered_view_shows_its_system_everywhere(app_env, toy_system):  # 
     at = home_with_demo()
     at.switch_page("pages/ask.py").run()
     picker = at.multiselect(key="ask_systems")
-    assert picker.options[:4] == ["full_context", "naive_rag", "toy", "naive_rag_session"]  # rank 25
+    assert picker.options[:4] == ["full_context", "naive_rag", "toy (plugin)", "naive_rag_session"]  # rank 25
     assert picker.value == ["naive_rag", "toy", "com", "xmemory", "memweaver"]
     at = build(at, ["toy"], "ask_systems")
     next(b for b in at.button if b.label == "Ask").click().run()

@@ -25,7 +25,7 @@ def test_demo_replay_and_ask_in_a_browser(tmp_path):
 
         page.goto(f"{base}/replay", wait_until="domcontentloaded")
         page.get_by_role("button", name="Build memory").click(timeout=60_000)
-        wait_text(page, f"Step 1/{STEPS}", 900)
+        wait_text(page, f"Turn 1 of {STEPS - 1}", 900)
         slider = page.get_by_role("slider").first
         slider.focus()
         page.keyboard.press("End")

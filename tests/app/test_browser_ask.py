@@ -51,9 +51,9 @@ def test_ask_compare_verdicts_retriever_calls_and_links(tmp_path):
         # build on Replay (an explicit click), then a link with its step reopens that step
         page.goto(f"{base}/replay?systems={SYSTEMS}", wait_until="domcontentloaded")
         page.get_by_role("button", name="Build memory").click(timeout=60_000)
-        wait_text(page, f"Step 1/{STEPS}", 900)
+        wait_text(page, f"Turn 1 of {STEPS - 1}", 900)
         page.goto(f"{base}/replay?systems={SYSTEMS}&step=20", wait_until="domcontentloaded")
-        wait_text(page, f"Step 20/{STEPS}", 60)
+        wait_text(page, f"Turn 20 of {STEPS - 1}", 60)
         assert "step=20" in page.url
 
         # Ask: the built systems are preselected; a link with run=1 shows the answers without a click

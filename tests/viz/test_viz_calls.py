@@ -3,8 +3,10 @@ escaping, and the real calls of an answer on the offline engine."""
 
 from __future__ import annotations
 
+import pytest
+
 from memcore.llm.ledger import CallRecord, UsageLedger
-from memcore.viz.calls import MIN_BAR_MS, call_label, calls_summary, calls_table, waterfall
+from memcore.viz.calls import MIN_BAR_MS, MIN_BAR_SHARE, call_label, calls_summary, calls_table, waterfall
 
 
 def _recs() -> list[CallRecord]:
@@ -40,9 +42,19 @@ def test_waterfall_draws_one_bar_per_call_from_start_to_end():
     bars = {tr.name: tr for tr in fig.data}
     assert set(bars) == {"retrieval", "answer", "judge"}
     assert list(bars["answer"].base) == [t.loc[1, "start ms"]] and list(bars["answer"].x) == [30.0]
-    assert list(bars["judge"].x) == [MIN_BAR_MS]  # a cache hit is a visible sliver
+    assert list(bars["judge"].x) == [pytest.approx(130 * MIN_BAR_SHARE)]  # a cache hit is a visible sliver
     labels = list(fig.layout.yaxis.categoryarray)
     assert labels[-1] == call_label(t.iloc[0]) and "cached" in labels[0] and "repair" in labels[0]
+
+
+def test_sub_millisecond_calls_seconds_apart_stay_visible():
+    """The offline engine's calls take microseconds; retrieval between them takes seconds."""
+    recs = [CallRecord(role="a", stage="retrieval", ts=1000.0, latency_ms=0.02),
+            CallRecord(role="b", stage="answer", ts=1005.0, latency_ms=0.03)]
+    fig = waterfall(calls_table(recs))
+    widths = [x for tr in fig.data for x in tr.x]
+    assert min(widths) >= 5000 * MIN_BAR_SHARE > 100 * 0.03 and MIN_BAR_MS < min(widths)
+    assert "time outside LLM calls" in fig.layout.xaxis.title.text
 
 
 def test_waterfall_hover_escapes_prompt_and_error_text():

@@ -44,6 +44,10 @@ def test_context_and_evidence_tables_mark_hits_and_misses():
     tr = _trace()
     ctx = context_table(tr, ["D1:2", "D1:3"])
     assert list(ctx["evidence"]) == ["", "✔ D1:2"]
+    assert list(ctx["position"]) == [1, 2]
+    assert list(ctx["score rank"]) == [1, 2]  # scores 0.9, 0.8
+    tr.items.reverse()  # a context in time order: its position and its rank by score differ
+    assert list(context_table(tr)["score rank"]) == [2, 1]
     ev = evidence_table(tr, ["D1:2", "D1:3"], {"D1:3": "Ana: the park"})
     assert list(ev["result"]) == ["hit", "miss"] and ev.iloc[1]["text"] == "Ana: the park"
 

@@ -1,0 +1,29 @@
+"""Fix texts in the app's words: the library's errors name CLI flags and environment variables (the CLI's
+controls); the app shows the same errors with the name of its own control instead."""
+
+from __future__ import annotations
+
+from memcore.datasets.checks import LENIENT_FIX
+from memcore.llm import fixes
+
+PROVIDER_FORM = "Home › LLM provider"
+
+IN_APP: dict[str, str] = {
+    fixes.NEEDS_KEY: f"it needs an API key: type it in the API key field ({PROVIDER_FORM}), or give the Base "
+                     "URL of a local OpenAI-compatible server there, or choose the offline engine",
+    fixes.FIX_URL: f"Fix: start the server or correct the Base URL in {PROVIDER_FORM}, or choose the offline "
+                   "engine there",
+    fixes.FIX_KEY: f"Fix: check the API key in {PROVIDER_FORM}",
+    fixes.FIX_MODEL: f"Fix: check the Model, and that the Base URL ends in /v1 ({PROVIDER_FORM})",
+    fixes.FIX_TIMEOUT: "Fix: check the server, or start the app with a longer read timeout "
+                       "(MEMCORE_LLM_TIMEOUT, seconds)",
+    LENIENT_FIX: 'or tick "Accept format problems" (Home › Load a dataset file) and load it again to accept it '
+                 "as it is, with a warning",
+}
+
+
+def in_app(message: str) -> str:
+    """An error message with each library fix text replaced by the app's own wording."""
+    for cli, app in IN_APP.items():
+        message = message.replace(cli, app)
+    return message
