@@ -253,6 +253,11 @@ def doctor(store: str | None = STORE, provider: str | None = PROVIDER) -> None:
         client = make_client(s)
         res = client.run("answer", {"question": "What is 2+2?", "context": "[today] A: 2+2 is 4."}, stage="answer")
         report("llm", res.ok, f"{client.label}: {'answered' if res.ok else res.error}")
+        from memcore.llm import structured_status
+
+        schemas, line = structured_status(client)
+        typer.echo(f"[{'ok' if schemas else 'info'}] llm schemas: {line}"
+                   + ("" if schemas else ". JSON replies are repaired when malformed; a small model fails more often"))
     except Exception as e:  # noqa: BLE001
         report("llm", False, f"{e}. Fix: set OPENAI_API_KEY / OPENAI_BASE_URL, or use --provider offline")
     try:

@@ -53,9 +53,10 @@ class LLMCallFailed(LLMError):
     score the question, and `memcore ask` exits non-zero.
     """
 
-    def __init__(self, role: str, stage: str, message: str) -> None:
+    def __init__(self, role: str, stage: str, message: str, rerun_fixes: bool = True) -> None:
         super().__init__(f"{role} ({stage}): {message}")
         self.role, self.stage = role, stage
+        self.rerun_fixes = rerun_fixes  # False: a rerun gets the same reply (unusable at temperature 0)
 
 
 class MemoryBusy(MemcoreError):

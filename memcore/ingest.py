@@ -36,6 +36,7 @@ class IngestReport:
     failed_calls: int = 0  # LLM calls that failed for good in this call
     degraded_calls: int = 0  # replies replaced by the role's fallback (llm_unusable=fallback)
     committed_step: int = 0  # the checkpoint a rerun resumes from
+    rerun_fixes: bool = True  # False: the failure repeats on a rerun (its error names the change that helps)
 
     @property
     def message(self) -> str:
@@ -44,7 +45,8 @@ class IngestReport:
             return ""
         return (f"{self.failed_calls or 1} LLM call(s) failed, memory for {self.system}/{self.conv_id} incomplete "
                 f"(kept up to turn {max(0, min(self.committed_step, self.turns_total))} of {self.turns_total}): "
-                f"{self.error}. Rerun to resume")
+                f"{self.error}." + (" Rerun to resume" if self.rerun_fixes else
+                                    " A rerun resumes from that turn but fails the same way until that changes"))
 
 
 ProgressFn = Callable[[int, int, list[Event]], None]
@@ -129,6 +131,7 @@ def ingest_conversation(
         system.discard_ahead()
         system.flush_calls()
         report.error = str(e)
+        report.rerun_fixes = getattr(e, "rerun_fixes", True)
         report.failed_calls = system.failed_calls(ledger_mark) or 1
         report.degraded_calls = system.degraded_calls
         report.seconds = time.perf_counter() - t0

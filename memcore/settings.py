@@ -89,6 +89,9 @@ class Settings:
     llm_rpm: int = field(default_factory=lambda: int(_env("MEMCORE_LLM_RPM", "0")))  # 0: no limit
     llm_tpm: int = field(default_factory=lambda: int(_env("MEMCORE_LLM_TPM", "0")))
     llm_unusable: str = field(default_factory=lambda: _env("MEMCORE_LLM_UNUSABLE", "fail"))  # or "fallback"
+    # how a JSON role's schema is sent: auto (probe the endpoint once) | json_schema | json_object | off
+    # (memcore.llm.structured); part of the memory space and the run id, like llm_unusable
+    llm_structured: str = field(default_factory=lambda: _env("MEMCORE_LLM_STRUCTURED", "auto"))
     llm_check: bool = True  # reach the endpoint (GET /models, 5 s) before ingest, ask and eval
     sim_delay_ms: float = field(default_factory=lambda: float(_env("MEMCORE_SIM_DELAY_MS", "500")))
     sim_jitter_ms: float = field(default_factory=lambda: float(_env("MEMCORE_SIM_JITTER_MS", "100")))
@@ -108,10 +111,11 @@ class Settings:
 
     @property
     def concurrency(self) -> int:
-        """LLM calls in flight at once: explicit, else 8 for HTTP providers and 1 for in-process ones."""
+        """LLM calls in flight at once: explicit, else 8 for HTTP providers and 1 for in-process ones and the
+        bundled local server (it answers one request at a time: more would only queue into read timeouts)."""
         if self.llm_concurrency > 0:
             return self.llm_concurrency
-        return 8 if self.provider in ("openai", "local", "simulated") else 1
+        return 8 if self.provider in ("openai", "simulated") else 1
 
     @property
     def cache_path(self) -> Path:

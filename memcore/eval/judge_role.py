@@ -15,14 +15,14 @@ imported, which memcore.eval.judge (make_judge) does.
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
 
 from memcore.eval.judge_prompts import judge_prompt, parse_judge_label
 from memcore.eval.metrics import is_abstention, lexical_judge, locomo_f1
 from memcore.llm.roles import Role, register, render_value
+from memcore.llm.structured import format_instruction
 
 LEXICAL = "lexical judge (offline engine, no LLM)"
 _ABSTENTION_TYPES = ("5", "adversarial", "abstention")
@@ -31,7 +31,7 @@ _ABSTENTION_TYPES = ("5", "adversarial", "abstention")
 class JudgeOutput(BaseModel):
     """A judge's verdict: CORRECT or WRONG, and a one-sentence reason."""
 
-    label: str = "WRONG"
+    label: Literal["CORRECT", "WRONG"]  # required: an unreadable reply is not a WRONG verdict
     reason: str = ""
 
     @field_validator("label", mode="before")
@@ -56,8 +56,7 @@ class JudgeRole(Role):
         kind = inputs.get("question_type") or inputs.get("category") or ""
         prompt = judge_prompt(kind, render_value(inputs.get("question", "")), render_value(inputs.get("gold", "")),
                               render_value(inputs.get("prediction", "")))
-        schema = json.dumps(self.output.model_json_schema(), separators=(",", ":"))
-        system = f"{self.system}\nReply with one JSON object only, matching this JSON schema: {schema}"
+        system = f"{self.system}\n{format_instruction(self.output)}"
         return [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
 
 

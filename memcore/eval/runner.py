@@ -124,7 +124,8 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
     _, jinfo = make_judge(wb, judge)  # fails early when the judge cannot run
     fingerprint = {"dataset_sha256": sha, "format": fmt, "systems": names, "configs": full_cfg,
                    "retriever": retriever, "embedder": meta["embedder"], "judge": judge,
-                   **{k: meta[k] for k in ("provider", "model", "engine")}}
+                   **{k: meta[k] for k in ("provider", "model", "engine")},
+                   **({"llm_options": meta["llm_options"]} if meta.get("llm_options") else {})}
     meta["fingerprint"] = make_run_id(fingerprint)
     run_id = run_id or make_run_id(fingerprint)
     meta["run_id"] = run_id

@@ -52,7 +52,7 @@ def run_meta(wb: Any, settings: Settings) -> dict[str, Any]:
 
     return {"provider": settings.provider, "provider_name": wb.llm.provider.name, "model": wb.llm.provider.model,
             "engine": wb.provider_label, "embedder": wb.embedder.name, "store": redact(wb.settings.store_uri),
-            "memcore_version": __version__}
+            "memcore_version": __version__, "llm_options": wb.llm.options()}
 
 
 

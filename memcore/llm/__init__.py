@@ -30,7 +30,7 @@ def _openai(s: Settings) -> Any:
     from memcore.llm.openai_provider import OpenAIProvider
 
     return OpenAIProvider(s.llm_model, s.openai_api_key, s.openai_base_url, s.llm_timeout_s,
-                          connect_timeout_s=s.llm_connect_timeout_s)
+                          connect_timeout_s=s.llm_connect_timeout_s, structured=s.llm_structured)
 
 
 def _local(s: Settings) -> Any:
@@ -38,8 +38,9 @@ def _local(s: Settings) -> Any:
     from memcore.llm.openai_provider import OpenAIProvider
 
     url, model = local_server.ensure_running()
-    return OpenAIProvider(model, "local", url, max(s.llm_timeout_s, 300.0),
-                          label="local SmolLM2-135M (llama.cpp)", connect_timeout_s=s.llm_connect_timeout_s)
+    return OpenAIProvider(model, "local", url, max(s.llm_timeout_s, local_server.LOCAL_TIMEOUT_S),
+                          label="local SmolLM2-135M (llama.cpp)", connect_timeout_s=s.llm_connect_timeout_s,
+                          structured=s.llm_structured)
 
 
 def _simulated(s: Settings) -> Any:
@@ -68,9 +69,14 @@ def make_provider(settings: Settings) -> Any:
 
 def make_scheduler(settings: Settings) -> CallScheduler:
     """The call scheduler for these settings (concurrency, rate limits, retries, deadline)."""
+    deadline = settings.llm_deadline_s
+    if settings.provider == "local":  # one request at a time on 2 cores: a long prompt takes minutes
+        from memcore.llm.local_server import LOCAL_DEADLINE_S
+
+        deadline = max(deadline, LOCAL_DEADLINE_S)
     return CallScheduler(SchedulerConfig(
         concurrency=settings.concurrency, rpm=settings.llm_rpm, tpm=settings.llm_tpm,
-        retries=settings.llm_retries, deadline_s=settings.llm_deadline_s))
+        retries=settings.llm_retries, deadline_s=deadline))
 
 
 def make_client(settings: Settings, ledger: UsageLedger | None = None, provider: Any = None) -> LLMClient:
@@ -86,6 +92,15 @@ def make_client(settings: Settings, ledger: UsageLedger | None = None, provider:
                      unusable=settings.llm_unusable)
 
 
+def structured_status(client: LLMClient) -> tuple[bool, str]:
+    """(accepts schemas, one line) for `memcore doctor`: probes the endpoint under mode auto."""
+    status = getattr(client.provider, "structured_status", None)
+    if not callable(status):
+        return True, f"{client.label} computes outputs without a request format (no schema needed)"
+    form, line = status()
+    return form != "off", line
+
+
 def check_endpoint(client: LLMClient, timeout_s: float = 5.0) -> None:
     """Fail in seconds (ConfigError naming the URL and the fix) when the client's endpoint is unreachable."""
     check = getattr(client.provider, "check", None)
@@ -96,5 +111,5 @@ def check_endpoint(client: LLMClient, timeout_s: float = 5.0) -> None:
 __all__ = [
     "CallCache", "CallRecord", "CallScheduler", "FakeLLM", "LLMClient", "OFFLINE_LABEL", "OfflineEngine",
     "OpenAIProvider", "PROVIDERS", "SchedulerConfig", "UsageLedger", "check_endpoint", "make_client",
-    "make_provider", "make_scheduler",
+    "make_provider", "make_scheduler", "structured_status",
 ]

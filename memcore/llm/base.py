@@ -19,6 +19,8 @@ class ChatResult:
     model: str = ""
     logprobs: list[float] | None = None  # per generated token, when requested and supported
     cached: bool = False
+    # the response_format sent: "json_schema", "json_object+schema", "json_object", "text" ("" unknown)
+    request_format: str = ""
 
 
 @dataclass
@@ -44,6 +46,7 @@ class ChatOptions(TypedDict, total=False):
     """Keyword options of `Provider.chat`; `CHAT_DEFAULTS` holds their defaults."""
 
     json_mode: bool  # ask for a JSON object (dropped where the server rejects it)
+    schema: dict[str, Any] | None  # the role's strict JSON schema, sent as the endpoint accepts it (structured.py)
     max_tokens: int
     temperature: float
     seed: int | None  # sampling seed, where the server supports one (None: not sent)
@@ -52,7 +55,7 @@ class ChatOptions(TypedDict, total=False):
     inputs: dict[str, Any] | None  # that role's inputs
 
 
-CHAT_DEFAULTS: ChatOptions = {"json_mode": False, "max_tokens": 512, "temperature": 0.0, "seed": None,
+CHAT_DEFAULTS: ChatOptions = {"json_mode": False, "schema": None, "max_tokens": 512, "temperature": 0.0, "seed": None,
                               "logprobs": False, "role": "", "inputs": None}
 
 

@@ -30,6 +30,7 @@ from memcore.llm.ledger import CallRecord, UsageLedger, prompt_text
 from memcore.llm.redact import redact
 from memcore.llm.roles import Role, get_role
 from memcore.llm.scheduler import CallScheduler
+from memcore.llm.structured import PROBE_MESSAGES
 from memcore.text.tokens import count_messages, count_tokens
 
 T = TypeVar("T")
@@ -38,6 +39,8 @@ REPAIR_PROMPT = (
     "Your previous reply could not be used: {error}. Reply again with only one valid JSON "
     "object that matches the schema, and nothing else."
 )
+
+_EMPTY_LOCK = threading.Lock()
 
 # Calls on the longest chain of dependent calls that led to this point of this thread.
 _DEPTH: contextvars.ContextVar[int] = contextvars.ContextVar("memcore_llm_depth", default=0)
@@ -65,6 +68,19 @@ def parse_output(role: Role, text: str) -> BaseModel:
     if not role.json_output:
         return role.output(text=text.strip())
     return role.output.model_validate(extract_json(text))
+
+
+def is_empty(out: BaseModel) -> bool:
+    """Whether every field of an output is empty (false, 0, "", [] or None)."""
+    return not any(getattr(out, f) for f in type(out).model_fields)
+
+
+def unusable_fix(request_format: str) -> str:
+    """What to change when a greedy (temperature 0) call's reply stays unusable: a rerun gets the same reply."""
+    fmt = f"this call sent response_format {request_format}" if request_format else "no response_format was sent"
+    return (f". At temperature 0 a rerun gets the same reply ({fmt}). Fix: a larger model (MEMCORE_LLM_MODEL), "
+            "a schema-constrained request (MEMCORE_LLM_STRUCTURED=auto finds the form the endpoint honours), or "
+            "MEMCORE_LLM_UNUSABLE=fallback to store the role's fallback output, named as such in the results")
 
 
 def current_depth() -> int:
@@ -218,6 +234,7 @@ class LLMClient:
         self.unusable = unusable
         self.step = 0  # set by the system during ingest, recorded with each call
         self.degraded = 0  # calls answered with the role's fallback (unusable="fallback")
+        self.empty = 0  # valid empty replies of roles that may return nothing (ledger outcome "empty")
         self._records: list[CallRecord] | None = None  # a detached client keeps its records here
 
     @property
@@ -227,6 +244,19 @@ class LLMClient:
     @property
     def is_offline(self) -> bool:
         return hasattr(self.provider, "run_role")
+
+    def options(self) -> list[str]:
+        """The settings besides (provider, model) that change what is stored or scored, where they apply:
+        "unusable=fallback" (llm_unusable) and "structured=<mode>" (llm_structured, chat providers that send
+        schemas). Empty for the defaults of providers without either, so older identities stay valid."""
+        out = ["unusable=fallback"] if self.unusable == "fallback" else []
+        mode = getattr(self.provider, "structured", "")
+        return out + ([f"structured={mode}"] if mode and not self.is_offline else [])
+
+    @property
+    def identity(self) -> tuple[str, ...]:
+        """(provider, model, *options()): what a memory space and an evaluation run are keyed by."""
+        return (self.provider.name, self.provider.model, *self.options())
 
     def bind(self, system: str = "", conv_id: str = "") -> LLMClient:
         """A client for another context sharing this one's provider, cache, ledger and scheduler."""
@@ -305,11 +335,12 @@ class LLMClient:
         result.raw, result.logprobs = chat.text, chat.logprobs
         self._account(result, chat)
         try:
-            result.output = parse_output(r, chat.text)
+            result.output = self._parse(r, chat.text, recs[-1])
             self._cache_put(key, chat)
             return result
         except (ValueError, ValidationError) as e:
             err = _short(e)
+            recs[-1].outcome = "malformed"
         repair = messages + [
             {"role": "assistant", "content": chat.text},
             {"role": "user", "content": REPAIR_PROMPT.format(error=err)},
@@ -321,28 +352,53 @@ class LLMClient:
         self._account(result, chat2)
         result.raw = chat2.text
         try:
-            result.output = parse_output(r, chat2.text)
+            result.output = self._parse(r, chat2.text, recs[-1])
         except (ValueError, ValidationError) as e2:
             msg = f"unusable reply after one repair attempt ({_short(e2)})"
-            recs[-1].ok, recs[-1].error = False, msg
+            recs[-1].ok, recs[-1].error, recs[-1].outcome = False, msg, "unusable"
             if self.unusable != "fallback":
-                raise LLMCallFailed(r.name, stage, msg) from e2
+                greedy = sampling[0] == 0
+                raise LLMCallFailed(r.name, stage, msg + (unusable_fix(chat2.request_format) if greedy else ""),
+                                    rerun_fixes=not greedy) from e2
             self.degraded += 1
+            recs[-1].outcome = "fallback"
             result.ok, result.error = False, f"{r.name}: {msg}; used the role's fallback (llm_unusable=fallback)"
             result.output = r.default(inputs)
             return result
         self._cache_put(key, chat)
         self._cache_put(key2, chat2)
+        if recs[-1].outcome == "ok":
+            recs[-1].outcome = "repaired"
         result.notes.append(f"{r.name}: malformed JSON repaired ({err})")
         return result
+
+    def _parse(self, r: Role, text: str, rec: CallRecord) -> BaseModel:
+        """The reply's output; ValueError when it sets no field of the output model, or is empty where the
+        role must return something. Sets the record's outcome ("ok" or "empty", counted in `self.empty`)."""
+        out = parse_output(r, text)
+        if r.json_output and type(out).model_fields and not out.model_fields_set:
+            raise ValueError(f"the reply sets none of the fields {sorted(type(out).model_fields)}")
+        if r.json_output and is_empty(out):
+            if not r.may_be_empty:
+                raise ValueError("the reply is empty, and this role must return something")
+            rec.outcome = "empty"
+            with _EMPTY_LOCK:
+                self.empty += 1
+            return out
+        rec.outcome = "ok"
+        return out
 
     def _chat(self, r: Role, messages: list, inputs: dict, stage: str, logprobs: bool, recs: list,
               attempt: int = 1, sampling: tuple[float, int | None] = (0.0, None)) -> tuple[ChatResult, str | None]:
         key = None
         temperature, seed = sampling
+        schema = r.schema()
+        structured = getattr(self.provider, "structured", "off") if schema is not None else "off"
         if self.cache is not None:
-            # temperature and seed join the key only when not the defaults (0, None): older keys stay valid
-            extra = {**({"t": temperature} if temperature else {}), **({"seed": seed} if seed is not None else {})}
+            # temperature and seed join the key only when not the defaults (0, None): older keys stay valid;
+            # so does the structured mode (a reply asked for under a schema is another reply)
+            extra = {**({"t": temperature} if temperature else {}), **({"seed": seed} if seed is not None else {}),
+                     **({"fmt": structured} if structured != "off" else {})}
             key = call_key(p=self.provider.name, m=self.provider.model, msgs=messages, lp=logprobs,
                            json=r.json_output, max=r.max_tokens, **extra)
             hit = self.cache.get(key)
@@ -354,10 +410,12 @@ class LLMClient:
         t0 = time.perf_counter()
         try:
             chat = self.scheduler.call(lambda: self.provider.chat(
-                messages, json_mode=r.json_output, max_tokens=r.max_tokens, temperature=temperature, seed=seed,
-                logprobs=logprobs, role=r.name, inputs=inputs), tokens=tokens, priority=0 if stage == "construction" else 1)
+                messages, json_mode=r.json_output, schema=schema, max_tokens=r.max_tokens, temperature=temperature,
+                seed=seed, logprobs=logprobs, role=r.name, inputs=inputs), tokens=tokens,
+                priority=0 if stage == "construction" else 1)
         except LLMError as e:
             msg = redact(str(e))
+            self._probe_records(r, stage, recs)
             recs.append(self._record(r.name, stage, ChatResult(""), _ms(t0), error=msg, attempt=attempt,
                                      prompt=prompt_text(messages)))
             raise LLMError(msg) from e
@@ -366,8 +424,19 @@ class LLMClient:
             recs.append(self._record(r.name, stage, ChatResult(""), _ms(t0), error=msg, attempt=attempt,
                                      prompt=prompt_text(messages)))
             raise LLMError(msg) from e
+        self._probe_records(r, stage, recs)
         recs.append(self._record(r.name, stage, chat, _ms(t0), attempt=attempt, prompt=prompt_text(messages)))
         return chat, key
+
+    def _probe_records(self, r: Role, stage: str, recs: list) -> None:
+        """Ledger records of the structured-outputs probe this call triggered (mode auto, once per endpoint)."""
+        take = getattr(self.provider, "take_probes", None)
+        for p in take() if callable(take) else []:
+            chat = ChatResult(p["text"], p["prompt_tokens"], p["completion_tokens"], self.provider.model,
+                              request_format=p["form"])
+            rec = self._record("structured_probe", "probe", chat, p["latency_ms"], prompt=prompt_text(PROBE_MESSAGES))
+            rec.outcome, rec.error = p["outcome"], p.get("error", "")
+            recs.append(rec)
 
     def _cache_put(self, key: str | None, chat: ChatResult) -> None:
         if key is not None and self.cache is not None:  # only replies that were usable are cached
@@ -381,6 +450,7 @@ class LLMClient:
         messages = r.messages(inputs)
         chat = ChatResult(text, count_messages(messages), count_tokens(text), self.provider.model)
         recs.append(self._record(r.name, stage, chat, latency, prompt=prompt_text(messages)))
+        recs[-1].outcome = "ok"
         res = RoleResult(role=r.name, output=out, raw=text, provider=self.provider.label)
         self._account(res, chat)
         res.latency_ms = latency
@@ -402,6 +472,7 @@ class LLMClient:
             prompt_tokens=chat.prompt_tokens, completion_tokens=chat.completion_tokens,
             latency_ms=latency, cache_hit=cache_hit, ok=not error, error=error, step=self.step,
             attempt=attempt, prompt=prompt, completion=chat.text, depth=depth,
+            request_format=chat.request_format, outcome="error" if error else "",
         )
 
 

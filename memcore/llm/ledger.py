@@ -34,6 +34,13 @@ class CallRecord:
     ts: float = field(default_factory=time.time)  # when the call ended (its start: ts - latency_ms / 1000)
     prompt: str = ""  # the messages sent, as prompt_text renders them (the offline engine: its inputs)
     completion: str = ""  # the reply text (the offline engine: its output; a cache hit: the cached reply)
+    # the response_format sent: "json_schema", "json_object+schema" (llama.cpp grammar), "json_object" (no
+    # schema), "text"; "probe" for the structured-outputs probe; "" for the offline engine and older rows
+    request_format: str = ""
+    # what became of the reply: "ok", "empty" (valid and empty, where the role may return nothing),
+    # "malformed" (repair asked), "repaired", "unusable" (failed after the repair), "fallback"
+    # (llm_unusable=fallback), "error" (no reply); "" in older rows
+    outcome: str = ""
     depth: int = 0  # position on the longest chain of dependent calls before it (not stored)
 
     def to_dict(self) -> dict:

@@ -32,6 +32,13 @@ MODEL_ALIAS = "SmolLM2-135M-Instruct"
 LLAMA_CPP_VERSION = "0.3.36"
 DEFAULT_PORT = 8088
 DEFAULT_HOST = "127.0.0.1"
+N_CTX = 8192  # SmolLM2-135M-Instruct's full context (its gguf's context_length)
+LOCAL_TIMEOUT_S = 300.0  # read timeout of one call: a 4,000-token prompt on 2 busy cores takes a minute or more
+LOCAL_DEADLINE_S = 900.0  # one call with its retries
+# What `memcore llm serve` prints and the `local` provider uses: one request at a time (the server answers one
+# at a time; more would only queue into read timeouts) and timeouts that fit a small model on a small CPU.
+LOCAL_ENV = {"MEMCORE_LLM_CONCURRENCY": "1", "MEMCORE_LLM_TIMEOUT": f"{LOCAL_TIMEOUT_S:g}",
+             "MEMCORE_LLM_DEADLINE": f"{LOCAL_DEADLINE_S:g}"}
 SERVER_MODULES = ("fastapi", "uvicorn", "sse_starlette", "starlette_context", "pydantic_settings", "yaml")
 
 
@@ -117,7 +124,7 @@ class LocalServer:
         self.model_id = MODEL_ALIAS
         self.startup_s = 0.0
 
-    def command(self, port: int, host: str = DEFAULT_HOST, n_ctx: int = 4096) -> list[str]:
+    def command(self, port: int, host: str = DEFAULT_HOST, n_ctx: int = N_CTX) -> list[str]:
         """The server command line (logits_all stays on: chat logprobs need it)."""
         return [
             sys.executable, "-m", "llama_cpp.server",
@@ -130,7 +137,7 @@ class LocalServer:
             "--n_threads_batch", str(self.n_threads),
         ]  # fmt: skip
 
-    def start(self, port: int = DEFAULT_PORT, host: str = DEFAULT_HOST, n_ctx: int = 4096) -> LocalServer:
+    def start(self, port: int = DEFAULT_PORT, host: str = DEFAULT_HOST, n_ctx: int = N_CTX) -> LocalServer:
         """Spawn the server and wait until GET /v1/models answers; port 0 picks a free port."""
         if self.running:
             return self
@@ -233,10 +240,7 @@ def serve(port: int = DEFAULT_PORT, host: str = DEFAULT_HOST) -> int:
     print(
         f"local LLM {server.model_id} ready at {server.base_url} ({server.startup_s:.1f}s; log: {server.log_path})"
     )
-    print(
-        f"use it with: MEMCORE_LLM_PROVIDER=openai OPENAI_BASE_URL={server.base_url} "
-        f"MEMCORE_LLM_MODEL={server.model_id}"
-    )
+    print(f"use it with: {use_env(server.base_url, server.model_id)}")
     print("Ctrl-C to stop", flush=True)
     try:
         assert server.proc is not None
@@ -247,6 +251,12 @@ def serve(port: int = DEFAULT_PORT, host: str = DEFAULT_HOST) -> int:
         return 0
     finally:
         server.stop()
+
+
+def use_env(base_url: str, model_id: str = MODEL_ALIAS) -> str:
+    """The environment that points memcore at a local server, with the one-request-at-a-time defaults."""
+    env = {"MEMCORE_LLM_PROVIDER": "openai", "OPENAI_BASE_URL": base_url, "MEMCORE_LLM_MODEL": model_id, **LOCAL_ENV}
+    return " ".join(f"{k}={v}" for k, v in env.items())
 
 
 _SHARED: LocalServer | None = None

@@ -11,6 +11,12 @@ counts words; other statuses return an error body (with a Retry-After header whe
 Modes: "normal"; "hang" (never answer until the server shuts down); "truncated" (200 whose body
 stops half-way); "invalid_body" (200 whose body is not JSON); "drop" (close without answering).
 `delay_s` (per reply, plus the server-wide `delay_s`) is slept before answering.
+Structured outputs: `formats` names the schema forms the server accepts ("json_schema", "json_object":
+see memcore.llm.structured); a request carrying another form is refused with `reject_status` (400, like
+OpenAI; 500 with a validation message, like llama-cpp-python's server). memcore's probe request (the
+`memcore_probe` schema) is answered by the server itself, before and apart from all of the above: it is
+kept in `probes`, not counted in `requests` or `received`, and the reply honours the schema unless
+`honours_schema=False` (then it is "{}", as from a server that accepts the form but ignores it).
 Handler threads are daemons and `__exit__` wakes hanging or sleeping handlers, so it returns promptly.
 """
 
@@ -26,6 +32,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TypeVar
 
 from memcore.llm.simulated import offline_reply
+from memcore.llm.structured import PROBE_REPLY, PROBE_SCHEMA, schema_of
 
 MODES = ("normal", "hang", "truncated", "invalid_body", "drop")
 
@@ -55,8 +62,12 @@ class MockOpenAIServer:
     """
 
     def __init__(self, model: str = "mock-model", delay_s: float = 0.0,
-                 responder: Callable[[dict[str, Any]], str] | None = None) -> None:
+                 responder: Callable[[dict[str, Any]], str] | None = None,
+                 formats: tuple[str, ...] = ("json_schema", "json_object"), reject_status: int = 400,
+                 honours_schema: bool = True) -> None:
         self.model = model
+        self.formats, self.reject_status, self.honours_schema = formats, reject_status, honours_schema
+        self.probes: list[dict[str, Any]] = []  # the structured-outputs probe requests received
         self.delay_s = delay_s
         self.responder = responder
         self.replies: deque[Reply] = deque()
@@ -119,12 +130,31 @@ class MockOpenAIServer:
             self._httpd.shutdown()
         self._httpd.server_close()
 
+    def _format_reply(self, req: dict[str, Any]) -> Reply | None:
+        """The reply to a probe or to a refused response_format form, else None (see the module docstring)."""
+        rf = req.get("response_format") or {}
+        form = rf.get("type") if rf.get("type") == "json_schema" or "schema" in rf else None
+        probe = schema_of(req) == PROBE_SCHEMA
+        if form is not None and form not in self.formats:
+            reply = Reply(f"response_format type {form!r} is not supported", status=self.reject_status)
+        elif probe:
+            reply = Reply(json.dumps(PROBE_REPLY) if self.honours_schema else "{}")
+        else:
+            return None
+        if probe:
+            with self._lock:
+                self.probes.append(req)
+        return reply
+
     def _next_reply(self, req: dict[str, Any]) -> Reply:
+        refused = self._format_reply(req)
+        if refused is not None and schema_of(req) == PROBE_SCHEMA:
+            return refused
         with self._lock:
             n = self._received
             self._received += 1
             self.requests.append(req)
-            reply = next((r for which, r in self._outages if n in which), None)
+            reply = next((r for which, r in self._outages if n in which), None) or refused
             if reply is None and self.replies:
                 reply = self.replies.popleft()
         if reply is None:

@@ -8,6 +8,9 @@ URL's credentials and the key removed from every message.
 
 from __future__ import annotations
 
+import json
+import threading
+import time
 from typing import Any, Unpack
 
 import openai
@@ -16,6 +19,38 @@ from memcore.errors import ConfigError, LLMError, PermanentLLMError, TransientLL
 from memcore.llm.base import ChatOptions, ChatResult, chat_options
 from memcore.llm.fixes import FIX_KEY, FIX_MODEL, FIX_TIMEOUT, FIX_URL, NEEDS_KEY
 from memcore.llm.redact import redact, redact_url
+from memcore.llm.structured import (
+    FORMS,
+    PROBE_MESSAGES,
+    PROBE_NAME,
+    PROBE_REPLY,
+    PROBE_SCHEMA,
+    check_mode,
+    response_format,
+)
+
+REJECTED = (openai.BadRequestError, openai.UnprocessableEntityError)  # a request the server refuses (400, 422)
+
+
+def rejects_format(e: Exception) -> bool:
+    """Whether an error refuses the request's response_format: a 400 or 422, or a 500 whose body names it
+    (llama-cpp-python's server answers an unknown response_format type with a 500 validation error)."""
+    if isinstance(e, REJECTED):
+        return True
+    return isinstance(e, openai.InternalServerError) and "response_format" in str(e)
+
+
+FORMAT_NAMES = {"json_schema": "json_schema", "json_object": "json_object+schema", "off": "json_object"}
+
+# What `auto` found per (endpoint, model) in this process: "json_schema", "json_object" or "off".
+_FORMATS: dict[tuple[str, str], str] = {}
+_FORMATS_LOCK = threading.Lock()
+
+
+def forget_formats() -> None:
+    """Forget every endpoint's probed request format (tests; a server that was upgraded)."""
+    with _FORMATS_LOCK:
+        _FORMATS.clear()
 
 
 class OpenAIProvider:
@@ -31,6 +66,7 @@ class OpenAIProvider:
         timeout_s: float = 60.0,
         label: str = "",
         connect_timeout_s: float = 5.0,
+        structured: str = "auto",
     ) -> None:
         if not api_key and not base_url:
             raise ConfigError(NEEDS_KEY)
@@ -45,6 +81,8 @@ class OpenAIProvider:
         )
         self.supports_json_mode = True
         self.supports_logprobs = True
+        self.structured = check_mode(structured)
+        self._probes: list[dict[str, Any]] = []  # probe requests not yet taken by the client (take_probes)
 
     def _clean(self, text: str) -> str:
         return redact(text, self._secrets)
@@ -53,19 +91,27 @@ class OpenAIProvider:
         """One chat completion (one attempt); raises TransientLLMError / PermanentLLMError."""
         o = chat_options(opts)
         max_tokens, temperature, seed = o["max_tokens"], o["temperature"], o["seed"]
-        want_json = o["json_mode"] and self.supports_json_mode
         want_lp = o["logprobs"] and self.supports_logprobs
+        fmt, rf = self._format(o["json_mode"], o["schema"], o["role"])
         try:
             try:
-                resp = self._create(messages, want_json, max_tokens, temperature, want_lp, seed)
-            except openai.BadRequestError:
+                resp = self._create(messages, rf, max_tokens, temperature, want_lp, seed)
+            except openai.APIStatusError as e:
+                if not rejects_format(e):
+                    raise
+                if rf is not None and self.structured in FORMS:  # the form was asked for by name: say so
+                    raise PermanentLLMError(
+                        f"{self.url} rejected the request with response_format {fmt} "
+                        f"({getattr(e, 'status_code', '')}: {self._clean(str(e))[:200]}). Fix: set "
+                        "MEMCORE_LLM_STRUCTURED=auto (memcore finds the form the endpoint accepts)") from e
                 # Some servers reject response_format or logprobs: retry without them, and remember
                 # only if that worked (a 400 for another reason, e.g. context length, fails again).
-                if not (want_json or want_lp):
+                if not (rf is not None or want_lp):
                     raise
-                resp = self._create(messages, False, max_tokens, temperature, False, seed)
-                self.supports_json_mode = self.supports_json_mode and not want_json
+                resp = self._create(messages, None, max_tokens, temperature, False, seed)
+                self.supports_json_mode = self.supports_json_mode and rf is None
                 self.supports_logprobs = self.supports_logprobs and not want_lp
+                fmt = "text" if rf is not None else fmt
         except openai.APIError as e:
             raise self._error(e) from e
         except ValueError as e:  # a 200 whose body is not JSON (a proxy's error page, a cut connection)
@@ -84,7 +130,76 @@ class OpenAIProvider:
             completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
             model=resp.model or self.model,
             logprobs=lps,
+            request_format=fmt,
         )
+
+    # ------------------------------------------------------------ structured outputs
+    def _format(self, json_mode: bool, schema: dict[str, Any] | None, role: str) -> tuple[str, dict | None]:
+        """(request format name, response_format or None) for one call (see memcore.llm.structured)."""
+        if not json_mode or not self.supports_json_mode:
+            return "text", None
+        form = "off" if schema is None else self.structured if self.structured != "auto" else self.accepted_form()
+        if form == "off" or schema is None:
+            return FORMAT_NAMES["off"], response_format("off", "", {})
+        return FORMAT_NAMES[form], response_format(form, role or "reply", schema)
+
+    def accepted_form(self) -> str:
+        """The schema form this endpoint and model accept and honour ("json_schema", "json_object" or
+        "off"), probed on first use and remembered for the process (structured mode auto)."""
+        key = (self.url, self.model)
+        with _FORMATS_LOCK:
+            if key not in _FORMATS:
+                _FORMATS[key] = self._probe()
+            return _FORMATS[key]
+
+    def _probe(self) -> str:
+        """Try each schema form with the probe schema; the first accepted and honoured one wins."""
+        for form in FORMS:
+            t0 = time.perf_counter()
+            rec: dict[str, Any] = {"form": FORMAT_NAMES[form], "prompt_tokens": 0, "completion_tokens": 0, "text": ""}
+            try:
+                resp = self._create(PROBE_MESSAGES, response_format(form, PROBE_NAME, PROBE_SCHEMA), 16, 0.0, False)
+            except openai.APIError as e:
+                if not rejects_format(e):
+                    raise self._error(e) from e
+                rec.update(outcome=f"rejected ({getattr(e, 'status_code', '')})", error=self._clean(str(e))[:200])
+                self._add_probe(rec, t0)
+                continue
+            except ValueError as e:  # an unreadable body
+                raise TransientLLMError(self._clean(f"{self.url} sent an unreadable reply body ({e})")) from e
+                raise self._error(e) from e
+            choice = resp.choices[0] if getattr(resp, "choices", None) else None
+            text = (choice.message.content or "") if choice else ""
+            usage = resp.usage
+            rec.update(text=text, prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                       completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0))
+            honoured = _loads(text) == PROBE_REPLY
+            rec["outcome"] = "honoured" if honoured else "accepted but not honoured"
+            self._add_probe(rec, t0)
+            if honoured:
+                return form
+        return "off"
+
+    def _add_probe(self, rec: dict[str, Any], t0: float) -> None:
+        rec["latency_ms"] = (time.perf_counter() - t0) * 1000
+        self._probes.append(rec)
+
+    def take_probes(self) -> list[dict[str, Any]]:
+        """The probe requests made since the last call (for the client's ledger), emptied."""
+        with _FORMATS_LOCK:
+            out, self._probes = self._probes, []
+        return out
+
+    def structured_status(self) -> tuple[str, str]:
+        """(form in force, one line for `memcore doctor`): probes the endpoint under mode auto."""
+        if self.structured == "off":
+            return "off", "structured outputs off (MEMCORE_LLM_STRUCTURED=off): json_object without a schema"
+        if self.structured != "auto":
+            return self.structured, f"{FORMAT_NAMES[self.structured]} (set by MEMCORE_LLM_STRUCTURED)"
+        form = self.accepted_form()
+        tried = "; ".join(f"{p['form']}: {p['outcome']}" for p in self._probes) or "probed earlier"
+        what = "no schema form honoured, JSON mode only" if form == "off" else f"accepts schemas as {FORMAT_NAMES[form]}"
+        return form, f"{what} ({tried})"
 
     def _error(self, e: openai.APIError) -> LLMError:
         """Map an openai exception to a transient or permanent memcore error with a clean message."""
@@ -126,8 +241,8 @@ class OpenAIProvider:
                 raise ConfigError(str(self._error(e))) from e
             # 404 and friends: servers without /models still answer chat completions
 
-    def _create(self, messages: list, json_mode: bool, max_tokens: int, temperature: float, logprobs: bool,
-                seed: int | None = None):
+    def _create(self, messages: list, rf: dict[str, Any] | None, max_tokens: int, temperature: float,
+                logprobs: bool, seed: int | None = None):
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -136,12 +251,19 @@ class OpenAIProvider:
         }
         if seed is not None:  # sampled roles (temperature > 0) with a configured seed
             kwargs["seed"] = seed
-        if json_mode:
-            kwargs["response_format"] = {"type": "json_object"}
+        if rf is not None:
+            kwargs["response_format"] = rf
         if logprobs:  # llama.cpp's server returns logprobs only when top_logprobs is set too
             kwargs["logprobs"] = True
             kwargs["top_logprobs"] = 1
         return self.client.chat.completions.create(**kwargs)
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text.strip())
+    except ValueError:
+        return None
 
 
 def _retry_after(e: Exception) -> float | None:

@@ -90,9 +90,9 @@ class BaseSystem:
     # ------------------------------------------------------------- identity
     @property
     def space(self) -> str:
-        """The memory space: memory_space(name, construction config, embedder, LLM)."""
-        return memory_space(self.name, self.config, self.embedder.name,
-                            (self.llm.provider.name, self.llm.provider.model))
+        """The memory space: memory_space(name, construction config, embedder, LLM identity: provider, model
+        and the LLM options that change what is built, LLMClient.options)."""
+        return memory_space(self.name, self.config, self.embedder.name, self.llm.identity)
 
     # --------------------------------------------------------------- ingest
     def ingest(self, turn: Turn) -> list[Event]:

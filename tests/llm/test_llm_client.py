@@ -98,7 +98,7 @@ def test_openai_provider_usage_from_http_response():
         res = client.run("test_merge", {"a": "p", "b": "q"}, stage="construction")
         assert res.ok and res.output.merge is True
         req = srv.requests[0]
-        assert req["response_format"] == {"type": "json_object"} and req["temperature"] == 0.0
+        assert req["response_format"]["type"] == "json_schema" and req["temperature"] == 0.0  # the probe found it
         # the mock counts words: prompt tokens = words of both messages
         words = sum(len(m["content"].split()) for m in req["messages"])
         assert client.ledger.records[-1].prompt_tokens == words
@@ -155,8 +155,9 @@ def test_cache_hit_is_exact_and_recorded(tmp_path):
         second = client.run("test_merge", {"a": "p", "b": "q"}, stage="construction")
         assert len(srv.requests) == 1
         assert second.output == first.output and second.cached
-        assert [r.cache_hit for r in client.ledger.records] == [False, True]
-        assert client.ledger.total().calls == 1 and client.ledger.total().cache_hits == 1
+        assert [r.cache_hit for r in client.ledger.records if r.role == "test_merge"] == [False, True]
+        usage = client.ledger.total(role="test_merge")
+        assert usage.calls == 1 and usage.cache_hits == 1
 
 
 def test_openai_provider_without_key_names_the_fix(monkeypatch):

@@ -316,7 +316,7 @@ class FirstJsonRequest:
     def __contains__(self, n: object) -> bool:
         if self.hit is None and isinstance(n, int) and n >= self.start:
             fmt = self.srv.requests[n].get("response_format") or {}
-            if isinstance(fmt, dict) and fmt.get("type") == "json_object":
+            if isinstance(fmt, dict) and fmt.get("type") in ("json_object", "json_schema"):
                 self.hit = n
         return n == self.hit
 

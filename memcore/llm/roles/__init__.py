@@ -15,10 +15,11 @@ import json
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+
+from memcore.llm.structured import format_instruction, strict_schema
 
 
 class TextOutput(BaseModel):
@@ -38,6 +39,9 @@ class Role:
     - `fallback(inputs) -> output instance` is used when a real model's reply cannot be
       parsed even after one repair attempt (the error is recorded in the trace).
     - `temperature` is the role's sampling temperature as its paper sets it (0 unless stated).
+    - `may_be_empty`: whether an empty output (no field set) is a legitimate answer of this role
+      (e.g. no facts worth keeping); such replies are counted (ledger outcome "empty"). Roles
+      that must return something require it in their output model, so an empty reply fails validation.
     """
 
     name: str
@@ -49,6 +53,7 @@ class Role:
     json_output: bool = True
     max_tokens: int = 512
     temperature: float = 0.0  # the paper's sampling temperature for this role (callers may override)
+    may_be_empty: bool = False
     description: str = ""
     tags: tuple[str, ...] = field(default_factory=tuple)
 
@@ -56,10 +61,14 @@ class Role:
         """The chat messages sent to a real model for these inputs."""
         values = {k: render_value(v) for k, v in inputs.items()}
         sys_text = self.system.format(**values)
-        if self.json_output:
-            sys_text += f"\nReply with one JSON object only, matching this JSON schema: {_schema(self.output)}"
+        if self.json_output:  # memcore's format instruction: a short example, never the raw schema
+            sys_text += "\n" + format_instruction(self.output)
         user = {"role": "user", "content": self.user.format(**values)}
         return [{"role": "system", "content": sys_text}, user] if sys_text else [user]  # no empty system message
+
+    def schema(self) -> dict[str, Any] | None:
+        """The strict JSON schema sent with the request (structured outputs); None for free-text roles."""
+        return strict_schema(self.output) if self.json_output else None
 
     def default(self, inputs: dict[str, Any]) -> BaseModel:
         """The output used when a real model's reply is unusable: the role's fallback, else an
@@ -70,11 +79,6 @@ class Role:
             return self.output()
         except ValidationError:
             return self.offline(inputs)
-
-
-@lru_cache(maxsize=256)
-def _schema(model: type[BaseModel]) -> str:
-    return json.dumps(model.model_json_schema(), separators=(",", ":"))
 
 
 def render_value(v: Any) -> str:

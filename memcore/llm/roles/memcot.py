@@ -47,7 +47,7 @@ class JudgeOutput(BaseModel):
 
     thinking: str = ""
     useful_id: list[str | int] = Field(default_factory=list)
-    can_answer: bool = False
+    can_answer: bool  # required: a reply without the decision is not a "no"
     action: str = ""  # "Break" | "Delete" ("" when can_answer)
     new_queries: list[str] = Field(default_factory=list)
 

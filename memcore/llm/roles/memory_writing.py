@@ -41,7 +41,7 @@ class Episode(BaseModel):
 class EpisodeSummaryOutput(BaseModel):
     """Output of `episode_summary`."""
 
-    episodes: list[Episode] = Field(default_factory=list)
+    episodes: list[Episode] = Field(min_length=1)  # a summary of turns has at least one episode
 
 
 class Fact(BaseModel):
@@ -126,6 +126,7 @@ SEMANTIC_FACTS = register(Role(
         "Text:\n{content}\n\nNew facts only."
     ),
     output=SemanticFactsOutput,
+    may_be_empty=True,  # turns may hold no persistent fact
     offline=_offline_facts,
     fallback=lambda inputs: SemanticFactsOutput(),
     max_tokens=900,

@@ -103,7 +103,7 @@ class ReviewOutput(BaseModel):
 class CoherenceOutput(BaseModel):
     """Whether a candidate cluster is about one topic, with a short theme label."""
 
-    is_coherent: bool = False
+    is_coherent: bool  # required: a reply without the decision is not a "no"
     label: str = ""
     reason: str = ""
 
@@ -111,7 +111,7 @@ class CoherenceOutput(BaseModel):
 class RouterOutput(BaseModel):
     """The cluster a dialogue unit belongs to, or "none"."""
 
-    cluster_id: str = "none"
+    cluster_id: str  # required: "none" must be said, not defaulted
     reason: str = ""
 
 
@@ -155,6 +155,7 @@ class ExperienceOutput(BaseModel):
 
 register(Role(
     name="mw_entities",
+    may_be_empty=True,
     system=("You are an entity extraction assistant. Extract concise entity names that appear in the dialogue "
             "snippet (people, locations, organizations, events, objects, etc.). Do not invent entities; prefer a "
             "canonical form; keep combined phrases intact; return a de-duplicated list. Do not extract unclear "
@@ -170,6 +171,7 @@ register(Role(
 
 register(Role(
     name="mw_relations",
+    may_be_empty=True,
     system=("You are a relation extraction assistant. Extract meaningful relations between entities as triples "
             "from the dialogue snippet. Use ONLY entities from the provided list; each relation must be directly "
             "supported by the text; `relation` is a short lowercase predicate phrase; add a brief `condition` only "
@@ -185,6 +187,7 @@ register(Role(
 
 register(Role(
     name="mw_time",
+    may_be_empty=True,
     system=("You are a time expression extractor. Give the ABSOLUTE time when the event of the given relation "
             "occurred or is scheduled, resolving relative expressions (\"yesterday\", \"last week\") against the "
             "dialogue date. Output exactly one of: day \"20 May, 2022\", month \"May, 2022\", year \"2022\"; "
@@ -200,6 +203,7 @@ register(Role(
 
 register(Role(
     name="mw_review",
+    may_be_empty=True,
     system=("You are a knowledge graph review assistant. Review the graph extracted from one dialogue session. "
             "ADD important relations clearly expressed in the dialogue but missing from the list; UPDATE existing "
             "relations whose predicate, time or condition is wrong or incomplete; DENY relations that are not "
@@ -243,6 +247,7 @@ register(Role(
 
 register(Role(
     name="mw_experience",
+    may_be_empty=True,
     system=("You extract reusable experiences from short dialogues of one semantic cluster: recurring signals "
             "such as preferences, tendencies and recurring intents that emerge only when several interactions are "
             "considered together. Output a SMALL set of experiences. Each experience MUST be explicitly supported "
@@ -262,6 +267,7 @@ register(Role(
 
 register(Role(
     name="mw_select",
+    may_be_empty=True,
     system=("You select knowledge-graph triples for answering a question about a long conversation. Each candidate "
             "is a line \"id | source | relation | target | time | condition\". Return the ids of the triples that "
             "are useful to answer the question, directly or as one step of a multi-hop chain (including triples "

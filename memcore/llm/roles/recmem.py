@@ -30,7 +30,7 @@ from memcore.llm.roles.memory_writing import Episode, EpisodeSummaryOutput, Fact
 class MergeOutput(BaseModel):
     """The merge decision and, on yes, the rewritten episode."""
 
-    merge: bool = False
+    merge: bool  # required: a reply without the decision is not a "no"
     reason: str = ""
     title: str = ""
     content: str = ""
@@ -149,6 +149,7 @@ RECMEM_REFINE = register(Role(
     user=("Speakers:\n{speakers}\nDate: {date}\n\nEpisodic Memory:\n{episode}\n\nRaw Reference:\n{raw}\n\n"
           "Old Semantic Memories:\n{known_facts}\n"),
     output=RefineOutput,
+    may_be_empty=True,  # nothing new to refine
     offline=lambda inputs: RefineOutput(**offline_refine(inputs)),
     fallback=lambda inputs: RefineOutput(),
     max_tokens=900,

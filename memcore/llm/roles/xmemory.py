@@ -39,7 +39,7 @@ SEMANTIC_CATEGORIES = ("identity_professional", "persistent_preferences", "techn
 class BoundaryDecision(BaseModel):
     """Whether the new message starts a new episode, and why."""
 
-    should_end: bool = False
+    should_end: bool  # required: a reply without the decision is not a "no"
     reason: str = ""
 
 
@@ -201,6 +201,7 @@ XMEMORY_SEMANTIC = register(Role(
     system=SEMANTIC_SYSTEM,
     user="Episodes to analyze:\n{episodes}",
     output=XSemanticsOutput,
+    may_be_empty=True,  # an episode may hold no high-value persistent knowledge
     offline=lambda inputs: XSemanticsOutput(facts=[XSemantic(**f) for f in offline_semantics(inputs)]),
     fallback=lambda inputs: XSemanticsOutput(),
     max_tokens=900,
