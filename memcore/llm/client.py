@@ -46,6 +46,11 @@ _EMPTY_LOCK = threading.Lock()
 _DEPTH: contextvars.ContextVar[int] = contextvars.ContextVar("memcore_llm_depth", default=0)
 
 
+# Control characters (a raw newline) inside strings are accepted: grammar-constrained decoding (llama.cpp)
+# lets a model write them, and they change no value.
+_DECODER = json.JSONDecoder(strict=False)
+
+
 def extract_json(text: str) -> Any:
     """The first JSON object in a reply (tolerates code fences and prose around it)."""
     text = text.strip()
@@ -53,13 +58,13 @@ def extract_json(text: str) -> Any:
     if fence:
         text = fence.group(1).strip()
     try:
-        return json.loads(text)
+        return _DECODER.decode(text)
     except json.JSONDecodeError:
         pass
     start = text.find("{")
     if start < 0:
         raise ValueError("no JSON object in the reply")
-    obj, _ = json.JSONDecoder().raw_decode(text[start:])
+    obj, _ = _DECODER.raw_decode(text[start:])
     return obj
 
 

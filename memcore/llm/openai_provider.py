@@ -92,7 +92,7 @@ class OpenAIProvider:
         o = chat_options(opts)
         max_tokens, temperature, seed = o["max_tokens"], o["temperature"], o["seed"]
         want_lp = o["logprobs"] and self.supports_logprobs
-        fmt, rf = self._format(o["json_mode"], o["schema"], o["role"])
+        fmt, rf = self._format(o["json_mode"], o["schema"], o["role"], max_tokens)
         try:
             try:
                 resp = self._create(messages, rf, max_tokens, temperature, want_lp, seed)
@@ -134,14 +134,15 @@ class OpenAIProvider:
         )
 
     # ------------------------------------------------------------ structured outputs
-    def _format(self, json_mode: bool, schema: dict[str, Any] | None, role: str) -> tuple[str, dict | None]:
+    def _format(self, json_mode: bool, schema: dict[str, Any] | None, role: str,
+                max_tokens: int = 0) -> tuple[str, dict | None]:
         """(request format name, response_format or None) for one call (see memcore.llm.structured)."""
         if not json_mode or not self.supports_json_mode:
             return "text", None
         form = "off" if schema is None else self.structured if self.structured != "auto" else self.accepted_form()
         if form == "off" or schema is None:
             return FORMAT_NAMES["off"], response_format("off", "", {})
-        return FORMAT_NAMES[form], response_format(form, role or "reply", schema)
+        return FORMAT_NAMES[form], response_format(form, role or "reply", schema, max_tokens)
 
     def accepted_form(self) -> str:
         """The schema form this endpoint and model accept and honour ("json_schema", "json_object" or

@@ -80,12 +80,54 @@ def _tighten(node: Any, defs: dict[str, Any]) -> Any:
     return out
 
 
-def response_format(form: str, name: str, schema: dict[str, Any]) -> dict[str, Any]:
+ARRAY_BOUND = 8  # maxItems of every array in a grammar-form schema
+CHARS_PER_TOKEN = 3  # a conservative characters-per-token of JSON text, for the string bounds
+TYPICAL_ITEMS = 2  # items per array the string bounds assume (the worst case would leave tiny strings)
+
+
+def bounded_schema(schema: dict[str, Any], max_tokens: int) -> dict[str, Any]:
+    """The schema with length bounds, for grammar-constrained decoding (the json_object form): every array
+    at most ARRAY_BOUND items and every string at most a share of the role's max_tokens (70% of its
+    characters over its string slots, counting TYPICAL_ITEMS per array; at least 40 characters). A small
+    model under a grammar otherwise repeats items or words until max_tokens cuts the JSON off."""
+    slots = _string_slots(schema)
+    limit = max(40, int(CHARS_PER_TOKEN * max_tokens * 0.7 / max(1, slots)))
+    return _bound(schema, limit)
+
+
+def _string_slots(node: dict[str, Any], weight: int = 1) -> int:
+    if "enum" in node or "const" in node:
+        return 0
+    if "anyOf" in node:
+        return max(_string_slots(n, weight) for n in node["anyOf"])
+    kind = node.get("type")
+    if kind == "object":
+        return sum(_string_slots(v, weight) for v in node.get("properties", {}).values())
+    if kind == "array":
+        return _string_slots(node.get("items", {}), weight * TYPICAL_ITEMS)
+    return weight if kind == "string" else 0
+
+
+def _bound(node: Any, limit: int) -> Any:
+    if isinstance(node, list):
+        return [_bound(x, limit) for x in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: (_bound(v, limit) if k != "properties" else {p: _bound(s, limit) for p, s in v.items()})
+           for k, v in node.items()}
+    if out.get("type") == "array":
+        out["maxItems"] = min(out.get("maxItems", ARRAY_BOUND), ARRAY_BOUND)
+    if out.get("type") == "string" and "enum" not in out:
+        out["maxLength"] = min(out.get("maxLength", limit), limit)
+    return out
+
+
+def response_format(form: str, name: str, schema: dict[str, Any], max_tokens: int = 0) -> dict[str, Any]:
     """The request's `response_format` for a form ("json_schema", "json_object" or "off")."""
     if form == "json_schema":
         return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
-    if form == "json_object":
-        return {"type": "json_object", "schema": schema}
+    if form == "json_object":  # a grammar: bounded, or a small model may loop until max_tokens
+        return {"type": "json_object", "schema": bounded_schema(schema, max_tokens) if max_tokens else schema}
     return {"type": "json_object"}
 
 
