@@ -21,7 +21,7 @@ NOT_STORED = (f"Prompt text not stored (setting {LEDGER_TEXT_ENV}=0 / `--no-ledg
               "call's role, stage, tokens, latency and cache hit, not its prompt or completion; the LLM response "
               "cache is off too (it would store completions), so a rerun asks the model again.")
 _TABLE_COLS = ["#", "role", "stage", "start ms", "latency ms", "prompt tokens", "completion tokens", "cache hit",
-               "ok", "attempt", "model", "error"]
+               "ok", "attempt", "format", "outcome", "model", "error"]
 
 
 def calls_panel(records: Iterable[Any], key: str, provider: str = "") -> None:
@@ -42,6 +42,8 @@ def calls_panel(records: Iterable[Any], key: str, provider: str = "") -> None:
     row = table[table["#"] == pick].iloc[0]
     if not row["ok"]:
         st.error(md_escape(f"Failed: {row['error']}"))
+    if row["format"] or row["outcome"]:
+        st.caption(md_escape(f"Asked for: {row['format'] or 'unrecorded'} · reply: {row['outcome'] or 'unrecorded'}"))
     kept = state.workbench().settings.ledger_text
     if not kept:
         st.info(NOT_STORED)

@@ -19,7 +19,7 @@ from memcore.viz.safe import esc, shorten
 from memcore.viz.theme import stage_color, style
 
 COLUMNS = ["#", "role", "stage", "start ms", "latency ms", "prompt tokens", "completion tokens", "cache hit",
-           "ok", "attempt", "step", "provider", "model", "error", "prompt", "completion"]
+           "ok", "attempt", "format", "outcome", "step", "provider", "model", "error", "prompt", "completion"]
 MIN_BAR_MS = 0.05  # a cache hit or an instant offline call still shows as a sliver
 MIN_BAR_SHARE = 1 / 200  # ... and at least this share of the time axis: sub-ms calls seconds apart stay visible
 
@@ -32,7 +32,9 @@ def _record(r: Any) -> dict[str, Any]:
 
 def calls_table(records: Iterable[Any]) -> pd.DataFrame:
     """One row per call in start order: role, stage, start offset and latency (ms), tokens, cache hit, ok,
-    attempt, step, provider, model, error, and the prompt and completion texts."""
+    attempt, request format (the response_format sent: json_schema, json_object+schema, json_object, text),
+    outcome (ok, empty, malformed, repaired, unusable, fallback, error), step, provider, model, error, and
+    the prompt and completion texts. Rows stored before the format was recorded show "" for both."""
     rows = [_record(r) for r in records]
     if not rows:
         return pd.DataFrame(columns=COLUMNS)
@@ -45,7 +47,8 @@ def calls_table(records: Iterable[Any]) -> pd.DataFrame:
                     "prompt tokens": int(r.get("prompt_tokens") or 0),
                     "completion tokens": int(r.get("completion_tokens") or 0),
                     "cache hit": bool(r.get("cache_hit")), "ok": bool(r.get("ok", True)),
-                    "attempt": int(r.get("attempt") or 1), "step": int(r.get("step") or 0),
+                    "attempt": int(r.get("attempt") or 1), "format": r.get("request_format", "") or "",
+                    "outcome": r.get("outcome", "") or "", "step": int(r.get("step") or 0),
                     "provider": r.get("provider", ""), "model": r.get("model", ""), "error": r.get("error", "") or "",
                     "prompt": r.get("prompt", "") or "", "completion": r.get("completion", "") or ""})
     df = pd.DataFrame(out, columns=COLUMNS[1:])
@@ -56,6 +59,7 @@ def calls_table(records: Iterable[Any]) -> pd.DataFrame:
 def call_label(row: Mapping[str, Any]) -> str:
     """'#n role (stage)' with the attempt and cache hit named: a call's name in pickers and on the y axis."""
     extra = (" · repair" if int(row.get("attempt", 1)) > 1 else "") + (" · cached" if row.get("cache hit") else "")
+    extra += f" · {row['outcome']}" if row.get("outcome") not in (None, "", "ok") else ""
     return f"#{row['#']} {row['role']} ({row['stage']}{extra})"
 
 
@@ -74,6 +78,8 @@ def waterfall(table: pd.DataFrame, title: str = "LLM calls: latency waterfall") 
         idx = list(sub.index)
         hover = [f"{labels[i]}<br>start {r['start ms']:.2f} ms, latency {r['latency ms']:.2f} ms<br>"
                  f"tokens {r['prompt tokens']} in / {r['completion tokens']} out"
+                 f"{'<br>format ' + esc(r['format']) if r['format'] else ''}"
+                 f"{'<br>outcome ' + esc(r['outcome']) if r['outcome'] else ''}"
                  f"{'<br>cache hit' if r['cache hit'] else ''}{'' if r['ok'] else '<br>failed: ' + esc(r['error'])}"
                  f"<br>prompt: {esc(shorten(r['prompt'], 90))}<br>completion: {esc(shorten(r['completion'], 90))}"
                  for i, r in zip(idx, sub.to_dict("records"), strict=True)]

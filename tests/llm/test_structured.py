@@ -203,3 +203,18 @@ def test_grammar_schemas_are_bounded_so_a_looping_model_stops_before_max_tokens(
 def test_a_raw_control_character_in_a_string_is_read():
     client = LLMClient(FakeLLM(by_role={ROLE: ['{"should_end": true, "reason": "line one\nline two"}']}))
     assert client.run(ROLE, INPUTS, stage="construction").output.reason == "line one\nline two"
+
+
+def test_the_call_inspector_shows_the_request_format_and_the_outcome():
+    from memcore.viz.calls import call_label, calls_table
+
+    client = LLMClient(FakeLLM(by_role={ROLE: ['{"should_end": tru', REPLY]}))
+    client.run(ROLE, INPUTS, stage="construction")
+    for rec in client.ledger.records:
+        rec.request_format = "json_object+schema"  # what an OpenAI-compatible provider reports
+    table = calls_table(client.ledger.records)
+    assert list(table["format"]) == ["json_object+schema"] * 2
+    assert list(table["outcome"]) == ["malformed", "repaired"]
+    assert "malformed" in call_label(table.iloc[0].to_dict()) and "repaired" in call_label(table.iloc[1].to_dict())
+    old = calls_table([{"role": "answer", "stage": "answer", "ts": 1.0}])  # a row stored before the columns
+    assert old.iloc[0]["format"] == "" and old.iloc[0]["outcome"] == ""
