@@ -80,45 +80,55 @@ def _tighten(node: Any, defs: dict[str, Any]) -> Any:
     return out
 
 
-ARRAY_BOUND = 8  # maxItems of every array in a grammar-form schema
-CHARS_PER_TOKEN = 3  # a conservative characters-per-token of JSON text, for the string bounds
-TYPICAL_ITEMS = 2  # items per array the string bounds assume (the worst case would leave tiny strings)
+ARRAY_BOUND = 5  # maxItems of a top-level array in a grammar-form schema
+NESTED_ARRAY_BOUND = 3  # maxItems of an array inside an array's items (turn ids of one episode, ...)
+ID_LENGTH = 24  # maxLength of a string inside a nested array (ids)
+CHARS_PER_TOKEN = 2.5  # a low estimate of characters per token of a reply, for the string bounds
+MIN_LENGTH_BOUND = 24
 
 
 def bounded_schema(schema: dict[str, Any], max_tokens: int) -> dict[str, Any]:
-    """The schema with length bounds, for grammar-constrained decoding (the json_object form): every array
-    at most ARRAY_BOUND items and every string at most a share of the role's max_tokens (70% of its
-    characters over its string slots, counting TYPICAL_ITEMS per array; at least 40 characters). A small
-    model under a grammar otherwise repeats items or words until max_tokens cuts the JSON off."""
-    slots = _string_slots(schema)
-    limit = max(40, int(CHARS_PER_TOKEN * max_tokens * 0.7 / max(1, slots)))
-    return _bound(schema, limit)
+    """The schema with length bounds, for grammar-constrained decoding (the json_object form). A small model
+    under a grammar may repeat items or words until max_tokens cuts the JSON off; with every array full and
+    every string at its bound, the reply still fits 80% of max_tokens (at CHARS_PER_TOKEN): arrays get
+    ARRAY_BOUND items (NESTED_ARRAY_BOUND inside another array, whose strings are ids of ID_LENGTH), and the
+    other strings share the rest of the budget equally (at least MIN_LENGTH_BOUND characters)."""
+    slots, ids = _slots(schema)
+    rest = CHARS_PER_TOKEN * max_tokens * 0.8 - ids * ID_LENGTH
+    return _bound(schema, max(MIN_LENGTH_BOUND, int(rest / max(1, slots))), 0)
 
 
-def _string_slots(node: dict[str, Any], weight: int = 1) -> int:
+def _slots(node: dict[str, Any], weight: int = 1, depth: int = 0) -> tuple[int, int]:
+    """(free-text string slots, id slots) in the worst case of `node` (every array full)."""
     if "enum" in node or "const" in node:
-        return 0
+        return 0, 0
     if "anyOf" in node:
-        return max(_string_slots(n, weight) for n in node["anyOf"])
+        return max((_slots(n, weight, depth) for n in node["anyOf"]), key=sum)
     kind = node.get("type")
     if kind == "object":
-        return sum(_string_slots(v, weight) for v in node.get("properties", {}).values())
+        parts = [_slots(v, weight, depth) for v in node.get("properties", {}).values()]
+        return sum(p[0] for p in parts), sum(p[1] for p in parts)
     if kind == "array":
-        return _string_slots(node.get("items", {}), weight * TYPICAL_ITEMS)
-    return weight if kind == "string" else 0
+        return _slots(node.get("items", {}), weight * (NESTED_ARRAY_BOUND if depth else ARRAY_BOUND), depth + 1)
+    if kind == "string":
+        return (0, weight) if depth > 1 else (weight, 0)
+    return 0, 0
 
 
-def _bound(node: Any, limit: int) -> Any:
+def _bound(node: Any, limit: int, depth: int) -> Any:
     if isinstance(node, list):
-        return [_bound(x, limit) for x in node]
+        return [_bound(x, limit, depth) for x in node]
     if not isinstance(node, dict):
         return node
-    out = {k: (_bound(v, limit) if k != "properties" else {p: _bound(s, limit) for p, s in v.items()})
+    inner = depth + (1 if node.get("type") == "array" else 0)
+    out = {k: (_bound(v, limit, inner) if k != "properties" else {p: _bound(s, limit, inner) for p, s in v.items()})
            for k, v in node.items()}
     if out.get("type") == "array":
-        out["maxItems"] = min(out.get("maxItems", ARRAY_BOUND), ARRAY_BOUND)
+        bound = NESTED_ARRAY_BOUND if depth else ARRAY_BOUND
+        out["maxItems"] = min(out.get("maxItems", bound), bound)
     if out.get("type") == "string" and "enum" not in out:
-        out["maxLength"] = min(out.get("maxLength", limit), limit)
+        cap = ID_LENGTH if depth > 1 else limit
+        out["maxLength"] = min(out.get("maxLength", cap), cap)
     return out
 
 

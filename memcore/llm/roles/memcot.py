@@ -48,7 +48,7 @@ class JudgeOutput(BaseModel):
     thinking: str = ""
     useful_id: list[str | int] = Field(default_factory=list)
     can_answer: bool  # required: a reply without the decision is not a "no"
-    action: str = ""  # "Break" | "Delete" ("" when can_answer)
+    action: str = Field("", json_schema_extra={"enum": ["", "Break", "Delete"]})  # "" when can_answer
     new_queries: list[str] = Field(default_factory=list)
 
     @field_validator("useful_id", "new_queries", mode="before")

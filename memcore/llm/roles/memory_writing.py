@@ -48,7 +48,7 @@ class Fact(BaseModel):
     """One atomic, persistent fact with its type and source turns."""
 
     text: str
-    type: str = "USER_EVENT"
+    type: str = Field("USER_EVENT", json_schema_extra={"enum": list(FACT_TYPES)})  # the schema's choices
     turn_ids: list[str] = Field(default_factory=list)
 
     @field_validator("type", mode="before")

@@ -55,7 +55,7 @@ class XSemantic(BaseModel):
     """One high-value, persistent semantic memory and its paper category."""
 
     text: str
-    category: str = ""
+    category: str = Field("", json_schema_extra={"enum": list(SEMANTIC_CATEGORIES)})  # the schema's choices
 
     @field_validator("category", mode="before")
     @classmethod
