@@ -42,8 +42,11 @@ def calls_panel(records: Iterable[Any], key: str, provider: str = "") -> None:
     row = table[table["#"] == pick].iloc[0]
     if not row["ok"]:
         st.error(md_escape(f"Failed: {row['error']}"))
-    if row["format"] or row["outcome"]:
-        st.caption(md_escape(f"Asked for: {row['format'] or 'unrecorded'} · reply: {row['outcome'] or 'unrecorded'}"))
+    if row["format"] == "offline":
+        st.caption(md_escape(f"No request: the offline engine computed this output · reply: {row['outcome']}"))
+    elif row["format"] or row["outcome"]:
+        st.caption(md_escape(f"Asked for: {row['format'] or 'unrecorded'} (response_format) · "
+                             f"reply: {row['outcome'] or 'unrecorded'}"))
     kept = state.workbench().settings.ledger_text
     if not kept:
         st.info(NOT_STORED)

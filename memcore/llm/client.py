@@ -455,7 +455,7 @@ class LLMClient:
         messages = r.messages(inputs)
         chat = ChatResult(text, count_messages(messages), count_tokens(text), self.provider.model)
         recs.append(self._record(r.name, stage, chat, latency, prompt=prompt_text(messages)))
-        recs[-1].outcome = "ok"
+        recs[-1].outcome, recs[-1].request_format = "ok", "offline"
         res = RoleResult(role=r.name, output=out, raw=text, provider=self.provider.label)
         self._account(res, chat)
         res.latency_ms = latency

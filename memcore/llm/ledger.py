@@ -35,7 +35,7 @@ class CallRecord:
     prompt: str = ""  # the messages sent, as prompt_text renders them (the offline engine: its inputs)
     completion: str = ""  # the reply text (the offline engine: its output; a cache hit: the cached reply)
     # the response_format sent: "json_schema", "json_object+schema" (llama.cpp grammar), "json_object" (no
-    # schema), "text"; "probe" for the structured-outputs probe; "" for the offline engine and older rows
+    # schema), "text"; "offline" for the offline engine (no request); "" in older rows
     request_format: str = ""
     # what became of the reply: "ok", "empty" (valid and empty, where the role may return nothing),
     # "malformed" (repair asked), "repaired", "unusable" (failed after the repair), "fallback"
