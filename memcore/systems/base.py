@@ -32,7 +32,7 @@ class Runtime:
 
     def space(self, name: str, config: SystemConfig) -> str:
         """The memory space system `name` with `config` writes to with this embedder and LLM."""
-        return memory_space(name, config, self.embedder.name, (self.llm.provider.name, self.llm.provider.model))
+        return memory_space(name, config, self.embedder.name, self.llm.identity)
 
 
 class BaseSystem:

@@ -230,3 +230,15 @@ def test_the_call_inspector_shows_the_request_format_and_the_outcome():
     assert "malformed" in call_label(table.iloc[0].to_dict()) and "repaired" in call_label(table.iloc[1].to_dict())
     old = calls_table([{"role": "answer", "stage": "answer", "ts": 1.0}])  # a row stored before the columns
     assert old.iloc[0]["format"] == "" and old.iloc[0]["outcome"] == ""
+
+
+def test_the_workbench_finds_the_space_a_system_writes_to_under_every_llm_option(tmp_path):
+    from memcore.datasets import load_demo
+    from memcore.embed import HashingEmbedder
+    from memcore.workbench import Workbench
+
+    conv = load_demo()
+    for unusable in ("fail", "fallback"):
+        wb = Workbench(Settings(store_uri=str(tmp_path / unusable), embedder="hashing", llm_provider="offline",
+                                llm_unusable=unusable), embedder=HashingEmbedder())
+        assert wb.space("com", conv) == wb.system("com", conv).space
