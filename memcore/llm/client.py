@@ -26,7 +26,7 @@ from pydantic import BaseModel, ValidationError
 from memcore.errors import LLMCallFailed, LLMError
 from memcore.llm.base import ChatResult, RoleResult
 from memcore.llm.cache import CallCache, call_key
-from memcore.llm.ledger import CallRecord, UsageLedger, prompt_text
+from memcore.llm.ledger import PROBE_STAGE, CallRecord, UsageLedger, prompt_text
 from memcore.llm.redact import redact
 from memcore.llm.roles import Role, get_role
 from memcore.llm.scheduler import CallScheduler
@@ -439,7 +439,7 @@ class LLMClient:
         for p in take() if callable(take) else []:
             chat = ChatResult(p["text"], p["prompt_tokens"], p["completion_tokens"], self.provider.model,
                               request_format=p["form"])
-            rec = self._record("structured_probe", "probe", chat, p["latency_ms"], prompt=prompt_text(PROBE_MESSAGES))
+            rec = self._record("structured_probe", PROBE_STAGE, chat, p["latency_ms"], prompt=prompt_text(PROBE_MESSAGES))
             rec.outcome, rec.error = p["outcome"], p.get("error", "")
             recs.append(rec)
 

@@ -147,9 +147,14 @@ def summarize(records: Iterable[CallRecord]) -> Usage:
     return u
 
 
+PROBE_STAGE = "probe"  # the structured-outputs probe (once per endpoint and model and process)
+
+
 def by_stage(records: Iterable[CallRecord]) -> dict[str, Usage]:
-    """Records summed per stage."""
+    """Records summed per stage. The structured-outputs probe (stage PROBE_STAGE) is left out: it is the
+    endpoint's one-time overhead, kept in the ledger but charged to no question or ingest step."""
     groups: dict[str, list[CallRecord]] = {}
     for r in records:
-        groups.setdefault(r.stage, []).append(r)
+        if r.stage != PROBE_STAGE:
+            groups.setdefault(r.stage, []).append(r)
     return {k: summarize(v) for k, v in groups.items()}

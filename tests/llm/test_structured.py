@@ -34,7 +34,7 @@ def _fresh_formats():
 def _json_roles():
     import memcore.eval.judge  # noqa: F401 - registers the judge role
 
-    return [r for r in load_all().values() if r.json_output]
+    return [r for r in load_all().values() if r.json_output and r.output.__module__.startswith("memcore.")]
 
 
 def _walk(node):
@@ -242,3 +242,14 @@ def test_the_workbench_finds_the_space_a_system_writes_to_under_every_llm_option
         wb = Workbench(Settings(store_uri=str(tmp_path / unusable), embedder="hashing", llm_provider="offline",
                                 llm_unusable=unusable), embedder=HashingEmbedder())
         assert wb.space("com", conv) == wb.system("com", conv).space
+
+
+def test_the_probe_is_in_the_ledger_but_charged_to_no_question():
+    from memcore.llm.ledger import by_stage
+
+    with MockOpenAIServer() as srv:
+        srv.enqueue(REPLY)
+        client = LLMClient(OpenAIProvider("m", base_url=srv.base_url))
+        client.run(ROLE, INPUTS, stage="answer")
+    assert [r.stage for r in client.ledger.records] == ["probe", "probe", "answer"][-len(client.ledger.records):]
+    assert set(by_stage(client.ledger.records)) == {"answer"} and by_stage(client.ledger.records)["answer"].calls == 1
