@@ -70,6 +70,7 @@ def test_every_system_ingests_the_first_turns_with_no_unusable_reply(workbench):
         t0 = time.perf_counter()
         rep = wb.ingest(name, conv)
         timings[name] = time.perf_counter() - t0
+        print(f"{name}: ingest {timings[name]:.1f} s", flush=True)
         assert rep.complete and not rep.error and rep.degraded_calls == 0, (name, rep.message)
         ans = wb.system(name, conv).answer(conv.questions[0])
         assert isinstance(ans.text, str) and ans.text.strip(), name
@@ -80,8 +81,9 @@ def test_every_system_ingests_the_first_turns_with_no_unusable_reply(workbench):
     probes = [(r.request_format, r.outcome) for r in recs if r.role == "structured_probe"]
     assert probes == [("json_schema", "rejected (500)"), ("json_object+schema", "honoured")]
     built = {r.system for r in recs if r.stage == "construction"}
-    assert {"xmemory", "memweaver", "recmem"} <= built  # the systems that build memory with the model did
-    print("ingest seconds per system:", {k: round(v, 1) for k, v in timings.items()})
+    # xMemory and MemWeaver call the model from the first turn; RecMem summarises its buffer of units only
+    # when it fills (3 episodes from the demo's 90 turns), not within 12 turns
+    assert {"xmemory", "memweaver"} <= built
 
 
 class Profile(BaseModel):
