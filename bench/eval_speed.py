@@ -1,0 +1,235 @@
+"""Offline eval speed of one LoCoMo conversation, all systems, quiet and under a fixed background load.
+
+    nice python bench/eval_speed.py                       # conv-26, all systems, quiet then loaded
+    python bench/eval_speed.py --systems naive_rag,com --limit 20 --phases quiet
+
+Each phase runs `run_eval` (offline engine, MiniLM, lexical judge, one process, what `memcore eval`
+runs) in a fresh child process on a fresh store and fresh caches, and reports per system its ingest
+and answering seconds, the shared work (model load, the turn embedding) on its own lines, and the
+LanceDB calls (every outermost LanceTable / connection method call, counted by wrapping lancedb's
+classes in the child) by phase, plus the calls per commit batch. The "loaded" phase starts `--load`
+busy processes (pure Python loops, at the bench's own niceness) for the duration of the child, so
+the loaded/quiet ratio is measured in one run under the same conditions. `uptime` is recorded
+before and after every phase: other users of the machine add to both phases.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CONV26 = ROOT.parent / "shared" / "datasets" / "locomo" / "conv-26.json"
+TABLE_METHODS = ("add", "update", "delete", "merge_insert", "search", "count_rows", "checkout_latest", "checkout",
+                 "to_pandas", "to_arrow", "head", "create_index", "create_scalar_index", "create_fts_index",
+                 "optimize", "list_indices", "take_offsets", "take_row_ids")
+DB_METHODS = ("open_table", "create_table", "table_names", "list_tables", "drop_table")
+
+
+def uptime() -> str:
+    """The load averages (1, 5, 15 min) as `uptime` shows them."""
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def _busy(stop: mp.Event) -> None:  # type: ignore[valid-type]
+    x = 0
+    while not stop.is_set():
+        for _ in range(100_000):
+            x += 1
+
+
+# ------------------------------------------------------------------ child: one eval, instrumented
+class Clock:
+    """Seconds and LanceDB calls charged to the phase in force ("shared", "<system> ingest", ...)."""
+
+    def __init__(self) -> None:
+        self.phase, self.t = "setup", time.perf_counter()
+        self.seconds: Counter = Counter()
+        self.calls: Counter = Counter()
+        self.methods: Counter = Counter()
+        self.commits: Counter = Counter()
+        self.commit_calls: Counter = Counter()
+        self.in_commit = ""
+        self.local = threading.local()
+
+    def switch(self, phase: str) -> str:
+        """Enter `phase`; returns the phase left."""
+        now = time.perf_counter()
+        self.seconds[self.phase] += now - self.t
+        old, self.phase, self.t = self.phase, phase, now
+        return old
+
+    def wrap(self, cls: type, names: tuple[str, ...], label: str) -> None:
+        """Count outermost calls of cls.<name> (a method calling another counts once)."""
+        for name in names:
+            fn = getattr(cls, name, None)
+            if fn is None or isinstance(fn, property):
+                continue
+
+            def counted(*a, _fn=fn, _name=name, **k):  # noqa: ANN002, ANN003, ANN202
+                depth = getattr(self.local, "depth", 0)
+                if depth == 0:
+                    self.calls[self.phase] += 1
+                    self.methods[f"{label}.{_name}"] += 1
+                    if self.in_commit:
+                        self.commit_calls[self.in_commit] += 1
+                self.local.depth = depth + 1
+                try:
+                    return _fn(*a, **k)
+                finally:
+                    self.local.depth = depth
+
+            setattr(cls, name, counted)
+
+
+def child(args: argparse.Namespace) -> dict:
+    """Run the eval once in this process and return its measurements."""
+    os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", MEMCORE_LLM_PROVIDER="offline")
+    import lancedb.db
+    import lancedb.table
+
+    import memcore.eval.runner as runner
+    import memcore.ingest as ingest
+    from memcore.settings import Settings
+    from memcore.store import LanceStore
+    from memcore.workbench import Workbench
+
+    clock = Clock()
+    clock.wrap(lancedb.table.LanceTable, TABLE_METHODS, "table")
+    clock.wrap(lancedb.db.LanceDBConnection, DB_METHODS, "db")
+
+    ens, ing, commit = ingest.ensure_turns, Workbench.ingest, LanceStore.commit
+
+    def ensure_turns(system):  # noqa: ANN001, ANN202
+        old = clock.switch("shared: turn embedding")
+        try:
+            return ens(system)
+        finally:
+            clock.switch(old)
+
+    def wb_ingest(self, name, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
+        clock.switch(f"{name} ingest")
+        try:
+            return ing(self, name, *a, **k)
+        finally:
+            clock.switch(f"{name} answer")
+
+    def store_commit(self, space, system, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
+        clock.commits[system] += 1
+        clock.in_commit = system
+        try:
+            return commit(self, space, system, *a, **k)
+        finally:
+            clock.in_commit = ""
+
+    def assemble(*a, **k):  # noqa: ANN002, ANN003, ANN202
+        clock.switch("assemble results")
+        return asm(*a, **k)
+
+    asm = runner.assemble
+    ingest.ensure_turns, Workbench.ingest, LanceStore.commit = ensure_turns, wb_ingest, store_commit
+    runner.assemble = assemble  # answering = from a system's built memory to the next system (or assembly)
+    store = Path(args.store)
+    settings = Settings().with_(store_uri=str(store), cache_dir=str(store / "cache"), llm_provider="offline",
+                                embedder=args.embedder)
+    t0 = time.perf_counter()
+    clock.switch("shared: model load")
+    wb = Workbench(settings)
+    wb.embedder.embed(["warm up"])  # loads the model (the CLI preloads it too)
+    clock.switch("setup")
+    res = runner.run_eval(settings, "locomo", args.conv, args.systems.split(",") if args.systems != "all" else "all",
+                   limit=args.limit, workbench=wb)
+    clock.switch("end")
+    return {"wall": time.perf_counter() - t0, "seconds": dict(clock.seconds), "calls": dict(clock.calls),
+            "methods": dict(clock.methods), "commits": dict(clock.commits), "commit_calls": dict(clock.commit_calls),
+            "questions": res["questions_done"], "systems": res["systems"] if isinstance(res["systems"], list)
+            else list(res["systems"]), "f1": {s: b["all"]["f1"] for s, b in res["results"].items()}
+            if "results" in res else {}}
+
+
+# ------------------------------------------------------------------ parent: phases and report
+def run_phase(args: argparse.Namespace, loaded: bool) -> dict:
+    """One child eval, with `args.load` busy processes running when `loaded`."""
+    stop = mp.Event()
+    busy = [mp.Process(target=_busy, args=(stop,), daemon=True) for _ in range(args.load if loaded else 0)]
+    for p in busy:
+        p.start()
+    before = uptime()
+    with tempfile.TemporaryDirectory(prefix="eval_speed_") as tmp:
+        cmd = [sys.executable, __file__, "--child", "--store", tmp, "--conv", str(args.conv), "--systems",
+               args.systems, "--embedder", args.embedder] + (["--limit", str(args.limit)] if args.limit else [])
+        out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    stop.set()
+    for p in busy:
+        p.join()
+    if out.returncode:
+        sys.exit(f"child failed:\n{out.stderr[-4000:]}")
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    res.update(load_before=before, load_after=uptime(), busy=len(busy))
+    return res
+
+
+def report(phases: dict[str, dict]) -> None:
+    """Print seconds and LanceDB calls per phase step, side by side, and the loaded/quiet ratios."""
+    names = list(phases)
+    seen = dict.fromkeys(k for r in phases.values() for k in r["seconds"] if k not in ("setup", "end"))
+    rows = sorted(seen, key=lambda k: not k.startswith("shared"))  # stable: the systems in run order
+    print(f"{'step':34s}" + "".join(f"{n + ' s':>12s}{'calls':>8s}" for n in names)
+          + ("   loaded/quiet" if len(names) == 2 else ""))
+    for k in rows + ["setup"]:
+        vals = [phases[n]["seconds"].get(k, 0.0) for n in names]
+        line = f"{k:34s}" + "".join(f"{v:12.2f}{phases[n]['calls'].get(k, 0):8d}" for v, n in zip(vals, names,
+                                                                                                    strict=True))
+        if len(names) == 2 and vals[0] > 0.05:
+            line += f"   {vals[1] / vals[0]:6.2f}"
+        print(line)
+    walls = [phases[n]["wall"] for n in names]
+    print(f"{'total (wall, incl. model load)':34s}" + "".join(f"{w:12.2f}{sum(phases[n]['calls'].values()):8d}"
+                                                               for w, n in zip(walls, names, strict=True))
+          + (f"   {walls[1] / walls[0]:6.2f}" if len(names) == 2 else ""))
+    for n in names:
+        r = phases[n]
+        per = {s: round(r["commit_calls"].get(s, 0) / c, 1) for s, c in r["commits"].items() if c}
+        print(f"[{n}] load before {r['load_before']} after {r['load_after']} (busy processes: {r['busy']}); "
+              f"{r['questions']} rows; commits {r['commits']}; LanceDB calls per commit {per}")
+        print(f"[{n}] calls by method: {dict(sorted(r['methods'].items(), key=lambda kv: -kv[1]))}")
+
+
+def main() -> None:
+    """Parse arguments; run as the child (one eval) or as the parent (phases, report)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--conv", default=str(CONV26))
+    ap.add_argument("--systems", default="all")
+    ap.add_argument("--limit", type=int, default=None, help="questions per conversation (default all)")
+    ap.add_argument("--embedder", default="minilm")
+    ap.add_argument("--phases", default="quiet,loaded")
+    ap.add_argument("--load", type=int, default=2, help="busy processes in the loaded phase")
+    ap.add_argument("--json", default="", help="also write the measurements here")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--store", default="", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(child(args)))
+        return
+    print(f"uptime at start: {uptime()}  (cores: {os.cpu_count()})", flush=True)
+    phases = {}
+    for ph in args.phases.split(","):
+        phases[ph] = run_phase(args, ph == "loaded")
+        print(f"{ph}: {phases[ph]['wall']:.1f}s (load {phases[ph]['load_before']} -> {phases[ph]['load_after']})",
+              flush=True)
+    report(phases)
+    if args.json:
+        Path(args.json).write_text(json.dumps(phases, indent=1))
+
+
+if __name__ == "__main__":
+    main()
