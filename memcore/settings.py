@@ -76,6 +76,8 @@ class Settings:
     storage_options: tuple[tuple[str, str], ...] = field(default_factory=storage_options_from_env, repr=False)
     cache_dir: str = field(default_factory=lambda: _env("MEMCORE_CACHE", ""))
     embedder: str = field(default_factory=lambda: _env("MEMCORE_EMBEDDER", "minilm"))
+    # torch threads while MiniLM encodes: 1 holds up on a busy 2-core machine (bench/eval_speed.py, issue 28)
+    embed_threads: int = field(default_factory=lambda: int(_env("MEMCORE_EMBED_THREADS", "1")))
     llm_provider: str = field(default_factory=lambda: _env("MEMCORE_LLM_PROVIDER", ""))
     llm_model: str = field(default_factory=lambda: _env("MEMCORE_LLM_MODEL", "gpt-4o-mini"))
     openai_base_url: str = field(default_factory=lambda: _env("OPENAI_BASE_URL", ""))

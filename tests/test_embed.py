@@ -66,6 +66,34 @@ def test_minilm_vector_does_not_depend_on_batch_company(minilm):
     assert bytes_of(mixed) == [alone[3], alone[1], alone[3], alone[4]]
 
 
+def test_minilm_batches_texts_of_one_token_count_under_its_thread_setting(minilm, monkeypatch):
+    """Texts with the same token count share a forward pass (no padding: the same bytes as alone), and
+    torch runs the embedder's thread count while it encodes (then gets its own count back)."""
+    import torch
+
+    same = ["a dog runs", "a cat runs", "a cow runs", "a fox runs"]
+    alone = bytes_of(np.stack([minilm.embed([t])[0] for t in same + TEXTS]))
+    model, passes, threads = minilm.model, [], []
+    real = model.encode
+
+    def counting(texts, *a, **k):
+        passes.append(len(texts))
+        threads.append(torch.get_num_threads())
+        return real(texts, *a, **k)
+
+    monkeypatch.setattr(model, "encode", counting)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        e = MiniLMEmbedder(threads=1)
+        assert bytes_of(e.embed(same + TEXTS)) == alone
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    assert passes[0] == len(same) and sum(passes) == len(same + TEXTS) and len(passes) < len(same + TEXTS)
+    assert set(threads) == {1}
+
+
 def test_cached_vectors_equal_whichever_texts_were_cached_before(minilm, tmp_path):
     """A resumed run finds some texts cached, so its misses form other batches: same bytes anyway."""
     fresh = CachedEmbedder(minilm, tmp_path / "a").embed(TEXTS)
