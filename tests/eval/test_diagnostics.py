@@ -116,3 +116,18 @@ def test_locate_missed_evidence_rescued_later_then_lost_at_render():
 def test_locate_missed_evidence_roundtrips_through_trace_dict():
     trace = Trace.from_dict(_trace().to_dict())
     assert [m["status"] for m in locate_missed_evidence(trace, "D2:6; D9:9")] == ["dropped", "not_in_pool"]
+
+
+def test_stored_trace_keeps_candidates_as_one_table_and_reads_the_older_form():
+    """Results and exports store candidates as columns + rows (not one dict each); both forms read back."""
+    import dataclasses
+    import json
+
+    trace = _trace()
+    d = json.loads(json.dumps(trace.to_dict()))
+    assert d["candidates"]["columns"][:3] == ["stage", "id", "score"] and len(d["candidates"]["rows"]) == 8
+    assert d["candidates"]["rows"][3][:2] == ["dense", "m4"]
+    assert Trace.from_dict(d) == trace
+    older = json.loads(json.dumps(dataclasses.asdict(trace)))  # rows stored before the table form
+    assert isinstance(older["candidates"], list) and Trace.from_dict(older) == trace
+    assert len(json.dumps(d)) < len(json.dumps(older))
