@@ -55,9 +55,12 @@ class Clock:
         self.phase, self.t = "setup", time.perf_counter()
         self.seconds: Counter = Counter()
         self.calls: Counter = Counter()
+        self.call_s: Counter = Counter()  # seconds inside outermost LanceDB calls, by phase
+        self.commit_s: Counter = Counter()  # seconds inside store.commit, by system
         self.methods: Counter = Counter()
         self.commits: Counter = Counter()
         self.commit_calls: Counter = Counter()
+        self.commit_methods: Counter = Counter()
         self.in_commit = ""
         self.local = threading.local()
 
@@ -82,11 +85,15 @@ class Clock:
                     self.methods[f"{label}.{_name}"] += 1
                     if self.in_commit:
                         self.commit_calls[self.in_commit] += 1
+                        self.commit_methods[f"{label}.{_name}"] += 1
                 self.local.depth = depth + 1
+                t0 = time.perf_counter()
                 try:
                     return _fn(*a, **k)
                 finally:
                     self.local.depth = depth
+                    if depth == 0:
+                        self.call_s[self.phase] += time.perf_counter() - t0
 
             setattr(cls, name, counted)
 
@@ -126,10 +133,12 @@ def child(args: argparse.Namespace) -> dict:
     def store_commit(self, space, system, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
         clock.commits[system] += 1
         clock.in_commit = system
+        t = time.perf_counter()
         try:
             return commit(self, space, system, *a, **k)
         finally:
             clock.in_commit = ""
+            clock.commit_s[system] += time.perf_counter() - t
 
     def assemble(*a, **k):  # noqa: ANN002, ANN003, ANN202
         clock.switch("assemble results")
@@ -149,8 +158,9 @@ def child(args: argparse.Namespace) -> dict:
     res = runner.run_eval(settings, "locomo", args.conv, args.systems.split(",") if args.systems != "all" else "all",
                    limit=args.limit, workbench=wb)
     clock.switch("end")
-    return {"wall": time.perf_counter() - t0, "seconds": dict(clock.seconds), "calls": dict(clock.calls),
+    return {"wall": time.perf_counter() - t0, "seconds": dict(clock.seconds), "calls": dict(clock.calls), "call_s": dict(clock.call_s), "commit_s": dict(clock.commit_s),
             "methods": dict(clock.methods), "commits": dict(clock.commits), "commit_calls": dict(clock.commit_calls),
+            "commit_methods": dict(clock.commit_methods),
             "questions": res["questions_done"], "systems": res["systems"] if isinstance(res["systems"], list)
             else list(res["systems"]), "f1": {s: b["all"]["f1"] for s, b in res["results"].items()}
             if "results" in res else {}}
@@ -199,9 +209,12 @@ def report(phases: dict[str, dict]) -> None:
     for n in names:
         r = phases[n]
         per = {s: round(r["commit_calls"].get(s, 0) / c, 1) for s, c in r["commits"].items() if c}
+        print(f"[{n}] seconds in LanceDB calls {({k: round(v, 2) for k, v in r['call_s'].items()})}; "
+              f"in store.commit {({k: round(v, 2) for k, v in r['commit_s'].items()})}")
         print(f"[{n}] load before {r['load_before']} after {r['load_after']} (busy processes: {r['busy']}); "
               f"{r['questions']} rows; commits {r['commits']}; LanceDB calls per commit {per}")
         print(f"[{n}] calls by method: {dict(sorted(r['methods'].items(), key=lambda kv: -kv[1]))}")
+        print(f"[{n}] calls in commits: {dict(sorted(r['commit_methods'].items(), key=lambda kv: -kv[1]))}")
 
 
 def main() -> None:

@@ -153,9 +153,10 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
             finally:
                 self._leases.pop(lease.key, None)
 
-    def _after_write(self, name: str) -> None:
-        """Keep the table's scope index (memcore.store_indexes: built once it is large, rebuilt as it grows)."""
-        self._indexes.after_write(name, self.table(name))
+    def _after_write(self, name: str, added: int | None = None) -> None:
+        """Keep the table's scope index (memcore.store_indexes: built once it is large, rebuilt as it grows);
+        `added` = rows this write added, when known (spares a row count on most writes)."""
+        self._indexes.after_write(name, self.table(name), added=added)
 
     def index_scopes(self) -> list[tuple[str, str, int]]:
         """Build or rebuild every table's scope index now, whatever its size (e.g. after a bulk import);

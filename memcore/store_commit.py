@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -57,70 +58,78 @@ class CommitMixin:
         for d in deletes:
             if d[1] not in versions:  # deleted items changed in the batch are closed by `ends`
                 del_by_kind.setdefault(d[0], {})[d[1]] = del_step[d[1]]
+        # Under this process's lease the tables were checked out at their latest version when it was taken
+        # (LanceStore.lease) and no other process writes this memory's rows: no checkout per write.
+        get = self.table if held is not None else self._fresh
         for kind in sorted(set(by_kind) | set(del_by_kind)):
-            self._commit_items(f"mem_{kind}", base, space, by_kind.get(kind, []), del_by_kind.get(kind, {}), ends)
-            self._after_write(f"mem_{kind}")
+            items = by_kind.get(kind, [])
+            self._commit_items(get(f"mem_{kind}"), base, space, items, del_by_kind.get(kind, {}), ends)
+            self._after_write(f"mem_{kind}", len(items))
         links = dict.fromkeys((it.id, s, int(it.updated_step)) for it in upserts for s in it.sources)
         self._append_keyed("links", base, LINK_KEY, [
-            {"space": space, "conv_id": conv_id, "item_id": i, "source_id": s, "step": st} for i, s, st in links])
-        self._append_keyed("events", base, EVENT_KEY, [self._event_row(space, e, i) for i, e in enumerate(events)])
-        self.save_checkpoint(space, system, conv_id, step, state, config or {}, done)
+            {"space": space, "conv_id": conv_id, "item_id": i, "source_id": s, "step": st} for i, s, st in links],
+            get)
+        self._append_keyed("events", base, EVENT_KEY, [self._event_row(space, e, i) for i, e in enumerate(events)],
+                           get)
+        self.save_checkpoint(space, system, conv_id, step, state, config or {}, done, table=get("checkpoints"))
 
-    def _commit_items(self, name: str, base: str, space: str, items: list[MemoryItem], deleted: dict[str, int],
+    def _commit_items(self, t: Any, base: str, space: str, items: list[MemoryItem], deleted: dict[str, int],
                       ends: dict[tuple[str, int], int]) -> None:
-        t = self._fresh(name)
-        if items:
-            have = self._df(name, where=f"{base} AND id IN {sql_in(it.id for it in items)}",
-                            columns=["id", "valid_from", "valid_to"])
-            stored = {(i, int(f)) for i, f in zip(have["id"], have["valid_from"], strict=True)}
-            live_from = {i: int(f) for i, f, to in zip(have["id"], have["valid_from"], have["valid_to"], strict=True)
-                         if int(to) == INF_STEP}
-            first: dict[str, int] = {}
-            for it in items:
-                first[it.id] = min(first.get(it.id, INF_STEP), int(it.updated_step))
-            by_step: dict[int, list[str]] = {}  # close older current versions at the step of the first new one
-            for iid, st in first.items():
-                if iid in live_from and live_from[iid] < st:
-                    by_step.setdefault(st, []).append(iid)
-            for st, ids_at in sorted(by_step.items()):  # valid_from < st: a replay never closes its own row
-                t.update(where=f"{base} AND valid_to = {INF_STEP} AND valid_from < {st} AND id IN "
-                         f"{sql_in(ids_at)}", values={"valid_to": st})
-        by_del: dict[int, list[str]] = {}
-        for iid, st in deleted.items():
-            by_del.setdefault(st, []).append(iid)
-        for st, ids_at in sorted(by_del.items()):
-            t.update(where=f"{base} AND valid_to = {INF_STEP} AND id IN {sql_in(ids_at)}", values={"valid_to": st})
-        if not items:
+        """Write one kind's versions to table `t` in two LanceDB calls: one read of the stored versions
+        of the batch's items, and one write (a plain append when nothing stored changes, else
+        one merge that closes the replaced and deleted current versions, updates re-committed ones
+        and inserts the new ones)."""
+        ids = list(dict.fromkeys([it.id for it in items] + list(deleted)))
+        if not ids:
             return
+        stored_rows = t.search().where(f"{base} AND id IN {sql_in(ids)}").limit(None).to_arrow().to_pylist()
+        stored = {(r["id"], int(r["valid_from"])) for r in stored_rows}
+        live = {r["id"]: r for r in stored_rows if int(r["valid_to"]) == INF_STEP}
+        first: dict[str, int] = {}
+        for it in items:
+            first[it.id] = min(first.get(it.id, INF_STEP), int(it.updated_step))
+        closing: dict[str, int] = {}  # the current version of an id ends at the step of its first new one
+        for iid, st in first.items():
+            if iid in live and int(live[iid]["valid_from"]) < st:  # a replay never closes its own row
+                closing[iid] = st
+        for iid, st in deleted.items():
+            if iid in live:
+                closing[iid] = st
+        closed = [{**live[i], "valid_to": st} for i, st in closing.items()]
         rows = [self._item_row(space, it) for it in items]
         for r in rows:
             r["valid_to"] = ends.get((r["id"], r["valid_from"]), INF_STEP)
-        new = [r for r in rows if (r["id"], r["valid_from"]) not in stored]
         again = [r for r in rows if (r["id"], r["valid_from"]) in stored]
-        if new:
-            t.add(new)
-        if again:  # the version is stored: update it while current; a closed version is never reopened
-            t.merge_insert(ITEM_KEY).when_matched_update_all(where=f"target.valid_to = {INF_STEP}").execute(again)
+        if not closed and not again:
+            if rows:
+                t.add(rows)
+            return
+        # a stored version is updated only while current: a closed version is never reopened
+        t.merge_insert(ITEM_KEY).when_matched_update_all(where=f"target.valid_to = {INF_STEP}") \
+            .when_not_matched_insert_all().execute(closed + rows)
 
-    def _append_keyed(self, name: str, base: str, key: list[str], rows: list[dict]) -> None:
-        """Append rows, or merge them on `key` when rows of their steps are already stored (a replay)."""
+    def _append_keyed(self, name: str, base: str, key: list[str], rows: list[dict],
+                      get: Callable[[str], Any] | None = None) -> None:
+        """Append rows, or merge them on `key` when rows of their steps are already stored (a replay);
+        `get` opens the table (default: checked out at its latest version)."""
         if not rows:
             return
-        t = self._fresh(name)
+        t = (get or self._fresh)(name)
         steps = [r["step"] for r in rows]
         if t.count_rows(f"{base} AND step >= {min(steps)} AND step <= {max(steps)}") == 0:
             t.add(rows)
         else:
             t.merge_insert(key).when_matched_update_all().when_not_matched_insert_all().execute(rows)
-        self._after_write(name)
+        self._after_write(name, len(rows))
 
     def save_checkpoint(self, space: str, system: str, conv_id: str, step: int, state: dict,
-                        config: dict, done: bool) -> None:
-        """Record that everything up to `step` is committed."""
+                        config: dict, done: bool, table: Any = None) -> None:
+        """Record that everything up to `step` is committed (in `table`, default the checkpoints table
+        checked out at its latest version)."""
         row = {"key": f"{space}|{conv_id}", "space": space, "system": system, "conv_id": conv_id,
                "step": int(step), "done": bool(done), "state": json.dumps(state, default=json_default),
                "config": json.dumps(config, default=str), "updated": time.time()}
-        self._fresh("checkpoints").merge_insert("key").when_matched_update_all() \
+        (table or self._fresh("checkpoints")).merge_insert("key").when_matched_update_all() \
             .when_not_matched_insert_all().execute([row])
 
     def checkpoint(self, space: str, conv_id: str) -> dict | None:

@@ -24,6 +24,7 @@ from typing import Any
 from lancedb.index import BTree
 
 GROWTH = 1.25  # rebuild once the table has this many times the rows it had when last indexed
+RECOUNT_EVERY = 16  # writes of a known row count between two counts (other processes' rows are seen then)
 
 
 def min_rows() -> int:
@@ -46,19 +47,32 @@ class IndexKeeper:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._rows_at_check: dict[str, int] = {}
+        self._est: dict[str, tuple[int, int]] = {}  # table -> (rows counted + rows this process added, writes)
         self.built: list[tuple[str, str, int]] = []  # (table, column, rows) built by this process
 
-    def after_write(self, name: str, table: Any, force: bool = False) -> None:
+    def after_write(self, name: str, table: Any, force: bool = False, added: int | None = None) -> None:
         """Index the table's scope column if it is large enough and the index is missing or stale
-        (`force`: whatever its size and age, e.g. after a bulk load)."""
+        (`force`: whatever its size and age, e.g. after a bulk load). A write that says how many rows
+        it `added` to a table counted before skips the count (one LanceDB call per write) unless its
+        estimate reaches a threshold or RECOUNT_EVERY writes went by since the last count."""
         col = scope_column(name)
         if col is None:
             return
+        with self._lock:
+            if not force and added is not None and name in self._est:
+                est, writes = self._est[name]
+                est, writes = est + added, writes + 1
+                self._est[name] = (est, writes)
+                last = self._rows_at_check.get(name, 0)
+                due = est >= min_rows() and (not last or est >= last * GROWTH)
+                if writes < RECOUNT_EVERY and not due:
+                    return
         try:
             n = table.count_rows()
         except Exception:  # noqa: BLE001 - an index is an optimisation: never fail a write for it
             return
         with self._lock:
+            self._est[name] = (n, 0)
             last = self._rows_at_check.get(name, 0)
             if not force and (n < min_rows() or (last and n < last * GROWTH)):
                 return

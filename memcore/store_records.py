@@ -54,7 +54,7 @@ class RecordsMixin:
         """Persist usage-ledger records."""
         if records:
             self.table("llm_calls").add([r.to_dict() for r in records])
-            self._after_write("llm_calls")
+            self._after_write("llm_calls", len(records))
 
     def rollback_llm_calls(self, space: str, conv_id: str, step: int) -> None:
         """Delete the ledger rows of a killed ingest's lost steps (construction calls after `step`).

@@ -189,3 +189,26 @@ def test_match_writes_typed_conditions():
     assert match(**{"target.expires_at__lt": 2.5}) == "target.expires_at < 2.5"
     with pytest.raises(ValueError, match="unknown comparison"):
         match(step__after=3)
+
+
+def test_a_commit_writes_each_table_in_a_bounded_number_of_calls(store, monkeypatch):
+    """Versions closed at many steps and deletions at many steps cost one read and one write per kind,
+    not one update per step (MemWeaver's commits made ~68 LanceDB calls each, issue 28)."""
+    import lancedb.table
+
+    store.commit("sp", "s", "c", 1, [item(f"episode-{i}", f"text {i}", 1) for i in range(12)], [], [], {})
+    calls: list[str] = []
+    for name in ("add", "update", "delete", "merge_insert", "search", "count_rows", "checkout_latest"):
+        real = getattr(lancedb.table.LanceTable, name)
+        monkeypatch.setattr(lancedb.table.LanceTable, name,
+                            lambda self, *a, _r=real, _n=name, **k: calls.append(_n) or _r(self, *a, **k))
+    changed = [item(f"episode-{i}", f"text {i} changed", 2 + i) for i in range(6)]  # closes at 6 steps
+    gone = [("episode", f"episode-{i}", 4 + i) for i in range(6, 10)]  # deleted at steps 10-13
+    store.commit("sp", "s", "c", 20, changed, gone, [Event(2, "merged", ["episode-0"], "x", "s", "c")], {})
+    assert calls.count("update") == 0 and calls.count("merge_insert") <= 2  # the items' merge, the checkpoint
+    assert len(calls) <= 12, calls
+    assert store.kind_counts("sp", "c") == {"episode": 8}
+    assert [i.text for i in store.items("sp", "c", "episode", at_step=12) if i.id == "episode-3"] == ["text 3 changed"]
+    assert {i.id for i in store.items("sp", "c", "episode", at_step=11)} == {f"episode-{i}" for i in range(12)} - {
+        "episode-6", "episode-7"}
+    assert [v.text for v in store.item_history("sp", "c", "episode", "episode-5")] == ["text 5", "text 5 changed"]
