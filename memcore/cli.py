@@ -134,7 +134,11 @@ def ingest(
     _check(wb)
     failures = 0
     for conv in _conversations(wb, source, conversations, lenient):
-        for name in _system_names(systems):
+        names = _system_names(systems)
+        if not all(wb.is_ingested(n, conv) for n in names):  # model load, turn embedding: charged to no system
+            shared = wb.prepare(conv)
+            echo(f"  shared work on {conv.id}: " + ", ".join(f"{k} {v:.1f}s" for k, v in shared.items()))
+        for name in names:
             label = visible(f"{name:18s} {conv.id}")
             with typer.progressbar(length=len(conv.turns), label=label) as bar:
                 rep = wb.ingest(name, conv, progress=lambda done, total, ev: bar.update(1), wait=wait,

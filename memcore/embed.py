@@ -238,6 +238,14 @@ class CachedEmbedder:
         return np.stack([found[k] for k in keys]).astype(np.float32)
 
 
+def warm(embedder: Embedder) -> None:
+    """Load the embedder's model now (MiniLM's process-wide model; others have nothing to load), so its
+    load can be timed on its own instead of inside the first embedding."""
+    inner = getattr(embedder, "inner", embedder)
+    if isinstance(inner, MiniLMEmbedder):
+        minilm_model()
+
+
 EMBEDDERS: dict[str, Callable[..., Embedder]] = {
     "minilm": lambda s: MiniLMEmbedder(threads=s.embed_threads),
     "openai": lambda s: OpenAIEmbedder(s.embed_model, s.openai_api_key, s.openai_base_url),

@@ -28,8 +28,9 @@ def test_ingest_twice_is_a_no_op_the_second_time():
     first = runner.invoke(app, ["ingest", "demo", "-s", "naive_rag_session"])
     assert first.exit_code == 0, first.output
     assert "naive_rag_session on demo" in first.output and "session" in first.output
+    assert "shared work on demo: model load" in first.output and "turn embedding" in first.output  # own line
     second = runner.invoke(app, ["ingest", "demo", "-s", "naive_rag_session"])
-    assert "already complete" in second.output
+    assert "already complete" in second.output and "shared work" not in second.output
 
 
 def test_ask_a_dataset_question_shows_gold_and_evidence():
