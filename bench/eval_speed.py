@@ -16,6 +16,7 @@ before and after every phase: other users of the machine add to both phases.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import multiprocessing as mp
 import os
@@ -158,12 +159,15 @@ def child(args: argparse.Namespace) -> dict:
     res = runner.run_eval(settings, "locomo", args.conv, args.systems.split(",") if args.systems != "all" else "all",
                    limit=args.limit, workbench=wb)
     clock.switch("end")
-    return {"wall": time.perf_counter() - t0, "seconds": dict(clock.seconds), "calls": dict(clock.calls), "call_s": dict(clock.call_s), "commit_s": dict(clock.commit_s),
-            "methods": dict(clock.methods), "commits": dict(clock.commits), "commit_calls": dict(clock.commit_calls),
-            "commit_methods": dict(clock.commit_methods),
-            "questions": res["questions_done"], "systems": res["systems"] if isinstance(res["systems"], list)
-            else list(res["systems"]), "f1": {s: b["all"]["f1"] for s, b in res["results"].items()}
-            if "results" in res else {}}
+    rows = sorted(wb.store.results(res["run_id"], traces=False), key=lambda r: (r["system"], r["question_id"]))
+    digest = hashlib.sha256(json.dumps([(r["system"], r["question_id"], r["prediction"], r["context_turn_ids"],
+                                         r["f1"]) for r in rows]).encode()).hexdigest()[:16]
+    return {"wall": time.perf_counter() - t0, "seconds": dict(clock.seconds), "calls": dict(clock.calls),
+            "call_s": dict(clock.call_s), "commit_s": dict(clock.commit_s), "methods": dict(clock.methods),
+            "commits": dict(clock.commits), "commit_calls": dict(clock.commit_calls),
+            "commit_methods": dict(clock.commit_methods), "questions": res["questions_done"],
+            "overall": {s: {k: b["overall"].get(k) for k in ("f1", "evidence_recall")}
+                        for s, b in res["systems"].items()}, "results_digest": digest}
 
 
 # ------------------------------------------------------------------ parent: phases and report
@@ -212,7 +216,8 @@ def report(phases: dict[str, dict]) -> None:
         print(f"[{n}] seconds in LanceDB calls {({k: round(v, 2) for k, v in r['call_s'].items()})}; "
               f"in store.commit {({k: round(v, 2) for k, v in r['commit_s'].items()})}")
         print(f"[{n}] load before {r['load_before']} after {r['load_after']} (busy processes: {r['busy']}); "
-              f"{r['questions']} rows; commits {r['commits']}; LanceDB calls per commit {per}")
+              f"{r['questions']} rows (digest of predictions and contexts {r['results_digest']}); commits {r['commits']}; LanceDB calls per commit {per}")
+        print(f"[{n}] overall {r['overall']}")
         print(f"[{n}] calls by method: {dict(sorted(r['methods'].items(), key=lambda kv: -kv[1]))}")
         print(f"[{n}] calls in commits: {dict(sorted(r['commit_methods'].items(), key=lambda kv: -kv[1]))}")
 
