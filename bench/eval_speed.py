@@ -1,6 +1,7 @@
 """Offline eval speed of one LoCoMo conversation, all systems, quiet and under a fixed background load.
 
     nice python bench/eval_speed.py                       # conv-26, all systems, quiet then loaded
+    nice python bench/eval_speed.py --demo                # build all systems on the demo (the app's build)
     python bench/eval_speed.py --systems naive_rag,com --limit 20 --phases quiet
 
 Each phase runs `run_eval` (offline engine, MiniLM, lexical judge, one process, what `memcore eval`
@@ -156,6 +157,17 @@ def child(args: argparse.Namespace) -> dict:
     wb = Workbench(settings)
     wb.embedder.embed(["warm up"])  # loads the model (the CLI preloads it too)
     clock.switch("setup")
+    if args.demo:  # what the app's "build all systems" does: ingest every system on the demo conversation
+        from memcore.systems import load_all
+
+        conv = wb.load_demo()
+        for name in (list(load_all()) if args.systems == "all" else args.systems.split(",")):
+            wb.ingest(name, conv)
+        clock.switch("end")
+        return {"wall": time.perf_counter() - t0, "seconds": dict(clock.seconds), "calls": dict(clock.calls),
+                "call_s": dict(clock.call_s), "commit_s": dict(clock.commit_s), "methods": dict(clock.methods),
+                "commits": dict(clock.commits), "commit_calls": dict(clock.commit_calls),
+                "commit_methods": dict(clock.commit_methods), "questions": 0, "overall": {}, "results_digest": ""}
     res = runner.run_eval(settings, "locomo", args.conv, args.systems.split(",") if args.systems != "all" else "all",
                    limit=args.limit, workbench=wb)
     clock.switch("end")
@@ -180,7 +192,8 @@ def run_phase(args: argparse.Namespace, loaded: bool) -> dict:
     before = uptime()
     with tempfile.TemporaryDirectory(prefix="eval_speed_") as tmp:
         cmd = [sys.executable, __file__, "--child", "--store", tmp, "--conv", str(args.conv), "--systems",
-               args.systems, "--embedder", args.embedder] + (["--limit", str(args.limit)] if args.limit else [])
+               args.systems, "--embedder", args.embedder] + (["--limit", str(args.limit)] if args.limit else []) \
+            + (["--demo"] if args.demo else [])
         out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     stop.set()
     for p in busy:
@@ -229,6 +242,8 @@ def main() -> None:
     ap.add_argument("--systems", default="all")
     ap.add_argument("--limit", type=int, default=None, help="questions per conversation (default all)")
     ap.add_argument("--embedder", default="minilm")
+    ap.add_argument("--demo", action="store_true", help="build every system's memory of the demo conversation "
+                    "(the app's 'build all') instead of the eval")
     ap.add_argument("--phases", default="quiet,loaded")
     ap.add_argument("--load", type=int, default=2, help="busy processes in the loaded phase")
     ap.add_argument("--json", default="", help="also write the measurements here")
