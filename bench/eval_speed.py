@@ -118,10 +118,10 @@ def child(args: argparse.Namespace) -> dict:
 
     ens, ing, commit = ingest.ensure_turns, Workbench.ingest, LanceStore.commit
 
-    def ensure_turns(system):  # noqa: ANN001, ANN202
+    def ensure_turns(*a, **k):  # noqa: ANN002, ANN003, ANN202
         old = clock.switch("shared: turn embedding")
         try:
-            return ens(system)
+            return ens(*a, **k)
         finally:
             clock.switch(old)
 
