@@ -118,7 +118,8 @@ def test_a_store_written_before_a_column_existed_is_upgraded_without_loss(tmp_pa
     from memcore.llm.ledger import CallRecord
     from memcore.store_schema import SCHEMAS
 
-    old_schema = pa.schema([f for f in SCHEMAS["llm_calls"] if f.name not in ("attempt", "prompt", "completion")])
+    old_schema = pa.schema([f for f in SCHEMAS["llm_calls"] if f.name not in ("attempt", "prompt", "completion",
+                                                                          "request_format", "outcome")])
     old = {f.name: [0] for f in old_schema} | {"role": ["answer"], "stage": ["answer"], "system": ["com"],
                                                  "conv_id": ["c"], "provider": ["offline"], "model": ["m"],
                                                  "error": [""], "cache_hit": [False], "ok": [True]}
@@ -128,6 +129,7 @@ def test_a_store_written_before_a_column_existed_is_upgraded_without_loss(tmp_pa
     df = store.llm_calls().sort_values("role")
     assert list(df["role"]) == ["answer", "episode_summary"]
     assert list(df["attempt"]) == [1, 2]  # the old row gets the documented default
+    assert "request_format" in df.columns and "outcome" in df.columns  # the columns added since are there too
 
 
 def test_llm_calls_are_queried_by_typed_filters(store):
