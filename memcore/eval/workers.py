@@ -21,7 +21,7 @@ from typing import Any
 from memcore.eval.content import evidence_texts
 from memcore.eval.judge import make_judge
 from memcore.eval.report import build_row
-from memcore.llm.client import current_depth, set_depth
+from memcore.llm.ahead import current_depth, set_depth
 from memcore.settings import Settings
 from memcore.types import Conversation, Question
 

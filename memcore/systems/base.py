@@ -11,7 +11,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from memcore.embed import Embedder
-from memcore.llm.client import Ahead, LLMClient
+from memcore.llm.ahead import Ahead
+from memcore.llm.client import LLMClient
 from memcore.llm.ledger import UsageLedger, by_stage
 from memcore.llm.roles.readers import Reader, reader_for, uses_category
 from memcore.store import LanceStore

@@ -10,7 +10,7 @@ import pytest
 
 from memcore.errors import LLMCallFailed, PermanentLLMError, TransientLLMError
 from memcore.llm import CallScheduler, LLMClient, SchedulerConfig
-from memcore.llm.client import current_depth, set_depth
+from memcore.llm.ahead import current_depth, set_depth
 from memcore.llm.simulated import SimulatedProvider
 
 
