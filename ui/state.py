@@ -96,23 +96,36 @@ def conversation(wb: Workbench, conv_id: str) -> Conversation:
 CONV_KEY = "conv_id"  # the session's one current conversation: every page, picker, link and the sidebar read it
 
 
+MISSING_LINKED_KEY = "_conv_link_missing"
+
+
 def current_conv_id(wb: Workbench) -> str | None:
     """The session's current conversation: a link's ?conv= (once per link), else the one loaded or picked
     last, else the demo (or the first stored one). Pages, pickers and the sidebar all read it here, so no page
     falls back to the demo while another conversation is current."""
     stored = list(wb.store.conversations()["conv_id"])
+    linked = st.query_params.get("conv")
+    if (linked is not None and linked not in stored
+            and linked not in st.session_state.get("_url_written", {}).get("conv", ())):
+        st.session_state[MISSING_LINKED_KEY] = linked  # said on every page until a conversation is chosen
     url_seed(CONV_KEY, "conv", stored)
     conv_id = st.session_state.get(CONV_KEY)
     if conv_id not in stored:
         conv_id = "demo" if "demo" in stored else (stored[0] if stored else None)
         if conv_id is not None:
-            make_current(conv_id)
+            st.session_state[CONV_KEY] = conv_id
     return conv_id
+
+
+def missing_linked_conv() -> str | None:
+    """The conversation a link named that this store does not hold (the page shows another, or none)."""
+    return st.session_state.get(MISSING_LINKED_KEY)
 
 
 def make_current(conv_id: str) -> None:
     """Make a stored conversation current for every page and link of this session."""
     st.session_state[CONV_KEY] = conv_id
+    st.session_state.pop(MISSING_LINKED_KEY, None)
 
 
 def current_conversation(wb: Workbench) -> Conversation | None:

@@ -72,7 +72,12 @@ def sidebar_status() -> None:
             st.warning("The chosen LLM provider could not start: this session runs on the offline engine.")
             st.page_link(nav.page(nav.HOME).path, label="See why, and choose again", icon=":material/settings:")
         st.caption(f"**Store:** `{redact(wb.store.uri)}` · **Embedder:** {md_escape(wb.embedder.name)}")
-        if conv_id := state.current_conv_id(wb):
+        conv_id = state.current_conv_id(wb)
+        if missing := state.missing_linked_conv():  # a link to a conversation this store lacks: never silently
+            st.warning(md_escape(f"The link names conversation {missing}, which this store does not hold")
+                       + (f"; showing {md_escape(conv_id)} instead." if conv_id else ".")
+                       + " Load its file on Home.")
+        if conv_id:
             st.caption(f"**Conversation:** {md_escape(conv_id)}")
 
 

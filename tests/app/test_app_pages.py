@@ -90,6 +90,16 @@ def test_a_stale_url_value_the_page_wrote_does_not_switch_the_picker_back(app_en
     assert not errors(at), errors(at)
     assert at.session_state["conv_id"] == "two" and at.selectbox(key="_conv_pick").value == "two"
 
+def test_a_link_to_a_conversation_the_store_lacks_is_said_not_silently_replaced(app_env):
+    home_with_demo()  # the demo is stored
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["conv"] = "conv-50"  # a copied link to a conversation this store lacks
+    at.run()
+    warned = " ".join(w.value for w in at.sidebar.warning).replace("\\", "")  # Markdown-escaped text
+    assert "conv-50" in warned and "showing demo" in warned, warned
+    assert at.session_state["conv_id"] == "demo"
+
+
 def test_replay_after_ingest_shows_events_at_a_step(app_env):
     at = home_with_demo()
     at.switch_page("pages/replay.py").run()
