@@ -32,6 +32,7 @@ import ast
 import subprocess
 import sys
 from dataclasses import dataclass
+from fnmatch import fnmatch
 from pathlib import Path
 
 import networkx as nx
@@ -84,11 +85,16 @@ class Rule:
     imported: str
     why: str
     allowed: tuple[str, ...] = ()
-    unless_importer: str = ""
+    unless_importer: str | tuple[str, ...] = ""  # module prefixes, or fnmatch patterns with "*"
+
+    def exempt(self, src: str) -> bool:
+        """Whether `src` is one of the importers this rule does not apply to."""
+        pats = (self.unless_importer,) if isinstance(self.unless_importer, str) else self.unless_importer
+        return any(p and (fnmatch(src, p) if "*" in p else _under(src, p)) for p in pats)
 
     def breaks(self, src: str, dst: str) -> bool:
         """Whether the arrow src -> dst breaks this rule."""
-        return (_under(src, self.importer) and not (self.unless_importer and _under(src, self.unless_importer))
+        return (_under(src, self.importer) and not self.exempt(src)
                 and _under(dst, self.imported) and dst not in self.allowed)
 
 
@@ -98,8 +104,10 @@ RULES = (
     Rule("memcore.llm.offline", "memcore.eval", "the offline engine never imports the evaluation"),
     Rule("memcore.llm.offline", "memcore.llm.roles", "roles import their offline implementation, not the other "
          "way round (the offline engine may use the registry's base types only)", allowed=("memcore.llm.roles",)),
-    Rule("memcore", "memcore.llm.offline", "the offline engine is reached through LLM roles only; shared text "
-         "tools are in memcore.text", unless_importer="memcore.llm"),
+    Rule("memcore", "memcore.llm.offline", "the offline engine is reached through LLM roles only (memcore's own, "
+         "or a system's roles and offline rules: memcore/systems/<name>/roles.py, offline*.py); shared text tools "
+         "are in memcore.text",
+         unless_importer=("memcore.llm", "memcore.systems.*.roles", "memcore.systems.*.offline*")),
     Rule("memcore", "memcore.testing", "memcore.testing is for test suites (memcore's and plugins'): the "
          "library never imports it", unless_importer="memcore.testing"),
     Rule("memcore.text", "memcore", "memcore.text imports only the standard library, third-party libraries and "

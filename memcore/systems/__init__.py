@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+from memcore.llm.roles import add_loader
 from memcore.plugins import SYSTEMS_GROUP, LoadOnce, is_module, load_plugins
 from memcore.systems.base import BaseSystem, MemorySystem, Runtime, SystemConfig
 
@@ -48,6 +49,9 @@ def load_all() -> dict[str, type[BaseSystem]]:
 
     _once(load)  # a plugin being imported may ask for the systems: it gets those registered so far
     return dict(sorted(SYSTEMS.items(), key=lambda kv: (rank_of(kv[1]), kv[0])))
+
+
+add_loader(load_all)  # a role looked up by name is found in whichever system package registers it
 
 
 def _builtin(cls: type) -> bool:

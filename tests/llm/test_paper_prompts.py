@@ -8,8 +8,8 @@ import pytest
 from memcore.embed import HashingEmbedder
 from memcore.llm.roles import get_role, load_all
 from memcore.llm.roles.readers import READER_CHOICES, reader_for
-from memcore.llm.roles.recmem import MAINTENANCE, RECMEM_EPISODES, RECMEM_MERGE, RECMEM_REFINE
 from memcore.settings import Settings
+from memcore.systems.recmem.roles import MAINTENANCE, RECMEM_EPISODES, RECMEM_MERGE, RECMEM_REFINE
 from memcore.workbench import Workbench
 
 

@@ -9,9 +9,9 @@ import pytest
 from memcore.embed import HashingEmbedder
 from memcore.errors import LLMCallFailed
 from memcore.llm.fake import FakeLLM
-from memcore.llm.offline.memcot import stem_set
-from memcore.llm.roles.memcot import JUDGE, ZOOM_IN, ZOOM_OUT
 from memcore.settings import Settings
+from memcore.systems.memcot.offline import stem_set
+from memcore.systems.memcot.roles import JUDGE, ZOOM_IN, ZOOM_OUT
 from memcore.text.terms import stem
 from memcore.workbench import Workbench
 

@@ -6,9 +6,9 @@ import pytest
 
 from memcore.embed import HashingEmbedder
 from memcore.llm.fake import FakeLLM
-from memcore.llm.offline.memweaver_time import offline_time, time_expressions
 from memcore.settings import Settings
 from memcore.systems.memweaver.graph import GraphMemory, name_similarity
+from memcore.systems.memweaver.offline_time import offline_time, time_expressions
 from memcore.types import Conversation, Turn
 from memcore.workbench import Workbench
 
@@ -143,7 +143,7 @@ def test_review_update_and_add(tmp_path) -> None:
 
 
 def test_offline_review_denies_near_duplicates() -> None:
-    from memcore.llm.offline.memweaver import offline_review
+    from memcore.systems.memweaver.offline import offline_review
 
     out = offline_review({"dialogue": ["D1:1 | Ana: I love my dog Rex.", "D1:2 | Ana: I really love Rex."],
                           "relations": [

@@ -8,10 +8,10 @@ import pytest
 from memcore.datasets import load_demo
 from memcore.embed import HashingEmbedder
 from memcore.llm.fake import FakeLLM
-from memcore.llm.offline.memweaver import offline_select
 from memcore.llm.roles import get_role
 from memcore.settings import Settings
 from memcore.systems.memweaver import MemWeaverConfig
+from memcore.systems.memweaver.offline import offline_select
 from memcore.workbench import Workbench
 
 

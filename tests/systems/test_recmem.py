@@ -9,10 +9,10 @@ import pytest
 
 from memcore.ingest import ingest_conversation
 from memcore.llm.fake import FakeLLM
-from memcore.llm.offline.recmem import offline_merge
 from memcore.settings import Settings
 from memcore.systems.recmem import RecMemConfig, RecMemSystem
 from memcore.systems.recmem.config import Thresholds
+from memcore.systems.recmem.offline import offline_merge
 from memcore.types import Conversation, Question, Turn
 from memcore.workbench import Workbench
 
@@ -349,7 +349,7 @@ def test_fact_maintenance_append_keeps_known_facts(tmp_path):
 
 
 def test_offline_refine_turns_a_restated_change_into_an_update():
-    from memcore.llm.roles.recmem import RECMEM_REFINE, refine_inputs
+    from memcore.systems.recmem.roles import RECMEM_REFINE, refine_inputs
     msgs = [{"turn_id": "D3:1", "date": "9 June 2023", "speaker": "Ana",
              "text": "I just switched jobs, I now work as a nurse at the city hospital."}]
     out = RECMEM_REFINE.offline(refine_inputs("Ana talks about work.", msgs, ["Ana", "Ben"],
@@ -362,7 +362,7 @@ def test_offline_refine_turns_a_restated_change_into_an_update():
 
 def test_offline_refine_does_not_update_an_unrelated_fact_of_the_same_month():
     """A person and a month in common are not a topic: a new plan does not rewrite last week's picnic."""
-    from memcore.llm.roles.recmem import RECMEM_REFINE, refine_inputs
+    from memcore.systems.recmem.roles import RECMEM_REFINE, refine_inputs
     msgs = [{"turn_id": "D9:1", "date": "6 July 2023", "speaker": "Ana",
              "text": "I'm now going to a transgender conference this month, so excited!"}]
     known = ["Ana had a picnic last week (the week before 6 July 2023)."]

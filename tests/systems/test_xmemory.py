@@ -7,11 +7,11 @@ import pytest
 
 from memcore.embed import HashingEmbedder
 from memcore.llm.fake import FakeLLM
-from memcore.llm.offline.xmemory import c_tf_idf, offline_boundary
 from memcore.settings import Settings
 from memcore.systems.xmemory import XMemoryConfig, XMemorySystem
 from memcore.systems.xmemory import retrieval as xr
 from memcore.systems.xmemory import trace as xtr
+from memcore.systems.xmemory.offline import c_tf_idf, offline_boundary
 from memcore.systems.xmemory.proxy import TermIndex, sentence_supports, support_uncertainty
 from memcore.workbench import Workbench
 

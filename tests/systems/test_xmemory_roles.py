@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memcore.llm.offline.xmemory import offline_semantics, offline_xepisode, semantic_category
 from memcore.llm.roles import get_role
 from memcore.systems.xmemory import XMemoryConfig, theme_label_of
+from memcore.systems.xmemory.offline import offline_semantics, offline_xepisode, semantic_category
 
 
 def _prompt(role: str, **inputs: object) -> str:

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from memcore.llm.offline.xmemory import offline_theme_label
+from memcore.systems.xmemory.offline import offline_theme_label
 from memcore.viz.graph import (
     LEGEND_PX,
     ego_subgraph,

@@ -97,6 +97,14 @@ def render_value(v: Any) -> str:
 
 ROLES: dict[str, Role] = {}
 _loaded = False
+_LOADERS: list[Callable[[], object]] = []  # registries above this layer whose modules register roles
+
+
+def add_loader(loader: Callable[[], object]) -> None:
+    """Have `load_all` also call `loader` (once per load): the systems registry adds its own, so that a
+    lookup by name finds the roles a system's package registers (memcore/systems/<name>/roles.py)."""
+    if loader not in _LOADERS:
+        _LOADERS.append(loader)
 
 
 def register(role: Role) -> Role:
@@ -119,7 +127,9 @@ def get_role(name: str) -> Role:
 def load_all() -> dict[str, Role]:
     """Import every module in memcore.llm.roles so that their roles are registered.
 
-    Roles defined above the LLM layer register when their module is imported: the evaluation's
+    Roles defined above the LLM layer register when their module is imported: each system's own
+    (memcore/systems/<name>/roles.py, imported with its package; the systems registry adds itself with
+    `add_loader`, so every system's roles are found once memcore.systems is imported) and the evaluation's
     `judge` (memcore.eval.judge_role, imported by memcore.eval.judge).
     """
     global _loaded
@@ -127,4 +137,6 @@ def load_all() -> dict[str, Role]:
         for mod in pkgutil.iter_modules(__path__):
             importlib.import_module(f"{__name__}.{mod.name}")
         _loaded = True
+    for loader in _LOADERS:
+        loader()
     return ROLES

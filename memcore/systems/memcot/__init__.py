@@ -28,6 +28,7 @@ from typing import Any
 from memcore.llm.roles.readers import ABSTENTIONS, Reader
 from memcore.systems import register_system
 from memcore.systems.base import BaseSystem, render_context, turn_sort_key
+from memcore.systems.memcot import roles as _roles  # noqa: F401  (registers this system's LLM roles)
 from memcore.systems.memcot.config import FALLBACKS, MemCoTConfig
 from memcore.types import Candidate, Question, Trace, TraceItem, Turn
 

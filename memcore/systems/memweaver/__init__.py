@@ -21,6 +21,7 @@ from typing import Any
 from memcore.systems import register_system
 from memcore.systems.base import BaseSystem
 from memcore.systems.memweaver import retrieval
+from memcore.systems.memweaver import roles as _roles  # noqa: F401  (registers this system's LLM roles)
 from memcore.systems.memweaver.config import MemWeaverConfig
 from memcore.systems.memweaver.experience import ExperienceMemory
 from memcore.systems.memweaver.graph import GraphMemory, Resolution, norm_name, review_session

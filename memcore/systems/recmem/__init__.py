@@ -17,11 +17,12 @@ from typing import Any
 import numpy as np
 
 from memcore.llm.roles.memory_writing import verbatim_episodes
-from memcore.llm.roles.recmem import merge_inputs, refine_inputs
 from memcore.systems import register_system
 from memcore.systems.base import BaseSystem, turn_sort_key
+from memcore.systems.recmem import roles as _roles  # noqa: F401  (registers this system's LLM roles)
 from memcore.systems.recmem.config import PRESETS, RecMemConfig, Thresholds
 from memcore.systems.recmem.retrieval import retrieve_three_stores
+from memcore.systems.recmem.roles import merge_inputs, refine_inputs
 from memcore.text.dates import day_of
 from memcore.types import MemoryItem, Question, Trace, Turn
 

@@ -22,9 +22,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from memcore.llm.offline.recmem import offline_merge, offline_recmem_episodes, offline_refine
 from memcore.llm.roles import Role, register
 from memcore.llm.roles.memory_writing import Episode, EpisodeSummaryOutput, Fact, verbatim_episodes
+from memcore.systems.recmem.offline import offline_merge, offline_recmem_episodes, offline_refine
 
 
 class MergeOutput(BaseModel):

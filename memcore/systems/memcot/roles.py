@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, field_validator
 
-from memcore.llm.offline.memcot import offline_judge, offline_zoom_in, offline_zoom_out
 from memcore.llm.roles import Role, register
+from memcore.systems.memcot.offline import offline_judge, offline_zoom_in, offline_zoom_out
 
 _IDS = "useful ids as dialogue id strings, e.g. [\"D1:3\", \"D4:12\"]"
 

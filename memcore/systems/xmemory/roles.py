@@ -22,15 +22,15 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from memcore.llm.offline.xmemory import (
+from memcore.llm.roles import Role, TextOutput, register
+from memcore.llm.roles.readers import XMEMORY_LOCOMO
+from memcore.systems.xmemory.offline import (
     offline_boundary,
     offline_probe,
     offline_semantics,
     offline_theme_summary,
     offline_xepisode,
 )
-from memcore.llm.roles import Role, TextOutput, register
-from memcore.llm.roles.readers import XMEMORY_LOCOMO
 
 SEMANTIC_CATEGORIES = ("identity_professional", "persistent_preferences", "technical_knowledge", "relationships",
                        "goals_plans", "patterns_habits")

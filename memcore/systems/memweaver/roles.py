@@ -31,10 +31,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from memcore.llm.offline import memweaver as off
-from memcore.llm.offline.memweaver_extract import offline_entities, offline_relations
-from memcore.llm.offline.memweaver_time import offline_time
 from memcore.llm.roles import Role, register
+from memcore.systems.memweaver import offline as off
+from memcore.systems.memweaver.offline_extract import offline_entities, offline_relations
+from memcore.systems.memweaver.offline_time import offline_time
 
 _JSON_NOTE = "Output STRICT JSON only."
 

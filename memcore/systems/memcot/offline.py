@@ -1,6 +1,6 @@
 """Offline MemCoT roles: term-overlap evidence picking and a rule-based judge.
 
-Each returns the fields of its role's output as a dict (memcore.llm.roles.memcot builds the model).
+Each returns the fields of its role's output as a dict (memcore.systems.memcot.roles builds the model).
 
 - useful ids: items sharing at least max(1, round(THETA x |query terms|)) stemmed content words
   with the root question or a current sub-query (speaker names alone never count);
