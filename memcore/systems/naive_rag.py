@@ -17,6 +17,7 @@ from memcore.systems.base import (
     turn_sort_key,
     turn_trace_item,
 )
+from memcore.systems.fields import param
 from memcore.types import Question, Trace, TraceItem, Turn
 
 
@@ -32,8 +33,10 @@ def top_k(tr: Trace, ranked: list[TraceItem], k: int, reason: str) -> list[Trace
 class NaiveRAGConfig(SystemConfig):
     """k: how many turns go into the context; pool: how many candidates the trace keeps."""
 
-    k: int = query_field(20)
-    pool: int = query_field(50)
+    k: int = query_field(20, range=(1, None), source="xMemory Sec. 4.1 (Naive RAG: top-20 chunks); CoM Sec. 4.1 "
+                         "(k = 20)", help="turns in the context")
+    pool: int = query_field(50, range=(1, None), source="memcore extension (trace display only)",
+                            help="candidates the trace keeps")
 
 
 @register_system
@@ -67,8 +70,10 @@ class NaiveRAGSessionConfig(SystemConfig):
     mean of the session's turn embeddings) or "text" (the block's own embedding; MiniLM reads only
     its first 256 word pieces, about the first third of a LoCoMo session)."""
 
-    k: int = query_field(3)
-    session_vector: str = "turns_mean"
+    k: int = query_field(3, range=(1, None), source="memcore choice (CoM Sec. 4.1 has a session-level "
+                         "Naive RAG baseline)", help="whole sessions in the context")
+    session_vector: str = param("turns_mean", choices=("turns_mean", "text"), source="memcore choice",
+                                help="a session's vector: mean of its turns' or its block's own embedding")
 
     def validate(self) -> None:
         super().validate()

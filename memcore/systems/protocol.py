@@ -11,9 +11,10 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from memcore.llm.roles.readers import check_category_source, check_reader
-from memcore.retrievers import get_retriever
+from memcore.llm.roles.readers import CATEGORY_SOURCES, READER_CHOICES, check_category_source, check_reader
+from memcore.retrievers import get_retriever, retriever_names
 from memcore.store import LanceStore
+from memcore.systems.fields import check_fields
 from memcore.types import Answer, Conversation, Event, MemoryItem, Question, Trace, Turn
 
 # What one commit writes: item versions (upserts), deletions (kind, id, step) and the system's state
@@ -21,7 +22,8 @@ Batch = tuple[list[MemoryItem], list[tuple[str, str, int]], dict[str, Any]]
 
 
 def query_field(default: Any, **kw: Any) -> Any:
-    """A config field that only affects retrieval/answering (not what ingest builds)."""
+    """A config field that only affects retrieval/answering (not what ingest builds); keywords: its spec
+    (source, range or choices, help: memcore.systems.fields.param)."""
     return field(default=default, metadata={"query": True, **kw})
 
 
@@ -29,13 +31,17 @@ def query_field(default: Any, **kw: Any) -> Any:
 class SystemConfig:
     """Parameters shared by every system. Subclasses add theirs at the papers' defaults."""
 
-    retriever: str = query_field("dense")  # dense (paper mode) | lexical | hybrid
+    retriever: str = query_field("dense", choices=retriever_names, source="dense: the papers' embedding search "
+                                 "(cosine); others: memcore extensions", help="the store search (memcore.retrievers): dense = the papers' cosine")
     # the answer prompt: "paper" (the system's paper's own; baselines: memcore's shared one), "short" (the
     # shared one) or another paper's family (memcore.llm.roles.readers)
-    reader: str = query_field("paper")
+    reader: str = query_field("paper", choices=lambda: READER_CHOICES, source="paper: the system's paper's answer "
+                              "prompt; others: memcore extension", help="the answer prompt family")
     # where a reader that picks its prompt by question category gets the category: "gold" (the dataset's
     # label, as the papers' code does; results mark it) or "predicted" (the question_type role); docs/fidelity.md
-    category_source: str = query_field("gold")
+    category_source: str = query_field("gold", choices=lambda: CATEGORY_SOURCES, source="gold: the papers' code; "
+                                       "predicted: memcore extension", help="where a category-picked reader gets "
+                                       "the question's category (docs/fidelity.md)")
 
     def construction_dict(self) -> dict[str, Any]:
         """The fields that change what ingest builds (they key the memory space)."""
@@ -46,6 +52,7 @@ class SystemConfig:
         get_retriever(self.retriever)  # ValueError naming the registered retrievers
         check_reader(self.reader)  # ValueError naming the reader choices
         check_category_source(self.category_source)
+        check_fields(self, type(self).__name__)  # every field's range or choices (memcore.systems.fields)
 
 
 def memory_space(name: str, config: SystemConfig, embedder: str, llm: Sequence[str]) -> str:

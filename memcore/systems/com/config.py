@@ -19,15 +19,24 @@ class CoMConfig(SystemConfig):
     memcore's shared short-answer prompt, or another paper's (memcore.llm.roles.readers).
     """
 
-    K: int = query_field(20)
-    L: int = query_field(3)
-    beta: float = query_field(0.5)
-    max_len: int = query_field(8)
-    trace_pool: int = query_field(40)
-    speaker_boost: float = query_field(0.0)  # extended: z-score boost for turns by a named speaker
-    neighbour_weight: float = query_field(0.0)  # extended: share of same-session neighbours' scores
-    word_budget: int = query_field(0)  # extended: backfill pool turns after the chains up to this
-    date_style: str = query_field("dataset")  # "dataset" (as written) | "day" ("8 May 2023")
+    K: int = query_field(20, range=(1, None), source="CoM Sec. 4.1 (k = 20); Sec. 3.1 Eq. 2 (Top-K pool)",
+                         help="candidate pool: the top-K turns by similarity")
+    L: int = query_field(3, range=(1, None), source="papers/README.md (CoM, no public code: L=3); Sec. 3.2",
+                         help="anchors: the top-L pool turns, one chain each (L <= K)")
+    beta: float = query_field(0.5, range=(0.0, 1.0), source="CoM Sec. 3.2 Eq. 4 (beta in [0, 1]); 0.5: "
+                              "papers/README.md", help="relative-drop truncation: stop when best gate < beta x last")
+    max_len: int = query_field(8, range=(1, None), source="papers/README.md (CoM: max length 8)",
+                               help="longest chain, anchor included")
+    trace_pool: int = query_field(40, range=(1, None), source="memcore extension (trace display only)",
+                                  help="turns shown in the trace's pool stage (beyond K: never in a chain)")
+    speaker_boost: float = query_field(0.0, range=(0.0, None), source="memcore extension",
+                                       help="z-score boost for turns by a speaker the question names")  # extended
+    neighbour_weight: float = query_field(0.0, range=(0.0, 1.0), source="memcore extension",
+                                          help="share of same-session neighbours' scores added")  # extended
+    word_budget: int = query_field(0, range=(0, None), source="memcore extension",
+                                   help="backfill pool turns after the chains up to this many words (0: off)")
+    date_style: str = query_field("dataset", choices=("dataset", "day"), source="dataset: as written; day: "
+                                  "memcore extension", help="dates in the context: as written or '8 May 2023'")
 
     @property
     def extended(self) -> bool:

@@ -29,18 +29,30 @@ class MemCoTConfig(SystemConfig):
     twice more, naming the repeated queries). fallback: see FALLBACKS. reader: "paper" = LoCoMo's /
     LongMemEval's standard prompt (App. D), or another family (memcore.llm.roles.readers)."""
 
-    J: int = query_field(8)
-    K: int = query_field(10)
-    W: int = query_field(4)
-    W_longmemeval: int = query_field(15)
-    max_queries: int = query_field(2)
-    max_failed: int = query_field(3)
-    temperature_perception: float = query_field(1.0)
-    temperature_judge: float = query_field(0.0)
-    temperature_responder: float = query_field(1.0)
-    seed: int | None = query_field(0)
-    judge_retries: int = query_field(2)
-    fallback: str = query_field("abstain")  # papers/README.md: the loop without an answer -> full conversation
+    J: int = query_field(8, range=(2, None), source="MemCoT Sec. 5.1 (J = 8); sweep 2-6 Sec. 5.4",
+                         help="maximum evolution steps (answer at step J-1)")
+    K: int = query_field(10, range=(1, None), source="MemCoT Sec. 5.1 (K = 10)", help="zoom-in hits per query")
+    W: int = query_field(4, range=(0, None), source="MemCoT Sec. 5.1 (W = 4); sweep 1-8+ Sec. 5.4",
+                         help="zoom-out window: +-W turns around each useful hit")
+    W_longmemeval: int = query_field(15, range=(0, None), source="MemCoT Sec. 5.1 (W = 15 on LongMemEval-S)",
+                                     help="W on LongMemEval data")
+    max_queries: int = query_field(2, range=(1, None), source="papers/README.md (MemCoT: new_queries <= 2)",
+                                   help="new queries the judge may propose per step")
+    max_failed: int = query_field(3, range=(0, None), source="papers/README.md (MemCoT: failed-query list <= 3)",
+                                  help="failed queries fed back to the judge")
+    temperature_perception: float = query_field(1.0, range=(0.0, 2.0), source="MemCoT App. C (1.0)",
+                                                help="zoom-in / zoom-out agents' temperature")
+    temperature_judge: float = query_field(0.0, range=(0.0, 2.0), source="MemCoT App. C (0.0)",
+                                           help="judge agent's temperature")
+    temperature_responder: float = query_field(1.0, range=(0.0, 2.0), source="MemCoT App. C (1.0; the authors' "
+                                               "code: 0.0)", help="responder's temperature")
+    seed: int | None = query_field(0, range=(0, None), source="memcore extension (sent with every call)",
+                                   help="sampling seed for servers that honour it (none: not sent)")
+    judge_retries: int = query_field(2, range=(0, None), source="authors' code (asks up to twice more)",
+                                     help="asks again when every proposed query was already issued")
+    fallback: str = query_field("abstain", choices=tuple(FALLBACKS), source="abstain: papers/README.md and the "
+                                "authors' code; empty, never: memcore options",
+                                help="when the full conversation replaces the short-term memory")
 
     def validate(self) -> None:
         """Raise ValueError on an invalid setting."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memcore.systems.base import SystemConfig, query_field
+from memcore.systems.fields import param
 
 
 @dataclass
@@ -17,23 +18,50 @@ class MemWeaverConfig(SystemConfig):
     memcore's earlier single-source experiences.
     """
 
-    entity_sim: float = 0.7  # entity resolution: SequenceMatcher ratio to merge with an alias
-    window: int = 12  # experience window and pending re-cluster size
-    eps: float = 0.3  # DBSCAN eps (cosine distance)
-    min_samples: int = 2
-    recluster_rounds: int = 3
-    join_sim: float = 0.8  # route: join directly at or above
-    route_sim: float = 0.5  # route: shortlist for the router at or above
-    router_top: int = 5
-    buffer: int = 4  # add buffer size that triggers re-induction: App. B "reaches 4" (the public code: 5)
-    experience_min_sources: int = 2  # Sec. 4.3: supported by multiple units (1: any single-source item)
-    review: bool = True  # session-level review
-    seed_triples: int = query_field(6)
-    hops: int = query_field(1)
-    keep_triples: int = query_field(36)
-    passages: int = query_field(6)
-    forced_global: int = query_field(2)
-    global_pool: int = query_field(18)
-    experiences: int = query_field(6)
-    triple_selector: bool = query_field(True)  # Eq. 10: LLM selector over the filtered triples (code: off)
-    select_backfill: int = query_field(6)  # Eq. 10's "few high-similarity triples" added back (our reading)
+    entity_sim: float = param(0.7, range=(0.0, 1.0), source="papers/README.md (MemWeaver: string similarity >= 0.7)",
+                              help="entity resolution: SequenceMatcher ratio to merge with an alias")
+    window: int = param(12, range=(1, None), source="papers/README.md (MemWeaver: windows of 12 turns); Sec. 4.3",
+                        help="experience window and pending re-cluster size")
+    eps: float = param(0.3, range=(0.0, 2.0), source="MemWeaver App. B (DBSCAN); 0.3: papers/README.md",
+                       help="DBSCAN eps (cosine distance, > 0)")
+    min_samples: int = param(2, range=(1, None), source="MemWeaver App. B (DBSCAN); 2: papers/README.md",
+                             help="DBSCAN min_samples")
+    recluster_rounds: int = param(3, range=(0, None), source="papers/README.md (MemWeaver: <= 3 rounds)",
+                                  help="re-clustering rounds for incoherent groups")
+    join_sim: float = param(0.8, range=(-1.0, 1.0), source="MemWeaver App. B (routing); 0.8: papers/README.md",
+                            help="route: join a cluster directly at or above this cosine")
+    route_sim: float = param(0.5, range=(-1.0, 1.0), source="MemWeaver App. B (routing); 0.5: papers/README.md",
+                             help="route: shortlist clusters for the LLM router at or above this cosine")
+    router_top: int = param(5, range=(1, None), source="papers/README.md (MemWeaver: top-5 clusters)",
+                            help="clusters shown to the router")
+    buffer: int = param(4, range=(1, None), source="MemWeaver App. B (reaches 4; the authors' code: 5)",
+                        help="add-buffer size that triggers centroid and experience re-induction")
+    experience_min_sources: int = param(2, range=(1, None), source="MemWeaver Sec. 4.3 (multiple units); 1: "
+                                        "memcore option", help="dialogue units an experience must cite")
+    review: bool = param(True, source="MemWeaver Sec. 4.2 (session-level review)",
+                         help="end-of-session review of the session's relations")
+    seed_triples: int = query_field(6, range=(1, None), source="MemWeaver Sec. 4.4, App. B; 6: papers/README.md",
+                                    help="seed triples by cosine")
+    hops: int = query_field(1, range=(0, None), source="MemWeaver App. B (single-hop expansion)",
+                            help="graph expansion hops from the seeds")
+    keep_triples: int = query_field(36, range=(1, None), source="papers/README.md (MemWeaver: keep top 36)",
+                                    help="triples kept after expansion")
+    passages: int = query_field(6, range=(0, None), source="MemWeaver App. B (budgets); 6: papers/README.md",
+                                help="passages in the context")
+    forced_global: int = query_field(2, range=(0, None), source="papers/README.md (MemWeaver: 2 forced from global top-18)",
+                                     help="passages forced from the global dense channel")
+    global_pool: int = query_field(18, range=(0, None), source="papers/README.md (MemWeaver: global top-18)",
+                                   help="global dense channel's candidate pool")
+    experiences: int = query_field(6, range=(0, None), source="MemWeaver App. B (budgets); 6: papers/README.md",
+                                   help="experiences via `about` edges of the final entities")
+    triple_selector: bool = query_field(True, source="MemWeaver Sec. 4.4 Eq. 10 (the authors' code: off)",
+                                        help="LLM selector over the filtered triples")
+    select_backfill: int = query_field(6, range=(0, None), source="MemWeaver Sec. 4.4 Eq. 10 ('a few'); 6: "
+                                       "memcore reading", help="high-similarity triples added back after the "
+                                       "selector")
+
+    def validate(self) -> None:
+        """Raise ValueError on an invalid setting (DBSCAN needs eps > 0)."""
+        super().validate()
+        if self.eps <= 0:
+            raise ValueError(f"MemWeaver eps must be > 0 (a DBSCAN radius), not {self.eps!r}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memcore.systems.base import SystemConfig, query_field
+from memcore.systems.fields import param
 
 # Sec. 3.6 / Sec. 4: theta_sim 0.7, theta_count 5 on LoCoMo (casual, open-ended); 0.6, 4 on LongMemEval-S
 # (longer, task-oriented).
@@ -42,17 +43,32 @@ class RecMemConfig(SystemConfig):
     a value splits them. `fact_maintenance`: see FACT_MAINTENANCE. `reader`: "paper" = App. F's answer
     prompt (LoCoMo or LongMemEval), or another (memcore.llm.roles.readers)."""
 
-    preset: str = "auto"
-    theta_sim: float | None = None  # neighbour similarity in the subconscious store (0.7 / 0.6)
-    theta_count: int | None = None  # cluster size that triggers consolidation, unit included (5 / 4)
-    theta_merge: float | None = None  # nearest-episode similarity that asks the LLM to merge (None: theta_sim)
-    max_episodes: int = 3  # episodes one consolidation may write
-    k_facts_context: int = 10  # existing facts shown to semantic refinement
-    fact_maintenance: str = "append"  # Eq. 9: extracted facts are new, independent entries
-    k_sub: int = query_field(10)
-    k_epi: int = query_field(5)
-    k_sem: int = query_field(10)
-    pool: int = query_field(20)  # candidates per store kept in the trace
+    preset: str = param("auto", choices=PRESET_CHOICES, source="RecMem Sec. 3.6, Sec. 4.1 (per benchmark); "
+                        "auto: memcore (by the data's source)", help="which threshold preset: auto, locomo, "
+                        "longmemeval")
+    theta_sim: float | None = param(None, range=(-1.0, 1.0), source="RecMem Sec. 3.6, Sec. 4.1 (0.7 LoCoMo, 0.6 "
+                                    "LongMemEval); sweep App. C", help="neighbour cosine in the subconscious "
+                                    "store (none: the preset's)")
+    theta_count: int | None = param(None, range=(1, None), source="RecMem Sec. 3.6, Sec. 4.1 (5 LoCoMo, 4 "
+                                    "LongMemEval); sweep App. C", help="cluster size that triggers consolidation, "
+                                    "unit included (none: the preset's)")
+    theta_merge: float | None = param(None, range=(-1.0, 1.0), source="RecMem Sec. 3.3 Eq. 6 (the gate is "
+                                      "theta_sim); a value: memcore option", help="nearest-episode cosine that asks "
+                                      "the LLM to merge (none: theta_sim)")
+    max_episodes: int = param(3, range=(1, None), source="papers/README.md (RecMem: 1-3 episodes)",
+                              help="episodes one consolidation may write")
+    k_facts_context: int = param(10, range=(0, None), source="RecMem Sec. 3.4 Eq. 8 (TopK); 10: papers/README.md",
+                                 help="existing facts shown to semantic refinement")
+    fact_maintenance: str = param("append", choices=tuple(FACT_MAINTENANCE), source="append: RecMem Sec. 3.4 "
+                                  "(Eq. 9) and the authors' code; update: memcore option",
+                                  help="how refinement's changes to known facts are kept")
+    k_sub: int = query_field(10, range=(0, None), source="RecMem App. C (k_sub = 10)",
+                             help="subconscious units retrieved")
+    k_epi: int = query_field(5, range=(0, None), source="RecMem App. C (k_epi = 5)", help="episodes retrieved")
+    k_sem: int = query_field(10, range=(0, None), source="RecMem App. C (k_sem = 2 k_epi = 10)",
+                             help="semantic facts retrieved")
+    pool: int = query_field(20, range=(0, None), source="memcore extension (trace display only)",
+                            help="candidates per store kept in the trace")
 
     def thresholds(self, source: str = "") -> Thresholds:
         """The thresholds in force on data from `source` ("locomo", "longmemeval", ...)."""

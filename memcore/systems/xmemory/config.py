@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memcore.systems.base import SystemConfig, query_field
+from memcore.systems.fields import param
 
 
 @dataclass
@@ -17,41 +18,75 @@ class XMemoryConfig(SystemConfig):
     count as reassigned; merge passes (after every episode) consider pairs with a theme changed since.
     """
 
-    gap_minutes: int = 30  # time gap that always closes an episode
-    episode_messages: int = 15  # guidance: an episode should not exceed ~10-15 messages
-    buffer_cap: int = 20  # hard cap on the episode buffer
-    attach_cos: float = 0.62
-    attach_cos_small: float = 0.52  # for themes with fewer than max_theme members
-    max_theme: int = 12  # split above; merged size cap
-    split_min: int = 8  # ... or split at >= split_min members when incoherent
-    split_coherence: float = 0.72  # mean pairwise cos below which such a theme is incoherent
-    split_edge_cos: float = 0.66  # component graph for split candidates
-    coherence_split_needs_gain: bool = True  # the soft (incoherence) split only when it raises f
-    merge_cos: float = 0.78
-    merge_passes: int = 2
-    neighbour_themes: int = 10  # f is evaluated on a theme and its 10 nearest themes
-    sem_eps: float = 1e-3  # sigma = MAD + eps in SemScore
-    episode_prompt: str = "paper"  # "paper": xmemory_episode (App. C) | "shared": the shared episode_summary role
-    episode_vector: str = "text"  # "text": embedding of the episode text (paper) | "mean_messages": mean of its turns
-    semantic_prompt: str = "paper"  # "paper": xmemory_semantic, no de-dup | "recmem_typed": semantic_facts + dup_cos
-    dup_cos: float = 0.95  # recmem_typed only: a new fact this close to a stored semantic links to it instead
-    pool: int = query_field(40)
-    knn: int = query_field(10)
-    knn_scope: str = query_field("level")  # one kNN graph per level; "joint": one over themes + semantics
-    alpha: float = query_field(0.7)
-    theme_budget: int = query_field(5)
-    semantic_budget: int = query_field(20)
-    coverage_target: float = query_field(1.0)
-    episode_top: int = query_field(10)
-    parent_weight: float = query_field(0.5)
-    probe: int = query_field(10)
-    max_episodes: int = query_field(10)
-    include_gain: float = query_field(-0.4)
-    message_gain: float = query_field(0.25)
-    low_gain: float = query_field(0.0)  # a probe with gain <= low_gain did not reduce uncertainty
-    early_window: int = query_field(3)  # one low-gain probe among the first 3 stops Stage II
-    max_low: int = query_field(2)  # ... and so does the second low-gain probe among the 10
-    answer_tokens: int = query_field(20)
+    gap_minutes: int = param(30, range=(0, None), source="papers/README.md (xMemory): gap > 30 min", help="time gap that always "
+                             "closes an episode")
+    episode_messages: int = param(15, range=(1, None), source="papers/README.md (xMemory): ~10-15 messages", help="guidance: an episode "
+                                  "should not exceed this many messages")
+    buffer_cap: int = param(20, range=(1, None), source="papers/README.md (xMemory): buffer cap 20", help="hard cap on the episode buffer")
+    attach_cos: float = param(0.62, range=(-1.0, 1.0), source="papers/README.md (xMemory, authors' code)", help="attach a semantic to the nearest theme "
+                              "at or above this centroid cosine")
+    attach_cos_small: float = param(0.52, range=(-1.0, 1.0), source="papers/README.md (xMemory, authors' code)", help="attach_cos for themes with fewer "
+                                    "than max_theme members")
+    max_theme: int = param(12, range=(1, None), source="xMemory Sec. 4.1, App. B.3 (12); sweep Table 8",
+                           help="theme size cap: split above; merged size cap")
+    split_min: int = param(8, range=(1, None), source="papers/README.md (xMemory, authors' code)", help="... or split at >= split_min members when "
+                           "incoherent")
+    split_coherence: float = param(0.72, range=(-1.0, 1.0), source="papers/README.md (xMemory, authors' code)", help="mean pairwise cosine below which "
+                                   "such a theme is incoherent")
+    split_edge_cos: float = param(0.66, range=(-1.0, 1.0), source="papers/README.md (xMemory, authors' code)", help="edges of the component graph for "
+                                  "split candidates")
+    coherence_split_needs_gain: bool = param(True, source="memcore reading (the spec leaves room)",
+                                             help="the soft (incoherence) split only when it raises f")
+    merge_cos: float = param(0.78, range=(-1.0, 1.0), source="papers/README.md (xMemory, authors' code)", help="merge theme pairs at or above this "
+                             "centroid cosine")
+    merge_passes: int = param(2, range=(0, None), source="papers/README.md (xMemory, authors' code)", help="merge passes after each episode")
+    neighbour_themes: int = param(10, range=(1, None), source="papers/README.md (xMemory, authors' code)", help="f is evaluated on a theme and its "
+                                  "nearest themes")
+    sem_eps: float = param(1e-3, range=(0.0, None), source="xMemory Sec. 3.2 Eq. 3 (sigma = MAD + eps); 1e-3: "
+                           "memcore choice", help="eps in SemScore's sigma (> 0)")
+    episode_prompt: str = param("paper", choices=("paper", "shared"), source="paper: xMemory App. C; shared: "
+                                "memcore option", help="xmemory_episode role or the shared episode_summary role")
+    episode_vector: str = param("text", choices=("text", "mean_messages"), source="text: the paper; "
+                                "mean_messages: memcore option", help="episode embedding: its text or the mean of "
+                                "its turns")
+    semantic_prompt: str = param("paper", choices=("paper", "recmem_typed"), source="paper: xMemory App. C; "
+                                 "recmem_typed: memcore option", help="xmemory_semantic (no de-dup) or "
+                                 "semantic_facts + dup_cos")
+    dup_cos: float = param(0.95, range=(-1.0, 1.0), source="memcore option (recmem_typed only)",
+                           help="a new fact this close to a stored semantic links to it instead")
+    pool: int = query_field(40, range=(1, None), source="papers/README.md (xMemory): Stage I top-40", help="Stage I: semantics by cosine")
+    knn: int = query_field(10, range=(1, None), source="xMemory Sec. 3.2 (kNN graph); k = 10: papers/README.md (xMemory)",
+                           help="neighbours per node in the kNN graph")
+    knn_scope: str = query_field("level", choices=("level", "joint"), source="xMemory Sec. 3.2 (among theme and "
+                                 "semantic nodes); level: memcore reading", help="one kNN graph per level, or one "
+                                 "over themes + semantics")
+    alpha: float = query_field(0.7, range=(0.0, 1.0), source="xMemory Sec. 3.3 Eq. 4 (alpha in [0, 1]); 0.7: "
+                               "papers/README.md", help="Stage I: coverage vs query relevance")
+    theme_budget: int = query_field(5, range=(1, None), source="xMemory Sec. 3.3 (budget); 5: papers/README.md (xMemory)",
+                                    help="Stage I: themes chosen")
+    semantic_budget: int = query_field(20, range=(1, None), source="xMemory Sec. 3.3 (budget); 20: papers/README.md (xMemory)",
+                                       help="Stage I: semantics chosen")
+    coverage_target: float = query_field(1.0, range=(0.0, 1.0), source="xMemory Sec. 3.3 (target threshold); "
+                                         "full coverage: papers/README.md (xMemory)", help="Stage I stops at this covered ratio")
+    episode_top: int = query_field(10, range=(0, None), source="papers/README.md (xMemory): top-10 episodes by vector",
+                                   help="Stage II: episodes by vector besides the linked ones")
+    parent_weight: float = query_field(0.5, range=(0.0, None), source="papers/README.md (xMemory): + 0.5 x best parent score",
+                                       help="Stage II priority: weight of the best parent-semantic score")
+    probe: int = query_field(10, range=(0, None), source="papers/README.md (xMemory): probe the top 10", help="Stage II: episodes probed")
+    max_episodes: int = query_field(10, range=(0, None), source="papers/README.md (xMemory): stop at 10 episodes",
+                                    help="Stage II: episodes included at most")
+    include_gain: float = query_field(-0.4, range=(None, None), source="papers/README.md (xMemory): gain > -0.4",
+                                      help="Stage II: include an episode above this uncertainty gain")
+    message_gain: float = query_field(0.25, range=(None, None), source="papers/README.md (xMemory): gain > 0.25",
+                                      help="Stage II: also include its raw messages above this gain")
+    low_gain: float = query_field(0.0, range=(None, None), source="memcore reading (a probe that did not reduce "
+                                  "uncertainty)", help="a probe with gain <= low_gain is low-gain")
+    early_window: int = query_field(3, range=(0, None), source="papers/README.md (xMemory): 1 low-gain probe in the first 3",
+                                    help="one low-gain probe among the first this many stops Stage II")
+    max_low: int = query_field(2, range=(1, None), source="papers/README.md (xMemory): 2 low-gain probes in 10",
+                               help="... and so does this many low-gain probes in all")
+    answer_tokens: int = query_field(20, range=(1, None), source="papers/README.md (xMemory): 20 tokens, temperature 0",
+                                     help="Stage II: answer tokens decoded to measure uncertainty")
 
     def validate(self) -> None:
         """Raise ValueError naming the allowed values of a misspelt option."""
@@ -60,3 +95,5 @@ class XMemoryConfig(SystemConfig):
                               ("semantic_prompt", ("paper", "recmem_typed"))):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"xmemory {name}={getattr(self, name)!r}: use one of {', '.join(allowed)}")
+        if self.sem_eps <= 0:
+            raise ValueError(f"xmemory sem_eps must be > 0 (it keeps SemScore's sigma above 0), not {self.sem_eps!r}")
