@@ -7,7 +7,6 @@ import os
 import shutil
 import sys
 import warnings
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -107,13 +106,18 @@ def _system_names(systems: str) -> list[str]:
 
 
 @app.command()
-def systems() -> None:
-    """List the registered memory systems and their settings at the papers' defaults."""
+def systems(
+    field_help: bool = typer.Option(False, "--field-help", help="add each field's one-line help under it"),
+) -> None:
+    """List the registered memory systems and their settings: per field the paper default, the valid range or
+    values, construction (keys the memory space) or query (retrieval and answering only), and the source."""
     from memcore.systems import load_all
+    from memcore.systems.fields import spec_table
 
     for name, cls in load_all().items():
         echo(f"{name:18s} {cls.title}  [{cls.paper}]")
-        echo(f"{'':18s} {json.dumps(asdict(cls.config_class()))}")
+        for line in spec_table(cls.config_class, with_help=field_help):
+            echo(line)
 
 
 @app.command()

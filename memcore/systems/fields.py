@@ -81,6 +81,16 @@ class FieldSpec:
             text = f"any {self.base_type.__name__}"
         return text + (" or none" if self.optional else "")
 
+    def valid_short(self) -> str:
+        """The valid values in a table cell: "dense|lexical|hybrid", "[0.0, 1.0]", ">= 1" ("|none" when optional)."""
+        if self.choices is not None:
+            text = "|".join(format_value(c) for c in self.choices)
+        elif self.range is not None:
+            text = self.valid().removeprefix("in ").removesuffix(" or none")
+        else:
+            text = f"any {self.base_type.__name__}"
+        return text + ("|none" if self.optional else "")
+
     def problem(self, value: Any) -> str:
         """Why `value` is not valid for this field ("" when it is)."""
         if value is None:
@@ -157,3 +167,18 @@ def check_fields(config: Any, label: str = "") -> None:
             who = f"{label}: " if label else ""
             raise ValueError(f"{who}{spec.name} {why}, not {value!r} "
                              f"({spec.type_name}, paper default {format_value(spec.default)})")
+
+
+def spec_table(config_class: type, indent: str = "  ", with_help: bool = False) -> list[str]:
+    """The fields of a config as aligned text lines (the `memcore systems` listing): name, paper default,
+    valid range or values, construction | query, source; `with_help` adds each field's help under it."""
+    specs = field_specs(config_class)
+    rows = [("field", "default", "valid", "when", "source")]
+    rows += [(s.name, format_value(s.default), s.valid_short(), s.when, s.source or "(not declared)") for s in specs]
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = []
+    for n, row in enumerate(rows):
+        lines.append(indent + "  ".join(c.ljust(w) for c, w in zip(row[:4], widths, strict=True)) + "  " + row[4])
+        if with_help and n and specs[n - 1].help:
+            lines.append(indent + "  " + specs[n - 1].help)
+    return lines

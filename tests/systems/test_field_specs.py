@@ -86,3 +86,20 @@ def test_fields_without_a_spec_are_checked_by_nothing_but_their_own_validate() -
 def test_format_value_is_stable() -> None:
     assert [format_value(v) for v in (0.5, 1.0, 1e-3, 0.1 + 0.2, True, None, 3, "day")] == [
         "0.5", "1.0", "0.001", "0.30000000000000004", "true", "none", "3", "day"]
+
+
+def test_memcore_systems_lists_each_field_with_default_range_when_and_source() -> None:
+    from typer.testing import CliRunner
+
+    from memcore.cli import app
+
+    out = CliRunner().invoke(app, ["systems"]).output
+    com = out[out.index("\ncom ") + 1:].split("\n")
+    beta = next(line for line in com if line.split()[:1] == ["beta"])
+    assert beta.split()[:4] == ["beta", "0.5", "[0.0,", "1.0]"] and " query " in beta and "CoM Sec. 3.2" in beta
+    entity = next(line for line in out.split("\n") if line.split()[:1] == ["entity_sim"])
+    assert " construction " in entity and "papers/README.md" in entity
+    fields_of_com = com[1:com.index(next(line for line in com[1:] if line and not line.startswith(" ")))]
+    assert len(fields_of_com) == 1 + len(field_specs(get_system("com").config_class))  # header + one per field
+    with_help = CliRunner().invoke(app, ["systems", "--field-help"]).output
+    assert "    relative-drop truncation: stop when best gate < beta x last" in with_help
