@@ -1,0 +1,226 @@
+"""Variant names: a registered system with config overrides, `com[beta=0.8,max_len=4]`, or a named preset,
+`com:no-apt` (a preset may take overrides too: `com:no-apt[K=10]`).
+
+Values are parsed by the field's type (int, float, bool: true/false, str, none for an optional field) and
+checked against its spec (memcore.systems.fields); any mistake is a ValueError of one line naming the field,
+its type, its paper default and the valid values. Names are canonical: keys sorted, values equal to the
+starting point (the preset's value, else the paper default) dropped, floats written by repr
+(`com[beta=0.50]` -> `com`). Presets live in one registry (`register_preset`), filled by the systems'
+packages. This module is pure: it builds names and configs, and runs nothing.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from memcore.systems import get_system, load_all
+from memcore.systems.fields import FieldSpec, field_specs, format_value
+from memcore.systems.protocol import SystemConfig
+
+_NAME = re.compile(r"(?P<system>[^\s:\[\],=]+)(?::(?P<preset>[^\s:\[\],=]+))?(?:\[(?P<body>[^\[\]]*)\])?")
+_PRESET = re.compile(r"[A-Za-z0-9+][A-Za-z0-9_.+-]*")
+_BOOLS = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False, "on": True, "off": False}
+SYNTAX = "write system, system[field=value,...], system:preset or system:preset[field=value,...]"
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A named set of overrides of one system (an ablation), with where it comes from."""
+
+    system: str
+    name: str
+    overrides: Mapping[str, Any]
+    source: str  # the paper's figure or table ("CoM Fig. 3")
+    description: str
+
+
+_PRESETS: dict[tuple[str, str], Preset] = {}
+
+
+def register_preset(system: str, name: str, overrides: Mapping[str, Any], source: str, description: str) -> Preset:
+    """Add a preset `system:name` (its overrides are checked against the config when a name uses it).
+    Registering the same preset again is a no-op; a different one under a taken name is a ValueError."""
+    if not _PRESET.fullmatch(name):
+        raise ValueError(f"preset name {name!r} must match {_PRESET.pattern}")
+    if not source.strip():
+        raise ValueError(f"preset {system}:{name} needs a source (the paper's figure or table)")
+    preset = Preset(system, name, MappingProxyType(dict(overrides)), source, description)
+    old = _PRESETS.get((system, name))
+    if old is not None and (dict(old.overrides), old.source, old.description) != (dict(overrides), source,
+                                                                                  description):
+        raise ValueError(f"preset {system}:{name} registered twice")
+    return _PRESETS.setdefault((system, name), preset)
+
+
+def unregister_preset(system: str, name: str) -> None:
+    """Remove a preset (tests and plugins that replace one)."""
+    _PRESETS.pop((system, name), None)
+
+
+def presets(system: str | None = None) -> list[Preset]:
+    """The registered presets (of one system), by system then name."""
+    load_all()  # the systems' packages register theirs
+    return sorted((p for p in _PRESETS.values() if system is None or p.system == system),
+                  key=lambda p: (p.system, p.name))
+
+
+def get_preset(system: str, name: str) -> Preset:
+    """The preset `system:name`, or ValueError naming that system's presets."""
+    have = presets(system)
+    for p in have:
+        if p.name == name:
+            return p
+    raise ValueError(f"{system} has no preset {name!r}; presets: {', '.join(p.name for p in have) or '(none)'}")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A parsed variant name: the system, its preset ("" for none), the overrides beyond the preset (those
+    that differ from where they start), and the canonical name."""
+
+    system: str
+    overrides: dict[str, Any] = field(default_factory=dict)
+    preset: str = ""
+    name: str = ""  # canonical
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """Every override in force: the preset's, then the explicit ones."""
+        base = dict(get_preset(self.system, self.preset).overrides) if self.preset else {}
+        return {**base, **self.overrides}
+
+    def config(self) -> SystemConfig:
+        """The system's config with this variant's settings (validated)."""
+        return _config(self.system, self.settings, self.name)
+
+    def construction(self) -> dict[str, Any]:
+        """The settings that change what ingest builds (a new memory space); the others are query-time."""
+        query = {s.name for s in field_specs(get_system(self.system).config_class) if s.query_time}
+        return {k: v for k, v in self.settings.items() if k not in query}
+
+
+def _config(system: str, settings: Mapping[str, Any], label: str) -> SystemConfig:
+    try:
+        cfg = get_system(system).config_class(**settings)
+        cfg.validate()
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{label}: {_one_line(str(err))}") from None
+    return cfg
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _bad(label: str, spec: FieldSpec, why: str, raw: object) -> ValueError:
+    return ValueError(f"{label}: {spec.name} ({spec.type_name}, paper default {format_value(spec.default)}) "
+                      f"{why}, not {raw!r}")
+
+
+def parse_value(spec: FieldSpec, text: str, label: str = "") -> Any:
+    """A field's value from its text in a variant name, by the field's type, checked against its spec."""
+    label = label or spec.name
+    raw = text.strip()
+    if spec.optional and raw.lower() in ("none", "null"):
+        value: Any = None
+    elif spec.base_type is bool:
+        if raw.lower() not in _BOOLS:
+            raise _bad(label, spec, "must be true or false", raw)
+        value = _BOOLS[raw.lower()]
+    elif spec.base_type is int:
+        if not re.fullmatch(r"[+-]?\d+", raw):
+            raise _bad(label, spec, f"must be a whole number {spec.valid()}", raw)
+        value = int(raw)
+    elif spec.base_type is float:
+        try:
+            value = float(raw)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value):
+            raise _bad(label, spec, f"must be a number {spec.valid()}", raw)
+    elif spec.base_type is str:
+        value = raw
+    else:
+        raise _bad(label, spec, "cannot be set in a variant name (unsupported type)", raw)
+    why = spec.problem(value)
+    if why:
+        raise _bad(label, spec, why, raw)
+    return value
+
+
+def _specs(system: str) -> dict[str, FieldSpec]:
+    return {s.name: s for s in field_specs(get_system(system).config_class)}
+
+
+def _unknown(label: str, system: str, key: str, specs: Mapping[str, FieldSpec]) -> ValueError:
+    near = difflib.get_close_matches(key, list(specs), n=1)
+    hint = f" (did you mean {near[0]}?)" if near else ""
+    return ValueError(f"{label}: {system} has no field {key!r}{hint}; fields: {', '.join(specs)}")
+
+
+def variant_name(system: str, overrides: Mapping[str, Any] | None = None, preset: str = "") -> str:
+    """The canonical name of `system` (with `preset`) and typed `overrides`: keys sorted, values equal to
+    where they start (the preset's value, else the paper default) dropped, values formatted stably."""
+    specs = _specs(system)
+    start = {n: s.default for n, s in specs.items()}
+    if preset:
+        start.update(get_preset(system, preset).overrides)
+    kept = {k: v for k, v in (overrides or {}).items() if k not in start or v != start[k]}
+    head = f"{system}:{preset}" if preset else system
+    body = ",".join(f"{k}={format_value(kept[k])}" for k in sorted(kept))
+    return f"{head}[{body}]" if body else head
+
+
+def parse_variant(name: str) -> Variant:
+    """A variant name parsed, its values typed and checked, its settings validated as a config; ValueError
+    (one line) on any mistake."""
+    label = _one_line(name) if isinstance(name, str) else repr(name)
+    m = _NAME.fullmatch(name.strip()) if isinstance(name, str) else None
+    if m is None:
+        raise ValueError(f"{label!r} is not a variant name: {SYNTAX}")
+    system, preset, body = m["system"], m["preset"] or "", m["body"]
+    systems = load_all()
+    if system not in systems:
+        raise ValueError(f"{label}: unknown memory system {system!r}; available: {', '.join(systems)}")
+    specs = _specs(system)
+    if preset:
+        try:
+            p = get_preset(system, preset)
+        except ValueError as err:
+            raise ValueError(f"{label}: {err}") from None
+        for key in p.overrides:
+            if key not in specs:
+                raise _unknown(f"{label} (preset {system}:{preset})", system, key, specs)
+    overrides: dict[str, Any] = {}
+    for item in (body.split(",") if body and body.strip() else []):
+        key, eq, text = item.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise ValueError(f"{label}: {item.strip()!r} is not field=value; {SYNTAX}")
+        if key not in specs:
+            raise _unknown(label, system, key, specs)
+        if key in overrides:
+            raise ValueError(f"{label}: {key} is given twice")
+        overrides[key] = parse_value(specs[key], text, label)
+    canonical_name = variant_name(system, overrides, preset)
+    start = dict(get_preset(system, preset).overrides) if preset else {}
+    kept = {k: v for k, v in overrides.items() if v != start.get(k, specs[k].default)}
+    variant = Variant(system, dict(sorted(kept.items())), preset, canonical_name)
+    _config(system, variant.settings, label)  # cross-field rules (each config's validate)
+    return variant
+
+
+def variant_config(name: str) -> SystemConfig:
+    """The config a variant name stands for (validated)."""
+    return parse_variant(name).config()
+
+
+def canonical(name: str) -> str:
+    """The canonical form of a variant name (`com[beta=0.5]` -> `com`)."""
+    return parse_variant(name).name
