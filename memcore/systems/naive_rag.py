@@ -75,11 +75,6 @@ class NaiveRAGSessionConfig(SystemConfig):
     session_vector: str = param("turns_mean", choices=("turns_mean", "text"), source="memcore choice",
                                 help="a session's vector: mean of its turns' or its block's own embedding")
 
-    def validate(self) -> None:
-        super().validate()
-        if self.session_vector not in ("turns_mean", "text"):
-            raise ValueError(f"session_vector must be 'turns_mean' or 'text', not {self.session_vector!r}")
-
 
 @register_system
 class NaiveRAGSessionSystem(BaseSystem):

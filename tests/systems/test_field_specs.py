@@ -59,6 +59,10 @@ def test_specs_read_types_optionals_and_bools() -> None:
     ("recmem", "theta_count", 0, "theta_count must be >= 1 or none, not 0 (int | None, paper default none)"),
     ("naive_rag", "k", 0, "k must be >= 1, not 0"),
     ("memcot", "temperature_judge", -0.1, "temperature_judge must be in [0.0, 2.0]"),
+    ("memcot", "J", 1, "J must be >= 2, not 1 (int, paper default 8)"),
+    ("memcot", "fallback", "always", "fallback must be one of abstain, empty, never, not 'always'"),
+    ("recmem", "theta_merge", 1.2, "theta_merge must be in [-1.0, 1.0] or none, not 1.2"),
+    ("memweaver", "eps", 0.0, "eps must be > 0 (a DBSCAN radius)"),  # the config's own rule on top
 ])
 def test_values_outside_the_spec_fail_in_one_line(name: str, field: str, value: object, words: str) -> None:
     with pytest.raises(ValueError) as err:

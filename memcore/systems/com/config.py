@@ -44,16 +44,10 @@ class CoMConfig(SystemConfig):
         return bool(self.speaker_boost or self.neighbour_weight or self.word_budget or self.date_style != "dataset")
 
     def validate(self) -> None:
-        """Raise ValueError on an invalid setting."""
+        """Raise ValueError on an invalid setting (each field's range and choices: the field specs)."""
         super().validate()
         if self.K < 1 or not 1 <= self.L <= self.K:
             raise ValueError(f"CoM needs K >= 1 and 1 <= L <= K (got K={self.K}, L={self.L})")
-        if not 0.0 <= self.beta <= 1.0:
-            raise ValueError(f"CoM beta must be in [0, 1], not {self.beta}")
-        if self.max_len < 1:
-            raise ValueError(f"CoM max_len must be >= 1, not {self.max_len}")
-        if self.date_style not in ("dataset", "day"):
-            raise ValueError(f"CoM date_style must be 'dataset' or 'day', not {self.date_style!r}")
 
 
 # The extended (non-paper) query-side mode measured in bench/retrieval_recall.py.

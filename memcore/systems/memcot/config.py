@@ -53,16 +53,3 @@ class MemCoTConfig(SystemConfig):
     fallback: str = query_field("abstain", choices=tuple(FALLBACKS), source="abstain: papers/README.md and the "
                                 "authors' code; empty, never: memcore options",
                                 help="when the full conversation replaces the short-term memory")
-
-    def validate(self) -> None:
-        """Raise ValueError on an invalid setting."""
-        super().validate()
-        if self.J < 2 or self.K < 1 or self.W < 0 or self.W_longmemeval < 0:
-            raise ValueError(f"MemCoT needs J >= 2, K >= 1, W >= 0 (got J={self.J}, K={self.K}, W={self.W})")
-        if self.fallback not in FALLBACKS:
-            raise ValueError(f"MemCoT fallback must be one of {', '.join(FALLBACKS)}, not {self.fallback!r}")
-        for name in ("temperature_perception", "temperature_judge", "temperature_responder"):
-            if not 0.0 <= float(getattr(self, name)) <= 2.0:
-                raise ValueError(f"MemCoT {name} must be in [0, 2], not {getattr(self, name)!r}")
-        if self.judge_retries < 0:
-            raise ValueError(f"MemCoT judge_retries must be >= 0, not {self.judge_retries}")

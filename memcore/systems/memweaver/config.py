@@ -20,7 +20,7 @@ class MemWeaverConfig(SystemConfig):
 
     entity_sim: float = param(0.7, range=(0.0, 1.0), source="papers/README.md (MemWeaver: string similarity >= 0.7)",
                               help="entity resolution: SequenceMatcher ratio to merge with an alias")
-    window: int = param(12, range=(1, None), source="papers/README.md (MemWeaver: windows of 12 turns); Sec. 4.3",
+    window: int = param(12, range=(1, None), source="papers/README.md (MemWeaver: windows of 12 turns)",
                         help="experience window and pending re-cluster size")
     eps: float = param(0.3, range=(0.0, 2.0), source="MemWeaver App. B (DBSCAN); 0.3: papers/README.md",
                        help="DBSCAN eps (cosine distance, > 0)")

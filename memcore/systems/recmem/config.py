@@ -78,20 +78,3 @@ class RecMemConfig(SystemConfig):
         count = int(p["theta_count"] if self.theta_count is None else self.theta_count)
         gate = sim if self.theta_merge is None else float(self.theta_merge)
         return Thresholds(name, sim, count, gate, self.theta_merge is not None)
-
-    def validate(self) -> None:
-        """Raise ValueError on an invalid setting."""
-        super().validate()
-        if self.preset not in PRESET_CHOICES:
-            raise ValueError(f"preset must be one of {', '.join(PRESET_CHOICES)}, not {self.preset!r}")
-        for key in ("theta_sim", "theta_merge"):
-            v = getattr(self, key)
-            if v is not None and not -1.0 <= float(v) <= 1.0:
-                raise ValueError(f"{key} is a cosine similarity in [-1, 1], not {v!r}")
-        if (self.theta_count is not None and int(self.theta_count) < 1) or self.max_episodes < 1:
-            raise ValueError("theta_count and max_episodes must be >= 1")
-        if min(self.k_sub, self.k_epi, self.k_sem) < 0:
-            raise ValueError("retrieval budgets k_sub, k_epi, k_sem must be >= 0")
-        if self.fact_maintenance not in FACT_MAINTENANCE:
-            raise ValueError(f"fact_maintenance must be one of {', '.join(FACT_MAINTENANCE)}, "
-                             f"not {self.fact_maintenance!r}")

@@ -89,11 +89,7 @@ class XMemoryConfig(SystemConfig):
                                      help="Stage II: answer tokens decoded to measure uncertainty")
 
     def validate(self) -> None:
-        """Raise ValueError naming the allowed values of a misspelt option."""
+        """Raise ValueError on an invalid setting (each field's range and choices: the field specs)."""
         super().validate()
-        for name, allowed in (("episode_prompt", ("paper", "shared")), ("episode_vector", ("text", "mean_messages")),
-                              ("semantic_prompt", ("paper", "recmem_typed"))):
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"xmemory {name}={getattr(self, name)!r}: use one of {', '.join(allowed)}")
         if self.sem_eps <= 0:
             raise ValueError(f"xmemory sem_eps must be > 0 (it keeps SemScore's sigma above 0), not {self.sem_eps!r}")
