@@ -16,7 +16,7 @@ from memcore.plugins import SYSTEMS_GROUP, LoadOnce, is_module, load_plugins
 from memcore.systems.base import BaseSystem, MemorySystem, Runtime, SystemConfig
 
 SYSTEMS: dict[str, type[BaseSystem]] = {}
-_INFRA = {"base", "memory"}
+_INFRA = {"base", "memory", "fields", "variants", "protocol", "parts"}
 _once = LoadOnce()
 
 
