@@ -10,10 +10,12 @@ A plugin's pyproject.toml names, per group, an object or a module:
     overlap = "memcore_example.retriever:OVERLAP"          # a Retriever (or a module)
     [project.entry-points."memcore.views"]
     recent_k = "memcore_example.view:VIEW"                 # a SystemView (or a module)
+    [project.entry-points."memcore.metrics"]
+    words = "my_metrics:WORDS"                             # a Metric (or a module; memcore.eval.metric_registry)
 
 Each registry loads its group once, after the built-ins (memcore.systems.load_all, the retriever
-registry, memcore.viz.views.load_views). A plugin that fails to import or to register (an import
-error, a name already taken, an object of the wrong type) is skipped: a `PluginWarning` names the
+registry, memcore.viz.views.load_views, memcore.eval.metric_registry). A plugin that fails to import
+or to register (an import error, a name already taken, an object of the wrong type) is skipped: a `PluginWarning` names the
 plugin, its package and its error, `plugin_errors()` keeps it for the app and the CLI, and every
 other plugin still loads.
 """
@@ -31,7 +33,8 @@ from typing import Any
 SYSTEMS_GROUP = "memcore.systems"
 RETRIEVERS_GROUP = "memcore.retrievers"
 VIEWS_GROUP = "memcore.views"
-GROUPS = (SYSTEMS_GROUP, RETRIEVERS_GROUP, VIEWS_GROUP)
+METRICS_GROUP = "memcore.metrics"
+GROUPS = (SYSTEMS_GROUP, RETRIEVERS_GROUP, VIEWS_GROUP, METRICS_GROUP)
 
 
 class PluginWarning(UserWarning):

@@ -5,13 +5,13 @@ from __future__ import annotations
 import streamlit as st
 
 from memcore.viz.bench import (
-    METRICS,
     accuracy_tokens_scatter,
     category_names,
     category_table,
     count_table,
     excluded_note,
     failure_bars,
+    metric_choices,
     metric_heatmap,
     rounded,
     rows_frame,
@@ -39,7 +39,7 @@ def draw(results: dict) -> None:
                    + (f" · judge: {results['judge'].get('label', '')}" if isinstance(results.get("judge"), dict) else ""))
 
     st.dataframe(rounded(summary_table(results)), hide_index=True)
-    metric = st.selectbox("Metric", [m for m in METRICS], key="bm_metric")
+    metric = st.selectbox("Metric", metric_choices(), key="bm_metric")
     intervals_section(results, metric)
     table = category_table(results, metric)
     st.session_state["bm_table"] = table

@@ -8,10 +8,10 @@ from typing import Any
 import streamlit as st
 
 from memcore.viz.bench_ci import (
-    CI_METRICS,
     citation_content_table,
     disagreement_examples,
     interval_chart,
+    interval_metrics,
     interval_table,
 )
 from memcore.workbench import Workbench
@@ -26,7 +26,7 @@ def intervals_section(results: dict[str, Any], metric: str) -> None:
                "ranking between them is not settled by these questions. 'GOLD': the system's reader picked its "
                "prompt by the question's gold category, an oracle no real question carries (config "
                "category_source; docs/fidelity.md).")
-    shown = metric if metric in CI_METRICS else "f1"
+    shown = metric if metric in interval_metrics() else "f1"
     st.plotly_chart(interval_chart(results, shown), key="bm_ci_chart")
 
 

@@ -13,14 +13,15 @@ from typing import Any
 
 from memcore.eval.cost import cost_usd
 from memcore.eval.diagnostics import locate_missed_evidence, split_evidence
+from memcore.eval.metric_registry import COMPARE, metric_names
 from memcore.eval.scores import row_score
 from memcore.eval.stats import interval, mcnemar, paired_delta
 from memcore.types import Trace
 
-DELTA_SCORES = ("f1", "judge", "evidence_recall", "content_recall", "answer_in_context", "context_tokens")
+COST_SCORES = ("query_tokens", "query_cost_usd")  # read from a row's usage, beside the registered metrics
 Key = tuple[str, str]
 
-__all__ = ["DELTA_SCORES", "compare_runs", "evidence_kept", "flip_detail", "pair_rows", "rank_systems"]
+__all__ = ["COST_SCORES", "compare_runs", "delta_scores", "evidence_kept", "flip_detail", "pair_rows", "rank_systems"]
 
 
 def _key(row: dict) -> Key:
@@ -31,6 +32,12 @@ def pair_rows(a: Iterable[dict], b: Iterable[dict]) -> list[tuple[dict, dict]]:
     """Rows of the same question on both sides, in a's order."""
     by_b = {_key(r): r for r in b}
     return [(r, by_b[_key(r)]) for r in a if _key(r) in by_b]
+
+
+def delta_scores() -> tuple[str, ...]:
+    """What a comparison takes paired deltas of: the registered metrics shown in comparisons (registry
+    order), then query tokens and query cost."""
+    return (*metric_names(COMPARE), *COST_SCORES)
 
 
 def _query_usage(row: dict) -> tuple[int, int]:
@@ -105,7 +112,7 @@ def flip_detail(a: dict, b: dict) -> dict[str, Any]:
 def compare_runs(rows_a: list[dict], rows_b: list[dict], systems: list[str] | None = None,
                  full: Callable[[str, dict], dict] | None = None) -> dict[str, Any]:
     """Run B against run A, per system present in both (or `systems`): overall and per category, the
-    paired deltas (B - A) of DELTA_SCORES, query tokens and query cost (priced models only) with 95% intervals and McNemar's test, and the
+    paired deltas (B - A) of delta_scores() (query cost for priced models only) with 95% intervals and McNemar's test, and the
     flipped questions with both sides' evidence. `full(side, row)` returns a row with its trace
     ("a"/"b"), for the flips only (default: the rows as given)."""
     names = systems or sorted({r["system"] for r in rows_a} & {r["system"] for r in rows_b})
@@ -118,7 +125,7 @@ def compare_runs(rows_a: list[dict], rows_b: list[dict], systems: list[str] | No
         flips = [flip_detail(full("a", x) if full else x, full("b", y) if full else y)
                  for x, y in pairs if x.get("correct") is not None and y.get("correct") is not None
                  and bool(x["correct"]) != bool(y["correct"])]
-        metrics = (*DELTA_SCORES, "query_tokens", "query_cost_usd")
+        metrics = delta_scores()
         out[name] = {"overall": _deltas(pairs, metrics),
                      "categories": {c: {"name": ps[0][0].get("category_name", c), **_deltas(ps, metrics)}
                                     for c, ps in sorted(cats.items())},

@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from memcore.eval.compare import DELTA_SCORES
+from memcore.eval.compare import delta_scores
 
 __all__ = ["comparison_html", "comparison_text", "delta_text", "mcnemar_text", "write_comparison"]
-_COLS = (*DELTA_SCORES, "query_tokens", "query_cost_usd")
 
 
 def _num(v: Any) -> str:
@@ -64,13 +63,14 @@ def comparison_html(report: dict[str, Any]) -> str:
            f"<h1>B: {e(report['b']['label'])} vs A: {e(report['a']['label'])}</h1>",
            "<p>Deltas are B - A over the questions both runs answered, with 95% paired bootstrap intervals; "
            "bold = the interval excludes 0. McNemar: exact binomial test on the flipped verdicts.</p>"]
+    cols = delta_scores()
     for name, s in report["systems"].items():
         out.append(f"<h2>{e(name)}</h2><table><tr><th>category</th><th>n</th>"
-                   + "".join(f"<th>{e(m)}</th>" for m in _COLS) + "<th>McNemar</th></tr>")
+                   + "".join(f"<th>{e(m)}</th>" for m in cols) + "<th>McNemar</th></tr>")
         for key, block in [("overall", s["overall"]), *s["categories"].items()]:
             label = block.get("name", key) if key != "overall" else "overall"
             cells = "".join(f"<td class='{'sep' if (block.get(m) or {}).get('separated') else ''}'>"
-                            f"{e(delta_text(block.get(m)))}</td>" for m in _COLS)
+                            f"{e(delta_text(block.get(m)))}</td>" for m in cols)
             out.append(f"<tr><td>{e(str(label))}</td><td>{block['n']}</td>{cells}<td>{e(mcnemar_text(block['mcnemar']))}</td></tr>")
         out.append(f"</table><h3>Flipped questions ({len(s['flips'])})</h3><table><tr><th>question</th>"
                    "<th>gold</th><th>A</th><th>B</th></tr>")

@@ -2,7 +2,9 @@
 
 A row (`build_row`) is what the runner stores per (system, question): scores, evidence diagnostics,
 failure attribution, usage by stage, latency, the mechanism numbers of its trace and the full
-trace. Aggregates are means over rows, except `n` and the failure columns (counts). Metrics that do
+trace. Which metrics a row, a block, the CSV and the text report carry comes from the metric registry
+(memcore.eval.metric_registry): aggregates are means over rows, except `n` and the counts (failures)
+and the judge's own block fields. Metrics that do
 not apply to a row (no gold evidence, answer never covered, no judge, no embedder) are None in the
 row and left out of that mean. With K judge runs, `judge` is the mean over the runs of each run's
 accuracy and `judge_std` their standard deviation (sample, K - 1); each system also carries its
@@ -19,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from memcore.eval.content import CONTENT_FIELDS, CONTENT_LABELS, content_measures
+from memcore.eval.content import content_measures
 from memcore.eval.cost import Prices, cost_usd
 from memcore.eval.diagnostics import (
     all_evidence_hit,
@@ -30,34 +32,18 @@ from memcore.eval.diagnostics import (
     split_evidence,
 )
 from memcore.eval.fallbacks import answer_fallbacks, fallback_counts
-from memcore.eval.judge import judge_stats
 from memcore.eval.mechanism import question_stats
 from memcore.eval.mechanism import summarize as mechanism_summary
-from memcore.eval.metrics import (
-    METRIC_LABELS,
-    Embeds,
-    bleu1,
-    count_tokens,
-    exact_match,
-    locomo_f1,
-    meteor,
-    rouge_2,
-    similarity,
-)
+from memcore.eval.metric_registry import ANSWERABLE, COUNT, CSV, REPORT, Metric, MetricInput, metrics
+from memcore.eval.metrics import Embeds, count_tokens
 from memcore.eval.scores import CI_LABEL, block_intervals, category_sources, citation_content
 from memcore.types import Answer, Question
 
-CI_CSV = tuple(f"{m}_{b}" for m in ("f1", "judge", "evidence_recall", "content_recall", "answer_in_context")
-               for b in ("lo", "hi", "n"))  # 95% bootstrap interval and n of the main scores (memcore.eval.stats)
 TIMING_KEYS = frozenset({"created", "finished", "wall_seconds", "latency_ms", "latency_ms_p50",
                          "latency_ms_p95", "ts"})
-CSV_FIELDS = ("system", "category", "category_name", "n", "f1", "bleu1", "rouge_2", "meteor", "similarity", "em",
-              "judge", "judge_std", "evidence_recall", "all_evidence_hit", "content_recall", "all_content_hit",
-              "answer_in_context", "answer_token_recall", "coverage_blocks", "coverage_tokens",
-              "context_tokens", *CI_CSV, "retrieval_failures",
-              "reasoning_failures", "construction_tokens", "query_tokens_per_question", "llm_calls",
-              "latency_ms_p50", "latency_ms_p95", "cost_usd", "gold_category_questions", "fallback_answers")
-_BLOCK_CSV = CSV_FIELDS[3:CSV_FIELDS.index("reasoning_failures") + 1]  # per category; the rest per system
+SYSTEM_CSV = ("construction_tokens", "query_tokens_per_question", "llm_calls", "latency_ms_p50", "latency_ms_p95",
+              "cost_usd", "gold_category_questions", "fallback_answers")  # per system, after the block's columns
+_BOUNDS = ("lo", "hi", "n")
 _DIGITS = 6
 CORRECT_RULE = ("a question counts as correct (for failure attribution) when the judge says CORRECT if the "
                 "judge ran, else when the official LoCoMo F1 >= 0.5; category 5 (adversarial) and LongMemEval "
@@ -76,7 +62,8 @@ def build_row(q: Question, ans: Answer, meta: dict, judge: dict | None = None,
     """
     pred, gold = ans.text or "", q.answer
     abstain = str(q.category) == "5" or bool(q.metadata.get("abstention"))
-    f1 = locomo_f1(pred, gold, 5 if abstain else q.category)
+    scores = computed_scores(MetricInput(q, ans, pred, gold, abstain, embedder, turn_texts or {}))
+    f1 = scores["f1"]
     verdict = judge.get("correct") if judge else None
     correct = verdict if verdict is not None else f1 >= 0.5
     items = list({it.id: it for it in ans.trace.items}.values())
@@ -89,10 +76,7 @@ def build_row(q: Question, ans: Answer, meta: dict, judge: dict | None = None,
     return {
         **meta, "conv_id": q.conv_id, "question_id": q.id, "category": q.category,
         "category_name": q.category_name, "question": q.text, "gold": gold, "prediction": pred,
-        "f1": _r(f1), "bleu1": _r(bleu1(pred, gold)), "rouge_2": _r(rouge_2(pred, gold)),
-        "meteor": _r(meteor(pred, gold)),
-        "similarity": _r(similarity(pred, gold, embedder)) if embedder is not None and not abstain else None,
-        "em": exact_match(pred, gold), "judge": verdict, "judge_runs": (judge or {}).get("runs"),
+        **{k: v if isinstance(v, bool) else _r(v) for k, v in scores.items()}, "judge": verdict, "judge_runs": (judge or {}).get("runs"),
         "judge_prompt": (judge or {}).get("prompt", ""), "judge_label": (judge or {}).get("label", ""),
         "judge_reason": (judge or {}).get("reason", ""), "judge_error": (judge or {}).get("error", ""),
         "correct": bool(correct), "evidence": split_evidence(q.evidence), "context_turn_ids": ctx_ids,
@@ -109,10 +93,19 @@ def build_row(q: Question, ans: Answer, meta: dict, judge: dict | None = None,
     }
 
 
+def computed_scores(inp: MetricInput) -> dict[str, float | int | bool | None]:
+    """Every registered metric with a `compute`, in registry order, on one answered question (unrounded);
+    None for a metric that applies to answerable questions only when this one is an abstention question."""
+    return {m.name: None if m.applies == ANSWERABLE and inp.abstain else m.compute(inp)
+            for m in metrics() if m.compute is not None}
+
+
 def metric_labels(embedder: str) -> dict[str, str]:
-    """What each answer metric in the results is (METRIC_LABELS), the similarity naming the run's embedder."""
-    return {**METRIC_LABELS, **CONTENT_LABELS, "similarity": f"{METRIC_LABELS['similarity']}; embedder: {embedder}",
-            "ci": CI_LABEL}
+    """What each metric in the results is (the registry's descriptions), the similarity naming the run's embedder."""
+    labels = {m.name: m.description for m in metrics() if m.description}
+    if "similarity" in labels:
+        labels["similarity"] = f"{labels['similarity']}; embedder: {embedder}"
+    return {**labels, "ci": CI_LABEL}
 
 
 def _r(x: float | None) -> float | None:
@@ -144,33 +137,22 @@ def row_order(row: dict) -> tuple:
     return (row.get("system", ""), _natural(row.get("conv_id", "")), _natural(row.get("question_id", "")))
 
 
+def _aggregate(m: Metric, rows: list[dict]) -> dict[str, Any]:
+    """One metric's fields in a block: its mean (MEAN), its count of true values (COUNT) or its own fields."""
+    if callable(m.aggregate):
+        return m.aggregate(rows)
+    if m.aggregate == COUNT:
+        return {m.name: sum(bool(m.value(r)) for r in rows)}
+    return {m.name: mean(m.value(r) for r in rows)}
+
+
 def metric_block(rows: list[dict], judge: bool) -> dict[str, Any]:
-    """Scores and diagnostics of a group of rows (one system, one category or all)."""
-    fails = [r.get("failure") for r in rows]
-    block: dict[str, Any] = {
-        "n": len(rows),
-        "f1": mean(r["f1"] for r in rows),
-        "bleu1": mean(r["bleu1"] for r in rows),
-        "rouge_2": mean(r.get("rouge_2") for r in rows),
-        "meteor": mean(r.get("meteor") for r in rows),
-        "similarity": mean(r.get("similarity") for r in rows),
-        "em": mean(r["em"] for r in rows),
-    }
-    if judge:
-        block.update(judge_stats(rows))
-    block.update({
-        "evidence_recall": mean(r.get("evidence_recall") for r in rows),
-        "all_evidence_hit": mean(r.get("all_evidence_hit") for r in rows),
-        "coverage_blocks": mean(r.get("coverage_blocks") for r in rows),
-        "coverage_tokens": mean(r.get("coverage_tokens") for r in rows),
-        "coverage_found": mean(r["coverage_blocks"] is not None for r in rows if r.get("coverable", True)),
-        "context_tokens": mean(r.get("context_tokens") for r in rows),
-        **{m: mean(r.get(m) for r in rows) for m in CONTENT_FIELDS},
-        "retrieval_failures": fails.count("retrieval_failure"),
-        "reasoning_failures": fails.count("reasoning_failure"),
-        "no_evidence_failures": fails.count("no_evidence"),
-        "ci": block_intervals(rows, judge),  # {metric: {"lo", "hi", "n"}}: 95% bootstrap over questions
-    })
+    """Scores and diagnostics of a group of rows (one system, one category or all): n, each registered
+    metric's aggregate (the judge's only when it ran) and their 95% bootstrap intervals (`ci`)."""
+    block: dict[str, Any] = {"n": len(rows)}
+    for m in metrics(judge=judge):
+        block.update(_aggregate(m, rows))
+    block["ci"] = block_intervals(rows, judge)  # {metric: {"lo", "hi", "n"}}: 95% bootstrap over questions
     return block
 
 
@@ -268,18 +250,29 @@ def aggregate(rows: list[dict], construction: dict[str, dict] | None = None, *, 
                               prices=prices, name=s) for s, rs in by_sys.items()}
 
 
+def csv_fields() -> tuple[str, ...]:
+    """The CSV's columns: system, category, n; each metric's block fields (registry order); the 95% interval
+    (lo, hi, n) of the headline metrics; the counts (failures); then the per-system figures (SYSTEM_CSV)."""
+    ms = metrics(CSV)
+    scores = [f for m in ms if m.aggregate != COUNT for f in (m.name, *m.extra)]
+    ci = [f"{m.name}_{b}" for m in ms if m.headline for b in _BOUNDS]
+    counts = [m.name for m in ms if m.aggregate == COUNT]
+    return ("system", "category", "category_name", "n", *scores, *ci, *counts, *SYSTEM_CSV)
+
+
 def csv_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
-    """One CSV row per system x category, plus an "overall" row per system."""
-    out = []
+    """One CSV row per system x category, plus an "overall" row per system (columns: csv_fields())."""
+    intervals = {f"{m.name}_{b}": (m.name, b) for m in metrics() if m.headline for b in _BOUNDS}
+    fields, out = csv_fields()[3:], []
     for name, s in results["systems"].items():
         groups = [(k, v.get("name", k), v) for k, v in s["categories"].items()]
         groups.append(("overall", "overall", s["overall"]))
         for key, label, block in groups:
-            row = {"system": name, "category": key, "category_name": label}
-            row.update({f: block.get(f) for f in _BLOCK_CSV})
-            row.update({f: (block.get("ci") or {}).get(f.rsplit("_", 1)[0], {}).get(f.rsplit("_", 1)[1])
-                        for f in CI_CSV})
-            row.update({f: s.get(f) for f in CSV_FIELDS[len(_BLOCK_CSV) + 3:]})
+            ci = block.get("ci") or {}
+            row: dict[str, Any] = {"system": name, "category": key, "category_name": label}
+            for f in fields:
+                row[f] = s.get(f) if f in SYSTEM_CSV else block.get(f) if f not in intervals else \
+                    ci.get(intervals[f][0], {}).get(intervals[f][1])
             out.append(row)
     return out
 
@@ -291,7 +284,7 @@ def write_results(results: dict[str, Any], path: str | Path) -> tuple[Path, Path
     jpath.write_text(json.dumps(results, indent=2, default=str), encoding="utf-8")
     cpath = jpath.with_suffix(".csv")
     with cpath.open("w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=list(CSV_FIELDS))
+        w = csv.DictWriter(f, fieldnames=list(csv_fields()))
         w.writeheader()
         w.writerows(csv_rows(results))
     return jpath, cpath
@@ -332,21 +325,28 @@ def _ci(row: dict, metric: str) -> str:
     return text + (f" n={n}" if n is not None and n != row.get("n") else "")
 
 
+def _cell(row: dict, m: Metric, runs: int) -> Any:
+    """A metric's cell of the text report: headline metrics with their interval; a judge metric with the std
+    over its runs (its first extra field) when it ran more than once."""
+    text = _ci(row, m.name) if m.headline else row.get(m.name)
+    if m.needs_judge and m.extra and runs > 1:
+        text = f"{_fmt(text)}+-{_fmt(row.get(m.extra[0]))}"
+    return text
+
+
 def format_table(results: dict[str, Any]) -> str:
-    """A plain-text table: system x category with f1, rouge-2, meteor, similarity, judge (+- std over runs),
-    evidence recall, context, construction and query tokens, p50 latency; then the mechanism statistics."""
+    """A plain-text table: system x category with n, the registry's report metrics (f1, rouge-2, meteor,
+    similarity, judge (+- std over runs), citation and content recall, answer in context, context tokens, and
+    any metric registered to show there), construction and query tokens, p50 latency; then the mechanism
+    statistics."""
     judge = results.get("judge", {}).get("enabled", False)
     runs = results.get("judge", {}).get("runs", 1) or 1
-    head = ["system", "cat", "n", "f1 [95% CI]", "rouge2", "meteor", "sim"] + (["judge [95% CI]"] if judge else []) + \
-        ["cite_recall", "content_recall", "ans_in_ctx", "ctx_tok", "constr_tok", "q_tok/q", "p50_ms"]
+    shown = metrics(REPORT, judge=judge)
+    head = ["system", "cat", "n", *[m.column for m in shown], "constr_tok", "q_tok/q", "p50_ms"]
     lines = [head]
     for row in csv_rows(results):
-        jcol = _ci(row, "judge") + (f"+-{_fmt(row['judge_std'])}" if runs > 1 else "")
-        vals = [row["system"], row["category"], row["n"], _ci(row, "f1"), row["rouge_2"], row["meteor"],
-                row["similarity"]] + ([jcol] if judge else []) + \
-            [_ci(row, "evidence_recall"), _ci(row, "content_recall"), _ci(row, "answer_in_context"),
-             row["context_tokens"], row["construction_tokens"], row["query_tokens_per_question"],
-             row["latency_ms_p50"]]
+        vals = [row["system"], row["category"], row["n"], *[_cell(row, m, runs) for m in shown],
+                row["construction_tokens"], row["query_tokens_per_question"], row["latency_ms_p50"]]
         lines.append([_fmt(v) for v in vals])
     widths = [max(len(str(r[i])) for r in lines) for i in range(len(head))]
     table = "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in lines)

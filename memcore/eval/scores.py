@@ -1,8 +1,8 @@
 """Per-question scores read from result rows, their intervals, and where citation and content disagree.
 
-`SCORES` names every per-question score that results average (a metric registry can take this list
-over); `row_score` reads one from a row, `block_intervals` gives each its 95% bootstrap interval and n
-(memcore.eval.stats) for a group of rows.
+The scores are the registered metrics (memcore.eval.metric_registry); `interval_scores` names those
+that carry a 95% bootstrap interval, `row_score` reads one from a row, `block_intervals` gives each its
+interval and n (memcore.eval.stats) for a group of rows.
 """
 
 from __future__ import annotations
@@ -11,31 +11,36 @@ from collections.abc import Iterable
 from typing import Any
 
 from memcore.eval.diagnostics import split_evidence
+from memcore.eval.metric_registry import get_metric, metrics
 from memcore.eval.stats import N_RESAMPLES, SEED, intervals
 
-SCORES = ("f1", "bleu1", "rouge_2", "meteor", "similarity", "em", "judge", "evidence_recall", "all_evidence_hit",
-          "content_recall", "all_content_hit", "answer_in_context", "answer_token_recall", "context_tokens")
-BOUNDED = frozenset(SCORES) - {"context_tokens"}  # scores in [0, 1]
 CI_LABEL = (f"95% percentile bootstrap interval of the mean over questions ({N_RESAMPLES} resamples, seed {SEED}); "
             "n = questions that have the score")
 
-__all__ = ["BOUNDED", "CI_LABEL", "SCORES", "block_intervals", "category_sources", "citation_content", "row_score"]
+__all__ = ["CI_LABEL", "block_intervals", "category_sources", "citation_content", "interval_scores", "row_score"]
+
+
+def interval_scores(judge: bool = True) -> tuple[str, ...]:
+    """The registered metrics with a bootstrap interval, in registry order (the judge's only when it ran)."""
+    return tuple(m.name for m in metrics(judge=judge) if m.interval)
 
 
 def row_score(row: dict, metric: str) -> float | None:
-    """One row's value of a score (booleans as 0/1; the judge as the mean over its K runs); None if absent."""
-    if metric == "judge":
-        runs = [v for v in (row.get("judge_runs") or [row.get("judge")]) if v is not None]
-        return sum(map(float, runs)) / len(runs) if runs else None
+    """One row's value of a score (booleans as 0/1; the judge as the mean over its K runs); None if absent.
+    A name the registry does not hold is read as the row's field."""
+    m = get_metric(metric)
+    if m is not None:
+        return m.score(row)
     v = row.get(metric)
     return None if v is None else float(v)
 
 
-def block_intervals(rows: list[dict], judge: bool, metrics: Iterable[str] = SCORES) -> dict[str, dict[str, Any]]:
-    """{metric: {"lo", "hi", "n"}} for a group of rows: 95% bootstrap intervals over its questions, n the
-    questions that have the score (the judge only when it ran)."""
-    wanted = [m for m in metrics if judge or m != "judge"]
-    return intervals({m: [row_score(r, m) for r in rows] for m in wanted})
+def block_intervals(rows: list[dict], judge: bool, names: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
+    """{metric: {"lo", "hi", "n"}} for a group of rows: 95% bootstrap intervals over its questions of the
+    metrics `names` (default: interval_scores()), n the questions that have the score (the judge only when it ran)."""
+    wanted = [n for n in (interval_scores() if names is None else names)
+              if judge or not getattr(get_metric(n), "needs_judge", False)]
+    return intervals({n: [row_score(r, n) for r in rows] for n in wanted})
 
 
 def citation_content(rows: list[dict], examples: int = 5) -> dict[str, Any]:

@@ -1,4 +1,7 @@
-"""Benchmark views over a results JSON (memcore.eval.report): tables, accuracy vs tokens, failures."""
+"""Benchmark views over a results JSON (memcore.eval.report): tables, accuracy vs tokens, failures.
+
+Which metrics the tables and the metric picker offer comes from the metric registry
+(memcore.eval.metric_registry): a registered metric appears here without editing this module."""
 
 from __future__ import annotations
 
@@ -7,19 +10,28 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from memcore.eval.metric_registry import CHART, ROWS, SUMMARY, get_metric, metric_names, metrics
 from memcore.types import CATEGORY_NAMES
 from memcore.viz.labels import label_annotations, place_labels
 from memcore.viz.safe import esc
 from memcore.viz.theme import HIT, MISS, style
 from memcore.viz.views import system_color
 
-METRICS = ("f1", "judge", "bleu1", "rouge_2", "meteor", "similarity", "em", "evidence_recall", "all_evidence_hit",
-           "content_recall", "all_content_hit", "answer_in_context",
-           "coverage_blocks",
-           "coverage_tokens", "context_tokens", "retrieval_failures", "reasoning_failures", "n")
-SUMMARY = ("construction_tokens", "query_tokens_per_question", "llm_calls", "latency_ms_p50", "cost_usd")
-ROW_COLUMNS = ["system", "conv_id", "question_id", "category", "question", "gold", "answer", "f1", "judge",
-               "evidence_recall", "failure", "fallback"]
+SYSTEM_FIGURES = ("construction_tokens", "query_tokens_per_question", "llm_calls", "latency_ms_p50", "cost_usd")
+
+
+def metric_choices() -> list[str]:
+    """The Benchmark page's metric picker: the registered metrics shown in charts, the headline ones (with
+    intervals: F1, judge, citation and content recall, answer in context) first, then the rest in registry
+    order, then n."""
+    shown = metrics(CHART)
+    return [m.name for m in shown if m.headline] + [m.name for m in shown if not m.headline] + ["n"]
+
+
+def row_columns() -> list[str]:
+    """Columns of the drill-down's per-question rows: ids, texts, the registry's row metrics, failure, fallback."""
+    return ["system", "conv_id", "question_id", "category", "question", "gold", "answer", *metric_names(ROWS),
+            "failure", "fallback"]
 
 
 def systems_of(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -69,13 +81,12 @@ def category_table(results: dict[str, Any], metric: str = "f1") -> pd.DataFrame:
 
 def summary_table(results: dict[str, Any]) -> pd.DataFrame:
     """One row per system: overall scores and cost figures."""
+    cols = ["n", *metric_names(SUMMARY)]
     rows = []
     for sysname, s in systems_of(results).items():
         o = s.get("overall") or {}
-        rows.append({"system": sysname, **{m: o.get(m) for m in ("n", "f1", "judge", "evidence_recall",
-                                                                   "context_tokens")},
-                     **{k: s.get(k) for k in SUMMARY}})
-    return pd.DataFrame(rows, columns=["system", "n", "f1", "judge", "evidence_recall", "context_tokens", *SUMMARY])
+        rows.append({"system": sysname, **{m: o.get(m) for m in cols}, **{k: s.get(k) for k in SYSTEM_FIGURES}})
+    return pd.DataFrame(rows, columns=["system", *cols, *SYSTEM_FIGURES])
 
 
 def rounded(df: pd.DataFrame) -> pd.DataFrame:
@@ -104,7 +115,8 @@ def accuracy_tokens_scatter(results: dict[str, Any], accuracy: str = "f1",
         y = (s.get("overall") or {}).get(accuracy)
         if x is not None and y is not None:
             points.append((sysname, max(float(x), 1.0), float(y)))
-    bounded = accuracy in ("f1", "judge", "bleu1", "em")
+    metric = get_metric(accuracy)
+    bounded = metric is not None and metric.bounded  # scores in [0, 1]: the full range shown
     fig = go.Figure()
     if points:
         lx = [math.log10(x) for _, x, _ in points]
@@ -185,7 +197,9 @@ def metric_heatmap(table: pd.DataFrame, metric: str, counts: pd.DataFrame | None
     if counts is not None and len(table):
         n = counts.set_index("system").reindex(list(table["system"]))[cols].to_numpy()
         n = [["" if v is None or v != v else f"{int(v)}" for v in row] for row in n]
-    fmt = "%{z:.3f}" if metric not in ("n", "context_tokens", "retrieval_failures", "reasoning_failures") else "%{z:,.0f}"
+    m = get_metric(metric)
+    digits = 0 if metric == "n" else m.digits if m is not None else 3
+    fmt = f"%{{z:.{digits}f}}" if digits else "%{z:,.0f}"
     # the counts ride in `text`: plotly.js heatmaps fill %{text} in texttemplate but draw "-" for %{customdata}
     fig = go.Figure(go.Heatmap(z=z, x=[esc(c) for c in cols], y=[esc(s) for s in table["system"]], text=n,
                                colorscale=[[0, "#F8DCCB"], [1, HIT]], showscale=False,
@@ -197,6 +211,7 @@ def metric_heatmap(table: pd.DataFrame, metric: str, counts: pd.DataFrame | None
 
 def rows_frame(rows: list[dict[str, Any]], system: str | None = None, category: str | None = None) -> pd.DataFrame:
     """Per-question rows of a run, filtered to one system and category (a drill-down from a table cell)."""
+    scores = metric_names(ROWS)
     out = []
     for r in rows:
         if system and r.get("system") != system:
@@ -206,6 +221,6 @@ def rows_frame(rows: list[dict[str, Any]], system: str | None = None, category: 
         out.append({"system": r.get("system"), "conv_id": r.get("conv_id"), "question_id": r.get("question_id"),
                     "category": r.get("category_name", r.get("category")), "question": r.get("question", ""),
                     "gold": r.get("gold", r.get("gold_answer", "")), "answer": r.get("answer", r.get("prediction", "")),
-                    "f1": r.get("f1"), "judge": r.get("judge"), "evidence_recall": r.get("evidence_recall"),
+                    **{m: r.get(m) for m in scores},
                     "failure": r.get("failure"), "fallback": ", ".join(r.get("fallbacks") or [])})
-    return pd.DataFrame(out, columns=ROW_COLUMNS)
+    return pd.DataFrame(out, columns=row_columns())

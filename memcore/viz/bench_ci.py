@@ -1,5 +1,6 @@
 """Benchmark views of uncertainty and content: scores with 95% intervals and n, error-bar charts, ties
-the intervals do not separate, and where citation and content measures disagree (results JSON input)."""
+the intervals do not separate, and where citation and content measures disagree (results JSON input). The metrics come from the metric
+registry (memcore.eval.metric_registry): its headline metrics make the interval table."""
 
 from __future__ import annotations
 
@@ -8,18 +9,19 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from memcore.eval.metric_registry import metrics
 from memcore.viz.bench import category_names, systems_of
 from memcore.viz.safe import esc
 from memcore.viz.theme import style
 from memcore.viz.views import system_color
 
-CI_METRICS = ("f1", "judge", "evidence_recall", "content_recall", "answer_in_context", "all_evidence_hit",
-              "all_content_hit", "bleu1", "rouge_2", "meteor", "similarity", "em", "answer_token_recall")
-TABLE = (("f1", "F1"), ("judge", "judge"), ("evidence_recall", "citation recall"),
-         ("content_recall", "content recall"), ("answer_in_context", "answer in context"))
-
-__all__ = ["CI_METRICS", "ci_cell", "citation_content_table", "disagreement_examples", "interval_chart",
+__all__ = ["ci_cell", "interval_metrics", "citation_content_table", "disagreement_examples", "interval_chart",
            "interval_table"]
+
+
+def interval_metrics() -> tuple[str, ...]:
+    """The metrics the interval chart can draw: registered, bounded, with a bootstrap interval."""
+    return tuple(m.name for m in metrics() if m.interval and m.bounds is not None)
 
 
 def ci_cell(block: dict[str, Any], metric: str) -> str:
@@ -58,6 +60,7 @@ def interval_table(results: dict[str, Any]) -> pd.DataFrame:
     order = [r["system"] for r in results.get("ranking") or []]
     systems = systems_of(results)
     names = [s for s in order if s in systems] + [s for s in systems if s not in order]
+    table = [m for m in metrics() if m.headline]
     rows = []
     for name in names:
         o = systems[name].get("overall") or {}
@@ -65,9 +68,9 @@ def interval_table(results: dict[str, Any]) -> pd.DataFrame:
         rows.append({"system": name, f"rank by {metric}": ties.get(name, ""),
                      "category labels": f"GOLD ({gold} questions)" if gold else "",
                      "fallback answers": _fallbacks(systems[name]),
-                     **{label: ci_cell(o, m) for m, label in TABLE if m != "judge" or o.get("judge") is not None}})
-    cols = ["system", f"rank by {metric}", "category labels", "fallback answers", *[label for m, label in TABLE
-                                             if any(label in r for r in rows)]]
+                     **{m.label: ci_cell(o, m.name) for m in table if not m.needs_judge or o.get(m.name) is not None}})
+    cols = ["system", f"rank by {metric}", "category labels", "fallback answers",
+            *[m.label for m in table if any(m.label in r for r in rows)]]
     return pd.DataFrame(rows, columns=cols)
 
 

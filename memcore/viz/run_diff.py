@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from memcore.eval.compare import delta_scores
 from memcore.eval.compare_export import delta_text, mcnemar_text
 
 __all__ = ["delta_frame", "flip_sides", "flips_frame"]
@@ -18,8 +19,7 @@ def delta_frame(system: dict[str, Any]) -> pd.DataFrame:
     for key, block in [("overall", system["overall"]), *system["categories"].items()]:
         row: dict[str, Any] = {"category": "overall" if key == "overall" else str(block.get("name", key)),
                                "n": block["n"]}
-        for m in ("f1", "judge", "evidence_recall", "content_recall", "answer_in_context", "context_tokens",
-                  "query_tokens", "query_cost_usd"):
+        for m in delta_scores():
             if block.get(m):
                 row[f"Δ {m}"] = delta_text(block[m])
         row["McNemar"] = mcnemar_text(block["mcnemar"])

@@ -1,0 +1,95 @@
+"""memcore's own metrics, registered in the order results and the CSV list them (memcore.eval.metric_registry).
+
+Answer metrics are computed here per question (memcore.eval.metrics); the judge's verdicts, the evidence
+diagnostics (memcore.eval.diagnostics) and the content measures (memcore.eval.content) are written by the
+row builder (memcore.eval.report.build_row), which computes each group together; they are declared here
+for aggregation, intervals and display. Which questions each applies to is as computed: the LoCoMo F1
+applies to all, with category 5 and LongMemEval abstention questions scored by the abstention rule
+(memcore.eval.metrics.locomo_f1); embedding similarity, coverage and answer in context to answerable
+questions only; the judge to all (its prompt picks the abstention rule).
+"""
+
+from __future__ import annotations
+
+from memcore.eval.content import CONTENT_LABELS
+from memcore.eval.judge import judge_stats
+from memcore.eval.metric_registry import (
+    ANSWERABLE,
+    CHART,
+    COMPARE,
+    COUNT,
+    CSV,
+    PLACES,
+    REPORT,
+    SUMMARY,
+    Metric,
+    MetricInput,
+    register_metric,
+)
+from memcore.eval.metrics import METRIC_LABELS, bleu1, exact_match, locomo_f1, meteor, rouge_2, similarity
+
+__all__ = ["BUILTIN"]
+
+
+def _f1(m: MetricInput) -> float:
+    return locomo_f1(m.prediction, m.gold, 5 if m.abstain else m.question.category)
+
+
+def _similarity(m: MetricInput) -> float | None:
+    return similarity(m.prediction, m.gold, m.embedder) if m.embedder is not None else None
+
+
+def _judge_score(row: dict) -> float | None:
+    """The judge as the mean over its K runs (booleans 0/1), None when no run gave a verdict."""
+    runs = [v for v in (row.get("judge_runs") or [row.get("judge")]) if v is not None]
+    return sum(map(float, runs)) / len(runs) if runs else None
+
+
+def _coverage_found(row: dict) -> bool | None:
+    return row.get("coverage_blocks") is not None if row.get("coverable", True) else None
+
+
+def _failure(kind: str, name: str, show: frozenset[str]) -> Metric:
+    """Wrong answers of one failure kind (memcore.eval.diagnostics.attribute_failure), counted."""
+    return Metric(name, name.replace("_", " "), read=lambda r: r.get("failure") == kind, aggregate=COUNT,
+                  bounds=None, higher_better=False, interval=False, digits=0, show=show)
+
+
+_SCORES = frozenset({CSV, CHART})  # shown in the CSV and on the Benchmark's metric picker only
+_MAIN = frozenset({CSV, REPORT, CHART, COMPARE})
+BUILTIN: tuple[Metric, ...] = (
+    Metric("f1", "F1", _f1, headline=True, column="f1 [95% CI]", description=METRIC_LABELS["f1"], show=PLACES),
+    Metric("bleu1", "BLEU-1", lambda m: bleu1(m.prediction, m.gold), description=METRIC_LABELS["bleu1"],
+           show=_SCORES),
+    Metric("rouge_2", "ROUGE-2", lambda m: rouge_2(m.prediction, m.gold), column="rouge2",
+           description=METRIC_LABELS["rouge_2"], show=_SCORES | {REPORT}),
+    Metric("meteor", "METEOR", lambda m: meteor(m.prediction, m.gold), description=METRIC_LABELS["meteor"],
+           show=_SCORES | {REPORT}),
+    Metric("similarity", "embedding similarity", _similarity, bounds=(-1.0, 1.0), applies=ANSWERABLE, column="sim",
+           description=METRIC_LABELS["similarity"], show=_SCORES | {REPORT}),
+    Metric("em", "exact match", lambda m: exact_match(m.prediction, m.gold), show=_SCORES),
+    Metric("judge", "judge", read=_judge_score, aggregate=judge_stats, headline=True, needs_judge=True,
+           extra=("judge_std",), column="judge [95% CI]", show=PLACES),
+    Metric("evidence_recall", "citation recall", headline=True, column="cite_recall", show=PLACES),
+    Metric("all_evidence_hit", "all evidence cited", show=_SCORES),
+    Metric("content_recall", "content recall", headline=True, description=CONTENT_LABELS["content_recall"],
+           show=_MAIN),
+    Metric("all_content_hit", "all evidence content", show=_SCORES),
+    Metric("answer_in_context", "answer in context", headline=True, column="ans_in_ctx",
+           description=CONTENT_LABELS["answer_in_context"], show=_MAIN),
+    Metric("answer_token_recall", "answer token recall", show=frozenset({CSV})),
+    Metric("coverage_blocks", "coverage blocks", applies=ANSWERABLE, bounds=None, higher_better=False,
+           interval=False, show=_SCORES),
+    Metric("coverage_tokens", "coverage tokens", applies=ANSWERABLE, bounds=None, higher_better=False,
+           interval=False, show=_SCORES),
+    Metric("coverage_found", "coverage found", read=_coverage_found, applies=ANSWERABLE, interval=False,
+           show=frozenset()),
+    Metric("context_tokens", "context tokens", bounds=None, higher_better=False, column="ctx_tok", digits=0,
+           show=frozenset({CSV, REPORT, CHART, SUMMARY, COMPARE})),
+    _failure("retrieval_failure", "retrieval_failures", frozenset({CSV, CHART})),
+    _failure("reasoning_failure", "reasoning_failures", frozenset({CSV, CHART})),
+    _failure("no_evidence", "no_evidence_failures", frozenset()),
+)
+
+for _m in BUILTIN:
+    register_metric(_m)
