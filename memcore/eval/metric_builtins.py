@@ -1,4 +1,5 @@
-"""memcore's own metrics, registered in the order results and the CSV list them (memcore.eval.metric_registry).
+"""memcore's own metrics, in the order results and the CSV list them: the metric registry
+(memcore.eval.metric_registry) registers `BUILTIN` first, before any plugin.
 
 Answer metrics are computed here per question (memcore.eval.metrics); the judge's verdicts, the evidence
 diagnostics (memcore.eval.diagnostics) and the content measures (memcore.eval.content) are written by the
@@ -24,7 +25,6 @@ from memcore.eval.metric_registry import (
     SUMMARY,
     Metric,
     MetricInput,
-    register_metric,
 )
 from memcore.eval.metrics import METRIC_LABELS, bleu1, exact_match, locomo_f1, meteor, rouge_2, similarity
 
@@ -90,6 +90,3 @@ BUILTIN: tuple[Metric, ...] = (
     _failure("reasoning_failure", "reasoning_failures", frozenset({CSV, CHART})),
     _failure("no_evidence", "no_evidence_failures", frozenset()),
 )
-
-for _m in BUILTIN:
-    register_metric(_m)

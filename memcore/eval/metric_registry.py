@@ -140,9 +140,10 @@ def _accept(obj: object) -> None:
 
 
 def _load() -> None:
-    """The built-in metrics (imported by name: that module registers them), then the installed plugins'."""
+    """The built-in metrics (their module imported by name: it imports this one), then the installed plugins'."""
     def load() -> None:
-        importlib.import_module("memcore.eval.metric_builtins")
+        for metric in importlib.import_module("memcore.eval.metric_builtins").BUILTIN:
+            register_metric(metric)
         load_plugins(METRICS_GROUP, _accept)
 
     _once(load)

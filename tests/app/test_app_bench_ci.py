@@ -25,3 +25,24 @@ def test_benchmark_shows_intervals_ties_and_content_disagreements(app_env):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert "**b · c1\\:q0**" in [m.value for m in at.markdown]  # the example opened its question
+
+
+def test_a_registered_metric_is_offered_and_drawn_on_the_benchmark_page(app_env):
+    """A metric registered once (the toy of tests/eval/test_metric_registry.py) is in the page's metric picker;
+    picking it draws its heatmap by category and its interval chart."""
+    from memcore.eval.metric_registry import register_metric, unregister_metric
+    from tests.eval.test_metric_registry import ROWS_A, ROWS_B, TOY, _results, _rows
+
+    register_metric(TOY)
+    try:
+        rows = _rows("a", ROWS_A) + _rows("b", ROWS_B)
+        at = benchmark_with(app_env, {**_results(rows), "rows": rows})
+        assert not at.exception and not at.error, [e.value for e in at.exception]
+        assert TOY.name in at.selectbox(key="bm_metric").options
+        at.selectbox(key="bm_metric").set_value(TOY.name).run()
+        assert not at.exception, [e.value for e in at.exception]
+        titles = [c.proto.spec for c in at.get("plotly_chart")]
+        assert any(f"{TOY.name} by category" in s for s in titles)
+        assert any(f"{TOY.name} with 95% intervals" in s for s in titles)
+    finally:
+        unregister_metric(TOY.name)
