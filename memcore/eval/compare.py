@@ -13,7 +13,7 @@ from typing import Any
 
 from memcore.eval.cost import cost_usd
 from memcore.eval.diagnostics import locate_missed_evidence, split_evidence
-from memcore.eval.metric_registry import COMPARE, metric_names
+from memcore.eval.metric_registry import COMPARE, get_metric, metric_names
 from memcore.eval.scores import row_score
 from memcore.eval.stats import interval, mcnemar, paired_delta
 from memcore.types import Trace
@@ -64,8 +64,9 @@ def _deltas(pairs: list[tuple[dict, dict]], metrics: Iterable[str]) -> dict[str,
 
 
 def rank_systems(rows: list[dict], metric: str = "f1") -> list[dict[str, Any]]:
-    """Systems of one run by mean `metric`, best first, each with its interval and n, and the paired
-    difference to the best system on their common questions; `tied_with_best` when that interval holds 0."""
+    """Systems of one run by mean `metric`, best first (highest, or lowest for a metric the registry marks
+    lower-is-better), each with its interval and n, and the paired difference to the best system on their
+    common questions; `tied_with_best` when that interval holds 0."""
     by_sys: dict[str, list[dict]] = {}
     for r in rows:
         by_sys.setdefault(r["system"], []).append(r)
@@ -75,7 +76,8 @@ def rank_systems(rows: list[dict], metric: str = "f1") -> list[dict[str, Any]]:
         if iv["mean"] is not None:
             scored.append({"system": name, "metric": metric, "score": iv["mean"], "lo": iv["lo"], "hi": iv["hi"],
                            "n": iv["n"]})
-    scored.sort(key=lambda s: (-s["score"], s["system"]))
+    sign = -1 if getattr(get_metric(metric), "higher_better", True) else 1
+    scored.sort(key=lambda s: (sign * s["score"], s["system"]))
     if not scored:
         return []
     best = by_sys[scored[0]["system"]]

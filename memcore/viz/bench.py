@@ -189,7 +189,8 @@ def failure_bars(results: dict[str, Any], category: str | None = None) -> go.Fig
 
 
 def metric_heatmap(table: pd.DataFrame, metric: str, counts: pd.DataFrame | None = None) -> go.Figure:
-    """The systems x categories table as a heatmap (higher = greener); each cell shows n when `counts`
+    """The systems x categories table as a heatmap (better = greener: higher, or lower for a metric the
+    registry marks lower-is-better, e.g. failures, context tokens); each cell shows n when `counts`
     (count_table) is given."""
     cols = [c for c in table.columns if c != "system"]
     z = table[cols].astype(float).to_numpy() if len(table) else [[]]
@@ -200,9 +201,10 @@ def metric_heatmap(table: pd.DataFrame, metric: str, counts: pd.DataFrame | None
     m = get_metric(metric)
     digits = 0 if metric == "n" else m.digits if m is not None else 3
     fmt = f"%{{z:.{digits}f}}" if digits else "%{z:,.0f}"
+    scale = [[0, "#F8DCCB"], [1, HIT]] if m is None or m.higher_better else [[0, HIT], [1, "#F8DCCB"]]
     # the counts ride in `text`: plotly.js heatmaps fill %{text} in texttemplate but draw "-" for %{customdata}
     fig = go.Figure(go.Heatmap(z=z, x=[esc(c) for c in cols], y=[esc(s) for s in table["system"]], text=n,
-                               colorscale=[[0, "#F8DCCB"], [1, HIT]], showscale=False,
+                               colorscale=scale, showscale=False,
                                texttemplate=fmt + ("<br>n=%{text}" if n is not None else ""),
                                hovertemplate="%{y} · %{x}: " + fmt + (" (n=%{text})" if n is not None else "")
                                + "<extra></extra>"))

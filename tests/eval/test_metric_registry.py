@@ -147,3 +147,17 @@ def test_an_installed_package_adds_a_metric_through_the_entry_point_group(monkey
     assert names[0] == "f1" and names[-1] == "plugin_len"  # after the built-ins
     assert [w.category for w in caught] == [PluginWarning] and "os:sep" in str(caught[0].message)
     assert _rows("a", ROWS_A)[0]["plugin_len"] == len("7 May 2023")
+
+
+def test_direction_decides_greener_cells_and_the_best_system() -> None:
+    from memcore.eval.compare import rank_systems
+
+    res = _results(_rows("a", ROWS_A) + _rows("b", ROWS_B))
+    f1 = metric_heatmap(category_table(res, "f1"), "f1").data[0].colorscale
+    fails = metric_heatmap(category_table(res, "retrieval_failures"), "retrieval_failures").data[0].colorscale
+    assert f1[-1][1] == fails[0][1] and f1[0][1] == fails[-1][1]  # fewer failures is the green end
+    rows = _rows("a", ROWS_A) + _rows("b", ROWS_B)
+    for r in rows:
+        r["context_tokens"] = 100 if r["system"] == "a" else 50
+    assert [s["system"] for s in rank_systems(rows, "context_tokens")] == ["b", "a"]  # fewer tokens ranks first
+    assert [s["system"] for s in rank_systems(rows, "f1")][0] == "b"
