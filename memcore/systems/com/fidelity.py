@@ -7,7 +7,7 @@ from memcore.systems.parts import Fidelity, FidelityRow
 FIDELITY = Fidelity("CoM", (
     FidelityRow('Memory construction',
                 'raw turns as nodes (text, time, speaker, embedding), no LLM',
-                'the shared `turns` table; systems/com/__init__.py on_turn',
+                'the shared turns table; systems/com/__init__.py on_turn',
                 'faithful'),
     FidelityRow('Candidate pool',
                 'K = 20 by cosine (Sec. 4.1: k = 20)',

@@ -67,7 +67,7 @@ FIDELITY = Fidelity("MemCoT", (
                 'faithful (papers/README.md)'),
     FidelityRow('No new query after the retries',
                 'no such case in the paper (the code asserts)',
-                'the responder reads the short-term memory; `stop_reason` says so',
+                'the responder reads the short-term memory; trace `structure.stop_reason` says so',
                 'our reading'),
     FidelityRow('Full-conversation fallback',
                 'papers/README.md: "if the loop ends without an answer, fall back to answering from the full'

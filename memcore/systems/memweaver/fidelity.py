@@ -86,11 +86,11 @@ FIDELITY = Fidelity("MemWeaver", (
     FidelityRow('Which choices built and searched a memory',
                 '-',
                 'trace `structure.fidelity`',
-                'says "paper" or "option: ..." per choice'),
+                'memcore addition: says "paper" or "option: ..." per choice'),
     FidelityRow('Reader',
                 'category-specific answer prompts (App. B)',
                 'see "Reader prompts"',
-                '-'),
+                'faithful except category 5 (deviation): see "Reader prompts"'),
     FidelityRow('Category that picks the reader prompt',
                 'the question\'s LoCoMo category (App. B: "category-specific answer prompts are used at '
          'inference time"); in the papers\' code, the dataset\'s gold label',

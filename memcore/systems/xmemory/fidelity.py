@@ -119,5 +119,5 @@ FIDELITY = Fidelity("xMemory", (
     FidelityRow('Which choices built a memory',
                 '-',
                 'trace `structure.fidelity`',
-                'says "paper" or "option: ..." per construction choice'),
+                'memcore addition: says "paper" or "option: ..." per construction choice'),
 ))
