@@ -17,6 +17,7 @@ from memcore.llm.ledger import UsageLedger, by_stage
 from memcore.llm.roles.readers import Reader, reader_for, uses_category
 from memcore.store import LanceStore
 from memcore.systems.memory import WorkingMemory
+from memcore.systems.parts import Fidelity, Mechanism
 from memcore.systems.protocol import Batch, SystemConfig, memory_space
 from memcore.systems.protocol import MemorySystem as MemorySystem  # re-exported
 from memcore.systems.protocol import query_field as query_field  # re-exported
@@ -45,6 +46,8 @@ class BaseSystem:
     config_class: ClassVar[type[SystemConfig]] = SystemConfig
     kinds: ClassVar[tuple[str, ...]] = ()  # memory kinds this system stores
     rank: ClassVar[int] = 1000  # place in system lists (lower first, ties by name); built-ins 10..80
+    mechanism: ClassVar[Mechanism | None] = None  # its mechanism statistics (memcore.eval.mechanism)
+    fidelity: ClassVar[Fidelity | None] = None  # its rows of docs/fidelity.md
 
     def __init__(self, runtime: Runtime, conv: Conversation, config: SystemConfig | None = None) -> None:
         self.config = config or self.config_class()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from memcore.systems import register_system
 from memcore.systems.base import BaseSystem, SystemConfig, turn_row, turn_trace_item
+from memcore.systems.parts import Fidelity, FidelityRow
 from memcore.types import Question, Trace, Turn
 
 
@@ -16,6 +17,8 @@ class FullContextSystem(BaseSystem):
     title = "Full context"
     paper = "baseline"
     config_class = SystemConfig
+    fidelity = Fidelity("Baselines", (FidelityRow("Full context", "every turn in the prompt", "systems/full_context.py",
+                                                  "faithful (its token cost is reported)"),))
 
     def on_turn(self, turn: Turn) -> None:
         self.emit("indexed", [turn.turn_id], "appended to the transcript", item_kind="turn")

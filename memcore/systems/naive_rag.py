@@ -18,6 +18,7 @@ from memcore.systems.base import (
     turn_trace_item,
 )
 from memcore.systems.fields import param
+from memcore.systems.parts import Fidelity, FidelityRow
 from memcore.types import Question, Trace, TraceItem, Turn
 
 
@@ -48,6 +49,8 @@ class NaiveRAGSystem(BaseSystem):
     title = "Naive RAG (turns)"
     paper = "baseline"
     config_class = NaiveRAGConfig
+    fidelity = Fidelity("Baselines", (FidelityRow("Naive RAG (turns)", "top-k turns, k = 20 (CoM's RAG-turn baseline)",
+                                                  "`naive_rag.k` = 20", "faithful"),))
 
     def on_turn(self, turn: Turn) -> None:
         self.emit("indexed", [turn.turn_id], "turn embedded and added to the flat index",
@@ -85,6 +88,10 @@ class NaiveRAGSessionSystem(BaseSystem):
     title = "Naive RAG (sessions)"
     paper = "baseline"
     config_class = NaiveRAGSessionConfig
+    fidelity = Fidelity("Baselines", (FidelityRow(
+        "Naive RAG (sessions)", "top-k sessions, k = 3",
+        '`naive_rag_session.k` = 3, `naive_rag_session.session_vector` = "turns_mean"',
+        "our reading (session vector = mean of its turn vectors)"),))
     kinds = ("session",)
 
     def __init__(self, *a, **kw) -> None:  # noqa: ANN002, ANN003

@@ -1,16 +1,21 @@
-"""Mechanism statistics (memcore.eval.mechanism): read from traces per question, summarised per system,
-in every eval result (systems.<name>.mechanism) on the demo."""
+"""Mechanism statistics (memcore.eval.mechanism driving each system class's `mechanism`, declared in
+memcore/systems/<name>/stats.py): read from traces per question, summarised per system, in every eval
+result (systems.<name>.mechanism) on the demo; a plugin system's own statistics are driven the same way."""
 
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
-from memcore.eval.mechanism import MECHANISMS, question_stats, summarize
+from memcore.eval.mechanism import labels, mechanism_of, question_stats, summarize
 from memcore.eval.runner import run_eval
 from memcore.settings import Settings
 from memcore.store import LanceStore
+from memcore.systems import SYSTEMS, BaseSystem, get_system, load_all, register_system
+from memcore.systems.parts import Mechanism, mean
 
 FIVE = ("com", "memcot", "xmemory", "recmem", "memweaver")
 KEYS = {"com": {"chain_length_mean", "chain_length_hist"}, "memcot": {"steps_mean", "fallback_rate"},
@@ -77,7 +82,31 @@ def test_unknown_systems_and_odd_traces():
     assert "unreadable trace structure" in bad["error"]
     out = summarize("memcot", [{"system": "memcot", "mechanism": bad}, {"system": "memcot"}])
     assert out["questions"] == 0 and out["questions_without_stats"] == 2 and out["steps_mean"] is None
-    assert set(MECHANISMS) >= set(FIVE)
+    assert all(get_system(n).mechanism is mechanism_of(n) is not None for n in FIVE)
+    assert mechanism_of("no_such_system") is None and summarize("no_such_system", [{"mechanism": {}}]) == {}
+
+
+def test_a_plugin_system_declares_its_own_mechanism_on_its_class():
+    """memcore.eval.mechanism knows no system: a new system's class attribute is all it takes."""
+    class Probe(BaseSystem):
+        name = "probe_mech_plugin"
+        mechanism = Mechanism(lambda st: {"hops": len(st["hops"])},
+                              lambda stats, con: {"hops_mean": mean([s["hops"] for s in stats]), **con},
+                              {"hops_mean": "hops per question"})
+
+    register_system(Probe)
+    try:
+        rows_ = [{"conv_id": "c", "mechanism": question_stats(Probe.name, {"hops": h})} for h in ([1], [1, 2, 3])]
+        assert summarize(Probe.name, rows_, {"calls": 4}) == {"hops_mean": 2.0, "calls": 4, "questions": 2}
+        assert labels(Probe.name) == {"hops_mean": "hops per question"}
+    finally:
+        SYSTEMS.pop(Probe.name)
+
+
+def test_the_mechanism_driver_names_no_system():
+    text = (Path(__file__).resolve().parents[2] / "memcore" / "eval" / "mechanism.py").read_text(encoding="utf-8")
+    named = [n for n in load_all() if re.search(rf"\b{n}\b", text, re.I)]
+    assert not named, f"memcore/eval/mechanism.py names {named}: statistics belong in the system's package"
 
 
 @pytest.fixture(scope="module")
@@ -106,6 +135,9 @@ def test_eval_json_on_the_demo_holds_the_mechanism_block_for_every_system(demo_r
     assert memcot["steps_mean"] >= 1 and 0 <= memcot["fallback_rate"] <= 1
     assert systems["memweaver"]["mechanism"]["seeds_mean"] > 0
     assert systems["recmem"]["mechanism"]["consolidations"] >= 0
+    for name in FIVE:  # every number shown has a label saying what it is
+        shown = set(systems[name]["mechanism"]) - {"questions", "questions_without_stats", "triples_selected_note"}
+        assert shown <= set(labels(name)), (name, shown - set(labels(name)))
 
 
 def test_mechanism_agrees_with_the_stored_traces(demo_run):

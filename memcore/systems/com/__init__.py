@@ -36,6 +36,8 @@ from memcore.systems.base import (
 )
 from memcore.systems.com.chains import Chain, day_date, fused_scores, grow_chain, rerank, unit
 from memcore.systems.com.config import EXTENDED, CoMConfig
+from memcore.systems.com.fidelity import FIDELITY
+from memcore.systems.com.stats import MECHANISM
 from memcore.types import Candidate, Question, Trace, TraceItem, Turn
 
 
@@ -48,6 +50,8 @@ class CoMSystem(BaseSystem):
     title = "CoM (Chain-of-Memory)"
     paper = "000"
     config_class = CoMConfig
+    mechanism = MECHANISM
+    fidelity = FIDELITY
 
     def __init__(self, *a: Any, **kw: Any) -> None:
         super().__init__(*a, **kw)

@@ -30,6 +30,8 @@ from memcore.systems import register_system
 from memcore.systems.base import BaseSystem, render_context, turn_sort_key
 from memcore.systems.memcot import roles as _roles  # noqa: F401  (registers this system's LLM roles)
 from memcore.systems.memcot.config import FALLBACKS, MemCoTConfig
+from memcore.systems.memcot.fidelity import FIDELITY
+from memcore.systems.memcot.stats import MECHANISM
 from memcore.types import Candidate, Question, Trace, TraceItem, Turn
 
 
@@ -51,6 +53,8 @@ class MemCoTSystem(BaseSystem):
     title = "MemCoT (memory-driven chain of thought)"
     paper = "002"
     config_class = MemCoTConfig
+    mechanism = MECHANISM
+    fidelity = FIDELITY
 
     def __init__(self, *a: Any, **kw: Any) -> None:
         super().__init__(*a, **kw)

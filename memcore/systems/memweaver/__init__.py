@@ -24,7 +24,9 @@ from memcore.systems.memweaver import retrieval
 from memcore.systems.memweaver import roles as _roles  # noqa: F401  (registers this system's LLM roles)
 from memcore.systems.memweaver.config import MemWeaverConfig
 from memcore.systems.memweaver.experience import ExperienceMemory
+from memcore.systems.memweaver.fidelity import FIDELITY
 from memcore.systems.memweaver.graph import GraphMemory, Resolution, norm_name, review_session
+from memcore.systems.memweaver.stats import MECHANISM
 from memcore.text.sentences import sentences
 from memcore.types import MemoryItem, Question, Trace, Turn
 
@@ -38,6 +40,8 @@ class MemWeaverSystem(BaseSystem):
     title = "MemWeaver"
     paper = "004"
     config_class = MemWeaverConfig
+    mechanism = MECHANISM
+    fidelity = FIDELITY
     kinds = ("entity", "relation", "passage", "experience")
 
     def __init__(self, *a: Any, **kw: Any) -> None:

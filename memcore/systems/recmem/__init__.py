@@ -21,8 +21,10 @@ from memcore.systems import register_system
 from memcore.systems.base import BaseSystem, turn_sort_key
 from memcore.systems.recmem import roles as _roles  # noqa: F401  (registers this system's LLM roles)
 from memcore.systems.recmem.config import PRESETS, RecMemConfig, Thresholds
+from memcore.systems.recmem.fidelity import FIDELITY
 from memcore.systems.recmem.retrieval import retrieve_three_stores
 from memcore.systems.recmem.roles import merge_inputs, refine_inputs
+from memcore.systems.recmem.stats import MECHANISM
 from memcore.text.dates import day_of
 from memcore.types import MemoryItem, Question, Trace, Turn
 
@@ -40,6 +42,8 @@ class RecMemSystem(BaseSystem):
     title = "RecMem"
     paper = "RecMem: Recurrence-based Memory Consolidation for Efficient and Effective Long-Running LLM Agents"
     config_class = RecMemConfig
+    mechanism = MECHANISM
+    fidelity = FIDELITY
     kinds = ("unit", "episode", "semantic")
 
     def __init__(self, *a: Any, **kw: Any) -> None:

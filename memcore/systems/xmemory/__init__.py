@@ -22,6 +22,8 @@ from memcore.systems.xmemory import themes as xt
 from memcore.systems.xmemory import trace as xtr
 from memcore.systems.xmemory import writing as xw
 from memcore.systems.xmemory.config import XMemoryConfig
+from memcore.systems.xmemory.fidelity import FIDELITY
+from memcore.systems.xmemory.stats import MECHANISM
 from memcore.types import MemoryItem, Question, Trace, Turn
 
 
@@ -80,6 +82,8 @@ class XMemorySystem(BaseSystem):
     title = "xMemory"
     paper = "Beyond RAG for Agent Memory: Retrieval by Decoupling and Aggregation (Hu et al.)"
     config_class = XMemoryConfig
+    mechanism = MECHANISM
+    fidelity = FIDELITY
     kinds = ("episode", "semantic", "theme")
     config: XMemoryConfig
 

@@ -1,0 +1,68 @@
+"""CoM's rows of docs/fidelity.md: each paper step, its value, where memcore does it, the status."""
+
+from __future__ import annotations
+
+from memcore.systems.parts import Fidelity, FidelityRow
+
+FIDELITY = Fidelity("CoM", (
+    FidelityRow('Memory construction',
+                'raw turns as nodes (text, time, speaker, embedding), no LLM',
+                'the shared turns table; systems/com/__init__.py on_turn',
+                'faithful'),
+    FidelityRow('Candidate pool',
+                'K = 20 by cosine (Sec. 4.1: k = 20)',
+                '`com.K` = 20',
+                'faithful'),
+    FidelityRow('Anchors',
+                'L = 3, the top of the pool, one chain each',
+                '`com.L` = 3',
+                'faithful (papers/README.md)'),
+    FidelityRow('Gate',
+                "S(m) = cos(m, q) * cos(m, C), C = mean of the chain's node embeddings (Eq. 2-3)",
+                'chains.grow_chain',
+                'faithful'),
+    FidelityRow('Truncation',
+                'stop when the best gate < beta * the previous gate (Eq. 4), beta = 0.5',
+                '`com.beta` = 0.5',
+                'faithful'),
+    FidelityRow('Longest chain',
+                '8 nodes, or the pool is empty',
+                '`com.max_len` = 8',
+                'faithful (papers/README.md)'),
+    FidelityRow('Overlapping chains',
+                'a node may be in several chains; de-duplicated when rendered',
+                'render_context',
+                'faithful'),
+    FidelityRow('Chain order',
+                'by anchor relevance, members in selection order',
+                'CoMSystem._fill',
+                'faithful'),
+    FidelityRow('Pool retriever',
+                'dense',
+                '`com.retriever` = "dense"',
+                'faithful; "lexical" / "hybrid" change only the pool, the gate stays cosine (option, noted '
+         'in the trace)'),
+    FidelityRow('Extended mode',
+                'not in the paper',
+                '`com.speaker_boost` = 0.0, `com.neighbour_weight` = 0.0, `com.word_budget` = 0, '
+         '`com.date_style` = "dataset"',
+                'option: all off by default (com.EXTENDED turns them on; trace structure.extended)'),
+    FidelityRow('Pool shown in the trace',
+                '-',
+                '`com.trace_pool` = 40',
+                'memcore addition: turns ranked below K are shown as rejected, never used'),
+    FidelityRow('Reader prompt',
+                'App. A.1: the LoCoMo prompt (relative -> absolute dates, exact names, list all, most recent'
+         ' wins) and the LongMemEval one (brief, abstain)',
+                '`com.reader` = "paper"; `answer_com_locomo`, `answer_com_longmemeval`',
+                'faithful; "short" = memcore\'s shared prompt (option)'),
+    FidelityRow('Reader temperature',
+                'not stated',
+                '`answer_com_locomo` at 0',
+                'our reading (Role.temperature)'),
+    FidelityRow('Embedder',
+                'Qwen3-Embedding-8B',
+                'MiniLM (offline)',
+                "deviation: memcore's offline-first stack; with MiniLM's low turn-turn cosines chains are "
+         'often short (see the mechanism statistics `chain_length_mean`)'),
+))
