@@ -2,8 +2,8 @@
 the system cites?
 
 Citation recall (memcore.eval.diagnostics.evidence_recall) counts a gold turn as retrieved when an
-item in the context *cites* it; systems cite differently (xMemory's facts cite turns by shared terms,
-RecMem's episodes every turn of their cluster, MemWeaver's passages are the turns), so citation recall
+item in the context *cites* it; systems cite differently (a semantic fact may cite turns by shared terms, an
+episode every turn of its cluster, a passage is the turn itself), so citation recall
 compares unlike quantities. These measures read the rendered context text (`Trace.context`) instead:
 
 - **evidence content recall**: a gold evidence turn counts as present when at least

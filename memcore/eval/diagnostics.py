@@ -1,4 +1,4 @@
-"""Retrieval diagnostics from gold evidence: recall, first hit, xMemory's coverage, failure attribution.
+"""Retrieval diagnostics from gold evidence: recall, first hit, evidence coverage, failure attribution.
 
 Everything here is pure: it reads a `Trace` (or plain lists of turn ids) and a question's gold
 evidence turn ids, and says how much of the evidence reached the context, and where the rest was lost.
@@ -27,7 +27,7 @@ __all__ = [
 
 FAILURE_KINDS = ("correct", "retrieval_failure", "reasoning_failure", "no_evidence")
 
-# A small English stopword list (function words only) for xMemory's "answer content words".
+# A small English stopword list (function words only) for the "answer content words" of Hu et al.'s coverage.
 STOPWORDS = frozenset(
     """a an the and or but nor so yet if then than as of at by for from in into on onto to up down out off
     over under with without about above below after before during between through via per again once
@@ -97,13 +97,13 @@ def content_words(text: str | int | float) -> set[str]:
 
 
 def coverage(blocks: list[str], gold_answer: str | int | float) -> tuple[int | None, int | None]:
-    """xMemory's evidence coverage (Table 3): blocks and tokens needed to cover the answer's content words.
+    """Evidence coverage (Hu et al., Table 3): blocks and tokens needed to cover the answer's content words.
 
     Walks the context `blocks` in ranked order, accumulating the stemmed words they contain, and
     stops at the first prefix that covers every content word of the gold answer (stopwords removed,
     see `content_words`). Returns (number of blocks in that prefix, their `count_tokens` total);
     (0, 0) when the answer has no content words; (None, None) when the blocks never cover it.
-    Lower is better: xMemory reports 5.66 blocks / 975 tokens vs 10.81 / 1979 for naive RAG.
+    Lower is better: Hu et al. report 5.66 blocks / 975 tokens for their system vs 10.81 / 1979 for naive RAG.
     """
     needed = content_words(gold_answer)
     if not needed:
@@ -118,7 +118,7 @@ def coverage(blocks: list[str], gold_answer: str | int | float) -> tuple[int | N
 
 
 def attribute_failure(correct: bool, evidence_recall: float | None) -> str:
-    """CoM-style error attribution (CoM paper, Sec. 4.6) for one question.
+    """Error attribution as in Xu et al. (2025), Sec. 4.6, for one question.
 
     "correct" if answered correctly; else "no_evidence" when there is no gold evidence to check;
     "retrieval_failure" when any gold evidence turn is missing from the context (recall < 1);

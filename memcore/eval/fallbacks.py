@@ -2,9 +2,9 @@
 
 Kinds (a row may carry several):
 - "full_conversation": the system's loop found no answer and its context became the whole conversation
-  (trace structure `fallback` = True, e.g. MemCoT's end-of-loop fallback);
+  (trace structure `fallback` = True, e.g. an iterative loop's end-of-loop fallback);
 - "backfill_only": every context item came from a backfill stage (origin "backfill"), none from the
-  system's own mechanism (e.g. CoM with no chain);
+  system's own mechanism (e.g. a chain-growing system that grew no chain);
 - "unusable_reply": a real model's reply was unusable and the role's fallback output was used
   (`llm_unusable=fallback`; the trace's errors name it).
 """

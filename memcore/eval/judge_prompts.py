@@ -1,9 +1,10 @@
 """LLM-judge prompts for LoCoMo and LongMemEval, and a robust parser for the judge's label.
 
-LoCoMo: the mem0-style CORRECT / WRONG prompt (Chhikara et al., 2025; used by RecMem and named in
-../shared/papers/README.md "Metrics"), plus the CoM paper's own wording (CoM appendix A.1, answers
-CORRECT / INCORRECT). LongMemEval: the benchmark's per-type yes / no prompts (Wu et al., 2025), of
-which the CoM appendix prints abridged copies. Run judges at temperature 0.
+LoCoMo: the mem0-style CORRECT / WRONG prompt (Chhikara et al., 2025; used by Dai et al.'s paper and named
+in ../shared/papers/README.md "Metrics"), style "mem0", plus the styles a system's package brings (its
+class's `judge_styles`: a paper's own wording, found through the systems registry). LongMemEval: the
+benchmark's per-type yes / no prompts (Wu et al., 2025), of which Xu et al.'s appendix A.1 prints abridged
+copies. Run judges at temperature 0.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from __future__ import annotations
 import json
 import re
 
+from memcore.systems import load_all
+
 __all__ = [
-    "COM_LOCOMO_JUDGE_PROMPT",
     "JUDGE_TEMPERATURE",
     "LME_ABSTENTION_PROMPT",
     "LME_DEFAULT_PROMPT",
@@ -23,6 +25,7 @@ __all__ = [
     "PROMPT_NAMES",
     "judge_prompt",
     "judge_prompt_name",
+    "judge_styles",
     "parse_judge_label",
 ]
 
@@ -51,21 +54,6 @@ First, provide a short (one sentence) explanation of your reasoning, then finish
 Do NOT include both CORRECT and WRONG in your response, or it will break the evaluation script.
 
 Just return the label CORRECT or WRONG in a json format with the key as "label"."""
-
-COM_LOCOMO_JUDGE_PROMPT = """You are an expert judge evaluating whether a model's prediction correctly answers a question compared to the reference answer.
-Question: {question}
-Reference Answer: {gold}
-Model Prediction: {prediction}
-Your task is to determine if the model's prediction is semantically equivalent to the reference answer. Consider the following:
-1. The prediction may be phrased differently but convey the same meaning.
-2. Minor differences in wording are acceptable if the core information matches.
-3. For dates, consider different formats as equivalent (e.g., "7 May 2023" vs "May 7, 2023").
-4. For numbers, consider "2022" vs "Last year" as potentially equivalent depending on context.
-5. For descriptive answers, check if the key information is present.
-Respond with ONLY ONE WORD:
-- "CORRECT" if the prediction matches the reference answer.
-- "INCORRECT" if the prediction does not match the reference answer.
-Your response:"""
 
 _LME_HEAD = (
     "I will give you a question, a correct answer, and a response from a model. Please answer yes if the "
@@ -121,10 +109,9 @@ _LOCOMO_ABSTENTION_NOTE = (
 )
 
 
-# the name results record for each prompt (which prompt judged a question)
+# the name results record for each prompt (which prompt judged a question); a style's prompt has its own
 PROMPT_NAMES = {
     LOCOMO_JUDGE_PROMPT: "locomo-mem0",
-    COM_LOCOMO_JUDGE_PROMPT: "locomo-com",
     LME_ABSTENTION_PROMPT: "abstention",
     LME_DEFAULT_PROMPT: "longmemeval-default",
     LME_TEMPORAL_PROMPT: "longmemeval-temporal-reasoning",
@@ -133,19 +120,33 @@ PROMPT_NAMES = {
 }
 
 
-def _template(kind: str, abstention: bool, style: str) -> str:
+_MEM0 = {"mem0": ("locomo-mem0", LOCOMO_JUDGE_PROMPT)}
+
+
+def judge_styles() -> dict[str, tuple[str, str]]:
+    """The LoCoMo judge prompt styles: style -> (prompt name in results, template); "mem0" first, then those
+    each registered system's class brings (`judge_styles`), in the systems' order."""
+    styles = dict(_MEM0)
+    for cls in load_all().values():
+        styles.update(getattr(cls, "judge_styles", {}))
+    return styles
+
+
+def _template(kind: str, abstention: bool, style: str) -> tuple[str, str]:
     if kind in ("5", "adversarial") or abstention or kind.endswith("_abs"):
-        return LME_ABSTENTION_PROMPT
+        return PROMPT_NAMES[LME_ABSTENTION_PROMPT], LME_ABSTENTION_PROMPT
     if kind in {"1", "2", "3", "4"} or kind in _LOCOMO_NAMES:
-        if style not in ("mem0", "com"):
-            raise ValueError(f"unknown judge style {style!r}: use 'mem0' or 'com'")
-        return COM_LOCOMO_JUDGE_PROMPT if style == "com" else LOCOMO_JUDGE_PROMPT
-    return _LME_BY_TYPE.get(kind, LME_DEFAULT_PROMPT)
+        styles = _MEM0 if style in _MEM0 else judge_styles()
+        if style not in styles:
+            raise ValueError(f"unknown judge style {style!r}: use {' or '.join(map(repr, styles))}")
+        return styles[style]
+    prompt = _LME_BY_TYPE.get(kind, LME_DEFAULT_PROMPT)
+    return PROMPT_NAMES[prompt], prompt
 
 
 def judge_prompt_name(question_type_or_category: int | str, *, abstention: bool = False, style: str = "mem0") -> str:
-    """The name (PROMPT_NAMES) of the prompt `judge_prompt` uses for this category or question type."""
-    return PROMPT_NAMES[_template(str(question_type_or_category).strip().lower(), abstention, style)]
+    """The name (PROMPT_NAMES, or a style's own) of the prompt `judge_prompt` uses for this category or type."""
+    return _template(str(question_type_or_category).strip().lower(), abstention, style)[0]
 
 
 def judge_prompt(
@@ -159,7 +160,7 @@ def judge_prompt(
 ) -> str:
     """The filled judge prompt for a LoCoMo category (1-5 or its name) or a LongMemEval question type.
 
-    LoCoMo 1-4 use the mem0-style prompt (`style="com"`: the CoM paper's wording). LoCoMo 5
+    LoCoMo 1-4 use the mem0-style prompt (another `style`: a system's own wording, `judge_styles`). LoCoMo 5
     (adversarial) and LongMemEval abstention questions (`abstention=True`, a type ending in "_abs",
     or "abstention") use the abstention prompt. Other strings use LongMemEval's default prompt.
     """
@@ -167,7 +168,7 @@ def judge_prompt(
     fill = {"question": question, "gold": str(gold), "prediction": prediction}
     if kind in ("5", "adversarial") and not str(gold).strip():
         fill["gold"] = _LOCOMO_ABSTENTION_NOTE
-    return _template(kind, abstention, style).format(**fill)
+    return _template(kind, abstention, style)[1].format(**fill)
 
 
 _LABEL = re.compile(r"\b(not\s+correct|incorrect|wrong|correct)\b", re.IGNORECASE)

@@ -1,6 +1,6 @@
 """Ray as the engine of `memcore eval --engine ray`: one Ray task per conversation or (conversation, system).
 
-    run_eval(settings, "locomo", "locomo10.json", ["naive_rag", "com"], engine="ray", ray_address=None)
+    run_eval(settings, "locomo", "locomo10.json", ["naive_rag", "<system>"], engine="ray", ray_address=None)
 
 (TASK_UNIT "auto": per conversation when there are at least as many conversations as cluster CPUs,
 else per (conversation, system).) Each task builds its memories and answers their questions with `evaluate_conversation`, the same code

@@ -1,6 +1,6 @@
 """Benchmark runner: ingest, answer, judge, score and persist every question; resumable; parallel.
 
-    results = run_eval(Settings(), "locomo", "locomo8.json", ["naive_rag", "com"], out="results.json")
+    results = run_eval(Settings(), "locomo", "locomo8.json", ["naive_rag", "<system>"], out="results.json")
 
 Rows are saved to the store (`store.save_results`) in small batches as questions finish: a stopped
 or killed run resumes and never redoes a saved question. The run id hashes the dataset file, systems,

@@ -12,6 +12,7 @@ import importlib
 import pkgutil
 
 from memcore.llm.roles import add_loader
+from memcore.llm.roles.readers import set_paper_families
 from memcore.plugins import SYSTEMS_GROUP, LoadOnce, is_module, load_plugins
 from memcore.systems.base import BaseSystem, MemorySystem, Runtime, SystemConfig
 
@@ -52,6 +53,16 @@ def load_all() -> dict[str, type[BaseSystem]]:
 
 
 add_loader(load_all)  # a role looked up by name is found in whichever system package registers it
+
+
+def paper_reader(name: str) -> str:
+    """The reader family system `name`'s class declares as its paper's (`reader_family`; "short" for a name
+    that is not a registered system)."""
+    cls = load_all().get(name)
+    return cls.reader_family if cls is not None else "short"
+
+
+set_paper_families(paper_reader)  # config reader = "paper" finds a system's family through its class
 
 
 def _builtin(cls: type) -> bool:

@@ -48,6 +48,9 @@ class BaseSystem:
     rank: ClassVar[int] = 1000  # place in system lists (lower first, ties by name); built-ins 10..80
     mechanism: ClassVar[Mechanism | None] = None  # its mechanism statistics (memcore.eval.mechanism)
     fidelity: ClassVar[Fidelity | None] = None  # its rows of docs/fidelity.md
+    reader_family: ClassVar[str] = "short"  # config reader = "paper" uses this family (memcore.llm.roles.readers)
+    # LoCoMo judge prompt styles its paper brings: style -> (prompt name in results, template); memcore.eval.judge_prompts
+    judge_styles: ClassVar[dict[str, tuple[str, str]]] = {}
 
     def __init__(self, runtime: Runtime, conv: Conversation, config: SystemConfig | None = None) -> None:
         self.config = config or self.config_class()

@@ -7,7 +7,7 @@ import pytest
 
 from memcore.embed import HashingEmbedder
 from memcore.llm.roles import get_role, load_all
-from memcore.llm.roles.readers import READER_CHOICES, reader_for
+from memcore.llm.roles.readers import reader_choices, reader_for
 from memcore.settings import Settings
 from memcore.systems.recmem.roles import MAINTENANCE, RECMEM_EPISODES, RECMEM_MERGE, RECMEM_REFINE
 from memcore.workbench import Workbench
@@ -106,7 +106,7 @@ def test_reader_choices_are_named_options() -> None:
     assert reader_for("memcot", "paper", "locomo", 4).extra["hint"] == ""
     with pytest.raises(ValueError, match="reader must be one of"):
         reader_for("com", "mine")
-    assert "paper" in READER_CHOICES and "short" in READER_CHOICES
+    assert "paper" in reader_choices() and "short" in reader_choices()
 
 
 @pytest.mark.parametrize(("system", "config", "role"), [("com", {}, "answer_com_locomo"),

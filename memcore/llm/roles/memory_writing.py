@@ -1,4 +1,5 @@
-"""Shared memory-writing roles: `episode_summary` and `semantic_facts` (RecMem, xMemory).
+"""Shared memory-writing roles: `episode_summary` and `semantic_facts`, for any system that builds episodes
+and semantic facts (the systems' packages call them by name).
 
 episode_summary
     inputs  {"messages": [{"speaker", "text", "date", "turn_id"}], "max_episodes": int}
@@ -104,7 +105,7 @@ EPISODE_SUMMARY = register(Role(
     fallback=verbatim_episodes,
     max_tokens=900,
     description="messages -> 1..max_episodes dated third-person episodes",
-    tags=("recmem", "xmemory"),
+    tags=("construction",),
 ))
 
 SEMANTIC_FACTS = register(Role(
@@ -131,5 +132,5 @@ SEMANTIC_FACTS = register(Role(
     fallback=lambda inputs: SemanticFactsOutput(),
     max_tokens=900,
     description="text -> new typed facts citing their turns",
-    tags=("recmem", "xmemory"),
+    tags=("construction",),
 ))

@@ -34,9 +34,11 @@ from memcore.systems.base import (
     turn_row,
     turn_trace_item,
 )
+from memcore.systems.com import reader as _reader  # noqa: F401  (registers its reader family)
 from memcore.systems.com.chains import Chain, day_date, fused_scores, grow_chain, rerank, unit
 from memcore.systems.com.config import EXTENDED, CoMConfig
 from memcore.systems.com.fidelity import FIDELITY
+from memcore.systems.com.judge import JUDGE_STYLES
 from memcore.systems.com.stats import MECHANISM
 from memcore.types import Candidate, Question, Trace, TraceItem, Turn
 
@@ -49,6 +51,8 @@ class CoMSystem(BaseSystem):
     rank = 40
     title = "CoM (Chain-of-Memory)"
     paper = "000"
+    reader_family = "com"  # its paper's reader prompts (reader.py)
+    judge_styles = JUDGE_STYLES  # its paper's LoCoMo judge wording (judge.py)
     config_class = CoMConfig
     mechanism = MECHANISM
     fidelity = FIDELITY

@@ -28,6 +28,7 @@ from typing import Any
 from memcore.llm.roles.readers import ABSTENTIONS, Reader
 from memcore.systems import register_system
 from memcore.systems.base import BaseSystem, render_context, turn_sort_key
+from memcore.systems.memcot import reader as _reader  # noqa: F401  (registers its reader family)
 from memcore.systems.memcot import roles as _roles  # noqa: F401  (registers this system's LLM roles)
 from memcore.systems.memcot.config import FALLBACKS, MemCoTConfig
 from memcore.systems.memcot.fidelity import FIDELITY
@@ -52,6 +53,7 @@ class MemCoTSystem(BaseSystem):
     rank = 60
     title = "MemCoT (memory-driven chain of thought)"
     paper = "002"
+    reader_family = "memcot"  # its paper's reader prompts (reader.py)
     config_class = MemCoTConfig
     mechanism = MECHANISM
     fidelity = FIDELITY

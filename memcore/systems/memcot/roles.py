@@ -4,7 +4,7 @@ Prompts follow the paper's released instructions (../shared/papers/002_*.txt, ap
 adapted to this workbench: results are shown as "D3:5 [date] Speaker: text" lines and every
 role answers with dialogue ids ("D3:5"); 1-based positions in the shown list are accepted too.
 Temperatures as in appendix C: the perception agents (zoom-in, zoom-out) 1.0, the judge 0.0 (the
-system passes its configured values and seed). The responder is a reader role (roles/readers.py).
+system passes its configured values and seed). The responder is a reader role (reader.py).
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from typing import Any
 
 from memcore.systems import register_system
 from memcore.systems.base import BaseSystem
+from memcore.systems.memweaver import reader as _reader  # noqa: F401  (registers its reader family)
 from memcore.systems.memweaver import retrieval
 from memcore.systems.memweaver import roles as _roles  # noqa: F401  (registers this system's LLM roles)
 from memcore.systems.memweaver.config import MemWeaverConfig
@@ -39,6 +40,7 @@ class MemWeaverSystem(BaseSystem):
     rank = 80
     title = "MemWeaver"
     paper = "004"
+    reader_family = "memweaver"  # its paper's reader prompts (reader.py)
     config_class = MemWeaverConfig
     mechanism = MECHANISM
     fidelity = FIDELITY

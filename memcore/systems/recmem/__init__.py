@@ -19,6 +19,7 @@ import numpy as np
 from memcore.llm.roles.memory_writing import verbatim_episodes
 from memcore.systems import register_system
 from memcore.systems.base import BaseSystem, turn_sort_key
+from memcore.systems.recmem import reader as _reader  # noqa: F401  (registers its reader family)
 from memcore.systems.recmem import roles as _roles  # noqa: F401  (registers this system's LLM roles)
 from memcore.systems.recmem.config import PRESETS, RecMemConfig, Thresholds
 from memcore.systems.recmem.fidelity import FIDELITY
@@ -41,6 +42,7 @@ class RecMemSystem(BaseSystem):
     rank = 50
     title = "RecMem"
     paper = "RecMem: Recurrence-based Memory Consolidation for Efficient and Effective Long-Running LLM Agents"
+    reader_family = "recmem"  # its paper's reader prompts (reader.py)
     config_class = RecMemConfig
     mechanism = MECHANISM
     fidelity = FIDELITY

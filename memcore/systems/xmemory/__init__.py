@@ -17,6 +17,7 @@ import numpy as np
 
 from memcore.systems import register_system
 from memcore.systems.base import BaseSystem, turn_sort_key
+from memcore.systems.xmemory import reader as _reader  # noqa: F401  (registers its reader family)
 from memcore.systems.xmemory import roles as _roles  # noqa: F401  (registers this system's LLM roles)
 from memcore.systems.xmemory import themes as xt
 from memcore.systems.xmemory import trace as xtr
@@ -81,6 +82,7 @@ class XMemorySystem(BaseSystem):
     rank = 70
     title = "xMemory"
     paper = "Beyond RAG for Agent Memory: Retrieval by Decoupling and Aggregation (Hu et al.)"
+    reader_family = "xmemory"  # its paper's reader prompts (reader.py)
     config_class = XMemoryConfig
     mechanism = MECHANISM
     fidelity = FIDELITY

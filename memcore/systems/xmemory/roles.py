@@ -10,7 +10,7 @@ The boundary, episodic, semantic and theme prompts are the paper's "Prompt for B
 "Episodic Generation", "Semantic Generation" and "Theme Generation"; the probe asks what the
 reader is asked (the paper's "Answer Generation in LOCOMO Dataset"), since Stage II measures the
 reader's uncertainty (one text, shared with the reader role `answer_xmemory_locomo` in
-readers.py). Only the output schema lines are memcore's (the paper shows no JSON schema for the
+reader.py). Only the output schema lines are memcore's (the paper shows no JSON schema for the
 semantic step). Other inputs (n_messages, centroid_similarity, messages, speakers, ...)
 feed the offline engine only: no template names them, so a real model never sees them. The paper
 gives one temperature, 0 (greedy) for answering; construction is run at the client's 0 too.
@@ -23,7 +23,6 @@ from typing import Any
 from pydantic import BaseModel, Field, field_validator
 
 from memcore.llm.roles import Role, TextOutput, register
-from memcore.llm.roles.readers import XMEMORY_LOCOMO
 from memcore.systems.xmemory.offline import (
     offline_boundary,
     offline_probe,
@@ -31,6 +30,7 @@ from memcore.systems.xmemory.offline import (
     offline_theme_summary,
     offline_xepisode,
 )
+from memcore.systems.xmemory.reader import XMEMORY_LOCOMO
 
 SEMANTIC_CATEGORIES = ("identity_professional", "persistent_preferences", "technical_knowledge", "relationships",
                        "goals_plans", "patterns_habits")
