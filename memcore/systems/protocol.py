@@ -11,7 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from memcore.llm.roles.readers import CATEGORY_SOURCES, READER_CHOICES, check_category_source, check_reader
+from memcore.llm.roles.readers import CATEGORY_SOURCES, check_category_source, check_reader, reader_choices
 from memcore.retrievers import get_retriever, retriever_names
 from memcore.store import LanceStore
 from memcore.systems.fields import check_fields
@@ -35,7 +35,7 @@ class SystemConfig:
                                  "(cosine); others: memcore extensions", help="the store search (memcore.retrievers): dense = the papers' cosine")
     # the answer prompt: "paper" (the system's paper's own; baselines: memcore's shared one), "short" (the
     # shared one) or another paper's family (memcore.llm.roles.readers)
-    reader: str = query_field("paper", choices=lambda: READER_CHOICES, source="paper: the system's paper's answer "
+    reader: str = query_field("paper", choices=reader_choices, source="paper: the system's paper's answer "
                               "prompt; others: memcore extension", help="the answer prompt family")
     # where a reader that picks its prompt by question category gets the category: "gold" (the dataset's
     # label, as the papers' code does; results mark it) or "predicted" (the question_type role); docs/fidelity.md
