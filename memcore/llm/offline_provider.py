@@ -1,4 +1,9 @@
-"""The offline engine: every role answered by extractive, rule-based methods, no model."""
+"""The offline engine: every role answered by extractive, rule-based methods, no model.
+
+The engine owns what its rules need: the role's inputs (exactly what a real model gets) and the
+runtime's embedder, given explicitly (`use_embedder`, done by `make_client` when the workbench builds
+its client); rules that compute similarities (`Role.offline_embedder`) embed the texts of their inputs.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from memcore.llm.base import ChatResult
+from memcore.llm.base import Capabilities, ChatResult
 from memcore.llm.roles import get_role
 
 OFFLINE_LABEL = "offline engine (rule-based, no LLM)"
@@ -18,10 +23,18 @@ class OfflineEngine:
     name = "offline"
     model = "offline-engine"
     label = OFFLINE_LABEL
+    capabilities = Capabilities(offline_rules=True, needs_embedder=True)
+
+    def __init__(self, embedder: Any = None) -> None:
+        self.embedder = embedder
+
+    def use_embedder(self, embedder: Any) -> None:
+        """Give the engine the runtime's embedder (rules computing similarities use it)."""
+        self.embedder = embedder
 
     def run_role(self, role: str, inputs: dict[str, Any]) -> BaseModel:
         """The role's output computed by its offline implementation."""
-        return get_role(role).offline(inputs)
+        return get_role(role).run_offline(inputs, self.embedder)
 
     def chat(self, messages: list[dict[str, str]], **kwargs: Any) -> ChatResult:
         """Free chat is not something the offline engine can do; roles are."""

@@ -69,10 +69,28 @@ def _num_word(n: int) -> str:
     return {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}.get(n, "a few")
 
 
+def relation_sentence(inputs: dict[str, Any]) -> str:
+    """The sentence of the turn that mentions the relation's target, '' when unknown. The input names the
+    relation as "source relation target"; the target is found by redoing the offline extraction of the turn
+    (the same inputs give the same entities and relations) and matching the relation's text."""
+    from memcore.systems.memweaver.graph import norm_name
+    from memcore.systems.memweaver.offline_extract import offline_entities, offline_relations
+    from memcore.text.sentences import sentences
+
+    rel = str(inputs.get("relation", ""))
+    names = list(dict.fromkeys(n for n in offline_entities(inputs)["entities"] if norm_name(n)))
+    if len(names) < 2:
+        return ""
+    target = next((str(r["target"]) for r in offline_relations({**inputs, "entities": names})["relations"]
+                   if f"{r['source']} {r['relation']} {r['target']}" == rel), "")
+    low = target.lower()
+    return next((s for s in sentences(str(inputs.get("text", ""))) if low in s.lower()), "") if target else ""
+
+
 def offline_time(inputs: dict[str, Any]) -> dict[str, str]:
     """The time expression of the relation's own sentence, else the turn's only one, else ""."""
     text, anchor = str(inputs.get("text", "")), str(inputs.get("date", ""))
-    clause = str(inputs.get("_sentence", ""))
+    clause = relation_sentence(inputs)
     if clause:
         own = time_expressions(clause, anchor)
         if own:
