@@ -31,7 +31,7 @@ class Workbench:
         self.store = store or LanceStore(self.settings.store_uri, dim=self.embedder.dim,
                                          storage_options=self.settings.storage_options)
         self.ledger = UsageLedger(sink=self.store.add_llm_calls, keep_text=self.settings.ledger_text)
-        self.llm: LLMClient = make_client(self.settings, self.ledger, provider)
+        self.llm: LLMClient = make_client(self.settings, self.ledger, provider, embedder=self.embedder)
         self.runtime = Runtime(self.store, self.embedder, self.llm)
         self._systems: dict[tuple, BaseSystem] = {}
         self._complete: set[tuple] = set()  # keys of cached systems restored from a finished ingest

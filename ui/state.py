@@ -230,9 +230,9 @@ def _clip(out: pd.DataFrame) -> pd.DataFrame:
 
 @st.cache_data(show_spinner="Reading stored events…", max_entries=64)
 def _replay(_mem: MemoryView, store_uri: str, provider: str, system: str, space: str, conv_id: str,
-            n_steps: int, ck_step: int) -> ReplayData:
+            n_steps: int, ck_step: int, offline: bool = False) -> ReplayData:
     calls = _mem.llm_calls(stage="construction", provider=provider)
-    return build_replay(system, _mem.events(), _clip(_mem.versions()), calls, n_steps)
+    return build_replay(system, _mem.events(), _clip(_mem.versions()), calls, n_steps, offline)
 
 
 def replay_data(wb: Workbench, system: str, conv: Conversation) -> ReplayData:
@@ -240,7 +240,7 @@ def replay_data(wb: Workbench, system: str, conv: Conversation) -> ReplayData:
     mem = memory_of(wb, system, conv)
     ck = mem.checkpoint()
     return _replay(mem, wb.store.uri, wb.llm.provider.name, system, mem.space, conv.id, len(conv.turns) + 1,
-                   ck["step"] if ck else -1)
+                   ck["step"] if ck else -1, wb.llm.is_offline)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

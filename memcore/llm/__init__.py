@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from memcore.llm.base import capabilities
 from memcore.llm.cache import CallCache
 from memcore.llm.client import LLMClient
 from memcore.llm.fake import FakeLLM
@@ -79,13 +80,19 @@ def make_scheduler(settings: Settings) -> CallScheduler:
         retries=settings.llm_retries, deadline_s=deadline))
 
 
-def make_client(settings: Settings, ledger: UsageLedger | None = None, provider: Any = None) -> LLMClient:
+def make_client(settings: Settings, ledger: UsageLedger | None = None, provider: Any = None,
+                embedder: Any = None) -> LLMClient:
     """An LLMClient for these settings; real providers get the on-disk call cache (not the fake or
     the latency simulator, whose point is to make the calls), unless settings.ledger_text is off: the cache
-    stores completions, so with the text switched off nothing is cached and a rerun asks the model again."""
+    stores completions, so with the text switched off nothing is cached and a rerun asks the model again.
+    A provider whose offline rules compute similarities (`capabilities.needs_embedder`) gets `embedder`
+    (the runtime's: the workbench passes its own)."""
     provider = provider if provider is not None else make_provider(settings)
+    caps = capabilities(provider)
+    if caps.needs_embedder and embedder is not None:
+        provider.use_embedder(embedder)
     cache = None
-    if settings.use_cache and settings.ledger_text and not hasattr(provider, "run_role") \
+    if settings.use_cache and settings.ledger_text and not caps.offline_rules \
             and provider.name not in ("fake", "simulated"):
         cache = CallCache(settings.cache_path)
     return LLMClient(provider, ledger or UsageLedger(), cache, scheduler=make_scheduler(settings),

@@ -67,6 +67,23 @@ def chat_options(opts: Mapping[str, Any]) -> ChatOptions:
     return {**CHAT_DEFAULTS, **opts}  # type: ignore[typeddict-item]
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What a provider is, said explicitly (never guessed from its methods)."""
+
+    offline_rules: bool = False  # computes role outputs with the offline rules (`run_role`): no model, no request
+    needs_embedder: bool = False  # its offline rules compute similarities: give it the runtime's embedder
+
+
+CHAT_MODEL = Capabilities()  # a chat model behind an endpoint (the default of a provider that declares nothing)
+
+
+def capabilities(provider: Any) -> Capabilities:
+    """The provider's declared capabilities (`provider.capabilities`; a chat model's when it declares none)."""
+    caps = getattr(provider, "capabilities", CHAT_MODEL)
+    return caps if isinstance(caps, Capabilities) else CHAT_MODEL
+
+
 @runtime_checkable
 class Provider(Protocol):
     """Something that answers chat messages (a real model, or a scripted fake)."""
@@ -86,6 +103,8 @@ class StructuredProvider(Protocol):
     name: str
     model: str
     label: str
+
+    capabilities: Capabilities  # offline_rules=True
 
     def run_role(self, role: str, inputs: dict[str, Any]) -> BaseModel:
         """Compute the role's output for these inputs without a model."""

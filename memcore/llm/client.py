@@ -3,8 +3,10 @@
 Failure semantics: a role call that fails for good (the endpoint fails after the scheduler's
 retries, or the reply stays unusable after one JSON-repair attempt) raises `LLMCallFailed`. Its
 output never becomes memory, an answer, an abstention or a score. The one named exception is
-`unusable="fallback"` (setting `llm_unusable`): an unusable reply then yields the role's fallback
-output, marked degraded in the result, the ledger and the ingest report.
+`unusable="fallback"` (setting `llm_unusable`): an unusable reply then yields what the role declares
+for it (`Role.default`: its declared fallback, else an empty output), named in the result's error and the
+ledger record ("fallback: <what was used>"), counted as degraded; a role whose output has required fields
+and no declared fallback fails the call all the same. The offline rules never stand in for a model's reply.
 
 Ledger order: a call's records are added to the ledger when its result is used (in the thread that
 uses it), so the ledger of an ingest lists calls in program order whatever the concurrency.
@@ -23,7 +25,7 @@ from pydantic import BaseModel, ValidationError
 
 from memcore.errors import LLMCallFailed, LLMError
 from memcore.llm.ahead import Ahead, Stream, current_depth, set_depth
-from memcore.llm.base import ChatResult, RoleResult
+from memcore.llm.base import ChatResult, RoleResult, capabilities
 from memcore.llm.cache import CallCache, call_key
 from memcore.llm.ledger import PROBE_STAGE, CallRecord, UsageLedger, prompt_text
 from memcore.llm.redact import redact
@@ -77,12 +79,16 @@ def is_empty(out: BaseModel) -> bool:
     return not any(getattr(out, f) for f in type(out).model_fields)
 
 
-def unusable_fix(request_format: str) -> str:
-    """What to change when a greedy (temperature 0) call's reply stays unusable: a rerun gets the same reply."""
+def unusable_fix(request_format: str, fallback: bool = True) -> str:
+    """What to change when a greedy (temperature 0) call's reply stays unusable: a rerun gets the same reply.
+    `fallback`: whether the role has something `llm_unusable=fallback` could use (Role.default)."""
     fmt = f"this call sent response_format {request_format}" if request_format else "no response_format was sent"
-    return (f". At temperature 0 a rerun gets the same reply ({fmt}). Fix: a larger model (MEMCORE_LLM_MODEL), "
-            "a schema-constrained request (MEMCORE_LLM_STRUCTURED=auto finds the form the endpoint honours), or "
-            "MEMCORE_LLM_UNUSABLE=fallback to store the role's fallback output, named as such in the results")
+    fix = (f". At temperature 0 a rerun gets the same reply ({fmt}). Fix: a larger model (MEMCORE_LLM_MODEL) or "
+           "a schema-constrained request (MEMCORE_LLM_STRUCTURED=auto finds the form the endpoint honours)")
+    if not fallback:
+        return fix
+    return fix.replace(" or a schema", ", a schema") + (", or MEMCORE_LLM_UNUSABLE=fallback to store the role's "
+                                                         "fallback output, named as such in the results")
 
 
 class LLMClient:
@@ -121,7 +127,8 @@ class LLMClient:
 
     @property
     def is_offline(self) -> bool:
-        return hasattr(self.provider, "run_role")
+        """Whether the provider computes outputs with the offline rules (its declared capability)."""
+        return capabilities(self.provider).offline_rules
 
     def options(self) -> list[str]:
         """The settings besides (provider, model) that change what is stored or scored, where they apply:
@@ -190,7 +197,7 @@ class LLMClient:
         recs: list[CallRecord] = []
         sampling = (r.temperature if temperature is None else float(temperature), seed)
         try:
-            if hasattr(self.provider, "run_role"):
+            if self.is_offline:
                 return self._run_offline(r, inputs, stage, recs)
             return self._run_chat(r, inputs, stage, logprobs, recs, sampling)
         finally:
@@ -234,14 +241,19 @@ class LLMClient:
         except (ValueError, ValidationError) as e2:
             msg = f"unusable reply after one repair attempt ({_short(e2)})"
             recs[-1].ok, recs[-1].error, recs[-1].outcome = False, msg, "unusable"
-            if self.unusable != "fallback":
+            default = r.default(inputs) if self.unusable == "fallback" else None
+            if default is None:
                 greedy = sampling[0] == 0
-                raise LLMCallFailed(r.name, stage, msg + (unusable_fix(chat2.request_format) if greedy else ""),
-                                    rerun_fixes=not greedy) from e2
+                if self.unusable == "fallback":
+                    msg += "; llm_unusable=fallback has nothing to use: the role declares no fallback and its output " \
+                           "has required fields"
+                fix = unusable_fix(chat2.request_format, self.unusable != "fallback" and r.can_fall_back()) \
+                    if greedy else ""
+                raise LLMCallFailed(r.name, stage, msg + fix, rerun_fixes=not greedy) from e2
             self.degraded += 1
-            recs[-1].outcome = "fallback"
-            result.ok, result.error = False, f"{r.name}: {msg}; used the role's fallback (llm_unusable=fallback)"
-            result.output = r.default(inputs)
+            result.output, used = default
+            recs[-1].outcome, recs[-1].error = "fallback", f"{msg}; fallback: used {used} (llm_unusable=fallback)"
+            result.ok, result.error = False, f"{r.name}: {msg}; used {used} (llm_unusable=fallback)"
             return result
         self._cache_put(key, chat)
         self._cache_put(key2, chat2)
@@ -322,7 +334,7 @@ class LLMClient:
 
     def _run_offline(self, r: Role, inputs: dict, stage: str, recs: list) -> RoleResult:
         t0 = time.perf_counter()
-        out = r.offline(inputs)
+        out = self.provider.run_role(r.name, inputs)  # through the engine, which owns the rules' cues
         latency = _ms(t0)
         text = out.model_dump_json() if r.json_output else getattr(out, "text", "")
         messages = r.messages(inputs)

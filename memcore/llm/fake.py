@@ -10,8 +10,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from memcore.errors import LLMError
-from memcore.llm.base import ChatResult
-from memcore.llm.roles import get_role
+from memcore.llm.base import Capabilities, ChatResult
+from memcore.llm.offline_provider import OfflineEngine
 from memcore.text.tokens import count_messages, count_tokens
 
 Reply = str | dict | BaseModel | Exception | Callable[..., Any]
@@ -39,6 +39,7 @@ class FakeLLM:
     name = "fake"
     model = "fake"
     label = "fake (scripted test replies)"
+    capabilities = Capabilities(needs_embedder=True)  # a chat provider; unscripted replies come from the offline engine
 
     def __init__(
         self,
@@ -54,6 +55,11 @@ class FakeLLM:
         self.fallback = fallback
         self.fixed_logprobs = logprobs
         self.history: list[FakeCall] = []
+        self.engine = OfflineEngine()
+
+    def use_embedder(self, embedder: Any) -> None:
+        """Give the offline engine that answers unscripted calls the runtime's embedder."""
+        self.engine.use_embedder(embedder)
 
     def enqueue(self, *replies: Reply) -> None:
         """Add replies to the global queue."""
@@ -72,7 +78,7 @@ class FakeLLM:
         if reply is None:
             if self.fallback != "offline" or not role:
                 raise LLMError(f"fake LLM has no scripted reply for role {role!r}")
-            reply = get_role(role).offline(inputs)
+            reply = self.engine.run_role(role, inputs)
         if callable(reply) and not isinstance(reply, BaseModel):
             reply = reply(role, inputs, messages)
         if isinstance(reply, Exception):

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TypeVar
 
+from memcore.llm.offline_provider import OfflineEngine
 from memcore.llm.simulated import offline_reply
 from memcore.llm.structured import PROBE_REPLY, PROBE_SCHEMA, schema_of
 
@@ -257,7 +258,8 @@ class OfflineResponder:
     the server turns into a 500 naming the problem.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, embedder: Any = None) -> None:
+        self.engine = OfflineEngine(embedder)  # rules computing similarities need the run's embedder
         self._table: dict[str, tuple[str, dict[str, Any]]] = {}
         self._lock = threading.Lock()
 
@@ -279,7 +281,7 @@ class OfflineResponder:
         if entry is None:
             raise LookupError(f"no role call was registered for these messages (sha256 {key[:12]}): wrap the "
                               "provider with memcore.llm.mock_server.observe(provider, responder)")
-        return offline_reply(*entry)
+        return offline_reply(*entry, self.engine)
 
 
 P = TypeVar("P")

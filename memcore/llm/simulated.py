@@ -1,8 +1,8 @@
 """A latency simulator: the offline engine's outputs served like a remote chat model.
 
 `SimulatedProvider` answers every role with exactly what the offline engine computes, but
-only after a (jittered) delay, and optionally with simulated 429s. It is a chat provider (no
-`run_role`), so runs through it take the full chat / scheduler path: benchmarks can measure
+only after a (jittered) delay, and optionally with simulated 429s. It is a chat provider (its
+capabilities say no offline rules), so runs through it take the full chat / scheduler path: benchmarks can measure
 how well memcore overlaps slow LLM calls without a network or a model.
 """
 
@@ -14,7 +14,8 @@ import time
 from typing import Any, Unpack
 
 from memcore.errors import PermanentLLMError, TransientLLMError
-from memcore.llm.base import ChatOptions, ChatResult, chat_options
+from memcore.llm.base import Capabilities, ChatOptions, ChatResult, chat_options
+from memcore.llm.offline_provider import OfflineEngine
 from memcore.llm.roles import get_role
 from memcore.text.tokens import count_messages, count_tokens
 
@@ -25,12 +26,13 @@ OFFLINE_LOCK = threading.Lock()
 SIMULATED_429_DELAY_S = 0.05  # how long a simulated 429 takes to come back (at most)
 
 
-def offline_reply(role: str, inputs: dict[str, Any]) -> str:
-    """The offline engine's output for `role`, serialized as a model's reply would be: JSON for
-    json roles (`model_dump_json()`), the bare `.text` for free-text roles. Thread-safe."""
+def offline_reply(role: str, inputs: dict[str, Any], engine: OfflineEngine | None = None) -> str:
+    """The offline engine's output for `role` (computed by `engine`, a fresh one without an embedder when
+    None), serialized as a model's reply would be: JSON for json roles (`model_dump_json()`), the bare
+    `.text` for free-text roles. Thread-safe."""
     r = get_role(role)
     with OFFLINE_LOCK:
-        out = r.offline(inputs)
+        out = (engine or OfflineEngine()).run_role(role, inputs)
     if not r.json_output:
         return str(getattr(out, "text", ""))
     return out.model_dump_json()
@@ -46,6 +48,7 @@ class SimulatedProvider:
 
     name = "simulated"
     model = "offline-engine"
+    capabilities = Capabilities(needs_embedder=True)  # a chat provider; its replies come from the offline engine
 
     def __init__(
         self,
@@ -68,6 +71,11 @@ class SimulatedProvider:
         self._in_flight = 0
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
+        self.engine = OfflineEngine()
+
+    def use_embedder(self, embedder: Any) -> None:
+        """Give the offline engine behind the simulated replies the runtime's embedder."""
+        self.engine.use_embedder(embedder)
 
     def chat(self, messages: list[dict[str, str]], **opts: Unpack[ChatOptions]) -> ChatResult:
         """One simulated call: the role's offline output after the delay (or a simulated 429)."""
@@ -89,7 +97,7 @@ class SimulatedProvider:
                 time.sleep(min(delay_s, SIMULATED_429_DELAY_S))
                 raise TransientLLMError("simulated 429", retry_after=self.retry_after_s, status=429)
             t0 = time.monotonic()
-            text = offline_reply(role, inputs)
+            text = offline_reply(role, inputs, self.engine)
             # The offline computation stands for the remote model's own work, which a hosted model's
             # latency already includes: the reply comes `delay_s` after the request (or when computed).
             time.sleep(max(0.0, delay_s - (time.monotonic() - t0)))  # outside every lock: calls overlap

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from memcore.llm.roles import get_role
 from memcore.types import Event
 from memcore.viz.safe import esc, shorten
 from memcore.viz.theme import event_color, legend_below, style
@@ -44,10 +45,29 @@ class ReplayData:
         return {i.strip() for s in self.events_at(step)["items"] for i in s.split(",") if i.strip()}
 
 
-def events_frame(events: Sequence[Event]) -> pd.DataFrame:
-    """Events as a table (text columns are plain strings, never HTML)."""
+OFFLINE_MARK = "offline engine"  # stores written before the label moved to rendering hold it in the event text
+
+
+def event_reason(e: Event, offline: bool) -> str:
+    """An event's reason as shown: for a memory built by the offline engine, an event decided by an LLM role
+    (its data names the `role`) ends with how the offline rule decided instead ("(offline engine: similarity
+    threshold instead of judgement)", the role's `offline_note`). Stored event text is the same for every
+    provider; older stores already carry the label in the text and are shown as stored."""
+    role = e.data.get("role") if isinstance(e.data, dict) else None
+    if not offline or not role or OFFLINE_MARK in e.reason:
+        return e.reason
+    try:
+        note = get_role(str(role)).offline_note or "rule-based"
+    except KeyError:  # a role this installation does not know (a plugin's, uninstalled)
+        note = "rule-based"
+    return f"{e.reason} ({OFFLINE_MARK}: {note})"
+
+
+def events_frame(events: Sequence[Event], offline: bool = False) -> pd.DataFrame:
+    """Events as a table (text columns are plain strings, never HTML); `offline`: the memory was built by the
+    offline engine (its decisions are labelled, `event_reason`)."""
     rows = [{"step": e.step, "system": e.system, "event": e.kind, "item_kind": e.item_kind,
-             "items": ", ".join(e.item_ids), "turn_id": e.turn_id, "reason": e.reason,
+             "items": ", ".join(e.item_ids), "turn_id": e.turn_id, "reason": event_reason(e, offline),
              "data": json.dumps(e.data, ensure_ascii=False, default=str)[:2000]} for e in events]
     return pd.DataFrame(rows, columns=EVENT_COLUMNS)
 
@@ -92,9 +112,10 @@ def calls_by_step(calls: pd.DataFrame, n_steps: int) -> tuple[pd.DataFrame, bool
 
 
 def build_replay(system: str, events: Sequence[Event], versions: pd.DataFrame, calls: pd.DataFrame,
-                 n_steps: int) -> ReplayData:
-    """All per-step aggregates for one system's ingest of one conversation."""
-    ev = events_frame(events)
+                 n_steps: int, offline: bool = False) -> ReplayData:
+    """All per-step aggregates for one system's ingest of one conversation (`offline`: built by the offline
+    engine, whose decisions the event reasons label)."""
+    ev = events_frame(events, offline)
     idx = pd.RangeIndex(0, n_steps + 1, name="step")
     ec = (ev.groupby(["step", "event"]).size().unstack(fill_value=0).reindex(idx, fill_value=0)
           if not ev.empty else pd.DataFrame(index=idx))

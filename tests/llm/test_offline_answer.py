@@ -157,7 +157,7 @@ def test_judge_role_reads_model_labels() -> None:
     role = JUDGE
     assert parse_output(role, '{"label": "INCORRECT", "reason": "different date"}').label == "WRONG"
     assert parse_output(role, '{"label": "CORRECT"}').label == "CORRECT"
-    assert role.default({}).label == "WRONG"
+    assert role.default({})[0].label == "WRONG"
 
 
 def test_memory_item_passages_without_speakers() -> None:

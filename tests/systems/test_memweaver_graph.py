@@ -42,10 +42,14 @@ def test_relative_and_absolute_times_are_normalised(text: str, expected: str) ->
 
 
 def test_time_role_prefers_the_relations_own_sentence() -> None:
+    """The rule finds the relation's sentence itself (the relation's target, by redoing the turn's extraction):
+    the system passes a real model's inputs only."""
     text = "I painted a sunset last year. I start a new job next month."
-    assert offline_time({"text": text, "date": "8 May, 2023", "_sentence": "I start a new job next month."}) \
-        == {"absolute_time": "June, 2023"}
-    assert offline_time({"text": text, "date": "8 May, 2023"}) == {"absolute_time": ""}  # two candidates
+    base = {"text": text, "date": "8 May, 2023", "speaker": "Ana", "speakers": ["Ana", "Ben"],
+            "dialogue": f"Date/Time: 8 May, 2023\nSpeaker Ana says: {text}"}
+    assert offline_time({**base, "relation": "Ana start new job"}) == {"absolute_time": "June, 2023"}
+    assert offline_time({**base, "relation": "Ana painted sunset"}) == {"absolute_time": "2022"}
+    assert offline_time({**base, "relation": "Ana knows Ben"}) == {"absolute_time": ""}  # two candidates
     assert [v for _, v in time_expressions("3 weeks ago", "8 May, 2023")] == ["the week of 17 April, 2023"]
 
 

@@ -63,12 +63,11 @@ def test_offline_selector_keeps_triples_with_rare_question_terms() -> None:
     triples = ["r1 | Ana | adopted | Biscuit | time: 1 May, 2023", "r2 | Ana | likes | pottery",
                "r3 | Ana | runs | half-marathon", "r4 | Ben | adopted | a cat", "r5 | Ana | visited | Lisbon",
                "r6 | Biscuit | is a | golden retriever"]
-    out = offline_select({"question": "What breed is the dog Ana adopted?", "triples": triples,
-                          "_scores": {"r1": 0.9, "r4": 0.5}})
+    out = offline_select({"question": "What breed is the dog Ana adopted?", "triples": triples}, HashingEmbedder())
     assert out["selected"][:2] == ["r1", "r4"]  # direct matches, best first
     assert out["selected"][2:] == ["r6"]  # one multi-hop step through Biscuit
     assert not {"r2", "r3", "r5"} & set(out["selected"])  # "Ana" is on most candidates: links nothing
-    assert offline_select({"question": "x", "triples": []})["selected"] == []
+    assert offline_select({"question": "x", "triples": []}, HashingEmbedder())["selected"] == []
 
 
 def test_selector_choice_plus_backfill_is_the_triple_context(tmp_path) -> None:

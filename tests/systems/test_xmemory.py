@@ -95,8 +95,23 @@ def test_offline_boundary_rules() -> None:
     assert "time gap" in offline_boundary({**base, "minutes_since_last": 45})["reason"]
     assert "transition" in offline_boundary({**base, "new_messages": ["Ben: By the way, I moved!"]})["reason"]
     assert "length" in offline_boundary({**base, "n_messages": 15})["reason"]
-    assert "topic change" in offline_boundary({**base, "centroid_similarity": 0.05})["reason"]
-    assert offline_boundary({**base, "centroid_similarity": 0.6})["should_end"] is False
+    history = [f"[8 May, 2023] Ana: puppy {i}" for i in range(5)]
+    shift = {**base, "history": history, "new_messages": ["[8 May, 2023] Ben: tax forms"]}
+    # the rule embeds the rendered turns as the system embeds turns ("Speaker: text") and compares itself
+    assert "topic change" in offline_boundary(shift, Axes())["reason"]
+    same = offline_boundary({**shift, "new_messages": ["[8 May, 2023] Ana: puppy 9"]}, Axes())
+    assert same["should_end"] is False and "cos 1.00" in same["reason"]
+    assert "cos" not in offline_boundary(shift)["reason"]  # no embedder, no topic rule
+
+
+class Axes:
+    """Turns about puppies on one axis, the rest on another; sees only "Speaker: text"."""
+
+    dim = 2
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        assert not any(t.startswith("[") for t in texts)
+        return np.array([[1.0, 0.0] if "puppy" in t else [0.0, 1.0] for t in texts], dtype=np.float32)
 
 
 def test_c_tf_idf_prefers_words_specific_to_the_theme() -> None:

@@ -4,7 +4,7 @@ A Role is one kind of LLM call a memory system makes (episode summary, judge, ..
 owns the prompt template, the pydantic model of its output, and the offline engine's
 implementation. Systems never build prompts by hand: they call
 `LLMClient.run(role_name, inputs, stage=...)`, which renders the prompt for real models
-and calls `role.offline(inputs)` on the offline engine. Role modules register themselves
+and hands the inputs to the offline engine (`role.run_offline`), which computes its own cues. Role modules register themselves
 with `register`; `ROLES` is the one registry.
 """
 
@@ -35,9 +35,14 @@ class Role:
     - `system` and `user` are str.format templates over the inputs dict (values that are
       lists or dicts are rendered as JSON or numbered lines by `render_value`).
     - `output` is a pydantic model; `json_output=False` roles put the reply in `.text`.
-    - `offline(inputs) -> output instance` implements the role without a model.
-    - `fallback(inputs) -> output instance` is used when a real model's reply cannot be
-      parsed even after one repair attempt (the error is recorded in the trace).
+    - `offline(inputs) -> output instance` implements the role without a model; with
+      `offline_embedder=True` it is `offline(inputs, embedder)` and computes the similarities it
+      needs from the inputs (the offline engine passes the runtime's embedder). Its inputs are a
+      real model's: a system never computes anything for the offline rules alone.
+    - `offline_note`: how the offline rule decides where the paper's LLM judges (e.g. "similarity
+      threshold instead of judgement"); shown next to the events of offline-built memories.
+    - `fallback(inputs) -> output instance` is used, with `llm_unusable=fallback`, when a real
+      model's reply cannot be parsed even after one repair attempt (named in the result and ledger).
     - `temperature` is the role's sampling temperature as its paper sets it (0 unless stated).
     - `may_be_empty`: whether an empty output (no field set) is a legitimate answer of this role
       (e.g. no facts worth keeping); such replies are counted (ledger outcome "empty"). Roles
@@ -48,7 +53,7 @@ class Role:
     system: str
     user: str
     output: type[BaseModel]
-    offline: Callable[[dict[str, Any]], BaseModel]
+    offline: Callable[..., BaseModel]
     fallback: Callable[[dict[str, Any]], BaseModel] | None = None
     json_output: bool = True
     max_tokens: int = 512
@@ -56,6 +61,8 @@ class Role:
     may_be_empty: bool = False
     description: str = ""
     tags: tuple[str, ...] = field(default_factory=tuple)
+    offline_embedder: bool = False
+    offline_note: str = ""
 
     def messages(self, inputs: dict[str, Any]) -> list[dict[str, str]]:
         """The chat messages sent to a real model for these inputs."""
@@ -70,15 +77,36 @@ class Role:
         """The strict JSON schema sent with the request (structured outputs); None for free-text roles."""
         return strict_schema(self.output) if self.json_output else None
 
-    def default(self, inputs: dict[str, Any]) -> BaseModel:
-        """The output used when a real model's reply is unusable: the role's fallback, else an
-        empty output, else (required fields) the offline engine's answer."""
-        if self.fallback is not None:
-            return self.fallback(inputs)
-        try:
-            return self.output()
-        except ValidationError:
+    def run_offline(self, inputs: dict[str, Any], embedder: Any = None) -> BaseModel:
+        """The offline rule's output for these inputs (rules that compute similarities get the embedder)."""
+        if not self.offline_embedder:
             return self.offline(inputs)
+        if embedder is None:
+            raise ValueError(f"the offline rule of {self.name!r} computes similarities and needs the runtime's "
+                             "embedder: build the client with make_client(..., embedder=...) or "
+                             "OfflineEngine(embedder)")
+        return self.offline(inputs, embedder)
+
+    def can_fall_back(self) -> bool:
+        """Whether `llm_unusable=fallback` has something to use for this role (see `default`)."""
+        if self.fallback is not None:
+            return True
+        try:
+            self.output()
+        except ValidationError:
+            return False
+        return True
+
+    def default(self, inputs: dict[str, Any]) -> tuple[BaseModel, str] | None:
+        """What `llm_unusable=fallback` uses for an unusable reply, and its name: the role's declared
+        fallback ("the role's fallback"), else an empty output ("an empty output"); None when the output
+        has required fields and the role declares no fallback (the call then fails). Never the offline rules."""
+        if self.fallback is not None:
+            return self.fallback(inputs), "the role's fallback"
+        try:
+            return self.output(), "an empty output"
+        except ValidationError:
+            return None
 
 
 def render_value(v: Any) -> str:

@@ -28,7 +28,6 @@ from memcore.systems.memweaver.experience import ExperienceMemory
 from memcore.systems.memweaver.fidelity import FIDELITY
 from memcore.systems.memweaver.graph import GraphMemory, Resolution, norm_name, review_session
 from memcore.systems.memweaver.stats import MECHANISM
-from memcore.text.sentences import sentences
 from memcore.types import MemoryItem, Question, Trace, Turn
 
 
@@ -283,15 +282,9 @@ def extract_turn(llm: Any, base: dict[str, Any]) -> tuple[Any, list[str], Any, l
         if ns not in known or nt not in known or ns == nt or not r.relation.strip():
             times.append(None)
             continue
-        times.append(llm.run("mw_time", {**base, "relation": f"{r.source} {r.relation} {r.target}",
-                                         "_sentence": _sentence_of(base["text"], r.target)}, stage="construction"))
+        times.append(llm.run("mw_time", {**base, "relation": f"{r.source} {r.relation} {r.target}"},
+                             stage="construction"))
     return res, names, rres, times
-
-
-def _sentence_of(text: str, target: str) -> str:
-    """The sentence of a turn that mentions a relation's target (for the offline time role)."""
-    low = target.lower()
-    return next((s for s in sentences(text) if low in s.lower()), "")
 
 
 __all__ = ["MemWeaverConfig", "MemWeaverSystem", "extract_turn"]

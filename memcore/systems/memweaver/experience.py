@@ -194,21 +194,19 @@ class ExperienceMemory:
         h = self.host
         vecs = np.stack([h.turn_vector(t) for t in group])
         coh = cohesion(vecs)
-        res = h.llm.run("mw_coherence", {"turns": [h.turn_line(t) for t in group], "_cohesion": coh},
-                        stage="construction")
+        res = h.llm.run("mw_coherence", {"turns": [h.turn_line(t) for t in group]}, stage="construction")
         out = res.output
-        offline = " (offline engine: similarity threshold instead of judgement)" if h.llm.is_offline else ""
         if not out.is_coherent:
-            h.emit("split", list(group), f"candidate group of {len(group)} turns judged incoherent{offline}; "
+            h.emit("split", list(group), f"candidate group of {len(group)} turns judged incoherent; "
                    f"back to re-clustering: {out.reason}", item_kind="cluster", decision="incoherent",
-                   turns=group, cohesion=round(coh, 4), round=rnd, origin=origin, error=res.error)
+                   turns=group, cohesion=round(coh, 4), round=rnd, origin=origin, error=res.error, role="mw_coherence")
             return False
         cid = h.new_id("cluster")
         self.clusters[cid] = {"members": list(group), "buffer": [], "center_text": out.label, "experiences": []}
         self._cent[cid] = self._centroid(group)
-        h.emit("created", [cid], f"cluster from DBSCAN ({origin}, round {rnd}), judged coherent{offline}: "
+        h.emit("created", [cid], f"cluster from DBSCAN ({origin}, round {rnd}), judged coherent: "
                f"{out.reason}", item_kind="cluster", decision="cluster-created", turns=group,
-               cohesion=round(coh, 4), label=out.label, round=rnd)
+               cohesion=round(coh, 4), label=out.label, round=rnd, role="mw_coherence")
         self.induce(cid, reason="new coherent cluster")
         return True
 
@@ -230,14 +228,13 @@ class ExperienceMemory:
         res = h.llm.run("mw_router", {"turn": h.turn_line(tid), "candidates": cands, "_sims": r.shortlist},
                         stage="construction")
         choice = str(res.output.cluster_id).strip()
-        offline = " (offline engine: similarity threshold instead of judgement)" if h.llm.is_offline else ""
         if choice in r.shortlist:
             self._join(choice, tid, f"router chose it among {len(r.shortlist)} clusters with cosine in "
-                       f"[{cfg.route_sim}, {cfg.join_sim}){offline}: {res.output.reason}", decision="routed",
-                       sim=r.shortlist[choice], shortlist=r.shortlist)
+                       f"[{cfg.route_sim}, {cfg.join_sim}): {res.output.reason}", decision="routed",
+                       sim=r.shortlist[choice], shortlist=r.shortlist, role="mw_router")
         else:
-            self._pend(tid, f"router returned none among {len(r.shortlist)} candidates{offline}: "
-                       f"{res.output.reason}", shortlist=r.shortlist, error=res.error)
+            self._pend(tid, f"router returned none among {len(r.shortlist)} candidates: "
+                       f"{res.output.reason}", shortlist=r.shortlist, error=res.error, role="mw_router")
 
     def _join(self, cid: str, tid: str, reason: str, **data: Any) -> None:
         c = self.clusters[cid]
@@ -262,8 +259,8 @@ class ExperienceMemory:
         members = c["members"][-MAX_INDUCTION_TURNS:]
         units = [h.turn_unit(t) for t in members]
         res = h.llm.run("mw_experience", {
-            "turns": [f"[{i}] Speaker={u['speaker']}: {u['text']}" for i, u in enumerate(units)],
-            "_units": units}, stage="construction")
+            "turns": [f"[{i}] Speaker={u['speaker']}: {u['text']}" for i, u in enumerate(units)]},
+            stage="construction")
         out = res.output
         if out.center_text:
             c["center_text"] = out.center_text
@@ -273,7 +270,6 @@ class ExperienceMemory:
                 h.emit("deleted", [old], f"experience replaced by re-induction of {cid}", item_kind="experience",
                        cluster=cid)
         c["experiences"] = []
-        how = "extractive offline induction" if h.llm.is_offline else "LLM induction"
         seen: set[str] = set()
         need = max(1, self.cfg.experience_min_sources)
         for spec in out.experiences:
@@ -288,8 +284,9 @@ class ExperienceMemory:
             seen.add(spec.content.lower())
             item = h.add_experience(spec.type, spec.content, src, cid)
             c["experiences"].append(item.id)
-            h.emit("created", [item], f"experience induced ({how}; {reason}) from {len(src)} turns of {cid}",
-                   cluster=cid, type=spec.type, about=item.metadata.get("about", []), error=res.error)
+            h.emit("created", [item], f"experience induced ({reason}) from {len(src)} turns of {cid}",
+                   cluster=cid, type=spec.type, about=item.metadata.get("about", []), error=res.error,
+                   role="mw_experience")
 
     def _representatives(self, cid: str, k: int = 3) -> list[str]:
         """The k members closest to the cluster centroid (the router's samples)."""

@@ -245,12 +245,11 @@ def review_session(h: ReviewHost, relations: list[str], turn: Turn) -> None:
                        "target": r.metadata["tgt"], "time": r.metadata.get("time", ""),
                        "condition": r.metadata.get("condition", ""), "turn": r.metadata.get("turn", "")}
                       for r in rels]}, stage="construction")
-    how = " (offline engine: similarity thresholds instead of judgement)" if h.llm.is_offline else ""
     valid = {r.id for r in rels}
     out = res.output
     for d in out.deny:
         if d.relation_id in valid and d.relation_id in h.memory:
-            _drop(h, d.relation_id, f"denied by session review{how}: {d.reason}", decision="denied")
+            _drop(h, d.relation_id, f"denied by session review: {d.reason}", decision="denied", role="mw_review")
     for u in out.update:
         if u.relation_id not in valid or u.relation_id not in h.memory:
             continue
@@ -273,8 +272,8 @@ def review_session(h: ReviewHost, relations: list[str], turn: Turn) -> None:
         h.defer_embedding(item.id)
         h.graph.add_relation(item.id, md["src_id"], rel, md["tgt_id"], time)
         h.memory.touch(item, h.step)
-        h.emit("updated", [item], f"updated by session review{how}: {u.reason}", before=before,
-               after={"rel": rel, "time": time, "condition": cond})
+        h.emit("updated", [item], f"updated by session review: {u.reason}", before=before,
+               after={"rel": rel, "time": time, "condition": cond}, role="mw_review")
     last = h.memory.get(rels[-1].metadata["passage"]) if rels[-1].metadata.get("passage") in h.memory else None
     for a in out.add:
         if last is None:
@@ -284,7 +283,7 @@ def review_session(h: ReviewHost, relations: list[str], turn: Turn) -> None:
         if src and tgt and src != tgt and a.relation.strip():
             t = h.conv.turn(last.metadata["turn"]) or turn
             h.add_relations([(src, a.relation.strip(), tgt, a.time.strip(), a.condition.strip())], t, last.id,
-                            origin=f"added by session review{how}")
+                            origin="added by session review")
     if res.error:
         h.emit("updated", sorted(valid), f"session review failed: {res.error}", item_kind="relation", error=res.error)
 

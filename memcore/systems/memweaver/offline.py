@@ -1,9 +1,11 @@
 """Offline MemWeaver judgement roles: similarity thresholds for review, coherence and routing; experiences;
 the triple selector (question-term overlap weighted by idf over the candidates, plus one hop).
 
-Judgement roles (review, coherence, router) use similarity thresholds over numbers the
-system passes in hidden `_`-prefixed inputs (never shown to a real model); experiences are
-extractive. Graph extraction: memweaver_extract; time: memweaver_time.
+Judgement roles (review, coherence, router) use similarity thresholds; the coherence check and the
+selector compute their cosines from their inputs with the runtime's embedder (the offline engine's), as
+the system embeds turns and triples. The router's cosines to the cluster centroids are the one number a
+system still passes in (`_sims`): the centroids are not in a real model's inputs. Experiences are
+extractive. Graph extraction: offline_extract; time: offline_time.
 """
 
 from __future__ import annotations
@@ -59,9 +61,13 @@ def offline_review(inputs: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     return {"add": [], "update": update, "deny": deny}
 
 
-def offline_coherence(inputs: dict[str, Any]) -> dict[str, Any]:
-    """Coherent when the members' mean cosine to their centroid reaches COHERENCE_MIN."""
-    cohesion = float(inputs.get("_cohesion", 0.0))
+def offline_coherence(inputs: dict[str, Any], embedder: Any) -> dict[str, Any]:
+    """Coherent when the members' mean cosine to their centroid reaches COHERENCE_MIN (the turns embedded as
+    the system embeds them: "Speaker: text")."""
+    from memcore.systems.memweaver.experience import cohesion as mean_cosine
+
+    turns = [str(t) for t in inputs.get("turns", []) or []]
+    cohesion = mean_cosine(embedder.embed(turns)) if turns else 0.0
     label = ", ".join(keywords([str(t) for t in inputs.get("turns", []) or []], k=3))
     ok = cohesion >= COHERENCE_MIN
     return {"is_coherent": ok, "label": label,
@@ -86,9 +92,13 @@ _STRAT = re.compile(r"\b(helps?|try to|tries to|the key|trick|way to|remind|keep
                     r"cope|deal with|advice)\b", re.I)
 
 
+_UNIT = re.compile(r"\[\d+\] Speaker=(.*?): (.*)", re.S)  # "[0] Speaker=Ana: text", as the system writes a turn
+
+
 def offline_experiences(inputs: dict[str, Any]) -> dict[str, Any]:
     """Extractive induction: central first-person sentences, third person, <= 120 chars, >= 2 sources."""
-    units = [u for u in inputs.get("_units", []) or [] if isinstance(u, dict)]
+    units = [{"speaker": m.group(1), "text": m.group(2)} for m in (_UNIT.fullmatch(str(t))
+                                                                  for t in inputs.get("turns", []) or []) if m]
     cands: list[tuple[float, int, str, list[int]]] = []
     unit_terms = [term_set(str(u.get("text", ""))) for u in units]
     for i, u in enumerate(units):
@@ -118,12 +128,23 @@ def offline_experiences(inputs: dict[str, Any]) -> dict[str, Any]:
     return {"center_text": ", ".join(keywords(texts, k=4)), "experiences": out}
 
 
-def offline_select(inputs: dict[str, Any]) -> dict[str, Any]:
+def triple_cosines(question: str, lines: list[str], embedder: Any) -> dict[str, float]:
+    """Cosine (4 decimals) of the question to each triple "id | src | rel | tgt | ...", the triple embedded as
+    the system embeds relations ("src rel tgt")."""
+    rows = [[p.strip() for p in str(line).split(" | ")] for line in lines]
+    rows = [p for p in rows if len(p) > 3]
+    if not rows or not question:
+        return {}
+    vecs = embedder.embed([question] + [" ".join(p[1:4]) for p in rows])
+    return {p[0]: round(float(v @ vecs[0]), 4) for p, v in zip(rows, vecs[1:], strict=True)}
+
+
+def offline_select(inputs: dict[str, Any], embedder: Any) -> dict[str, Any]:
     """Triples matching the question directly, then one multi-hop step (the prompt asks for both).
 
     Direct: weight = sum of idf (over the candidates) of the question stems a triple shares, so a name
-    on most candidates weighs little; kept at weight >= SELECT_MIN_WEIGHT, best first (ties: the hidden
-    cosine `_scores`, then the id). Chain step: triples sharing an endpoint with a direct one, through
+    on most candidates weighs little; kept at weight >= SELECT_MIN_WEIGHT, best first (ties: the question's
+    cosine to the triple, `triple_cosines`, then the id). Chain step: triples sharing an endpoint with a direct one, through
     endpoints on at most half of the candidates (a speaker on every triple links nothing), by cosine.
     At most SELECT_MAX in all."""
     rows = []
@@ -137,7 +158,7 @@ def offline_select(inputs: dict[str, Any]) -> dict[str, Any]:
     n = len(rows)
     df = {w: sum(w in st for _, st, _ in rows) for w in q}
     idf = {w: math.log((n + 1) / (df[w] + 0.5)) for w in q if df[w]}
-    cos = {str(k): float(v) for k, v in (inputs.get("_scores") or {}).items()}
+    cos = triple_cosines(str(inputs.get("question", "")), list(inputs.get("triples", []) or []), embedder)
     scored = [(sum(idf.get(w, 0.0) for w in q & st), tid) for tid, st, _ in rows]
     direct = [tid for _, tid in sorted((x for x in scored if x[0] >= SELECT_MIN_WEIGHT),
                                        key=lambda x: (-x[0], -cos.get(x[1], 0.0), x[1]))][:SELECT_MAX]

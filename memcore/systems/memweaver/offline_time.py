@@ -6,6 +6,8 @@ paper's formats ("20 May, 2022" / "May, 2022" / "2022").
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 from typing import Any
 
@@ -69,10 +71,37 @@ def _num_word(n: int) -> str:
     return {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}.get(n, "a few")
 
 
+@functools.lru_cache(maxsize=4096)
+def _targets(base_json: str) -> dict[str, str]:
+    """{"source relation target": target} of the relations the offline extraction finds in one turn's inputs
+    (json): one extraction per turn, not one per relation."""
+    from memcore.systems.memweaver.graph import norm_name
+    from memcore.systems.memweaver.offline_extract import offline_entities, offline_relations
+
+    base = json.loads(base_json)
+    names = list(dict.fromkeys(n for n in offline_entities(base)["entities"] if norm_name(n)))
+    found: dict[str, str] = {}
+    for r in offline_relations({**base, "entities": names})["relations"] if len(names) >= 2 else []:
+        found.setdefault(f"{r['source']} {r['relation']} {r['target']}", str(r["target"]))
+    return found
+
+
+def relation_sentence(inputs: dict[str, Any]) -> str:
+    """The sentence of the turn that mentions the relation's target, '' when unknown. The input names the
+    relation as "source relation target"; the target is found by redoing the offline extraction of the turn
+    (the same inputs give the same entities and relations) and matching the relation's text."""
+    from memcore.text.sentences import sentences
+
+    base = json.dumps({k: v for k, v in inputs.items() if k != "relation"}, sort_keys=True, default=str)
+    target = _targets(base).get(str(inputs.get("relation", "")), "")
+    low = target.lower()
+    return next((s for s in sentences(str(inputs.get("text", ""))) if low in s.lower()), "") if target else ""
+
+
 def offline_time(inputs: dict[str, Any]) -> dict[str, str]:
     """The time expression of the relation's own sentence, else the turn's only one, else ""."""
     text, anchor = str(inputs.get("text", "")), str(inputs.get("date", ""))
-    clause = str(inputs.get("_sentence", ""))
+    clause = relation_sentence(inputs)
     if clause:
         own = time_expressions(clause, anchor)
         if own:

@@ -155,8 +155,8 @@ def select_triples(q: Question, tr: Trace, memory: WorkingMemory, cfg: MemWeaver
     first, then by cosine), in `kept` order; records the "selected_triples" candidates."""
     if not kept:
         return kept, {"enabled": True, "selected": [], "backfill": [], "candidates": 0, "setting": "paper (Eq. 10)"}
-    res = llm.run("mw_select", {"question": q.text, "triples": [f"{r} | {triple_text(memory.get(r))}" for r in kept],
-                                "_scores": {r: round(score[r], 4) for r in kept}}, stage="retrieval")
+    res = llm.run("mw_select", {"question": q.text, "triples": [f"{r} | {triple_text(memory.get(r))}" for r in kept]},
+                  stage="retrieval")
     if res.error:
         tr.errors.append(res.error)
     known = set(kept)

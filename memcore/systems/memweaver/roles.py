@@ -21,8 +21,9 @@ the parameter notes in papers/README.md. The paper states no decoding temperatur
 construction ("performed deterministically given the underlying LLM outputs"): every role runs
 at the client's temperature 0.
 
-Inputs whose names start with "_" (cosines, the relation's sentence, unit records) feed the
-offline engine only: no prompt template mentions them, so a real model never sees them.
+Systems pass a real model's inputs; the offline rules compute their own cues from them (cosines with the
+runtime's embedder, the relation's sentence, the turn records). One exception is left: the router's
+cosines to the cluster centroids (`_sims`), which no input a real model gets can give.
 """
 
 from __future__ import annotations
@@ -213,6 +214,7 @@ register(Role(
           "Entities:\n{entities}\n----------------\nRelations (JSON, with id and source turn):\n{relations}"),
     output=ReviewOutput,
     offline=lambda i: ReviewOutput(**off.offline_review(i)),
+    offline_note="similarity thresholds instead of judgement",
     max_tokens=1024,
     description="MemWeaver session-level review: add / update / deny",
     tags=("memweaver", "construction"),
@@ -225,7 +227,9 @@ register(Role(
             "(label) that will serve as the cluster's anchor for routing new turns. " + _JSON_NOTE),
     user="Turns:\n{turns}",
     output=CoherenceOutput,
-    offline=lambda i: CoherenceOutput(**off.offline_coherence(i)),
+    offline=lambda i, emb: CoherenceOutput(**off.offline_coherence(i, emb)),
+    offline_embedder=True,
+    offline_note="similarity threshold instead of judgement",
     fallback=lambda i: CoherenceOutput(is_coherent=False, reason="fallback: unusable reply"),
     max_tokens=128,
     description="MemWeaver experience memory: coherence check of a candidate cluster",
@@ -240,6 +244,7 @@ register(Role(
     user="New turn:\n{turn}\n\nCandidate clusters:\n{candidates}",
     output=RouterOutput,
     offline=lambda i: RouterOutput(**off.offline_router(i)),
+    offline_note="similarity threshold instead of judgement",
     max_tokens=64,
     description="MemWeaver experience memory: LLM router for mid-similarity turns",
     tags=("memweaver", "construction"),
@@ -260,6 +265,7 @@ register(Role(
     user="Dialogue samples:\n{turns}",
     output=ExperienceOutput,
     offline=lambda i: ExperienceOutput(**off.offline_experiences(i)),
+    offline_note="extractive induction",
     max_tokens=512,
     description="MemWeaver experience memory: induction (and theme) for one cluster",
     tags=("memweaver", "construction"),
@@ -275,7 +281,8 @@ register(Role(
             "ids exactly; do not invent triples. " + _JSON_NOTE),
     user="Question: {question}\n\nCandidate triples:\n{triples}",
     output=SelectOutput,
-    offline=lambda i: SelectOutput(**off.offline_select(i)),
+    offline=lambda i, emb: SelectOutput(**off.offline_select(i, emb)),
+    offline_embedder=True,
     fallback=lambda i: SelectOutput(selected=[str(t).split(" | ", 1)[0] for t in i.get("triples", [])],
                                     reason="fallback: unusable reply, every candidate kept"),
     max_tokens=512,

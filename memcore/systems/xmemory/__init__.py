@@ -35,7 +35,7 @@ def _minutes(a: str, b: str) -> float | None:
         return None
 
 
-def boundary_lane(llm: Any, cfg: XMemoryConfig, buffer: list[Turn], turns: list[Turn], vec: Any) -> Any:
+def boundary_lane(llm: Any, cfg: XMemoryConfig, buffer: list[Turn], turns: list[Turn]) -> Any:
     """Yield (turn id, reason to close the episode before it or "", the role's error) for `turns` in order,
     starting from `buffer`: hard rules first (buffer cap, new session, time gap), then `episode_boundary`."""
     buffer = list(buffer)
@@ -51,13 +51,10 @@ def boundary_lane(llm: Any, cfg: XMemoryConfig, buffer: list[Turn], turns: list[
             elif gap is not None and gap > cfg.gap_minutes:
                 reason = f"time gap {gap:.0f} min > {cfg.gap_minutes} min"
             else:
-                cen = xt.unit(np.mean([vec(t) for t in buffer], axis=0))
                 llm.step = turn.index + 1
                 res = llm.run("episode_boundary", {
                     "history": [t.render() for t in buffer], "new_messages": [turn.render()],
-                    "gap_minutes": cfg.gap_minutes, "max_messages": cfg.episode_messages, "n_messages": len(buffer),
-                    "minutes_since_last": gap, "session_change": False,
-                    "centroid_similarity": round(float(vec(turn) @ cen), 4),
+                    "gap_minutes": cfg.gap_minutes, "max_messages": cfg.episode_messages,
                 }, stage="construction")
                 error = res.error
                 reason = (res.output.reason or "boundary") if res.output.should_end else ""
@@ -120,7 +117,7 @@ class XMemorySystem(BaseSystem):
         the buffer on the decisions alone, so a hosted model decides the next boundaries while this thread
         writes episodes, facts and themes (produced ahead at concurrency > 1; see LLMClient.stream)."""
         return self.open_stream("boundary-lane", boundary_lane, self.config, list(self.buffer),
-                                self.conv.turns[turn.index:], self._turn_vec, depth=0)
+                                self.conv.turns[turn.index:], depth=0)
 
     def _close_episode(self, reason: str) -> None:
         turns, self.buffer = self.buffer, []

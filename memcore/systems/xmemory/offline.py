@@ -1,8 +1,9 @@
 """Offline engine for xMemory's roles: boundaries, episodes, semantics, theme summaries, the probe's answer.
 
 - episode_boundary: session change, time gap, explicit transition phrases, length cap, or a
-  cosine drop between the new message and the running episode centroid (the system passes
-  the similarity in; the rule cannot judge topic or intent the way the paper's LLM does).
+  cosine drop between the new message and the running episode centroid (the rule embeds the
+  history and the new message itself, with the runtime's embedder; it cannot judge topic or
+  intent the way the paper's LLM does).
 - xmemory_episode: the extractive third-person narrative of memory_writing over every informative
   sentence (the paper asks for all important information), title from keywords, ISO timestamp of
   the first message.
@@ -24,12 +25,16 @@ import re
 from collections import Counter
 from typing import Any
 
+import numpy as np
+
 from memcore.llm.offline.answer import offline_answer
 from memcore.llm.offline.memory_writing import narrative, title_of
 from memcore.llm.offline.sentence_quality import clean, fact_worthy, has_date
 from memcore.text.dates import day_of
 from memcore.text.sentences import sentences
 from memcore.text.terms import terms
+
+_STAMPED = re.compile(r"\[[^\]]*\] ")  # "[8 May, 2023] " before "Speaker: text" in a rendered turn (Turn.render)
 
 TRANSITIONS = ("by the way", "btw", "anyway", "speaking of", "changing topics", "change of topic",
                "on another note", "quick question", "oh right", "oh, right", "that reminds me",
@@ -40,7 +45,17 @@ TOPIC_DROP = 0.45  # cosine to the running episode centroid below which a topic 
 MIN_TOPIC_MESSAGES = 4  # no topic split before the episode has this many messages
 
 
-def offline_boundary(inputs: dict[str, Any]) -> dict[str, Any]:
+def centroid_similarity(history: list[str], new: str, embedder: Any) -> float:
+    """Cosine of the new message to the episode's centroid (the mean of the unit history vectors, made
+    unit), 4 decimals; each rendered turn is embedded as the system embeds turns ("Speaker: text")."""
+    from memcore.systems.xmemory.themes import unit
+
+    vecs = embedder.embed([_STAMPED.sub("", m, count=1) if _STAMPED.match(m) else m for m in [*history, new]])
+    cen = unit(np.mean([unit(v) for v in vecs[:-1]], axis=0))
+    return round(float(unit(vecs[-1]) @ cen), 4)
+
+
+def offline_boundary(inputs: dict[str, Any], embedder: Any = None) -> dict[str, Any]:
     """{"should_end", "reason"} by the rules in the module docstring, in that order."""
     n = int(inputs.get("n_messages", len(inputs.get("history") or [])))
     if n == 0:
@@ -57,7 +72,8 @@ def offline_boundary(inputs: dict[str, Any]) -> dict[str, Any]:
     cap = int(inputs.get("max_messages", 15))
     if n >= cap:
         return {"should_end": True, "reason": f"episode length {n} >= {cap} messages"}
-    sim = inputs.get("centroid_similarity")
+    history, new = [str(m) for m in inputs.get("history") or []], [str(m) for m in inputs.get("new_messages") or []]
+    sim = centroid_similarity(history, new[0], embedder) if embedder is not None and history and len(new) == 1 else None
     if sim is not None and n >= MIN_TOPIC_MESSAGES and float(sim) < TOPIC_DROP:
         return {"should_end": True, "reason": f"topic change: cos to episode centroid {float(sim):.2f} < {TOPIC_DROP}"}
     return {"should_end": False, "reason": "same topic" + (f" (cos {float(sim):.2f})" if sim is not None else "")}

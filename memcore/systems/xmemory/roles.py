@@ -11,8 +11,9 @@ The boundary, episodic, semantic and theme prompts are the paper's "Prompt for B
 reader is asked (the paper's "Answer Generation in LOCOMO Dataset"), since Stage II measures the
 reader's uncertainty (one text, shared with the reader role `answer_xmemory_locomo` in
 reader.py). Only the output schema lines are memcore's (the paper shows no JSON schema for the
-semantic step). Other inputs (n_messages, centroid_similarity, messages, speakers, ...)
-feed the offline engine only: no template names them, so a real model never sees them. The paper
+semantic step). Other inputs (messages, speakers, ...) feed the offline engine only: no template
+names them, so a real model never sees them; what the rules compute from the inputs (the boundary's
+cosine to the episode centroid) they compute themselves, with the runtime's embedder. The paper
 gives one temperature, 0 (greedy) for answering; construction is run at the client's 0 too.
 """
 
@@ -178,8 +179,9 @@ EPISODE_BOUNDARY = register(Role(
     system=BOUNDARY_SYSTEM,
     user="Current conversation history:\n{history}\n\nNewly added messages:\n{new_messages}",
     output=BoundaryDecision,
-    offline=lambda inputs: BoundaryDecision(**offline_boundary(inputs)),
-    fallback=lambda inputs: BoundaryDecision(**offline_boundary(inputs)),
+    offline=lambda inputs, embedder: BoundaryDecision(**offline_boundary(inputs, embedder)),
+    offline_embedder=True,
+    fallback=lambda inputs: BoundaryDecision(should_end=False, reason="fallback: unusable reply, the episode goes on"),
     max_tokens=128,
     description="xMemory: does the new message start a new episode? (paper: Prompt for Boundary Detect)",
     tags=("xmemory", "construction"),
@@ -215,7 +217,7 @@ XMEMORY_THEME = register(Role(
     user="Write the theme summary.",
     output=TextOutput,
     offline=lambda inputs: TextOutput(text=offline_theme_summary(inputs)),
-    fallback=lambda inputs: TextOutput(text=offline_theme_summary(inputs)),
+    fallback=lambda inputs: TextOutput(text=""),
     json_output=False,
     max_tokens=96,
     description="xMemory: a theme's abstract summary from its member facts (paper: Theme Generation)",
