@@ -1,4 +1,4 @@
-"""Annotate: blind helpfulness labelling (the MemWeaver human-evaluation protocol)."""
+"""Annotate: blind helpfulness labelling (a paper's human-evaluation protocol: memcore.annotate)."""
 
 from __future__ import annotations
 

@@ -6,7 +6,8 @@ resolved; `from pkg import name` is an arrow to the module pkg.name when there i
 Imports under `if TYPE_CHECKING:` are annotations only (never executed): they must point downward
 like any other, but they do not make a cycle (a system's helper modules annotate their functions
 with the system class they serve). Registries that import their own package's modules by name
-(memcore.systems.load_all, memcore.llm.roles.load_all) are not arrows.
+(memcore.systems.load_all, memcore.llm.roles.load_all) are not arrows, nor is the view registry's import of
+each built-in system's view module (memcore.viz.views.load_views; see "system views" below).
 
 The floors, bottom up (docs/architecture.md draws the same house):
 
@@ -24,6 +25,12 @@ The floors, bottom up (docs/architecture.md draws the same house):
 A module may import its own group, anything on a lower floor, and sideways only where SIDEWAYS says.
 RULES adds the arrows the floors alone would allow but the house forbids. The app (app.py, ui/,
 pages/) sits above all of it and is never imported by the library, nor is streamlit.
+
+System views: a system's view lives in its package, `memcore.systems.<name>.view` (with helper modules
+`memcore.systems.<name>.view_*`), but sits on the viz floor (group_of says "viz"): it draws with memcore.viz's
+parts and registers with memcore.viz.views. So nothing on a lower floor imports it (its own system package
+included), and no module outside that package's view modules imports it at all: the view registry imports it by
+name (load_views, after the baselines' views and before the plugins'), and memcore.systems.load_all never does.
 """
 
 from __future__ import annotations
@@ -58,12 +65,22 @@ SIDEWAYS = {"viz": {"eval"}}
 APP = ("streamlit", "ui", "pages", "app")  # never imported by the library
 
 
+def is_system_view(module: str) -> bool:
+    """Whether a module is a system's view: memcore.systems.<name>.view or a helper memcore.systems.<name>.view_*."""
+    parts = module.split(".")
+    return len(parts) == 4 and parts[:2] == ["memcore", "systems"] and (
+        parts[3] == "view" or parts[3].startswith("view_"))
+
+
 def group_of(module: str) -> str:
     """The floor group of a memcore module: memcore.<top> with store*.py, lease and retrievers in
-    `store` and annotate*.py in `annotate`; the package itself (its version) is `types`."""
+    `store`, annotate*.py in `annotate` and a system's view modules (is_system_view) in `viz`; the
+    package itself (its version) is `types`."""
     parts = module.split(".")
     if len(parts) == 1:
         return "types"
+    if is_system_view(module):
+        return "viz"
     top = parts[1]
     if top.startswith("store") or top in ("lease", "retrievers"):
         return "store"
@@ -270,3 +287,29 @@ def test_llm_roles_load_without_eval_and_eval_registers_the_judge() -> None:
             "import memcore.eval.judge\nassert ROLES['judge'].name == 'judge'\nprint('ok')\n")
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr
+
+
+def test_system_views_sit_on_the_viz_floor_and_only_the_registry_loads_them(arrows: list[Arrow]) -> None:
+    views = sorted(m for m in MODULES if is_system_view(m))
+    assert {f"memcore.systems.{n}.view" for n in ("com", "memcot", "recmem", "xmemory", "memweaver")} <= set(views)
+    assert {group_of(m) for m in views} == {"viz"} and group_of("memcore.systems.com") == "systems"
+    assert not is_system_view("memcore.systems.com.viewer") and not is_system_view("memcore.viz.views")
+    bad = [f"{a.where()}: {a.src} imports {a.dst}" for a in _memcore(arrows) if is_system_view(a.dst)
+           and not (is_system_view(a.src) and a.src.split(".")[2] == a.dst.split(".")[2])]
+    assert not bad, "a system's view is imported by the view registry only (by name):\n" + "\n".join(bad)
+
+
+def test_load_all_imports_no_view_and_load_views_imports_each_builtin_view() -> None:
+    code = ("import sys\nfrom memcore.systems import load_all, builtin_systems\nload_all()\n"
+            "assert not [m for m in sys.modules if m.startswith('memcore.viz') or m.startswith('memcore.systems.') "
+            "and m.split('.')[-1].startswith('view')], "
+            "'load_all imported a view'\n"
+            "from memcore.viz.views import builtin_view_modules, load_views, has_view\nload_views()\n"
+            "mods = builtin_view_modules()\nassert all(m in sys.modules for m in mods), mods\n"
+            "print(','.join(sorted(mods)))\nprint(','.join(n for n in builtin_systems() if has_view(n)))\n")
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    mods, viewed = res.stdout.split()
+    on_disk = sorted(f"memcore.systems.{p.parent.name}.view" for p in (PACKAGE / "systems").glob("*/view.py"))
+    assert mods.split(",") == on_disk
+    assert {"com", "memcot", "recmem", "xmemory", "memweaver", "naive_rag"} <= set(viewed.split(","))

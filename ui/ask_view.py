@@ -166,7 +166,7 @@ def answer_panel(wb: Workbench, conv: Conversation, q: Question, system: str, an
         st.caption("position: the order the reader got the context in; score rank: the item's rank by its score "
                    "(1 = highest).")
     with t2:
-        if q.evidence:  # views that can mark the gold turns (MemWeaver's subgraph: gold nodes and the path to them)
+        if q.evidence:  # for views that can mark the gold turns (e.g. gold nodes in a subgraph and the path to them)
             ans.trace.structure.setdefault("gold_evidence", list(q.evidence))
         structure_view(system, ans, texts, key)
     with t3:

@@ -166,9 +166,9 @@ def mechanism_section(results: dict[str, Any]) -> None:
     if not blocks:
         st.caption("This results file has no mechanism statistics (written before they existed, or baselines only).")
         return
-    st.caption("What each system's own mechanism did over the run (memcore.eval.mechanism): e.g. CoM chains of "
-               "length 1 are plain top-k retrieval; MemCoT's fallback rate is the share answered from the "
-               "whole conversation.")
+    st.caption("What each system's own mechanism did over the run (memcore.eval.mechanism), one table per "
+               "system: e.g. how long its retrieval chains grew, or how often it fell back to the whole "
+               "conversation.")
     cols = st.columns(min(len(blocks), 3))
     for i, (name, block) in enumerate(blocks.items()):
         col = cols[i % len(cols)]

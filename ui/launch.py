@@ -20,8 +20,7 @@ from pathlib import Path
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
 WARM_MODULES = ("pandas", "plotly.graph_objects", "plotly.io", "plotly.tools", "lancedb", "memcore.workbench",
-                "memcore.viz.replay", "memcore.viz.graph", "memcore.viz.hierarchy", "memcore.viz.chains",
-                "memcore.eval")
+                "memcore.viz.replay", "memcore.viz.graph", "memcore.viz.views", "memcore.eval")
 
 
 def warm_ui_modules() -> None:
@@ -80,7 +79,7 @@ def warm(log: bool = True) -> float:
     from memcore.viz.views import load_views
 
     load_all()
-    load_views()  # every memcore.viz module: the systems' views register themselves
+    load_views()  # the built-in views (memcore.viz.baselines, each system package's view module) and the plugins'
     warm_ui_modules()
     warm_charts()
     from memcore.settings import Settings

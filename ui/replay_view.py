@@ -82,7 +82,7 @@ def _step_body(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], s
         total = int(counts.sum()) if counts is not None else 0
         col = row.container(border=True, width="content", key=f"rp_stat_{name}")
         indexed = int(rd.event_counts.loc[:step, "indexed"].sum()) if "indexed" in rd.event_counts else 0
-        # a system that only indexes raw turns (CoM, MemCoT) has no items of its own: say what it does hold
+        # a system that only indexes raw turns has no items of its own: say what it does hold
         held = f"{total} item(s) in memory" if total or not indexed else f"{indexed} turn(s) indexed"
         col.metric(name, len(ev), width="content", help=f"{name}: {len(ev)} memory event(s) at this step (listed "
                    "below); " + (held if total or not indexed else f"{held}, no memory items of its own"))

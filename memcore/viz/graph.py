@@ -1,7 +1,8 @@
-"""Knowledge-graph views (MemWeaver) as self-contained pyvis HTML, and MemWeaver's view.
+"""Knowledge graphs as self-contained pyvis HTML: a generic drawer for any view that shows entities and relations.
 
-The HTML inlines vis.js (no CDN) and escapes every text. MemWeaver's view draws its retrieval
-subgraph on Ask and its temporal graph growing on Replay.
+The HTML inlines vis.js (no CDN) and escapes every text. A system's view draws its subgraphs with it
+(graph_html, frame_height); Replay's ego-graph picker uses it for any memory holding `entity` and
+`relation` items (relation_subgraph, ego_subgraph, node_choices).
 
 A subgraph is {"nodes": [{"id", "label", "kind", "title"?, "highlight"?}],
 "edges": [{"source", "target", "label"?, "title"?, "highlight"?}]}.
@@ -17,14 +18,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import pandas as pd
-
-from memcore.types import Trace
 from memcore.viz.graph_script import FIT_SCRIPT as _FIT
-from memcore.viz.parts import Block, Html, Part, Row, Text
-from memcore.viz.replay import ReplayData
 from memcore.viz.safe import esc, shorten
-from memcore.viz.views import ASK, REPLAY, ItemsAt, SystemView, register_view
 
 _REMOTE_TAGS = (
     re.compile(r"<link\b[^>]*\bhref=[^>]*>", re.I | re.S),
@@ -192,7 +187,8 @@ def graph_html(subgraph: Mapping[str, Any], height: int = 520, physics: bool = T
 
 def relation_subgraph(entities: Iterable[Any], relations: Iterable[Any], highlight: Iterable[str] = (),
                       max_edges: int = 150) -> dict[str, Any]:
-    """A subgraph from MemWeaver entity and relation items (MemoryItem-like: id, text, metadata)."""
+    """A subgraph from entity and relation items (MemoryItem-like: id, text, metadata; a relation's metadata names
+    its ends: src_id / tgt_id or src / tgt, its `rel` and `time`)."""
     hl = set(highlight)
     names = {e.id: e.text for e in entities}
     nodes = [{"id": eid, "label": name, "kind": "entity", "role": "new" if eid in hl else "",
@@ -213,67 +209,3 @@ def relation_subgraph(entities: Iterable[Any], relations: Iterable[Any], highlig
                 nodes.append({"id": end, "label": label, "kind": "entity", "role": ""})
     used = {e["source"] for e in edges} | {e["target"] for e in edges}
     return {"nodes": [n for n in nodes if n["id"] in used or n["role"]], "edges": edges}
-
-
-def _role(n: Mapping[str, Any], gold: set[str]) -> str:
-    if n.get("kind") in ("passage", "turn") and (str(n.get("label", "")) in gold or str(n["id"]) in gold):
-        return "gold"
-    return "seed" if n.get("seed") else "expanded"
-
-
-def memweaver_subgraph(structure: Mapping[str, Any], gold: Iterable[str] = ()) -> dict[str, Any]:
-    """The retrieval subgraph of a MemWeaver trace in graph_html's format: seeds, the nodes expansion reached,
-    and passages of the `gold` evidence turns (default: structure["gold_evidence"], set by pages that know it)."""
-    sub = structure.get("subgraph") or {}
-    gold = set(gold) or set(structure.get("gold_evidence") or [])
-    nodes = [{"id": n["id"], "label": n.get("label") or n["id"], "kind": n.get("kind", "entity"),
-              "title": f"{n['id']} ({n.get('kind', 'entity')}): {n.get('label', '')}", "role": _role(n, gold),
-              "highlight": bool(n.get("seed"))}
-             for n in sub.get("nodes", [])]
-    edges = [{"source": e["source"], "target": e["target"], "label": e.get("relation", ""),
-              "title": f"{e.get('relation', '')}" + (f" (time: {e['time']})" if e.get("time") else "")
-              + f" · score {e.get('score')}", "highlight": e.get("seed", False)} for e in sub.get("edges", [])]
-    return {"nodes": nodes, "edges": edges}
-
-
-def memweaver_structure(trace: Trace, texts: Mapping[str, str]) -> list[Block]:
-    """MemWeaver's retrieval on Ask and in the export: the subgraph, then its passages and experiences."""
-    s = trace.structure
-    sub = memweaver_subgraph(s)
-    if not sub["edges"]:
-        out: list[Block] = [Part("MemWeaver subgraph", Text("MemWeaver found no triples for this question.", "info"))]
-    else:
-        out = [Part("MemWeaver subgraph", Html(graph_html(sub, height=480)), height=frame_height(480),
-                    caption="The retrieved subgraph (legend above it): seeds, the 1-hop expansion, passages (boxes) "
-                            "linked by contains, experiences (diamonds) by about; gold evidence and the path to it in "
-                            "green when the question has gold evidence. Hover a node for its text; drag to explore.")]
-    used = (s.get("budgets") or {}).get("used") or {}
-    if used:
-        out.append(Part("", Text("Used: " + ", ".join(f"{k} {v}" for k, v in used.items()))))
-    items = {it.id: it.text for it in trace.items}
-    passages = pd.DataFrame([{**p, "text": texts.get(p.get("turn", ""), "")} for p in s.get("passages") or []])
-    experiences = pd.DataFrame([{**x, "about": ", ".join(x.get("about") or []), "text": items.get(x["id"], "")}
-                                for x in s.get("experiences") or []])
-    out.append(Row(Part("Passages", passages, label="**Passages**", height=240),
-                   Part("Experiences", experiences, label="**Experiences**", height=240)))
-    return out
-
-
-def memweaver_growth(rd: ReplayData, step: int, items_at: ItemsAt) -> list[Block]:
-    """The temporal knowledge graph at a step (the latest 150 relations); what changed at that step outlined."""
-    ents = items_at("entity", step)
-    rels = sorted(items_at("relation", step), key=lambda r: r.updated_step)
-    if not rels:
-        return [Part("Knowledge graph", Text("No relation in the graph yet at this step."))]
-    sub = relation_subgraph(ents, rels, rd.changed_at(step))
-    new = sum(1 for n in sub["nodes"] if n["role"] == "new")
-    added = (f"Orange: the {new} entit{'y' if new == 1 else 'ies'} added or changed at this step" if new else
-             "Nothing was added at this step (orange marks what a step adds)")
-    return [Part("Knowledge graph", Html(graph_html(sub, height=480)), height=frame_height(480),
-                 caption=f"{len(ents)} entities, {len(rels)} relations (the latest 150 drawn). {added}; labels on "
-                         "the best-connected entities (a label that would overlap another is left out). Hover for "
-                         "the text and time; pick an entity below to see only its neighbourhood.")]
-
-
-register_view(SystemView("memweaver", color="#D55E00", rank=80, structure=memweaver_structure,
-                         growth=memweaver_growth, growth_rank=2, picks=frozenset({ASK, REPLAY})))

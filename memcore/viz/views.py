@@ -2,8 +2,10 @@
 
 A `SystemView` says how a memory system looks everywhere: its colour, its place in system lists,
 the structure of one retrieval (drawn on Ask and written by the export: the same blocks), its
-growth view on Replay, and on which pages it starts selected. A system's view is registered next
-to its viz module (memcore/viz/chains.py registers CoM's) or from outside memcore:
+growth view on Replay, and on which pages it starts selected. A system's view lives in its own package
+(memcore/systems/<name>/view.py registers it; the registry imports that module by name: "system
+views" in tests/test_import_graph.py), the baselines' in memcore/viz/baselines.py, or it comes from
+outside memcore:
 
     from memcore.viz.views import SystemView, register_view
     register_view(SystemView("my_system", color="#117733", rank=55, structure=my_structure))
@@ -19,14 +21,15 @@ no Streamlit: ui/render.py draws the blocks, memcore.viz.export writes them.
 from __future__ import annotations
 
 import importlib
-import pkgutil
+import importlib.util
+import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memcore.plugins import VIEWS_GROUP, LoadOnce, is_module, load_plugins
+from memcore.systems import builtin_systems, get_system
 from memcore.viz.parts import Block, Part, Text
 from memcore.viz.theme import fallback_color
 
@@ -92,16 +95,28 @@ VIEWS: dict[str, SystemView] = {}
 _DEFAULTS: dict[str, SystemView] = {}
 _LOCK = threading.RLock()  # guards VIEWS against a register racing a read
 _once = LoadOnce()
-_NOT_VIEWS = {"views", "parts", "theme", "safe"}
+BASELINE_VIEWS = "memcore.viz.baselines"  # the views of the baselines (modules, not packages, of memcore.systems)
+VIEW_MODULE = "view"  # a built-in system package's view: memcore.systems.<name>.view
+
+
+def builtin_view_modules() -> list[str]:
+    """The view modules of memcore's own systems: `<package>.view` of each built-in system that is a package
+    under memcore.systems and has one (found by name; memcore.systems itself never imports them)."""
+    out = []
+    for name in builtin_systems():
+        package = ".".join(get_system(name).__module__.split(".")[:3])  # memcore.systems.<name>
+        if hasattr(sys.modules.get(package), "__path__") and importlib.util.find_spec(f"{package}.{VIEW_MODULE}"):
+            out.append(f"{package}.{VIEW_MODULE}")
+    return list(dict.fromkeys(out))
 
 
 def load_views() -> dict[str, SystemView]:
-    """Import every memcore.viz module once so the built-in views are registered, then the installed
-    plugins' (entry points `memcore.views`; a failing plugin is skipped with a warning); the registered views."""
+    """Register the built-in views once (the baselines', then each built-in system package's view module), then
+    the installed plugins' (entry points `memcore.views`; a failing plugin is skipped with a warning); the
+    registered views."""
     def load() -> None:
-        for mod in pkgutil.iter_modules([str(Path(__file__).parent)]):
-            if mod.name not in _NOT_VIEWS and not mod.name.startswith("_"):
-                importlib.import_module(f"memcore.viz.{mod.name}")
+        for module in (BASELINE_VIEWS, *builtin_view_modules()):
+            importlib.import_module(module)
         load_plugins(VIEWS_GROUP, _accept)
 
     _once(load)  # a module being imported registers its view (and may ask for the views so far)

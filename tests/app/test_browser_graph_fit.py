@@ -67,7 +67,7 @@ def test_graph_labels_never_overlap_and_the_frame_holds_everything(tmp_path):
             assert tall <= frame, (tall, frame)  # nothing below the frame's edge: no clipped bottom label
             page.screenshot(path=str(shots / "graph-framed.png"))
 
-            fig = __import__("memcore.viz.hierarchy", fromlist=["x"]).hierarchy_sunburst(end_of_demo())
+            fig = __import__("memcore.systems.xmemory.view", fromlist=["x"]).hierarchy_sunburst(end_of_demo())
             page.set_content(plotly.io.to_html(fig, include_plotlyjs=True, full_html=True))
             page.locator(".slice").first.wait_for(timeout=60_000)
             page.wait_for_timeout(500)

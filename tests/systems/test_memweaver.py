@@ -151,7 +151,8 @@ def test_retrieval_budgets_and_forced_global_passages(demo_system) -> None:
     node_ids = {n["id"] for n in st["subgraph"]["nodes"]}
     assert all(e["source"] in node_ids and e["target"] in node_ids for e in st["subgraph"]["edges"])
     assert tr.context.startswith("Knowledge graph") and "Passages:" in tr.context
-    from memcore.viz.graph import graph_html, memweaver_subgraph
+    from memcore.systems.memweaver.view import memweaver_subgraph
+    from memcore.viz.graph import graph_html
 
     view = memweaver_subgraph(st)
     assert len(view["nodes"]) == len(st["subgraph"]["nodes"]) and "<html" in graph_html(view).lower()

@@ -6,17 +6,17 @@ import json
 import re
 from types import SimpleNamespace
 
-from memcore.viz.chains import chain_figure
+from memcore.systems.com.view import chain_figure
+from memcore.systems.memweaver.view import memweaver_subgraph
+from memcore.systems.xmemory.view import hierarchy_sunburst
 from memcore.viz.graph import (
     ROLE_COLORS,
     ego_subgraph,
     gold_path,
     graph_html,
     labelled,
-    memweaver_subgraph,
     node_choices,
 )
-from memcore.viz.hierarchy import hierarchy_sunburst
 
 
 def star(n: int = 30) -> dict:

@@ -8,15 +8,15 @@ from types import SimpleNamespace
 
 import pandas as pd
 
+from memcore.systems.memweaver.view import memweaver_growth
 from memcore.systems.xmemory.offline import offline_theme_label
+from memcore.systems.xmemory.view import HOVER_CHARS, HOVER_LINES, hierarchy_sunburst
 from memcore.viz.graph import (
     LEGEND_PX,
     ego_subgraph,
     frame_height,
     label_ranks,
-    memweaver_growth,
 )
-from memcore.viz.hierarchy import HOVER_CHARS, HOVER_LINES, hierarchy_sunburst
 
 LONG = ("Maya said the Harbour Half Marathon on 24 September is the big one and her goal is to finish in under two "
         "hours, so she trains with the group on Wednesday evenings and does a long run on Saturday mornings")
@@ -27,7 +27,7 @@ def _it(iid: str, kind: str, sources=(), **meta):  # noqa: ANN001, ANN202
 
 
 def test_a_fact_quoting_its_episode_reads_without_the_timestamp():
-    from memcore.viz.hierarchy import plain
+    from memcore.systems.xmemory.view import plain
 
     assert plain("[2023-05-08T10:15:00] Maya & Jonas: run, half, marathon: On 8 May 2023, Maya signed up") == (
         "On 8 May 2023, Maya signed up")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from memcore.systems.recmem.view import fact_updates_frame, recmem_growth
 from memcore.types import Event
 from memcore.viz.parts import parts_of
-from memcore.viz.recmem import fact_updates_frame, recmem_growth
 from memcore.viz.replay import build_replay
 
 

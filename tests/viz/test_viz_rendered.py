@@ -81,7 +81,7 @@ def test_graph_labels_stay_readable_after_the_drawing_is_fitted(tmp_path: Path) 
 
 def test_com_chain_labels_do_not_overlap(tmp_path: Path) -> None:
     """Three chains grown from the demo's flagship question (near-equal gates: the labels used to pile up)."""
-    from memcore.viz.chains import chain_figure
+    from memcore.systems.com.view import chain_figure
 
     members = (["D3:17", "D2:2", "D2:12", "D1:15", "D3:19", "D3:3", "D2:18", "D2:24"],
                ["D1:7", "D1:5", "D2:12", "D3:17", "D2:2", "D3:3", "D2:18", "D3:19"],

@@ -6,12 +6,13 @@ import re
 
 import plotly.graph_objects as go
 
+from memcore.systems.com.view import chain_figure, chain_steps_table, chain_table
+from memcore.systems.memweaver.view import memweaver_subgraph
+from memcore.systems.recmem.view import promotions_frame, stores_figure
+from memcore.systems.xmemory.view import hierarchy_sunburst, path_sunburst, stage_one_tables, stage_two_figure
 from memcore.types import Candidate, Event, MemoryItem, Trace, TraceItem, Usage
-from memcore.viz.chains import chain_figure, chain_steps_table, chain_table
 from memcore.viz.evidence import answer_summary, context_table, cost_bar, evidence_table, missed_table
-from memcore.viz.graph import graph_html, memweaver_subgraph, relation_subgraph, strip_remote
-from memcore.viz.hierarchy import hierarchy_sunburst, path_sunburst, stage_one_tables, stage_two_figure
-from memcore.viz.recmem import promotions_frame, stores_figure
+from memcore.viz.graph import graph_html, relation_subgraph, strip_remote
 from memcore.viz.replay import build_replay
 
 XSS = "<script>alert(1)</script>"
@@ -161,7 +162,7 @@ def test_memweaver_and_relation_subgraphs():
 
 
 def test_memcot_loop_views():
-    from memcore.viz.memcot import iterations_figure, iterations_table
+    from memcore.systems.memcot.view import iterations_figure, iterations_table
 
     s = {"stop_reason": "judge can answer at step 2", "answered_from": "short-term memory", "iterations": [
         {"step": 1, "queries": [XSS], "zoom_in_hits": ["D1:1", "D1:2"], "useful": ["D1:2"], "missing": "date",
@@ -240,10 +241,10 @@ def test_block_sections_write_every_part_row_and_option():
 
 
 def test_growth_views_read_the_items_alive_at_a_step():
-    from memcore.viz.graph import memweaver_growth
-    from memcore.viz.hierarchy import xmemory_growth
+    from memcore.systems.memweaver.view import memweaver_growth
+    from memcore.systems.recmem.view import recmem_growth
+    from memcore.systems.xmemory.view import xmemory_growth
     from memcore.viz.parts import Text, parts_of
-    from memcore.viz.recmem import recmem_growth
     from memcore.viz.views import get_view
 
     ev = [Event(9, "created", ["episode-1"], "recurrence: 2 similar exchanges", "recmem", "c", "D1:9", "episode",

@@ -1,4 +1,8 @@
-"""RecMem: consolidations (subconscious -> episodic / semantic), the three stores at question time, its view."""
+"""RecMem's view (registered with memcore.viz.views): consolidations (subconscious -> episodic / semantic), the three
+stores at question time.
+
+On the viz floor (tests/test_import_graph.py, "system views"): it draws with memcore.viz's parts; the view registry
+imports it by name, nothing in memcore.systems does."""
 
 from __future__ import annotations
 

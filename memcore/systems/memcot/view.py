@@ -1,4 +1,7 @@
-"""MemCoT views: the zoom-in / zoom-out / judge loop, step by step; MemCoT's view."""
+"""MemCoT's view (registered with memcore.viz.views): the zoom-in / zoom-out / judge loop, step by step.
+
+On the viz floor (tests/test_import_graph.py, "system views"): it draws with memcore.viz's parts; the view registry
+imports it by name, nothing in memcore.systems does."""
 
 from __future__ import annotations
 

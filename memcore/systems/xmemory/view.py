@@ -1,4 +1,8 @@
-"""xMemory: the theme -> semantic -> episode hierarchy (growth), the retrieval path (Stage I / II), its view."""
+"""xMemory's view (registered with memcore.viz.views): the theme -> semantic -> episode hierarchy (growth), the
+retrieval path (Stage I / II).
+
+On the viz floor (tests/test_import_graph.py, "system views"): it draws with memcore.viz's parts; the view registry
+imports it by name, nothing in memcore.systems does."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from memcore.systems.xmemory.config import XMemoryConfig
 from memcore.text.dates import day_of
 from memcore.types import Trace
 from memcore.viz.parts import Block, Part, Row, Text
@@ -215,13 +220,11 @@ def stage_two_figure(structure: dict[str, Any], include_gain: float | None = Non
 
 def xmemory_structure(trace: Trace, texts: Mapping[str, str]) -> list[Block]:
     """xMemory's retrieval on Ask and in the export: the path, Stage I picks, Stage II gains."""
-    from memcore.systems import make_config
-
     s = trace.structure
     if not s.get("themes"):
         return [Part("xMemory retrieval path", Text("xMemory had no themes to search for this question.", "info"))]
     th, se = stage_one_tables(s)
-    cfg = make_config("xmemory")
+    cfg = XMemoryConfig()
     stop = s.get("stop") or {}
     out: list[Block] = [
         Part("xMemory retrieval path", path_sunburst(s), key="path",
@@ -230,7 +233,7 @@ def xmemory_structure(trace: Trace, texts: Mapping[str, str]) -> list[Block]:
         Part("", Text("Stopped: " + "; ".join(f"{k}: {v}" for k, v in stop.items()))),
         Row(Part("Stage I · themes", th, label="**Stage I · themes**", height=220),
             Part("Stage I · semantics", se, label="**Stage I · semantics**", height=220)),
-        Part("Stage II", stage_two_figure(s, getattr(cfg, "include_gain", None), getattr(cfg, "message_gain", None)),
+        Part("Stage II", stage_two_figure(s, cfg.include_gain, cfg.message_gain),
              key="s2"),
         Part("Stage II episodes", stage_two_table(s), height=220)]
     if s.get("uncertainty"):

@@ -1,4 +1,8 @@
-"""CoM chains: gate score per chain position, the beta threshold and where each chain was cut; CoM's view."""
+"""CoM's view (registered with memcore.viz.views): gate score per chain position, the beta threshold and where each
+chain was cut.
+
+On the viz floor (tests/test_import_graph.py, "system views"): it draws with memcore.viz's parts; the view registry
+imports it by name, nothing in memcore.systems does."""
 
 from __future__ import annotations
 
