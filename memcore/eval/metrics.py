@@ -3,8 +3,9 @@ embedding similarity, and a lexical judge.
 
 The normalisation, F1 and per-category rules follow the LoCoMo benchmark's official evaluation
 (Maharana et al., 2024, `task_eval/evaluation.py`), as summarised in ../shared/papers/README.md
-("Metrics"). BLEU-1 and ROUGE-L are the surface metrics xMemory and MemWeaver report; ROUGE-2,
-METEOR and SBERT similarity are the ones MemWeaver reports beside them.
+("Metrics"). BLEU-1 and ROUGE-L are the surface metrics two of the papers report (files 001 and 004 of
+../shared/papers/, Hu et al. and the temporal-knowledge-graph paper); ROUGE-2, METEOR and SBERT similarity are the
+ones the latter reports beside them.
 
 METEOR runs without its WordNet synonym stage: nltk's WordNet data is not a PyPI package and
 cannot be fetched offline, so `meteor` matches exact words, then Porter stems (nltk's
@@ -126,7 +127,7 @@ def locomo_f1(prediction: str | int | float, gold: str | int | float, category: 
 def bleu1(prediction: str | int | float, gold: str | int | float) -> float:
     """Sentence BLEU-1 (Papineni et al., 2002) on normalised tokens, nltk smoothing method 1; in [0, 1].
 
-    Unigram precision times the brevity penalty, as reported by xMemory and the LoCoMo papers.
+    Unigram precision times the brevity penalty, as reported by Hu et al. (paper 001) and the LoCoMo papers.
     """
     pred, ref = normalize_answer(prediction).split(), normalize_answer(gold).split()
     if not pred or not ref:
