@@ -17,8 +17,22 @@ from memcore.settings import Settings
 from memcore.store import LanceStore
 from memcore.store_view import MemoryView
 from memcore.systems import get_system, load_all, make_config
-from memcore.systems.base import BaseSystem, Runtime
+from memcore.systems.base import BaseSystem, Runtime, SystemConfig, query_dict
 from memcore.types import Answer, Conversation, Event, Question
+
+_UNREAD = object()  # a checkpoint not read yet
+
+
+def _for_query(sys_: Any, cfg: SystemConfig) -> Any:
+    """The held system with the query-time settings of `cfg` (itself when they are its own)."""
+    return sys_.with_query(query_dict(cfg)) if isinstance(sys_, BaseSystem) else sys_
+
+
+def _answer(sys_: Any, question: Question, cfg: SystemConfig) -> Answer:
+    """The held system's answer with the query-time settings of `cfg` for this call."""
+    if isinstance(sys_, BaseSystem):
+        return sys_.answer(question, query=query_dict(cfg))
+    return sys_.answer(question)
 
 
 class Workbench:
@@ -69,17 +83,31 @@ class Workbench:
 
     # -------------------------------------------------------------- systems
     def system(self, name: str, conv: Conversation, restore: bool = True, **config: Any) -> BaseSystem:
-        """A system bound to a conversation; restored from the store when already ingested."""
+        """A system bound to a conversation; restored from the store when already ingested. One system is held
+        per memory space (name, construction config, embedder, LLM): another query-time setting (the retriever,
+        the reader, K, ...) gets a view of it with that setting (BaseSystem.with_query), never a second restore."""
         cfg = make_config(name, **config)
         if not restore:  # never cached: a cached empty instance would answer from no memory
             return get_system(name)(self.runtime, conv, cfg)
-        key = (name, conv.id, tuple(sorted(config.items())))
+        return _for_query(self._held(name, conv, cfg, self.runtime.space(name, cfg)), cfg)
+
+    def _held(self, name: str, conv: Conversation, cfg: SystemConfig, space: str,
+              ck: dict | None | object = _UNREAD) -> BaseSystem:
+        """The system held for this memory space (built and restored on first use: the kinds its retrieval
+        reads, BaseSystem.query_kinds, and its state from the checkpoint `ck`, read here when not given)."""
+        key = (name, conv.id, space)
         if key in self._systems:
             return self._systems[key]
         sys_ = get_system(name)(self.runtime, conv, cfg)
-        ck = self.store.checkpoint(sys_.space, conv.id)
+        if isinstance(sys_, BaseSystem):
+            sys_.adopt_space(space)
+        if ck is _UNREAD:
+            ck = self.store.checkpoint(space, conv.id)
         if ck:
-            sys_.restore()
+            if isinstance(sys_, BaseSystem):
+                sys_.restore(kinds=sys_.query_kinds, checkpoint=ck)
+            else:  # a system implementing the protocol itself
+                sys_.restore()
             self._systems[key] = sys_
             if ck["done"]:
                 self._complete.add(key)
@@ -116,7 +144,12 @@ class Workbench:
         `wait_timeout` s (default MEMCORE_LEASE_WAIT_S) and then find it done, or with wait=False
         raise MemoryBusy at once.
         """
-        cfg = make_config(name, **config)
+        return self._ingest(name, conv, make_config(name, **config), progress=progress, should_stop=should_stop,
+                            wait=wait, wait_timeout=wait_timeout, stage=stage)
+
+    def _ingest(self, name: str, conv: Conversation, cfg: SystemConfig, progress: ProgressFn | None = None,
+                should_stop: Any = None, *, wait: bool = True, wait_timeout: float | None = None,
+                stage: StageFn | None = None) -> IngestReport:
         sys_ = get_system(name)(self.runtime, conv, cfg)
         with self.store.lease(sys_.space, conv.id, f"memory {name}/{conv.id}", wait=wait, timeout=wait_timeout):
             report = ingest_conversation(sys_, progress=progress, should_stop=should_stop, stage=stage)
@@ -140,19 +173,25 @@ class Workbench:
         return self.memory(name, conv, **config).status()[1]
 
     def ask(self, name: str, conv: Conversation, question: Question | str, **config: Any) -> Answer:
-        """Answer a question with a system (ingesting first if needed). A system this workbench restored
-        from a finished ingest answers without reading the checkpoint again (an ingest through this
-        workbench drops it)."""
+        """Answer a question with a system (ingesting first if needed). The config and the memory space are
+        worked out once; the system held for that space answers with this call's query-time settings
+        (`answer(question, query=...)`), so changing only those never restores memory. A held system restored
+        from a finished ingest answers without reading the checkpoint again (an ingest through this workbench
+        drops it)."""
         if isinstance(question, str):
             question = Question(id="adhoc", conv_id=conv.id, text=question, answer="")
-        key = (name, conv.id, tuple(sorted(config.items())))  # as `system` caches it
+        cfg = make_config(name, **config)
+        space = self.runtime.space(name, cfg)
+        key = (name, conv.id, space)
         if key in self._complete:
-            return self._systems[key].answer(question)
-        if not self.is_ingested(name, conv, **config):
-            rep = self.ingest(name, conv, **config)
+            return _answer(self._systems[key], question, cfg)
+        ck = self.store.checkpoint(space, conv.id)
+        if not (ck and ck["done"]):
+            rep = self._ingest(name, conv, cfg)
             if rep.error:  # never answer from a memory that is missing the failed steps
                 raise LLMError(rep.message)
-        return self.system(name, conv, **config).answer(question)
+            ck = _UNREAD
+        return _answer(self._held(name, conv, cfg, space, ck), question, cfg)
 
     @staticmethod
     def systems() -> list[str]:

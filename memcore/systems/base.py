@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+import copy
 import time
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -45,6 +46,8 @@ class BaseSystem:
     paper: ClassVar[str] = ""
     config_class: ClassVar[type[SystemConfig]] = SystemConfig
     kinds: ClassVar[tuple[str, ...]] = ()  # memory kinds this system stores
+    # the kinds its retrieval reads from working memory (None: all `kinds`); a query-time restore loads only these
+    query_kinds: ClassVar[tuple[str, ...] | None] = None
     rank: ClassVar[int] = 1000  # place in system lists (lower first, ties by name); built-ins 10..80
     mechanism: ClassVar[Mechanism | None] = None  # its mechanism statistics (memcore.eval.mechanism)
     fidelity: ClassVar[Fidelity | None] = None  # its rows of docs/fidelity.md
@@ -66,6 +69,7 @@ class BaseSystem:
         self._counters: dict[str, int] = {}
         self._turn_vecs: dict[str, np.ndarray] | None = None
         self._ahead: dict[Any, Ahead] = {}
+        self._space: tuple[dict[str, Any], str] | None = None  # (construction config, its memory space)
 
     # ------------------------------------------------------------ run-ahead
     def issue_ahead(self, key: Any, fn: Any, *args: Any, step: int | None = None, depth: int | None = None
@@ -98,8 +102,17 @@ class BaseSystem:
     @property
     def space(self) -> str:
         """The memory space: memory_space(name, construction config, embedder, LLM identity: provider, model
-        and the LLM options that change what is built, LLMClient.options)."""
-        return memory_space(self.name, self.config, self.embedder.name, self.llm.identity)
+        and the LLM options that change what is built, LLMClient.options); worked out once per construction
+        config."""
+        key = self.config.construction_dict()
+        if self._space is None or self._space[0] != key:
+            self._space = (key, memory_space(self.name, self.config, self.embedder.name, self.llm.identity))
+        return self._space[1]
+
+    def adopt_space(self, space: str) -> None:
+        """Take the memory space the caller worked out for this system's config with this runtime
+        (Runtime.space), so it is not worked out again."""
+        self._space = (self.config.construction_dict(), space)
 
     # --------------------------------------------------------------- ingest
     def ingest(self, turn: Turn) -> list[Event]:
@@ -201,14 +214,35 @@ class BaseSystem:
         """Restore what `state()` returned."""
         self._counters = dict(state.get("counters", {}))
 
-    def restore(self, at_step: int | None = None) -> None:
-        """Load the stored items and state of this memory space into working memory."""
-        for kind in self.kinds:
-            for it in self.store.items(self.space, self.conv.id, kind, at_step=at_step):
+    def restore(self, at_step: int | None = None, *, kinds: Sequence[str] | None = None,
+                checkpoint: Mapping[str, Any] | None = None) -> None:
+        """Load the stored items and state of this memory space into working memory: the items of `kinds`
+        (default: all of `kinds`), the state from `checkpoint` (read from the store when not given)."""
+        space = self.space
+        for kind in self.kinds if kinds is None else kinds:
+            for it in self.store.items(space, self.conv.id, kind, at_step=at_step):
                 self.memory.put(it, dirty=False)
-        ck = self.store.checkpoint(self.space, self.conv.id)
+        ck = self.store.checkpoint(space, self.conv.id) if checkpoint is None else checkpoint
         if ck is not None:
             self.load_state(ck["state"])
+
+    def with_query(self, query: Mapping[str, Any] | None = None) -> BaseSystem:
+        """This system with query-time settings `query` (fields marked query_field) for one call: itself when
+        they equal its config, else a shallow copy sharing its memory, state and caches with a config copy
+        (the held system never changes, so another query setting answers from the same loaded memory).
+        ValueError for a construction field (that is another memory space)."""
+        if not query or all(getattr(self.config, k) == v for k, v in query.items()):
+            return self
+        qf = {f.name for f in fields(self.config) if f.metadata.get("query")}
+        bad = sorted(set(query) - qf)
+        if bad:
+            raise ValueError(f"{self.name}: {', '.join(bad)} not query-time setting(s) (they change the memory "
+                             f"space); query-time: {', '.join(sorted(qf))}")
+        cfg = replace(self.config, **query)
+        cfg.validate()
+        twin = copy.copy(self)
+        twin.config = cfg
+        return twin
 
     # ------------------------------------------------------------ LLM calls
     def flush_calls(self) -> None:
@@ -250,8 +284,13 @@ class BaseSystem:
         """Subclasses: fill a trace with items, candidates and structure."""
         raise NotImplementedError
 
-    def answer(self, question: Question) -> Answer:
-        """Retrieve, then answer from the rendered context with the `answer` role."""
+    def answer(self, question: Question, query: Mapping[str, Any] | None = None) -> Answer:
+        """Retrieve, then answer from the rendered context with the `answer` role; `query`: query-time settings
+        for this call only (see with_query)."""
+        if query:
+            sys_ = self.with_query(query)
+            if sys_ is not self:
+                return sys_.answer(question)
         self.llm.step = 0
         t0 = time.perf_counter()
         with UsageLedger.collect() as records:  # this question's calls only, whatever else runs meanwhile
@@ -343,6 +382,11 @@ def render_context(items: list[TraceItem]) -> str:
         date = it.metadata.get("date", "")
         lines.append(f"[{date}] {it.text}" if date else it.text)
     return "\n".join(lines)
+
+
+def query_dict(cfg: SystemConfig) -> dict[str, Any]:
+    """The query-time part of a config (fields marked query_field): what `answer(question, query=)` takes."""
+    return {f.name: getattr(cfg, f.name) for f in fields(cfg) if f.metadata.get("query")}
 
 
 def config_to_dict(cfg: SystemConfig) -> dict[str, Any]:

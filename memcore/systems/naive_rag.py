@@ -93,6 +93,7 @@ class NaiveRAGSessionSystem(BaseSystem):
         '`naive_rag_session.k` = 3, `naive_rag_session.session_vector` = "turns_mean"',
         "our reading (session vector = mean of its turn vectors)"),))
     kinds = ("session",)
+    query_kinds = ()  # retrieval searches the store only
 
     def __init__(self, *a, **kw) -> None:  # noqa: ANN002, ANN003
         super().__init__(*a, **kw)

@@ -59,7 +59,7 @@ class CoMSystem(BaseSystem):
 
     def __init__(self, *a: Any, **kw: Any) -> None:
         super().__init__(*a, **kw)
-        self._index: tuple[list[str], np.ndarray] | None = None
+        self._index: dict[str, tuple[list[str], np.ndarray]] = {}  # the turn index, read once (shared by views)
 
     def on_turn(self, turn: Turn) -> None:
         self.emit("indexed", [turn.turn_id], "turn stored as a memory node (raw text, time, speaker, embedding)",
@@ -102,12 +102,12 @@ class CoMSystem(BaseSystem):
     def _reranked(self, text: str, qvec: np.ndarray, n: int, tr: Trace) -> list[tuple[dict, float]]:
         """Extended pool: the whole index scored by the retriever, speaker-boosted and neighbour-smoothed."""
         cfg = self.config
-        if self._index is None:
+        if not self._index:
             ids, mat = self.store.turn_matrix(self.conv.id)
             if not ids:
                 return []
-            self._index = (ids, unit(mat))
-        ids, mat = self._index
+            self._index["turns"] = (ids, unit(mat))
+        ids, mat = self._index["turns"]
         by_id = {t.turn_id: t for t in self.conv.turns}
         turns = [by_id[i] for i in ids]
         dense = mat @ qvec

@@ -250,10 +250,11 @@ class MemWeaverSystem(BaseSystem):
         self.session_relations = list(state.get("session_relations", []))
         self._alias_order = list(state.get("alias_order", []))
 
-    def restore(self, at_step: int | None = None) -> None:
-        """Load items and state, then rebuild the networkx graph from them (alias index in the saved order)."""
+    def restore(self, at_step: int | None = None, **kw: Any) -> None:
+        """Load items and state (BaseSystem.restore), then rebuild the networkx graph from them (alias index in
+        the saved order)."""
         self._alias_order: list[str] = []
-        super().restore(at_step)
+        super().restore(at_step, **kw)
         self.graph.rebuild(self.memory.items.values())
         self.graph.order_aliases(self._alias_order)
 

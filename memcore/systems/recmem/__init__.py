@@ -47,6 +47,7 @@ class RecMemSystem(BaseSystem):
     mechanism = MECHANISM
     fidelity = FIDELITY
     kinds = ("unit", "episode", "semantic")
+    query_kinds = ()  # retrieval searches the store only (and reads its counts once, _store_counts)
 
     def __init__(self, *a: Any, **kw: Any) -> None:
         super().__init__(*a, **kw)
@@ -56,6 +57,7 @@ class RecMemSystem(BaseSystem):
         self.exchanges = dict.fromkeys(EXCHANGE_OUTCOMES, 0)  # exchange units by outcome
         self.facts = dict.fromkeys(FACT_OUTCOMES, 0)  # semantic refinement's facts by outcome
         self.th: Thresholds = self.config.thresholds(self.conv.source)  # the thresholds in force
+        self._counts: dict[int, dict[str, int]] = {}  # step -> stored items per kind (shared by with_query views)
 
     # ---------------------------------------------------------------- ingest
     def on_turn(self, turn: Turn) -> None:
@@ -262,10 +264,17 @@ class RecMemSystem(BaseSystem):
         tr = self.new_trace(question)
         qvec = self.embed_one(question.text)
         tr = retrieve_three_stores(question, tr, qvec, self.config, self.search_items, self.exchanges,
-                                   lambda: self.store.kind_counts(self.space, self.conv.id))
+                                   self._store_counts)
         tr.structure["thresholds"] = {**vars(self.th), "fact_maintenance": self.config.fact_maintenance}
         tr.structure["facts"] = dict(self.facts)
         return tr
+
+    def _store_counts(self) -> dict[str, int]:
+        """Stored items per kind, read from the store once per memory (at this step: an ingest moves it on)."""
+        if self.step not in self._counts:
+            self._counts.clear()
+            self._counts[self.step] = self.store.kind_counts(self.space, self.conv.id)
+        return self._counts[self.step]
 
 
 def unit_text(turns: list[Turn]) -> str:
