@@ -57,8 +57,7 @@ def retrieve(q: Question, tr: Trace, qvec: np.ndarray, *, memory: WorkingMemory,
     tr.stages = ["seed_triples", "expanded_triples", *(["selected_triples"] if cfg.triple_selector else []),
                  "passages", "experiences"]
     # 1. seeds
-    hits = [(it, s) for it, s in search("relation", q.text, cfg.seed_triples * 2, qvec)
-            if it.id in memory]
+    hits = search("relation", q.text, cfg.seed_triples * 2, qvec)  # the store's live relations
     seeds = [it.id for it, _ in hits[: cfg.seed_triples]]
     tr.candidates += [Candidate("seed_triples", it.id, s, r, it.id in seeds, list(it.turn_ids),
                                 "" if it.id in seeds else f"below the top {cfg.seed_triples} seeds",
@@ -174,7 +173,7 @@ def select_triples(q: Question, tr: Trace, memory: WorkingMemory, cfg: MemWeaver
 
 def _passages(memory: WorkingMemory, graph: GraphMemory, cfg: MemWeaverConfig, search: SearchFn, q: Question,
               qvec: np.ndarray, ents: list[str], tr: Trace) -> tuple[list[str], dict[str, str], dict[str, float]]:
-    glob = [(it.id, s) for it, s in search("passage", q.text, cfg.global_pool, qvec) if it.id in memory]
+    glob = [(it.id, s) for it, s in search("passage", q.text, cfg.global_pool, qvec)]
     linked = sorted(((p, _cos(memory, p, qvec)) for p in graph.attached(ents, "passage") if p in memory),
                     key=lambda x: (-x[1], x[0]))
     chosen: list[str] = []

@@ -135,7 +135,7 @@ def retrieve(rt: Retrieval, q: Question, tr: Trace, reassignment: float, net_rea
         tr.notes.append("xMemory holds no semantics/themes yet: empty context")
         return tr
     qv, dense = rt.embed(q.text), cfg.retriever == "dense"
-    pool = {it.id: float(s) for it, s in rt.search("semantic", q.text, cfg.pool, qv) if it.id in mem}
+    pool = {it.id: float(s) for it, s in rt.search("semantic", q.text, cfg.pool, qv)}  # the store's live items
     for r, (sid, s) in enumerate(pool.items(), start=1):
         tr.candidates.append(Candidate("semantic_pool", sid, s, r, True, list(mem.get(sid).turn_ids),
                                        data={"theme": mem.get(sid).metadata.get("theme", "")}))
@@ -176,7 +176,7 @@ def _stage_two(rt: Retrieval, tr: Trace, q: Question, qv: np.ndarray, chosen_s: 
             if e in mem and mem.get(e).kind == "episode":
                 parent[e] = max(parent.get(e, 0.0), rel_s[s])
                 parents.setdefault(e, []).append(s)
-    top = [it.id for it, _ in rt.search("episode", q.text, cfg.episode_top, qv) if it.id in mem]
+    top = [it.id for it, _ in rt.search("episode", q.text, cfg.episode_top, qv)]
     cand = list(dict.fromkeys([*parent, *top]))
     ranked = xr.episode_priority({e: float(mem.vector(e) @ qv) for e in cand}, parent, cfg.parent_weight)
     sem_block = "\n".join(f"[{mem.get(s).metadata.get('date', '')}] {mem.get(s).text}" for s in chosen_s)
