@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from memcore.errors import MemcoreError
+from memcore.eval.diagnostics import evidence_hits
 from memcore.eval.judge import make_judge
 from memcore.eval.metrics import locomo_f1
 from memcore.types import Answer, Conversation, Question, Trace
@@ -108,10 +109,10 @@ def verdict_line(v: dict[str, Any] | None) -> str:
 
 
 def evidence_line(trace: Trace, evidence: list[str]) -> str:
-    """Markdown: each gold evidence turn as hit (in the context) or miss."""
-    present = set(trace.context_turn_ids())
-    return " ".join(f":green-badge[:material/check: hit {md_escape(t)}]" if t in present
-                    else f":red-badge[:material/close: miss {md_escape(t)}]" for t in evidence)
+    """Markdown: each gold evidence turn as hit (in the context) or miss (memcore.eval.diagnostics.evidence_hits)."""
+    hits = evidence_hits(trace, evidence)
+    return " ".join(f":green-badge[:material/check: hit {md_escape(t)}]" if t in hits.first_item
+                    else f":red-badge[:material/close: miss {md_escape(t)}]" for t in hits.gold)
 
 
 def result_header(system: str, ans: Answer, provider: str) -> str:

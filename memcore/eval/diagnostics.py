@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from memcore.eval.metrics import count_tokens, normalize_answer, stem_tokens
 from memcore.types import Candidate, Trace
@@ -15,10 +16,12 @@ from memcore.types import Candidate, Trace
 __all__ = [
     "FAILURE_KINDS",
     "STOPWORDS",
+    "EvidenceHits",
     "all_evidence_hit",
     "attribute_failure",
     "content_words",
     "coverage",
+    "evidence_hits",
     "evidence_recall",
     "first_evidence_rank",
     "locate_missed_evidence",
@@ -58,13 +61,60 @@ def _turn_ids(context: Trace | Iterable[str]) -> list[str]:
     return context.context_turn_ids() if isinstance(context, Trace) else list(context)
 
 
+@dataclass(frozen=True)
+class EvidenceHits:
+    """Which gold evidence turns one context holds (evidence_hits): the gold turns (split_evidence order), and
+    for each one in the context the first item holding it (1-based context position, item id)."""
+
+    gold: tuple[str, ...]
+    first_item: dict[str, tuple[int, str]]
+
+    @property
+    def hit(self) -> list[str]:
+        """Gold turns in the context, in evidence order."""
+        return [t for t in self.gold if t in self.first_item]
+
+    @property
+    def missed(self) -> list[str]:
+        """Gold turns not in the context, in evidence order."""
+        return [t for t in self.gold if t not in self.first_item]
+
+    @property
+    def recall(self) -> float | None:
+        """Share of gold turns in the context; None without gold evidence."""
+        return len(self.hit) / len(self.gold) if self.gold else None
+
+
+_HITS = "_evidence_hits"  # where a trace keeps its hits per gold (not a field: never stored or exported)
+
+
+def evidence_hits(trace: Trace, evidence: Iterable[str] | str | None) -> EvidenceHits:
+    """The gold evidence turns `trace`'s context holds, worked out once per (trace, gold): every view and
+    diagnostic (recall, the hit / miss line, the evidence table, the missed-evidence table, the export) reads
+    this one result."""
+    gold = tuple(split_evidence(evidence))
+    memo: dict = trace.__dict__.setdefault(_HITS, {})
+    key = (gold, len(trace.items))  # a trace is final once answered; its length guards one still being filled
+    if key not in memo:
+        wanted, first = set(gold), {}
+        for pos, it in enumerate(trace.items, start=1):
+            for t in it.turn_ids:
+                if t in wanted and t not in first:
+                    first[t] = (pos, it.id)
+        memo[key] = EvidenceHits(gold, first)
+    return memo[key]
+
+
 def evidence_recall(
     context_turn_ids: Trace | Iterable[str], evidence: Iterable[str] | str | None, k: int | None = None
 ) -> float | None:
     """Evidence recall(@k): share of gold evidence turns present in the context (its first k turns).
 
-    None when the question has no gold evidence. `context_turn_ids` may be a Trace.
+    None when the question has no gold evidence. `context_turn_ids` may be a Trace (then, without k, its
+    evidence_hits).
     """
+    if k is None and isinstance(context_turn_ids, Trace):
+        return evidence_hits(context_turn_ids, evidence).recall
     gold = split_evidence(evidence)
     if not gold:
         return None
@@ -194,5 +244,4 @@ def locate_missed_evidence(trace: Trace, evidence: Iterable[str] | str | None) -
     "not_in_pool": no candidate ever contained the turn (stage, rank, score None).
     "not_in_context": kept by its last stage yet absent from the context (e.g. cut when rendering).
     """
-    present = set(trace.context_turn_ids())
-    return [_lost(t, trace) for t in split_evidence(evidence) if t not in present]
+    return [_lost(t, trace) for t in evidence_hits(trace, evidence).missed]

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from memcore.eval.diagnostics import evidence_recall, locate_missed_evidence, split_evidence
+from memcore.eval.diagnostics import evidence_hits, locate_missed_evidence
 from memcore.text.tokens import count_tokens
 from memcore.types import Answer, Trace
 from memcore.viz.safe import esc
@@ -27,7 +27,7 @@ def context_table(trace: Trace, evidence: list[str] | str | None = None) -> pd.D
     """The retrieved context in the order the reader got it (`position`), each item's rank by its score
     (`score rank`, 1 = highest: systems order context by time, chain or hierarchy, not always by score), with
     gold evidence turns marked."""
-    gold = set(split_evidence(evidence))
+    gold = set(evidence_hits(trace, evidence).gold)
     order = sorted(range(len(trace.items)), key=lambda i: -float(trace.items[i].score))
     rank = {i: r for r, i in enumerate(order, start=1)}
     rows = []
@@ -45,10 +45,11 @@ CONTEXT_COLUMNS = ["position", "score rank", "evidence", "origin", "kind", "id",
 def evidence_table(trace: Trace, evidence: list[str] | str | None, texts: Mapping[str, str] | None = None) -> pd.DataFrame:
     """One row per gold evidence turn: hit or miss, and the first context item that holds it."""
     rows = []
-    for tid in split_evidence(evidence):
-        pos = next(((i, it) for i, it in enumerate(trace.items, start=1) if tid in it.turn_ids), None)
+    hits = evidence_hits(trace, evidence)
+    for tid in hits.gold:
+        pos = hits.first_item.get(tid)
         rows.append({"turn": tid, "result": "hit" if pos else "miss",
-                     "context position": str(pos[0]) if pos else "", "in item": pos[1].id if pos else "",
+                     "context position": str(pos[0]) if pos else "", "in item": pos[1] if pos else "",
                      "text": (texts or {}).get(tid, "")})
     return pd.DataFrame(rows, columns=["turn", "result", "context position", "in item", "text"])
 
@@ -127,11 +128,10 @@ def answer_summary(system: str, answer: Answer, evidence: list[str] | str | None
     """One row of the comparison table: the retriever, evidence hits first, then the verdict and F1 when
     given ({"correct", "f1"}: a dataset question's judgement), the answer, context size, tokens, latency."""
     tr = answer.trace
-    rec = evidence_recall(tr, evidence)
-    gold = split_evidence(evidence)
-    hits = sum(t in set(tr.context_turn_ids()) for t in gold)
+    hits = evidence_hits(tr, evidence)
+    rec = hits.recall
     row: dict[str, Any] = {"system": system, "retriever": tr.retriever,
-                           "evidence hits": f"{hits}/{len(gold)}" if gold else "n/a",
+                           "evidence hits": f"{len(hits.hit)}/{len(hits.gold)}" if hits.gold else "n/a",
                            "evidence recall": None if rec is None else round(rec, 3)}
     if verdict is not None:
         f1 = verdict.get("f1")
@@ -148,13 +148,12 @@ def export_row(system: str, answer: Answer, evidence: list[str] | str | None,
     """answer_summary's row as exported, with what the page shows beside it: each gold evidence turn hit or
     missed (a miss with where it was lost), and the verdict's judge and its reason (or why it could not judge)."""
     row = answer_summary(system, answer, evidence, verdict)
-    present = set(answer.trace.context_turn_ids())
+    hits = evidence_hits(answer.trace, evidence)
     lost = {m["turn_id"]: STATUS_TEXT.get(m["status"], m["status"]) + (f" at {m['stage']}" if m["stage"] else "")
             for m in locate_missed_evidence(answer.trace, evidence)}
-    gold = split_evidence(evidence)
     head = {k: row.pop(k) for k in ("system", "retriever", "evidence hits", "evidence recall")}
-    head |= {"evidence hit": ", ".join(t for t in gold if t in present),
-             "evidence missed": "; ".join(f"{t} ({lost[t]})" for t in gold if t in lost)}
+    head |= {"evidence hit": ", ".join(hits.hit),
+             "evidence missed": "; ".join(f"{t} ({lost[t]})" for t in hits.gold if t in lost)}
     if verdict is not None:
         head |= {"verdict": row.pop("verdict"), "F1": row.pop("F1"), "judge": verdict.get("judge") or "",
                  "judge reason": verdict.get("error") or verdict.get("reason") or ""}
