@@ -231,13 +231,15 @@ class BaseSystem:
         they equal its config, else a shallow copy sharing its memory, state and caches with a config copy
         (the held system never changes, so another query setting answers from the same loaded memory).
         ValueError for a construction field (that is another memory space)."""
-        if not query or all(getattr(self.config, k) == v for k, v in query.items()):
+        if not query:
             return self
         qf = {f.name for f in fields(self.config) if f.metadata.get("query")}
         bad = sorted(set(query) - qf)
         if bad:
-            raise ValueError(f"{self.name}: {', '.join(bad)} not query-time setting(s) (they change the memory "
-                             f"space); query-time: {', '.join(sorted(qf))}")
+            raise ValueError(f"{self.name}: {', '.join(bad)} not query-time setting(s) (a construction field is "
+                             f"another memory space); query-time: {', '.join(sorted(qf))}")
+        if all(getattr(self.config, k) == v for k, v in query.items()):
+            return self
         cfg = replace(self.config, **query)
         cfg.validate()
         twin = copy.copy(self)
