@@ -1,7 +1,9 @@
 """The ingest driver: feeds turns to a system, commits batches, resumes after a kill.
 
 It talks to a system only through the MemorySystem protocol (memcore/systems/protocol.py) and to the
-store only for checkpoints, rollback, commits and the conversation's shared rows.
+store only for checkpoints, rollback, commits and the conversation's shared rows. What one ingest owns
+besides the system (the store it commits to, the LLM-call records, work issued ahead, session
+boundaries) is its IngestContext (memcore/ingest_context.py).
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from memcore.errors import LLMError
+from memcore.ingest_context import IngestContext, adapt
+from memcore.llm.ledger import UsageLedger
+from memcore.store import LanceStore
 from memcore.systems.protocol import MemorySystem
 from memcore.types import Conversation, Event
 
@@ -57,8 +62,9 @@ EMBEDDING, FINISHING = "embedding turns", "finishing"
 EMBED_BATCH = 16  # turns per embedding call of the shared turn index: progress moves at least this often
 
 
-def ensure_turns(system: MemorySystem, stage: StageFn | None = None) -> None:
-    """Store the conversation and its embedded turns once (shared by every system).
+def ensure_turns(conv: Conversation, store: LanceStore, embed: Callable[[list[str]], np.ndarray],
+                 stage: StageFn | None = None) -> None:
+    """Store the conversation and its turns embedded with `embed` once (shared by every system).
 
     Both are written together, so stored turns mean a stored conversation and a later ingest of the
     conversation writes nothing here; a conversation whose id is stored with other turns is refused
@@ -66,7 +72,6 @@ def ensure_turns(system: MemorySystem, stage: StageFn | None = None) -> None:
     this covers callers that ingest a conversation never loaded into this store (the evaluator, tests).
     The turns are embedded `EMBED_BATCH` at a time and `stage(EMBEDDING, done, total)` follows each batch.
     """
-    conv, store = system.conv, system.store
     if conv.turns and store.has_turns(conv.id) == len(conv.turns):
         store.check_turns(conv)  # StoreError when the id is stored with other turns
         return
@@ -74,7 +79,7 @@ def ensure_turns(system: MemorySystem, stage: StageFn | None = None) -> None:
     texts = [t.embed_text for t in conv.turns]
     parts = []
     for i in range(0, len(texts), EMBED_BATCH):
-        parts.append(system.embed_texts(texts[i:i + EMBED_BATCH]))
+        parts.append(embed(texts[i:i + EMBED_BATCH]))
         if stage is not None:
             stage(EMBEDDING, min(i + EMBED_BATCH, len(texts)), len(texts))
     store.save_turns(conv.turns, np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32))
@@ -82,6 +87,8 @@ def ensure_turns(system: MemorySystem, stage: StageFn | None = None) -> None:
 
 def ingest_conversation(
     system: MemorySystem,
+    store: LanceStore,
+    ledger: UsageLedger,
     *,
     commit_every: int = 50,
     progress: ProgressFn | None = None,
@@ -89,18 +96,21 @@ def ingest_conversation(
     stop_after: int | None = None,
     stage: StageFn | None = None,
 ) -> IngestReport:
-    """Ingest every turn not yet committed; resumable and idempotent.
+    """Ingest every turn of `system`'s conversation not yet committed to `store`; resumable and idempotent.
 
-    Commits at every session end and every `commit_every` turns. `should_stop()` (checked
-    after each turn) or `stop_after` (turn count, for tests) end the call early after a
+    `ledger` is the one the system's LLM client books its calls in (Workbench.ledger): the ingest hands its
+    records to the store before each checkpoint and rollback, and counts the failed and degraded calls among
+    those made while it runs. Commits at every session end and every `commit_every` turns. `should_stop()`
+    (checked after each turn) or `stop_after` (turn count, for tests) end the call early after a
     commit; calling again resumes. An ingest killed between commits resumes from the last
     checkpoint: partial writes after it are rolled back first. `progress(turn, total, events)`
     follows every turn; `stage` the steps around them (embedding the shared turns, finishing).
     """
     t0 = time.perf_counter()
+    system = adapt(system)
     conv: Conversation = system.conv
-    store, space = system.store, system.space
-    ensure_turns(system, stage)
+    space = system.space
+    ensure_turns(conv, store, system.embed_texts, stage)
     total = len(conv.turns)
     ck = store.checkpoint(space, conv.id)
     report = IngestReport(system.name, space, conv.id, 0, total)
@@ -109,7 +119,8 @@ def ingest_conversation(
         report.counts = store.kind_counts(space, conv.id)
         return report
     start = ck["step"] if ck else 0
-    system.flush_calls()  # a crashed ingest's unflushed calls reach the store before they are rolled back
+    ctx = IngestContext(conv, ledger)
+    ctx.flush_calls()  # a crashed ingest's unflushed calls reach the store before they are rolled back
     store.rollback(space, conv.id, start)
     if start:
         system.restore()
@@ -120,7 +131,7 @@ def ingest_conversation(
 
     def commit(step: int, done: bool = False) -> None:
         ups, dels, state = system.pending_batch()
-        system.flush_calls()  # before the checkpoint: a kill after it must not lose these steps' calls
+        ctx.flush_calls()  # before the checkpoint: a kill after it must not lose these steps' calls
         store.commit(space, system.name, conv.id, step, ups, dels, pending, state, config, done)
         report.events += len(pending)
         report.committed_step = step
@@ -128,50 +139,49 @@ def ingest_conversation(
 
     def failed(e: LLMError) -> IngestReport:
         # Nothing after the last checkpoint is kept: the next run rolls it back and redoes those steps.
-        system.discard_ahead()
-        system.flush_calls()
+        ctx.discard_ahead()
+        ctx.flush_calls()
         report.error = str(e)
         report.rerun_fixes = getattr(e, "rerun_fixes", True)
-        report.failed_calls = system.failed_calls(ledger_mark) or 1
-        report.degraded_calls = system.degraded_calls
+        report.failed_calls = ctx.failed_calls() or 1
+        report.degraded_calls = ctx.degraded_calls()
         report.seconds = time.perf_counter() - t0
         return report
 
-    ledger_mark = system.llm_mark()
-    since_commit = 0
-    for turn in conv.turns[start:]:
+    with ctx.counting():
+        since_commit = 0
+        for turn in conv.turns[start:]:
+            turn_ctx = ctx.turn(turn)
+            try:
+                evs = system.ingest(turn, turn_ctx)
+            except LLMError as e:
+                return failed(e)
+            pending.extend(evs)
+            since_commit += 1
+            report.turns_done = turn.index + 1
+            if progress is not None:
+                progress(turn.index + 1, total, evs)
+            stopping = (should_stop is not None and should_stop()) or (
+                stop_after is not None and turn.index + 1 - start >= stop_after)
+            if turn_ctx.session_end or since_commit >= commit_every or stopping:
+                commit(turn.index + 1)
+                since_commit = 0
+            if stopping:
+                ctx.discard_ahead()
+                report.seconds = time.perf_counter() - t0
+                report.degraded_calls = ctx.degraded_calls()
+                return report
+        if stage is not None:
+            stage(FINISHING, 0, 1)
         try:
-            evs = system.ingest(turn)
+            pending.extend(system.finish(ctx.end()))
         except LLMError as e:
             return failed(e)
-        pending.extend(evs)
-        since_commit += 1
-        report.turns_done = turn.index + 1
-        if progress is not None:
-            progress(turn.index + 1, total, evs)
-        nxt = conv.turns[turn.index + 1] if turn.index + 1 < total else None
-        session_end = nxt is None or nxt.session != turn.session
-        stopping = (should_stop is not None and should_stop()) or (
-            stop_after is not None and turn.index + 1 - start >= stop_after)
-        if session_end or since_commit >= commit_every or stopping:
-            commit(turn.index + 1)
-            since_commit = 0
-        if stopping:
-            system.discard_ahead()
-            report.seconds = time.perf_counter() - t0
-            report.degraded_calls = system.degraded_calls
-            return report
-    if stage is not None:
-        stage(FINISHING, 0, 1)
-    try:
-        pending.extend(system.finish())
-    except LLMError as e:
-        return failed(e)
-    commit(total + 1, done=True)
+        commit(total + 1, done=True)
     if stage is not None:
         stage(FINISHING, 1, 1)
     report.complete = True
-    report.degraded_calls = system.degraded_calls
+    report.degraded_calls = ctx.degraded_calls()
     report.seconds = time.perf_counter() - t0
     report.counts = store.kind_counts(space, conv.id)
     return report

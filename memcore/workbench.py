@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pandas as pd
@@ -152,7 +151,8 @@ class Workbench:
                 stage: StageFn | None = None) -> IngestReport:
         sys_ = get_system(name)(self.runtime, conv, cfg)
         with self.store.lease(sys_.space, conv.id, f"memory {name}/{conv.id}", wait=wait, timeout=wait_timeout):
-            report = ingest_conversation(sys_, progress=progress, should_stop=should_stop, stage=stage)
+            report = ingest_conversation(sys_, self.store, self.ledger, progress=progress, should_stop=should_stop,
+                                         stage=stage)
         self._systems = {k: v for k, v in self._systems.items() if not (k[0] == name and k[1] == conv.id)}
         self._complete = {k for k in self._complete if not (k[0] == name and k[1] == conv.id)}
         return report
@@ -165,7 +165,7 @@ class Workbench:
         t0 = time.perf_counter()
         warm(self.embedder)
         t1 = time.perf_counter()
-        ensure_turns(SimpleNamespace(conv=conv, store=self.store, embed_texts=self.embedder.embed), stage)
+        ensure_turns(conv, self.store, self.embedder.embed, stage)
         return {"model load": t1 - t0, "turn embedding": time.perf_counter() - t1}
 
     def is_ingested(self, name: str, conv: Conversation, **config: Any) -> bool:

@@ -27,7 +27,7 @@ def new_system(wb, conv, name="naive_rag_session"):
 
 def test_stop_and_resume_equals_uninterrupted(workbench, tiny_conv, tmp_path):
     full = new_system(workbench, tiny_conv)
-    ingest_conversation(full)
+    ingest_conversation(full, workbench.store, workbench.ledger)
     expected = snapshot(workbench, full)
     # a second store, interrupted twice
     from memcore.embed import HashingEmbedder
@@ -35,14 +35,14 @@ def test_stop_and_resume_equals_uninterrupted(workbench, tiny_conv, tmp_path):
     from memcore.workbench import Workbench
 
     wb2 = Workbench(Settings(store_uri=str(tmp_path / "s2"), llm_provider="offline"), embedder=HashingEmbedder())
-    r1 = ingest_conversation(new_system(wb2, tiny_conv), stop_after=3)
+    r1 = ingest_conversation(new_system(wb2, tiny_conv), wb2.store, wb2.ledger, stop_after=3)
     assert (r1.turns_done, r1.complete) == (3, False)
-    r2 = ingest_conversation(new_system(wb2, tiny_conv), stop_after=4)
+    r2 = ingest_conversation(new_system(wb2, tiny_conv), wb2.store, wb2.ledger, stop_after=4)
     assert r2.resumed_from == 3 and not r2.complete
-    r3 = ingest_conversation(new_system(wb2, tiny_conv))
+    r3 = ingest_conversation(new_system(wb2, tiny_conv), wb2.store, wb2.ledger)
     assert r3.complete and r3.resumed_from == 7
     assert snapshot(wb2, new_system(wb2, tiny_conv)) == expected
-    again = ingest_conversation(new_system(wb2, tiny_conv))
+    again = ingest_conversation(new_system(wb2, tiny_conv), wb2.store, wb2.ledger)
     assert again.skipped and snapshot(wb2, new_system(wb2, tiny_conv)) == expected
 
 
@@ -59,9 +59,9 @@ def test_crash_between_items_and_checkpoint_leaves_no_duplicates(workbench, tiny
 
     monkeypatch.setattr(workbench.store, "save_checkpoint", flaky)
     with pytest.raises(RuntimeError):
-        ingest_conversation(sys_)
+        ingest_conversation(sys_, workbench.store, workbench.ledger)
     monkeypatch.setattr(workbench.store, "save_checkpoint", real)
-    ingest_conversation(new_system(workbench, tiny_conv))
+    ingest_conversation(new_system(workbench, tiny_conv), workbench.store, workbench.ledger)
     items, events = snapshot(workbench, sys_)
     assert [i[0] for i in items] == ["session-1", "session-2"]
     assert [e[2] for e in events] == [("session-1",), ("session-2",)]
@@ -126,5 +126,5 @@ def test_prepare_embeds_the_shared_turns_once_and_ingest_then_finds_them(workben
     seen = []
     real = workbench.embedder.embed
     monkeypatch.setattr(workbench.embedder, "embed", lambda texts: seen.extend(texts) or real(texts))
-    ingest_conversation(new_system(workbench, tiny_conv, "full_context"))
+    ingest_conversation(new_system(workbench, tiny_conv, "full_context"), workbench.store, workbench.ledger)
     assert not set(seen) & {t.embed_text for t in tiny_conv.turns}

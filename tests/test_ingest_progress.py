@@ -15,7 +15,7 @@ def test_embedding_turns_are_reported_per_batch_then_each_turn_then_finishing(wo
     assert n > 2 * EMBED_BATCH  # several batches
     seen: list[tuple] = []
     sys_ = get_system("naive_rag")(workbench.runtime, conv, make_config("naive_rag"))
-    ingest_conversation(sys_, progress=lambda d, t, ev: seen.append(("turn", d, t)),
+    ingest_conversation(sys_, workbench.store, workbench.ledger, progress=lambda d, t, ev: seen.append(("turn", d, t)),
                         stage=lambda s, d, t: seen.append((s, d, t)))
     embedded = [d for s, d, _ in seen if s == EMBEDDING]
     assert embedded == [*range(EMBED_BATCH, n, EMBED_BATCH), n]  # each batch as it is done, not once at the end
@@ -26,7 +26,7 @@ def test_embedding_turns_are_reported_per_batch_then_each_turn_then_finishing(wo
     # a second system of the same conversation finds the turns stored: nothing embedded again
     seen.clear()
     other = get_system("com")(workbench.runtime, conv, make_config("com"))
-    ingest_conversation(other, progress=lambda d, t, ev: None, stage=lambda s, d, t: seen.append((s, d, t)))
+    ingest_conversation(other, workbench.store, workbench.ledger, progress=lambda d, t, ev: None, stage=lambda s, d, t: seen.append((s, d, t)))
     assert [s for s, _, _ in seen] == [FINISHING, FINISHING]
 
 

@@ -1,5 +1,5 @@
 """BaseSystem: the base class every built-in system builds on; it implements the MemorySystem protocol
-(memcore/systems/protocol.py, re-exported here with SystemConfig and query_field)."""
+(memcore/systems/protocol.py, re-exported here with SystemConfig, query_field and TurnContext)."""
 
 from __future__ import annotations
 
@@ -12,15 +12,14 @@ from typing import Any, ClassVar
 import numpy as np
 
 from memcore.embed import Embedder
-from memcore.llm.ahead import Ahead
 from memcore.llm.client import LLMClient
 from memcore.llm.ledger import UsageLedger, by_stage
 from memcore.llm.roles.readers import Reader, reader_for, uses_category
-from memcore.store import LanceStore
 from memcore.systems.memory import WorkingMemory
 from memcore.systems.parts import Fidelity, Mechanism
-from memcore.systems.protocol import Batch, SystemConfig, memory_space
+from memcore.systems.protocol import Batch, RunAhead, SystemConfig, SystemStore, memory_space
 from memcore.systems.protocol import MemorySystem as MemorySystem  # re-exported
+from memcore.systems.protocol import TurnContext as TurnContext  # re-exported
 from memcore.systems.protocol import query_field as query_field  # re-exported
 from memcore.types import Answer, Candidate, Conversation, Event, MemoryItem, Question, Trace, TraceItem, Turn
 
@@ -29,7 +28,7 @@ from memcore.types import Answer, Candidate, Conversation, Event, MemoryItem, Qu
 class Runtime:
     """What a system needs from the outside world."""
 
-    store: LanceStore
+    store: SystemStore
     embedder: Embedder
     llm: LLMClient
 
@@ -65,10 +64,11 @@ class BaseSystem:
         self.memory = WorkingMemory()
         self.step = 0
         self.turn: Turn | None = None
+        self.session_end = False  # the current turn ends its session (TurnContext.session_end)
         self._events: list[Event] = []
         self._counters: dict[str, int] = {}
         self._turn_vecs: dict[str, np.ndarray] | None = None
-        self._ahead: dict[Any, Ahead] = {}
+        self._ahead = RunAhead()  # the ingest's pool once a turn arrives (TurnContext.ahead)
         self._space: tuple[dict[str, Any], str] | None = None  # (construction config, its memory space)
 
     # ------------------------------------------------------------ run-ahead
@@ -76,27 +76,22 @@ class BaseSystem:
                     ) -> None:
         """Issue LLM work `fn(client, *args)` that does not depend on later decisions, ahead of its use
         (see LLMClient.ahead; `depth`: the call depth it depends on, for the critical-path measure);
-        `take_ahead(key)` returns its result. Issuing a key twice is a no-op."""
+        `take_ahead(key)` returns its result. Issuing a key twice is a no-op. The work is kept in the
+        ingest's RunAhead, which drops it when the ingest stops or fails."""
         if key not in self._ahead:
-            self._ahead[key] = self.llm.ahead(fn, *args, step=step, depth=depth)
+            self._ahead.put(key, self.llm.ahead(fn, *args, step=step, depth=depth))
 
     def open_stream(self, key: Any, gen_fn: Any, *args: Any, depth: int | None = None) -> Any:
-        """A Stream of LLM work produced ahead (see LLMClient.stream), dropped by `discard_ahead`."""
+        """A Stream of LLM work produced ahead (see LLMClient.stream), dropped with the ingest's RunAhead."""
         if key not in self._ahead:
-            self._ahead[key] = self.llm.stream(gen_fn, *args, lookahead=2 * self.llm.scheduler.concurrency,
-                                               depth=depth)
-        return self._ahead[key]
+            self._ahead.put(key, self.llm.stream(gen_fn, *args, lookahead=2 * self.llm.scheduler.concurrency,
+                                                 depth=depth))
+        return self._ahead.get(key)
 
     def take_ahead(self, key: Any, fn: Any, *args: Any) -> Any:
         """The result of the work issued under `key` (issued now if it was not), booked in the ledger now."""
         self.issue_ahead(key, fn, *args)
         return self._ahead.pop(key).result()
-
-    def discard_ahead(self) -> None:
-        """Drop work issued ahead and not used (an ingest that stops or fails): it is redone on resume."""
-        for a in self._ahead.values():
-            a.cancel()
-        self._ahead.clear()
 
     # ------------------------------------------------------------- identity
     @property
@@ -115,8 +110,10 @@ class BaseSystem:
         self._space = (self.config.construction_dict(), space)
 
     # --------------------------------------------------------------- ingest
-    def ingest(self, turn: Turn) -> list[Event]:
-        """Process one turn (step = turn.index + 1) and return the events it caused."""
+    def ingest(self, turn: Turn, ctx: TurnContext) -> list[Event]:
+        """Process one turn (step = turn.index + 1; `self.session_end` = ctx.session_end) and return the
+        events it caused."""
+        self._ahead, self.session_end = ctx.ahead, ctx.session_end
         self.step, self.turn = turn.index + 1, turn
         self.llm.step = self.memory.step = self.step
         self._events = []
@@ -124,8 +121,9 @@ class BaseSystem:
         self.memory.seal()
         return self._take_events()
 
-    def finish(self) -> list[Event]:
+    def finish(self, ctx: TurnContext) -> list[Event]:
         """End of conversation: step = number of turns + 1."""
+        self._ahead, self.session_end = ctx.ahead, ctx.session_end
         self.step, self.turn = len(self.conv.turns) + 1, None
         self.llm.step = self.memory.step = self.step
         self._events = []
@@ -134,7 +132,8 @@ class BaseSystem:
         return self._take_events()
 
     def on_turn(self, turn: Turn) -> None:
-        """Subclasses: process one turn, calling self.emit for each change."""
+        """Subclasses: process one turn, calling self.emit for each change (`self.session_end`: the turn is
+        its session's last)."""
         raise NotImplementedError
 
     def on_finish(self) -> None:
@@ -245,26 +244,6 @@ class BaseSystem:
         twin = copy.copy(self)
         twin.config = cfg
         return twin
-
-    # ------------------------------------------------------------ LLM calls
-    def flush_calls(self) -> None:
-        """Hand the ledger's unstored call records to the store (before a checkpoint or a rollback)."""
-        self.llm.ledger.flush()
-
-    def llm_mark(self) -> int:
-        """A position in the ledger, for `failed_calls`."""
-        return self.llm.ledger.mark()
-
-    def failed_calls(self, since: int) -> int:
-        """This system's calls on this conversation that failed for good after `since` (one per call,
-        however many attempts it took)."""
-        return sum(1 for r in self.llm.ledger.since(since)
-                   if not r.ok and r.attempt == 1 and r.system == self.name and r.conv_id == self.conv.id)
-
-    @property
-    def degraded_calls(self) -> int:
-        """Replies replaced by the role's fallback so far (llm_unusable=fallback)."""
-        return self.llm.degraded
 
     # ------------------------------------------------------------ retrieval
     def search_turns(self, query: str, k: int, qvec: np.ndarray | None = None) -> list[tuple[dict, float]]:

@@ -1,5 +1,6 @@
 """The MemorySystem protocol, the config base class and the memory space: what the rest of memcore
-relies on about a system (memcore/systems/base.py implements it for every built-in system)."""
+relies on about a system (memcore/systems/base.py implements it for every built-in system); what a
+system is given in return: the store it reads (SystemStore) and, with each turn, a TurnContext."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ import numpy as np
 
 from memcore.llm.roles.readers import CATEGORY_SOURCES, check_category_source, check_reader, reader_choices
 from memcore.retrievers import get_retriever, retriever_names
-from memcore.store import LanceStore
 from memcore.systems.fields import check_fields
 from memcore.types import Answer, Conversation, Event, MemoryItem, Question, Trace, Turn
 
@@ -67,31 +67,105 @@ def memory_space(name: str, config: SystemConfig, embedder: str, llm: Sequence[s
 
 
 @runtime_checkable
+class SystemStore(Protocol):
+    """What a system sees of the store (memcore.store.LanceStore implements it): reads of its memory
+    space and of the conversation's shared turns. Commits, checkpoints written, rollbacks and the
+    conversation rows belong to the ingest driver (memcore/ingest.py), which is given the whole store."""
+
+    def turn_matrix(self, conv_id: str) -> tuple[list[str], np.ndarray]:
+        """Turn ids in conversation order and their embedding matrix."""
+        ...
+
+    def search_turns(self, conv_id: str, query: str, vector: np.ndarray | None, k: int,
+                     retriever: str = "dense") -> list[tuple[dict, float]]:
+        """Top-k turns of one conversation by a registered retriever."""
+        ...
+
+    def items(self, space: str, conv_id: str, kind: str, at_step: int | None = None,
+              with_vectors: bool = True) -> list[MemoryItem]:
+        """Items of one kind now (or as they were at `at_step`)."""
+        ...
+
+    def search_items(self, space: str, conv_id: str, kind: str, query: str, vector: np.ndarray | None,
+                     k: int, retriever: str = "dense") -> list[tuple[MemoryItem, float]]:
+        """Top-k current items of one kind by a registered retriever."""
+        ...
+
+    def kind_counts(self, space: str, conv_id: str, at_step: int | None = None) -> dict[str, int]:
+        """Number of current items per kind (or at `at_step`)."""
+        ...
+
+    def checkpoint(self, space: str, conv_id: str) -> dict | None:
+        """The last checkpoint {step, done, state, config} of an ingest, or None."""
+        ...
+
+
+class RunAhead:
+    """LLM work a system issued ahead of its use, by key (an `Ahead` or a `Stream` of memcore.llm.ahead:
+    anything with `cancel()`). The ingest owns it and hands it to the system with every turn
+    (TurnContext.ahead); when the ingest stops or fails it drops what is left (`discard`), and a
+    resume redoes that work."""
+
+    def __init__(self) -> None:
+        self._work: dict[Any, Any] = {}
+
+    def __contains__(self, key: Any) -> bool:
+        return key in self._work
+
+    def get(self, key: Any) -> Any:
+        """The work issued under `key` (KeyError when none)."""
+        return self._work[key]
+
+    def put(self, key: Any, work: Any) -> None:
+        """Keep `work` under `key` until it is taken or discarded."""
+        self._work[key] = work
+
+    def pop(self, key: Any) -> Any:
+        """Take the work issued under `key` out of the pool (its result is used now)."""
+        return self._work.pop(key)
+
+    def discard(self) -> None:
+        """Cancel every piece of work not taken (an ingest that stops or fails)."""
+        for work in self._work.values():
+            work.cancel()
+        self._work.clear()
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    """What the ingest driver tells a system with each turn (and at the end of the conversation)."""
+
+    session_end: bool  # this turn is the last of its session (finish: True, the conversation ended)
+    ahead: RunAhead  # the ingest's pool of work issued ahead (BaseSystem.issue_ahead keeps its work there)
+
+
+@runtime_checkable
 class MemorySystem(Protocol):
     """What every memory system offers to the ingest driver, the app and the evaluator.
 
-    The ingest driver (memcore/ingest.py) uses only these members: it reads `name`, `conv`,
-    `store` and `space`, feeds turns to `ingest` and ends with `finish`, asks `pending_batch`
-    what to commit, and on resume / stop / failure calls `restore`, `flush_calls`,
-    `discard_ahead`, `llm_mark`, `failed_calls` and `degraded_calls`. The app and the evaluator use
-    `retrieve` and `answer`.
+    The ingest driver (memcore/ingest.py) uses only these members: it reads `name`, `config`, `conv`
+    and `space`, stores the conversation's turns embedded with `embed_texts`, feeds turns to
+    `ingest` with a TurnContext and ends with `finish`, asks `pending_batch` what to commit, and on
+    resume calls `restore`. Everything else about an ingest (the store it commits to, the LLM-call
+    records: flushing, failed and degraded calls; work issued ahead; session boundaries) is the
+    driver's IngestContext. The app and the evaluator use `retrieve` and `answer`.
     """
 
     name: str
     config: SystemConfig
     conv: Conversation
-    store: LanceStore
 
     @property
     def space(self) -> str:
         """The memory space this system writes to (memory_space of its name, config, embedder, LLM)."""
         ...
 
-    def ingest(self, turn: Turn) -> list[Event]:
-        """Process one turn; return what was created, merged, split, moved, and why."""
+    def ingest(self, turn: Turn, ctx: TurnContext) -> list[Event]:
+        """Process one turn (`ctx.session_end`: it ends its session); return what was created, merged,
+        split, moved, and why."""
         ...
 
-    def finish(self) -> list[Event]:
+    def finish(self, ctx: TurnContext) -> list[Event]:
         """Flush buffers at the end of the conversation."""
         ...
 
@@ -106,27 +180,6 @@ class MemorySystem(Protocol):
 
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors of texts with this system's embedder (one batched call)."""
-        ...
-
-    def flush_calls(self) -> None:
-        """Hand the LLM-call records not yet stored to the store."""
-        ...
-
-    def discard_ahead(self) -> None:
-        """Drop LLM work issued ahead and not used (an ingest that stops or fails)."""
-        ...
-
-    def llm_mark(self) -> int:
-        """A position in the LLM-call records, for `failed_calls`."""
-        ...
-
-    def failed_calls(self, since: int) -> int:
-        """LLM calls of this system on this conversation that failed for good after `since`."""
-        ...
-
-    @property
-    def degraded_calls(self) -> int:
-        """Replies replaced by the role's fallback so far (the named llm_unusable=fallback option)."""
         ...
 
     def retrieve(self, question: Question) -> Trace:

@@ -21,11 +21,12 @@ from memcore.testing.contract import (
     CHECKS,
     ContractCase,
     ContractViolation,
+    OnlyProtocol,
     contract_case,
     contract_workbench,
     run_contract,
     tiny_conversation,
 )
 
-__all__ = ["CHECKS", "ContractCase", "ContractViolation", "contract_case", "contract_workbench", "run_contract",
-           "tiny_conversation"]
+__all__ = ["CHECKS", "ContractCase", "ContractViolation", "OnlyProtocol", "contract_case", "contract_workbench",
+           "run_contract", "tiny_conversation"]

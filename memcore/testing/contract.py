@@ -3,7 +3,8 @@
 Each check takes a `ContractCase` (a system name, a workbench on a temporary store with the hashing
 embedder and the offline engine, and the tiny conversation) and raises `ContractViolation` with a
 message naming the system and what broke. The system ingests the tiny conversation and must: be
-registered and configurable with every registered retriever; emit well-formed events; retrieve a
+registered and configurable with every registered retriever; emit well-formed events; be ingested
+through the MemorySystem protocol alone, stopped and resumed, into the same memory; retrieve a
 Trace whose items and candidates point at real turns, with candidate stages the trace declares; work
 with every registered retriever; answer with text, a trace and per-stage usage holding an "answer"
 stage; give the same retrieval after a restore from the store; and draw its view's structure (Ask)
@@ -22,6 +23,7 @@ from typing import Any
 
 from memcore.embed import HashingEmbedder
 from memcore.ingest import IngestReport, ingest_conversation
+from memcore.ingest_context import adapt
 from memcore.retrievers import retriever_names
 from memcore.settings import Settings
 from memcore.systems import BaseSystem, MemorySystem, get_system, make_config
@@ -34,6 +36,22 @@ from memcore.workbench import Workbench
 
 class ContractViolation(AssertionError):
     """A system broke the MemorySystem contract (the message says which system and how)."""
+
+
+PROTOCOL = frozenset({n for n in vars(MemorySystem) if not n.startswith("_")} | set(MemorySystem.__annotations__))
+
+
+class OnlyProtocol:
+    """A system seen through the MemorySystem protocol only: reaching any other attribute is a ContractViolation
+    (what the ingest driver may use of a system is the protocol, nothing else)."""
+
+    def __init__(self, inner: Any) -> None:
+        object.__setattr__(self, "_inner", inner)
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in PROTOCOL:
+            raise ContractViolation(f"the ingest driver reached into {name!r}, which is not in the protocol")
+        return getattr(object.__getattribute__(self, "_inner"), name)
 
 
 def require(ok: Any, message: str) -> None:
@@ -88,8 +106,12 @@ class ContractCase:
         """The system after ingesting the conversation in memory (its writes are in the store); built once."""
         if self._built is None:
             system = get_system(self.name)(self.workbench.runtime, self.conv, make_config(self.name))
-            self._built = (system, ingest_conversation(system))
+            self._built = (system, self.ingest(system))
         return self._built
+
+    def ingest(self, system: Any, **kw: Any) -> IngestReport:
+        """Ingest with the workbench's store and ledger (memcore.ingest.ingest_conversation; `kw` as there)."""
+        return ingest_conversation(system, self.workbench.store, self.workbench.ledger, **kw)
 
 
 def contract_case(name: str, root: str | Path, conv: Conversation | None = None) -> ContractCase:
@@ -136,6 +158,31 @@ def check_ingest_emits_well_formed_events(case: ContractCase) -> None:
                 f"{name}: event on an unknown turn: {e}")
         json.dumps(e.data)
     require(wb.is_ingested(name, conv), f"{name}: the workbench does not see the memory as complete")
+
+
+def _memory(case: ContractCase, system: Any) -> tuple[list, list]:
+    """The stored events and items of a system's memory (comparable across two stores)."""
+    store, space = case.workbench.store, system.space
+    events = [(e.step, e.kind, e.item_kind, tuple(e.item_ids), e.reason) for e in store.events(space, case.conv.id)]
+    items = sorted((it.kind, it.id, it.text, tuple(it.turn_ids), it.updated_step)
+                   for kind in get_system(case.name).kinds for it in store.items(space, case.conv.id, kind))
+    return events, items
+
+
+def check_stop_and_resume_through_the_protocol(case: ContractCase) -> None:
+    """Seen through the MemorySystem protocol alone, the system is ingested 4 turns, stopped, and resumed by a
+    new instance (as after a kill): the memory is the one an uninterrupted ingest builds. (A system written to
+    the protocol before TurnContext is seen through its adapter, memcore.ingest_context.LegacySystem.)"""
+    name, conv = case.name, case.conv
+    whole, _ = case.built()
+    other = ContractCase(name, contract_workbench(Path(case.workbench.settings.store_uri).parent / "resumed"), conv)
+    cls, cfg = get_system(name), make_config(name)
+    part = other.ingest(OnlyProtocol(adapt(cls(other.workbench.runtime, conv, cfg))), stop_after=4)
+    require((part.turns_done, part.complete) == (4, False), f"{name}: stop after 4 turns gave {part}")
+    rest = other.ingest(OnlyProtocol(adapt(cls(other.workbench.runtime, conv, cfg))))
+    require(rest.complete and rest.resumed_from == 4, f"{name}: the resumed ingest gave {rest}")
+    require(_memory(other, whole) == _memory(case, whole), f"{name}: stopped and resumed, the memory differs from "
+            "one uninterrupted ingest's")
 
 
 def check_retrieve_returns_a_consistent_trace(case: ContractCase) -> None:
@@ -210,6 +257,7 @@ def check_view_draws_and_exports(case: ContractCase) -> None:
 CHECKS: dict[str, Callable[[ContractCase], None]] = {
     "registered_and_configurable": check_registered_and_configurable,
     "ingest_emits_well_formed_events": check_ingest_emits_well_formed_events,
+    "stop_and_resume_through_the_protocol": check_stop_and_resume_through_the_protocol,
     "retrieve_returns_a_consistent_trace": check_retrieve_returns_a_consistent_trace,
     "every_registered_retriever_works": check_every_registered_retriever_works,
     "answer_has_text_trace_and_usage": check_answer_has_text_trace_and_usage,

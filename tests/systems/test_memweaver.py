@@ -109,9 +109,9 @@ def test_ingest_builds_all_kinds_and_resumes_identically(tmp_path) -> None:
     from memcore.systems import get_system, make_config
 
     s1 = get_system("memweaver")(split.runtime, conv, make_config("memweaver"))
-    ingest_conversation(s1, stop_after=23)
+    ingest_conversation(s1, split.store, split.ledger, stop_after=23)
     s2 = get_system("memweaver")(split.runtime, conv, make_config("memweaver"))
-    rep = ingest_conversation(s2)
+    rep = ingest_conversation(s2, split.store, split.ledger)
     assert rep.resumed_from == 23 and rep.complete
     a = full.system("memweaver", conv)
     assert full.store.kind_counts(a.space, conv.id) == split.store.kind_counts(a.space, conv.id)

@@ -187,7 +187,7 @@ def test_alias_index_order_survives_a_restore(tmp_path) -> None:
     conv = load_demo()
     wb = bench(tmp_path)
     live = get_system("memweaver")(wb.runtime, conv, make_config("memweaver"))
-    ingest_conversation(live)
+    ingest_conversation(live, wb.store, wb.ledger)
     restored = wb.system("memweaver", conv)
     plain = GraphMemory()
     plain.rebuild(restored.memory.items.values())

@@ -11,26 +11,15 @@ import pytest
 
 from memcore.embed import HashingEmbedder
 from memcore.ingest import ingest_conversation
+from memcore.ingest_context import IngestContext
 from memcore.settings import Settings
 from memcore.systems import BaseSystem, get_system, load_all, make_config
 from memcore.systems.base import turn_row, turn_trace_item
 from memcore.systems.protocol import MemorySystem, SystemConfig, memory_space, query_field
+from memcore.testing import OnlyProtocol
 from memcore.workbench import Workbench
 
-PROTOCOL = {n for n in vars(MemorySystem) if not n.startswith("_")} | set(MemorySystem.__annotations__)
 SYSTEMS = list(load_all())
-
-
-class OnlyProtocol:
-    """A system seen through the MemorySystem protocol only: any other attribute is an error."""
-
-    def __init__(self, inner: BaseSystem) -> None:
-        object.__setattr__(self, "_inner", inner)
-
-    def __getattr__(self, name: str) -> Any:
-        if name not in PROTOCOL:
-            raise AssertionError(f"the ingest driver reached into {name!r}, which is not in the protocol")
-        return getattr(object.__getattribute__(self, "_inner"), name)
 
 
 def bench(path: Any) -> Workbench:
@@ -54,9 +43,10 @@ def test_ingest_uses_only_the_protocol(name, tiny_conv, tmp_path) -> None:
     assert direct.ingest(name, tiny_conv).complete
     wb = bench(tmp_path / "proxied")
     cfg = make_config(name)
-    part = ingest_conversation(OnlyProtocol(get_system(name)(wb.runtime, tiny_conv, cfg)), stop_after=4)
+    part = ingest_conversation(OnlyProtocol(get_system(name)(wb.runtime, tiny_conv, cfg)), wb.store, wb.ledger,
+                               stop_after=4)
     assert (part.turns_done, part.complete) == (4, False)
-    rest = ingest_conversation(OnlyProtocol(get_system(name)(wb.runtime, tiny_conv, cfg)))
+    rest = ingest_conversation(OnlyProtocol(get_system(name)(wb.runtime, tiny_conv, cfg)), wb.store, wb.ledger)
     assert rest.complete and rest.resumed_from == 4
     assert isinstance(get_system(name)(wb.runtime, tiny_conv, cfg), MemorySystem)
     assert stored(wb, name, tiny_conv) == stored(direct, name, tiny_conv)
@@ -64,8 +54,9 @@ def test_ingest_uses_only_the_protocol(name, tiny_conv, tmp_path) -> None:
 
 def test_pending_batch_embeds_deferred_items_and_drains(workbench, tiny_conv) -> None:
     sys_ = get_system("memweaver")(workbench.runtime, tiny_conv, make_config("memweaver"))
+    ctx = IngestContext(tiny_conv, workbench.ledger)
     for t in tiny_conv.turns[:3]:
-        sys_.ingest(t)
+        sys_.ingest(t, ctx.turn(t))
     deferred = {i for i, it in sys_.memory.items.items() if it.embedding is None}  # created with embed=False
     assert deferred
     ups, dels, state = sys_.pending_batch()

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from memcore.ingest import ingest_conversation
+from memcore.ingest_context import IngestContext
 from memcore.llm.fake import FakeLLM
 from memcore.settings import Settings
 from memcore.systems.recmem import RecMemConfig, RecMemSystem
@@ -71,11 +72,11 @@ def facts_reply(role: str, inputs: dict, messages: list) -> dict:
 
 
 def feed(system: RecMemSystem, start: int = 0, stop: int | None = None) -> list:
-    events = []
+    events, ctx = [], IngestContext(system.conv, system.llm.ledger)
     for t in system.conv.turns[start:stop]:
-        events += system.ingest(t)
+        events += system.ingest(t, ctx.turn(t))
     if stop is None:
-        events += system.finish()
+        events += system.finish(ctx.end())
     return events
 
 
@@ -236,16 +237,16 @@ def test_resume_after_partial_ingest_gives_the_same_memory(tmp_path):
         pair("pottery", 3) + pair("puppy", 5) + pair("pottery", 4) + pair("marathon", 2),
     ])
     whole = make(tmp_path, conv, sub="a", theta_count=3)
-    assert ingest_conversation(whole).complete
+    assert ingest_conversation(whole, whole.store, whole.llm.ledger).complete
     expected = snapshot(whole)
     assert expected["items"]["episode"] and expected["items"]["semantic"]
     part = make(tmp_path, conv, sub="b", theta_count=3)
-    assert not ingest_conversation(part, stop_after=3).complete  # stops with a half pair in the buffer
+    assert not ingest_conversation(part, part.store, part.llm.ledger, stop_after=3).complete  # a half pair buffered
     assert part.store.checkpoint(part.space, conv.id)["state"]["buffer"] == [2]
     part2 = make(tmp_path, conv, sub="b", theta_count=3)
-    assert not ingest_conversation(part2, stop_after=9).complete
+    assert not ingest_conversation(part2, part2.store, part2.llm.ledger, stop_after=9).complete
     part3 = make(tmp_path, conv, sub="b", theta_count=3)
-    assert ingest_conversation(part3).complete
+    assert ingest_conversation(part3, part3.store, part3.llm.ledger).complete
     assert snapshot(part3) == expected
     assert part3.exchanges == whole.exchanges and whole.exchanges["units"] == 12  # counters survive resume
 
@@ -254,7 +255,7 @@ def test_retrieval_reads_three_stores_with_budgets(tmp_path):
     conv = topic_conv([pair("puppy", 1) + pair("pottery", 1) + pair("puppy", 2) + pair("puppy", 3)
                        + pair("guitar", 1)])
     system = make(tmp_path, conv, theta_count=3, k_sub=1, k_epi=5, k_sem=2)
-    ingest_conversation(system)
+    ingest_conversation(system, system.store, system.llm.ledger)
     tr = system.retrieve(conv.questions[0])
     origins = [i.origin for i in tr.items]
     assert set(origins) == {"subconscious", "episodic", "semantic"}
@@ -291,7 +292,7 @@ def test_failed_calls_build_nothing_and_the_ingest_says_so(tmp_path):
     fake = FakeLLM(by_role={"recmem_refine": RuntimeError("model down")})
     conv = topic_conv([pair("puppy", 1) + pair("puppy", 2), pair("puppy", 3)])
     system = make(tmp_path, conv, fake, theta_count=2)
-    rep = ingest_conversation(system)
+    rep = ingest_conversation(system, system.store, system.llm.ledger)
     assert not rep.complete and "recmem_refine" in rep.error and "model down" in rep.error
     assert "Rerun to resume" in rep.message
     ck = system.store.checkpoint(system.space, conv.id)

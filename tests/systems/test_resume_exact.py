@@ -209,7 +209,7 @@ def start_dying(wb: Workbench, name: str, conv: Conversation, cfg: dict, exc: Ba
 
     sys_.on_turn = dying
     with pytest.raises(type(exc)):
-        ingest_conversation(sys_)
+        ingest_conversation(sys_, wb.store, wb.ledger)
     step = wb.store.checkpoint(sys_.space, conv.id)["step"]
     return step, len(wb.store.llm_calls(system=name, conv_id=conv.id, after_step=step))
 

@@ -95,8 +95,7 @@ class MemWeaverSystem(BaseSystem):
 
     # ------------------------------------------------------------------ turn
     def on_turn(self, turn: Turn) -> None:
-        nxt = self.conv.turns[turn.index + 1] if turn.index + 1 < len(self.conv.turns) else None
-        session_end = nxt is None or nxt.session != turn.session
+        session_end = self.session_end  # the ingest driver's (TurnContext)
         self.write_graph(turn)
         self.exp.add_turn(turn.turn_id, session_end)
         if session_end:

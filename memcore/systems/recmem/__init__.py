@@ -61,11 +61,8 @@ class RecMemSystem(BaseSystem):
 
     # ---------------------------------------------------------------- ingest
     def on_turn(self, turn: Turn) -> None:
-        if self.buffer and self.buffer[-1].session != turn.session:
-            self._flush()
         self.buffer.append(turn)
-        nxt = self.conv.turns[turn.index + 1] if turn.index + 1 < len(self.conv.turns) else None
-        if len(self.buffer) >= 2 or nxt is None or nxt.session != turn.session:
+        if len(self.buffer) >= 2 or self.session_end:  # a pair, or the session's last turn alone
             self._flush()
 
     def on_finish(self) -> None:
