@@ -32,7 +32,7 @@ from memcore.eval.diagnostics import all_evidence_hit, evidence_recall  # noqa: 
 from memcore.ingest import ensure_turns  # noqa: E402
 from memcore.retrievers import retriever_names  # noqa: E402
 from memcore.settings import Settings  # noqa: E402
-from memcore.systems import get_system, load_all  # noqa: E402
+from memcore.systems import load_all  # noqa: E402
 from memcore.systems.base import render_context  # noqa: E402
 from memcore.text.tokens import count_tokens  # noqa: E402
 from memcore.types import Trace  # noqa: E402
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> dict:
     runs = variants(args.variant, names)
     t0 = time.perf_counter()
     for conv in convs:  # embed turns and questions once, outside every timed section
-        ensure_turns(get_system("naive_rag")(wb.runtime, conv))
+        ensure_turns(conv, wb.store, wb.embedder.embed)
         wb.embedder.embed([q.text for q in conv.questions])
     embed_s = time.perf_counter() - t0
     per_q: dict[tuple[str, str], list[dict]] = defaultdict(list)
