@@ -6,12 +6,14 @@ checked against its spec (memcore.systems.fields); any mistake is a ValueError o
 its type, its paper default and the valid values. Names are canonical: keys sorted, values equal to the
 starting point (the preset's value, else the paper default) dropped, floats written by repr
 (`com[beta=0.50]` -> `com`). Presets live in one registry (`register_preset`), filled by the systems'
+packages; a paper's reported sweep is a named grid of field values (`register_sweep`), also filled by the
 packages. This module is pure: it builds names and configs, and runs nothing.
 """
 
 from __future__ import annotations
 
 import difflib
+import itertools
 import math
 import re
 from collections.abc import Mapping
@@ -77,6 +79,67 @@ def get_preset(system: str, name: str) -> Preset:
         if p.name == name:
             return p
     raise ValueError(f"{system} has no preset {name!r}; presets: {', '.join(p.name for p in have) or '(none)'}")
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A named grid of one system's field values (a paper's hyperparameter analysis), with its source.
+    The points are the product of the grid's lists, in the grid's key order."""
+
+    system: str
+    name: str
+    grid: Mapping[str, tuple[Any, ...]]
+    source: str  # the paper's figure or table ("CoM Sec. 4.4, Fig. 4")
+    description: str
+
+    def points(self) -> list[dict[str, Any]]:
+        """Every point of the grid as overrides, the last key varying fastest."""
+        keys = list(self.grid)
+        return [dict(zip(keys, values, strict=True)) for values in itertools.product(*self.grid.values())]
+
+    def variants(self) -> list[str]:
+        """The canonical variant name of every point (a value at the paper default is dropped)."""
+        return [variant_name(self.system, p) for p in self.points()]
+
+
+_SWEEPS: dict[tuple[str, str], Sweep] = {}
+
+
+def register_sweep(system: str, name: str, grid: Mapping[str, list[Any]], source: str, description: str) -> Sweep:
+    """Add a sweep `name` of `system` (its values are checked against the config when its points are parsed).
+    Registering the same sweep again is a no-op; a different one under a taken name is a ValueError."""
+    if not _PRESET.fullmatch(name):
+        raise ValueError(f"sweep name {name!r} must match {_PRESET.pattern}")
+    if not source.strip():
+        raise ValueError(f"sweep {system}:{name} needs a source (the paper's figure or table)")
+    if not grid or any(not list(v) for v in grid.values()):
+        raise ValueError(f"sweep {system}:{name} needs at least one field, each with at least one value")
+    sweep = Sweep(system, name, MappingProxyType({k: tuple(v) for k, v in grid.items()}), source, description)
+    old = _SWEEPS.get((system, name))
+    if old is not None and old != sweep:
+        raise ValueError(f"sweep {system}:{name} registered twice")
+    return _SWEEPS.setdefault((system, name), sweep)
+
+
+def unregister_sweep(system: str, name: str) -> None:
+    """Remove a sweep (tests and plugins that replace one)."""
+    _SWEEPS.pop((system, name), None)
+
+
+def sweeps(system: str | None = None) -> list[Sweep]:
+    """The registered sweeps (of one system), by system then name."""
+    load_all()  # the systems' packages register theirs
+    return sorted((s for s in _SWEEPS.values() if system is None or s.system == system),
+                  key=lambda s: (s.system, s.name))
+
+
+def get_sweep(system: str, name: str) -> Sweep:
+    """The sweep `name` of `system`, or ValueError naming that system's sweeps."""
+    have = sweeps(system)
+    for s in have:
+        if s.name == name:
+            return s
+    raise ValueError(f"{system} has no sweep {name!r}; sweeps: {', '.join(s.name for s in have) or '(none)'}")
 
 
 @dataclass(frozen=True)

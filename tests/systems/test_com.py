@@ -149,7 +149,7 @@ def test_extended_mode_is_opt_in_and_respects_the_budget(toy) -> None:
     assert any(c.kept for c in back) and any(c.reason == f"word budget {budget} reached" for c in back)
 
 
-@pytest.mark.parametrize("bad", [{"L": 30}, {"beta": 1.5}, {"max_len": 0}, {"date_style": "iso"}])
+@pytest.mark.parametrize("bad", [{"K": 0}, {"beta": 1.5}, {"max_len": 0}, {"date_style": "iso"}])
 def test_invalid_settings_are_rejected(bad: dict) -> None:
     with pytest.raises(ValueError):
         make_config("com", **bad)

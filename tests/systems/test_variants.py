@@ -67,7 +67,7 @@ def test_overrides_are_parsed_by_the_field_type() -> None:
     ("com[beta=0.8", "'com[beta=0.8' is not a variant name: write system, system[field=value,...]"),
     ("cmo[beta=0.8]", "cmo[beta=0.8]: unknown memory system 'cmo'; available: full_context, naive_rag"),
     ("com:no-such", "com:no-such: com has no preset 'no-such'; presets:"),
-    ("com[K=2,L=3]", "com[K=2,L=3]: CoM needs K >= 1 and 1 <= L <= K (got K=2, L=3)"),  # the config's own rule
+    ("memweaver[eps=0]", "memweaver[eps=0]: MemWeaver eps must be > 0 (a DBSCAN radius), not 0.0"),  # validate()
     ("com[beta=high\n,K=3]", "com[beta=high ,K=3]: beta (float, paper default 0.5) must be a number"),
 ])
 def test_mistakes_fail_in_one_line_naming_field_type_default_and_valid_values(name: str, words: str) -> None:

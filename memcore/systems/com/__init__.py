@@ -34,9 +34,10 @@ from memcore.systems.base import (
     turn_row,
     turn_trace_item,
 )
+from memcore.systems.com import presets as _presets  # noqa: F401  (registers this system's ablations, sweeps)
 from memcore.systems.com import reader as _reader  # noqa: F401  (registers its reader family)
 from memcore.systems.com.chains import Chain, day_date, fused_scores, grow_chain, rerank, unit
-from memcore.systems.com.config import EXTENDED, CoMConfig
+from memcore.systems.com.config import EXTENDED, CoMConfig, ablation_note
 from memcore.systems.com.fidelity import FIDELITY
 from memcore.systems.com.judge import JUDGE_STYLES
 from memcore.systems.com.stats import MECHANISM
@@ -86,10 +87,21 @@ class CoMSystem(BaseSystem):
         ids = [r["turn_id"] for r, _ in rows]
         emb = unit(np.stack([np.asarray(r["vector"], dtype=np.float64) for r, _ in rows]))
         rel = emb @ qvec
-        chains = [grow_chain(emb, rel, a, cfg.beta, cfg.max_len, ids) for a in range(min(cfg.L, len(rows)))]
+        anchors = range(min(cfg.L, len(rows)))
+        if not (cfg.framework and cfg.dmce and cfg.apt) or cfg.L > cfg.K:
+            tr.notes.append(ablation_note(cfg))
+        if not cfg.framework:  # w/o Framework: the plain top-K pool, no anchors, no chains
+            chains = []
+            tr.stages = ["pool"] + tr.stages[2:]
+            tr.items = [self._item(row, s, r, "pool") for r, (row, s) in enumerate(rows, start=1)]
+        elif not cfg.dmce:  # w/o DMCE: no chain evolution, each chain is its anchor
+            chains = [Chain(a, [a], [float(rel[a])], stop_reason="w/o DMCE: anchor only (no chain evolution)")
+                      for a in anchors]
+        else:
+            chains = [grow_chain(emb, rel, a, cfg.beta, cfg.max_len, ids, truncate=cfg.apt) for a in anchors]
         self._fill(tr, rows, below, ids, rel, chains)
         if cfg.word_budget:
-            self._backfill(tr, ranked, {ids[m] for ch in chains for m in ch.members})
+            self._backfill(tr, ranked, {it.id for it in tr.items})
         tr.context = render_context(tr.items)
         return tr
 
@@ -165,7 +177,10 @@ class CoMSystem(BaseSystem):
             tr.candidates.append(Candidate(
                 stage="pool", id=row["turn_id"], score=float(s), rank=r, kept=in_pool, turn_ids=[row["turn_id"]],
                 reason="" if in_pool else f"ranked below the top {cfg.K} by {cfg.retriever} search",
-                data={"relevance": round(float(rel[r - 1]), 4) if in_pool else None, "anchor": r <= cfg.L}))
+                data={"relevance": round(float(rel[r - 1]), 4) if in_pool else None,
+                      "anchor": cfg.framework and r <= cfg.L}))
+        if not cfg.framework:
+            return
         in_chain = {m for ch in chains for m in ch.members}
         rejected: dict[int, tuple[int, int]] = {}  # first chain (in anchor order) whose cliff it was
         for ci, ch in enumerate(chains, start=1):
@@ -184,7 +199,7 @@ class CoMSystem(BaseSystem):
                 ci, st = rejected[i]
                 reason = f"gate dropped below beta * previous at step {st} of chain {ci}"
             else:
-                reason = "never the best gate"
+                reason = "never the best gate" if cfg.dmce else "w/o DMCE: only the anchors enter the context"
             chains_of = [ci for ci, ch in enumerate(chains, start=1) if i in ch.members]
             tr.candidates.append(Candidate(
                 stage="chains", id=tid, score=round(best_gate.get(i, float(rel[i])), 4), rank=i + 1,

@@ -37,12 +37,13 @@ def unit(mat: np.ndarray) -> np.ndarray:
 
 
 def grow_chain(emb: np.ndarray, rel: np.ndarray, anchor: int, beta: float, max_len: int,
-               ids: list[str] | None = None) -> Chain:
+               ids: list[str] | None = None, truncate: bool = True) -> Chain:
     """Grow one chain from `anchor` over the pool (rows of unit vectors `emb`, relevances `rel`).
 
     The anchor's own gate is its relevance (a one-node chain is its own centroid, cos = 1).
     Each step scores every pool node not yet in the chain and appends the best, unless its
-    gate is below beta times the gate of the node appended before it.
+    gate is below beta times the gate of the node appended before it (`truncate`; without it, the
+    w/o APT ablation, a chain grows to max_len or the pool's end).
     """
     name = (lambda i: ids[i]) if ids is not None else (lambda i: i)
     ch = Chain(anchor=anchor, members=[anchor], gates=[float(rel[anchor])])
@@ -68,7 +69,9 @@ def grow_chain(emb: np.ndarray, rel: np.ndarray, anchor: int, beta: float, max_l
                  "gate": round(float(g), 4)} for i, c, g in zip(cand, cons, gate, strict=True)]
         step = {"step": step_no, "candidates": rows, "best": name(int(cand[best])),
                 "gate": round(float(gate[best]), 4), "threshold": round(beta * prev, 4)}
-        if gate[best] < beta * prev:
+        if not truncate:
+            step["threshold"] = None  # w/o APT: no relative-drop stop
+        elif gate[best] < beta * prev:
             step.update(chosen=None, stopped=True,
                         stop_reason=f"best gate {gate[best]:.3f} < beta {beta} x previous gate {prev:.3f}")
             ch.rejected = int(cand[best])

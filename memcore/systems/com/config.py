@@ -22,7 +22,8 @@ class CoMConfig(SystemConfig):
     K: int = query_field(20, range=(1, None), source="CoM Sec. 4.1 (k = 20); Sec. 3.1 Eq. 2 (Top-K pool)",
                          help="candidate pool: the top-K turns by similarity")
     L: int = query_field(3, range=(1, None), source="papers/README.md (CoM, no public code: L=3); Sec. 3.2",
-                         help="anchors: the top-L pool turns, one chain each (L <= K)")
+                         help="anchors: the top-L pool turns, one chain each (at most K: L > K "
+                         "gives K anchors, as the K = 1 point of the Fig. 4 sweep needs)")
     beta: float = query_field(0.5, range=(0.0, 1.0), source="CoM Sec. 3.2 Eq. 4 (beta in [0, 1]); 0.5: "
                               "papers/README.md", help="relative-drop truncation: stop when best gate < beta x last")
     max_len: int = query_field(8, range=(1, None), source="papers/README.md (CoM: max length 8)",
@@ -37,19 +38,39 @@ class CoMConfig(SystemConfig):
                                    help="backfill pool turns after the chains up to this many words (0: off)")
     date_style: str = query_field("dataset", choices=("dataset", "day"), source="dataset: as written; day: "
                                   "memcore extension", help="dates in the context: as written or '8 May 2023'")
+    # ablation switches (CoM Sec. 4.3, Fig. 3); the paper's full method keeps all three on
+    framework: bool = query_field(True, source="ablation, CoM Fig. 3 (w/o Framework)",
+                                  help="off: no anchors and no chains, the context is the plain top-K pool")
+    dmce: bool = query_field(True, source="ablation, CoM Fig. 3 (w/o DMCE)",
+                             help="dynamic memory chain evolution; off: each chain is its anchor alone (no gate)")
+    apt: bool = query_field(True, source="ablation, CoM Fig. 3 (w/o APT)",
+                            help="adaptive path truncation; off: chains grow to max_len (or the pool's end)")
 
     @property
     def extended(self) -> bool:
         """Whether any non-paper option is on."""
         return bool(self.speaker_boost or self.neighbour_weight or self.word_budget or self.date_style != "dataset")
 
-    def validate(self) -> None:
-        """Raise ValueError on an invalid setting (each field's range and choices: the field specs)."""
-        super().validate()
-        if self.K < 1 or not 1 <= self.L <= self.K:
-            raise ValueError(f"CoM needs K >= 1 and 1 <= L <= K (got K={self.K}, L={self.L})")
-
-
 # The extended (non-paper) query-side mode measured in bench/retrieval_recall.py.
 EXTENDED: dict[str, Any] = {"speaker_boost": 5.0, "neighbour_weight": 0.3, "word_budget": 700,
                             "trace_pool": 60, "date_style": "day"}
+
+
+def ablation_note(cfg: CoMConfig) -> str:
+    """The trace note of an ablated run (CoM Fig. 3) or of more anchors asked for than the pool holds."""
+    parts = []
+    if not cfg.framework:
+        parts.append("w/o Framework (CoM Fig. 3): the context is the plain top-K pool, no anchors, no chains")
+    elif not cfg.dmce:
+        parts.append("w/o DMCE (CoM Fig. 3): no chain evolution, each of the top-L anchors alone (no gate)")
+    elif not cfg.apt:
+        parts.append(f"w/o APT (CoM Fig. 3): no relative-drop stop, chains grow to max_len {cfg.max_len} "
+                     "or the pool's end")
+    if cfg.framework and not cfg.dmce and not cfg.apt:
+        parts.append("apt=false has no effect without chain evolution")
+    if not cfg.framework and not (cfg.dmce and cfg.apt):
+        parts.append("dmce/apt have no effect without the framework")
+    if cfg.framework and cfg.L > cfg.K:
+        parts.append(f"L={cfg.L} > K={cfg.K}: {cfg.K} anchor(s), the whole pool")
+    return "; ".join(parts)
+
