@@ -14,8 +14,9 @@ temperature 1.0) reads the short-term memory. The full conversation replaces it 
 says (default "abstain": the loop ended without an answer, i.e. with an empty short-term memory or
 with the responder abstaining from it, as papers/README.md specifies). Trace structure: `steps` (iterations
 run, paper: 1.87 on LoCoMo) and `fallback` (whether the full conversation was the context).
-The paper's panoramic visual grounding (page images) has no counterpart on text-only data.
-Settings: .config.
+The paper's panoramic visual grounding (page images) has no counterpart on text-only data: memcore has no
+visual module, and `visual_grounding` says so (the w/o visual grounding ablation only notes itself).
+Settings: .config; the paper's ablations and sweeps as named presets: .presets.
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ from typing import Any
 from memcore.llm.roles.readers import ABSTENTIONS, Reader
 from memcore.systems import register_system
 from memcore.systems.base import BaseSystem, render_context, turn_sort_key
+from memcore.systems.memcot import presets as _presets  # noqa: F401  (registers this system's ablations, sweeps)
 from memcore.systems.memcot import reader as _reader  # noqa: F401  (registers its reader family)
 from memcore.systems.memcot import roles as _roles  # noqa: F401  (registers this system's LLM roles)
-from memcore.systems.memcot.config import FALLBACKS, MemCoTConfig
+from memcore.systems.memcot.config import FALLBACKS, MemCoTConfig, ablation_notes
 from memcore.systems.memcot.fidelity import FIDELITY
 from memcore.systems.memcot.stats import MECHANISM
 from memcore.types import Candidate, Question, Trace, TraceItem, Turn
@@ -106,7 +108,8 @@ class MemCoTSystem(BaseSystem):
     def retrieve(self, question: Question) -> Trace:
         cfg = self.config
         tr = self.new_trace(question)
-        tr.stages = ["zoom_in", "zoom_out", "judge"]
+        tr.stages = ["zoom_in", "zoom_out", "judge"] if cfg.zoom_out else ["zoom_in", "judge"]
+        tr.notes += ablation_notes(cfg)
         speakers = list(self.conv.speakers)
         queue, issued, failed = [question.text], {_norm(question.text)}, []
         stm: dict[str, str] = {}  # picked turn id -> where it was picked (semantic short-term memory)
@@ -130,16 +133,18 @@ class MemCoTSystem(BaseSystem):
                 tr.candidates.append(self.candidate("zoom_in", h, r, h in useful, f"zoom-in role did not mark "
                                                     f"it useful (step {step})", score=hits[h][1], step=step,
                                                     query=hits[h][0]))
-            wins = self._windows(useful)
+            wins = self._windows(useful) if cfg.zoom_out else []  # w/o zoom-out (Table 4): no window, no call
             flat = [tid for w in wins for tid in w]
-            zo = self.llm.run("memcot_zoom_out", {
-                **base, "known": known, "windows": ["\n".join(line(self.by_id[t]) for t in w) for w in wins],
-                "items": [{**self._item(self.by_id[t]), "window": k} for k, w in enumerate(wins) for t in w]},
-                stage="retrieval", temperature=cfg.temperature_perception, seed=cfg.seed)
-            picked_out = self._ids(zo.output.useful_ids, flat)
-            if zo.error:
-                tr.errors.append(f"step {step}: {zo.error}")
-                tr.notes.append(f"step {step}: zoom-out role unusable; kept the zoom-in picks only")
+            picked_out: list[str] = []
+            if cfg.zoom_out:
+                zo = self.llm.run("memcot_zoom_out", {
+                    **base, "known": known, "windows": ["\n".join(line(self.by_id[t]) for t in w) for w in wins],
+                    "items": [{**self._item(self.by_id[t]), "window": k} for k, w in enumerate(wins) for t in w]},
+                    stage="retrieval", temperature=cfg.temperature_perception, seed=cfg.seed)
+                picked_out = self._ids(zo.output.useful_ids, flat)
+                if zo.error:
+                    tr.errors.append(f"step {step}: {zo.error}")
+                    tr.notes.append(f"step {step}: zoom-out role unusable; kept the zoom-in picks only")
             picked = list(dict.fromkeys(useful + picked_out))
             for r, tid in enumerate(flat, start=1):
                 tr.candidates.append(self.candidate("zoom_out", tid, r, tid in picked, f"zoom-out role did not "

@@ -16,6 +16,14 @@ FALLBACKS = {
     "never": "never: the responder always reads the short-term memory (the paper's text has no end-of-loop path)",
 }
 
+# The paper's panoramic visual grounding (Sec. 4.2 Eq. 8, psi_vis): memcore has no visual module.
+VISUAL = {
+    "absent": "memcore has no visual module: the paper's panoramic visual grounding (OCR over page images) "
+              "cannot run; LoCoMo's images reach the memory only as their text captions in the turns",
+    "off": "the ablation asked for, but memcore has no visual module to disable: retrieval and answers are "
+           "the full system's (image captions stay text in the turns); only this note differs",
+}
+
 
 @dataclass
 class MemCoTConfig(SystemConfig):
@@ -53,3 +61,22 @@ class MemCoTConfig(SystemConfig):
     fallback: str = query_field("abstain", choices=tuple(FALLBACKS), source="abstain: papers/README.md and the "
                                 "authors' code; empty, never: memcore options",
                                 help="when the full conversation replaces the short-term memory")
+    # ablation switches (MemCoT Sec. 5.3, Table 4)
+    zoom_out: bool = query_field(True, source="ablation, MemCoT Sec. 5.3, Table 4 (w/o zoom-out)",
+                                 help="zoom-out context expansion; off: fine-grained zoom-in only, no zoom-out "
+                                 "call (W = 0 still calls it)")
+    visual_grounding: str = query_field("absent", choices=tuple(VISUAL), source="MemCoT Sec. 4.2 Eq. 8; ablation, "
+                                        "Sec. 5.3, Table 4 (w/o visual grounding)",
+                                        help="memcore has no visual module: absent (always) or off (the ablation "
+                                        "asked for; retrieves the same, noted in the trace)")
+
+
+def ablation_notes(cfg: MemCoTConfig) -> list[str]:
+    """The trace notes of an ablated run (MemCoT Table 4); none for the full system."""
+    notes = []
+    if not cfg.zoom_out:
+        notes.append("w/o zoom-out (MemCoT Table 4): fine-grained zoom-in only; no zoom-out window and no "
+                     "zoom-out call (W is not used)")
+    if cfg.visual_grounding == "off":
+        notes.append(f"w/o visual grounding (MemCoT Table 4): {VISUAL['off']}")
+    return notes

@@ -20,6 +20,7 @@ from typing import Any
 
 from memcore.systems import register_system
 from memcore.systems.base import BaseSystem
+from memcore.systems.memweaver import presets as _presets  # noqa: F401  (registers this system's ablations, sweeps)
 from memcore.systems.memweaver import reader as _reader  # noqa: F401  (registers its reader family)
 from memcore.systems.memweaver import retrieval
 from memcore.systems.memweaver import roles as _roles  # noqa: F401  (registers this system's LLM roles)

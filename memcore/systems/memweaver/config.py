@@ -59,9 +59,33 @@ class MemWeaverConfig(SystemConfig):
     select_backfill: int = query_field(6, range=(0, None), source="MemWeaver Sec. 4.4 Eq. 10 ('a few'); 6: "
                                        "memcore reading", help="high-similarity triples added back after the "
                                        "selector")
+    # ablation switches (MemWeaver Sec. 5.4, Table 3); the global passage channel is kept in both
+    graph_memory: bool = query_field(True, source="ablation, MemWeaver Sec. 5.4, Table 3 (w/o GM)",
+                                     help="off: retrieval uses no graph memory (no triples, no graph-linked "
+                                     "passages; experiences by cosine); the memory is built as usual")
+    experience_memory: bool = query_field(True, source="ablation, MemWeaver Sec. 5.4, Table 3 (w/o ExpM)",
+                                          help="off: no experience items in the context; the memory is built "
+                                          "as usual")
 
     def validate(self) -> None:
         """Raise ValueError on an invalid setting (DBSCAN needs eps > 0)."""
         super().validate()
         if self.eps <= 0:
             raise ValueError(f"MemWeaver eps must be > 0 (a DBSCAN radius), not {self.eps!r}")
+
+
+def ablation_notes(cfg: MemWeaverConfig) -> list[str]:
+    """The trace notes of an ablated retrieval (MemWeaver Table 3); none for the full system."""
+    notes = []
+    if not cfg.graph_memory:
+        notes.append("w/o GM (MemWeaver Table 3): no graph memory at retrieval - no seed or expanded triples, no "
+                     "triple selector, no graph-linked passages; passages from the global channel only"
+                     + ("; experiences by cosine to the question (no entities to follow `about` edges)"
+                        if cfg.experience_memory else ""))
+    if not cfg.experience_memory:
+        notes.append("w/o ExpM (MemWeaver Table 3): no experience memory at retrieval")
+    if notes:
+        notes.append("query-time ablation: the memory (graph, passages, experiences) is the full system's; "
+                     "construction cost is not removed")
+    return notes
+

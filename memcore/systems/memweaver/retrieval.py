@@ -25,7 +25,7 @@ import numpy as np
 
 from memcore.llm.client import LLMClient
 from memcore.systems.memory import WorkingMemory
-from memcore.systems.memweaver.config import MemWeaverConfig
+from memcore.systems.memweaver.config import MemWeaverConfig, ablation_notes
 from memcore.systems.memweaver.graph import GraphMemory
 from memcore.types import Candidate, MemoryItem, Question, Trace, TraceItem
 
@@ -54,10 +54,14 @@ def retrieve(q: Question, tr: Trace, qvec: np.ndarray, *, memory: WorkingMemory,
              cfg: MemWeaverConfig, search: SearchFn, llm: LLMClient | None = None) -> Trace:
     """Fill a trace with kept triples, passages and experiences, their candidates and the subgraph; `llm`
     runs the Eq. 10 triple selector (required when `cfg.triple_selector` is on)."""
-    tr.stages = ["seed_triples", "expanded_triples", *(["selected_triples"] if cfg.triple_selector else []),
-                 "passages", "experiences"]
+    selector_on = cfg.triple_selector and cfg.graph_memory
+    tr.stages = [*(["seed_triples", "expanded_triples"] if cfg.graph_memory else []),
+                 *(["selected_triples"] if selector_on else []), "passages",
+                 *(["experiences"] if cfg.experience_memory else [])]
+    tr.notes += ablation_notes(cfg)
     # 1. seeds
-    hits = search("relation", q.text, cfg.seed_triples * 2, qvec)  # the store's live relations
+    # the store's live relations; w/o GM: no triples
+    hits = search("relation", q.text, cfg.seed_triples * 2, qvec) if cfg.graph_memory else []
     seeds = [it.id for it, _ in hits[: cfg.seed_triples]]
     tr.candidates += [Candidate("seed_triples", it.id, s, r, it.id in seeds, list(it.turn_ids),
                                 "" if it.id in seeds else f"below the top {cfg.seed_triples} seeds",
@@ -91,7 +95,7 @@ def retrieve(q: Question, tr: Trace, qvec: np.ndarray, *, memory: WorkingMemory,
                       for r, (rid, s) in enumerate(scored[:MAX_CANDIDATES], 1)]
     kept.sort(key=lambda r: (r not in seeds, -score[r], r))
     selector = None
-    if cfg.triple_selector:
+    if selector_on:
         if llm is None:
             raise ValueError("memweaver triple_selector=True needs the LLM client (or set triple_selector=False)")
         kept, selector = select_triples(q, tr, memory, cfg, llm, kept, score)
@@ -100,8 +104,9 @@ def retrieve(q: Question, tr: Trace, qvec: np.ndarray, *, memory: WorkingMemory,
     # 3. passages
     passages, why, pscores = _passages(memory, graph, cfg, search, q, qvec, ents, tr)
     # 4. experiences
-    exps = sorted(((x, _cos(memory, x, qvec)) for x in graph.attached(ents, "experience") if x in memory),
-                  key=lambda x: (-x[1], x[0]))
+    pool = graph.attached(ents, "experience") if cfg.graph_memory else [x.id for x in memory.of_kind("experience")]
+    exps = sorted(((x, _cos(memory, x, qvec)) for x in pool if x in memory),
+                  key=lambda x: (-x[1], x[0])) if cfg.experience_memory else []  # w/o ExpM: none
     chosen_x = [x for x, _ in exps[: cfg.experiences]]
     tr.candidates += [Candidate("experiences", x, s, r, x in chosen_x, list(memory.get(x).turn_ids),
                                 "" if x in chosen_x else f"below the top {cfg.experiences} by cosine")
@@ -130,10 +135,12 @@ def retrieve(q: Question, tr: Trace, qvec: np.ndarray, *, memory: WorkingMemory,
         tr.structure["triples_selected"] = list(selector["selected"])
     else:
         tr.structure["triple_selector"] = {"enabled": False, "selected": [], "backfill": [],
-                                           "setting": "option: no LLM selector (the public code's choice)"}
-    tr.notes.append("triples beyond the seeds are filtered by cosine whatever the retriever; seeds always kept"
-                    + ("; then the Eq. 10 LLM selector and the backfill" if selector is not None else ""))
-    if not kept:
+                                           "setting": "option: no LLM selector (the public code's choice)"
+                                           if cfg.graph_memory else "w/o GM: no triples to select"}
+    if cfg.graph_memory:
+        tr.notes.append("triples beyond the seeds are filtered by cosine whatever the retriever; seeds always kept"
+                        + ("; then the Eq. 10 LLM selector and the backfill" if selector is not None else ""))
+    if not kept and cfg.graph_memory:
         tr.notes.append("no relation matched: context = passages only")
     return tr
 
