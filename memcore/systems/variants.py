@@ -45,19 +45,37 @@ class Preset:
 _PRESETS: dict[tuple[str, str], Preset] = {}
 
 
+def _add(table: dict[tuple[str, str], Any], entry: Preset | Sweep, kind: str) -> Any:
+    """Register a preset or sweep: its name and source checked; the same entry again is a no-op, a
+    different one under a taken name a ValueError."""
+    label = f"{kind} {entry.system}:{entry.name}"
+    if not _PRESET.fullmatch(entry.name):
+        raise ValueError(f"{kind} name {entry.name!r} must match {_PRESET.pattern}")
+    if not entry.source.strip():
+        raise ValueError(f"{label} needs a source (the paper's figure or table)")
+    old = table.get((entry.system, entry.name))
+    if old is not None and old != entry:
+        raise ValueError(f"{label} registered twice")
+    return table.setdefault((entry.system, entry.name), entry)
+
+
+def _listed(table: dict[tuple[str, str], Any], system: str | None) -> list[Any]:
+    load_all()  # the systems' packages register theirs
+    return sorted((e for e in table.values() if system is None or e.system == system), key=lambda e: (e.system, e.name))
+
+
+def _find(table: dict[tuple[str, str], Any], system: str, name: str, kind: str) -> Any:
+    have = _listed(table, system)
+    for e in have:
+        if e.name == name:
+            return e
+    raise ValueError(f"{system} has no {kind} {name!r}; {kind}s: {', '.join(e.name for e in have) or '(none)'}")
+
+
 def register_preset(system: str, name: str, overrides: Mapping[str, Any], source: str, description: str) -> Preset:
     """Add a preset `system:name` (its overrides are checked against the config when a name uses it).
     Registering the same preset again is a no-op; a different one under a taken name is a ValueError."""
-    if not _PRESET.fullmatch(name):
-        raise ValueError(f"preset name {name!r} must match {_PRESET.pattern}")
-    if not source.strip():
-        raise ValueError(f"preset {system}:{name} needs a source (the paper's figure or table)")
-    preset = Preset(system, name, MappingProxyType(dict(overrides)), source, description)
-    old = _PRESETS.get((system, name))
-    if old is not None and (dict(old.overrides), old.source, old.description) != (dict(overrides), source,
-                                                                                  description):
-        raise ValueError(f"preset {system}:{name} registered twice")
-    return _PRESETS.setdefault((system, name), preset)
+    return _add(_PRESETS, Preset(system, name, MappingProxyType(dict(overrides)), source, description), "preset")
 
 
 def unregister_preset(system: str, name: str) -> None:
@@ -67,18 +85,12 @@ def unregister_preset(system: str, name: str) -> None:
 
 def presets(system: str | None = None) -> list[Preset]:
     """The registered presets (of one system), by system then name."""
-    load_all()  # the systems' packages register theirs
-    return sorted((p for p in _PRESETS.values() if system is None or p.system == system),
-                  key=lambda p: (p.system, p.name))
+    return _listed(_PRESETS, system)
 
 
 def get_preset(system: str, name: str) -> Preset:
     """The preset `system:name`, or ValueError naming that system's presets."""
-    have = presets(system)
-    for p in have:
-        if p.name == name:
-            return p
-    raise ValueError(f"{system} has no preset {name!r}; presets: {', '.join(p.name for p in have) or '(none)'}")
+    return _find(_PRESETS, system, name, "preset")
 
 
 @dataclass(frozen=True)
@@ -108,17 +120,10 @@ _SWEEPS: dict[tuple[str, str], Sweep] = {}
 def register_sweep(system: str, name: str, grid: Mapping[str, list[Any]], source: str, description: str) -> Sweep:
     """Add a sweep `name` of `system` (its values are checked against the config when its points are parsed).
     Registering the same sweep again is a no-op; a different one under a taken name is a ValueError."""
-    if not _PRESET.fullmatch(name):
-        raise ValueError(f"sweep name {name!r} must match {_PRESET.pattern}")
-    if not source.strip():
-        raise ValueError(f"sweep {system}:{name} needs a source (the paper's figure or table)")
     if not grid or any(not list(v) for v in grid.values()):
         raise ValueError(f"sweep {system}:{name} needs at least one field, each with at least one value")
-    sweep = Sweep(system, name, MappingProxyType({k: tuple(v) for k, v in grid.items()}), source, description)
-    old = _SWEEPS.get((system, name))
-    if old is not None and old != sweep:
-        raise ValueError(f"sweep {system}:{name} registered twice")
-    return _SWEEPS.setdefault((system, name), sweep)
+    frozen = MappingProxyType({k: tuple(v) for k, v in grid.items()})
+    return _add(_SWEEPS, Sweep(system, name, frozen, source, description), "sweep")
 
 
 def unregister_sweep(system: str, name: str) -> None:
@@ -128,18 +133,12 @@ def unregister_sweep(system: str, name: str) -> None:
 
 def sweeps(system: str | None = None) -> list[Sweep]:
     """The registered sweeps (of one system), by system then name."""
-    load_all()  # the systems' packages register theirs
-    return sorted((s for s in _SWEEPS.values() if system is None or s.system == system),
-                  key=lambda s: (s.system, s.name))
+    return _listed(_SWEEPS, system)
 
 
 def get_sweep(system: str, name: str) -> Sweep:
     """The sweep `name` of `system`, or ValueError naming that system's sweeps."""
-    have = sweeps(system)
-    for s in have:
-        if s.name == name:
-            return s
-    raise ValueError(f"{system} has no sweep {name!r}; sweeps: {', '.join(s.name for s in have) or '(none)'}")
+    return _find(_SWEEPS, system, name, "sweep")
 
 
 @dataclass(frozen=True)

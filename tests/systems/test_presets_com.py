@@ -10,23 +10,18 @@ import pytest
 from memcore.systems import get_system
 from memcore.systems.protocol import memory_space
 from memcore.systems.variants import get_preset, get_sweep, parse_variant
-from memcore.testing.contract import contract_workbench
 from memcore.types import Trace
+from tests.systems.preset_util import Demo, demo_memory, run_variant
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    wb = contract_workbench(tmp_path_factory.mktemp("com_presets"))
-    conv = wb.load_demo()
-    wb.ingest("com", conv)
-    return wb, conv
+def demo(tmp_path_factory) -> Demo:
+    return demo_memory(tmp_path_factory.mktemp("com_presets"), "com")
 
 
-def traces(demo, name: str) -> list[Trace]:
+def traces(demo: Demo, name: str) -> list[Trace]:
     """The trace of every demo question under a variant."""
-    wb, conv = demo
-    system = wb.system("com", conv, **parse_variant(name).settings)
-    return [system.retrieve(q) for q in conv.questions]
+    return run_variant(demo, name)[0]
 
 
 def chains(trs: list[Trace]) -> list[dict]:

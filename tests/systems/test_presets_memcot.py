@@ -6,30 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from memcore.llm.ledger import CallRecord
 from memcore.systems import get_system
 from memcore.systems.fields import field_specs
 from memcore.systems.protocol import memory_space
 from memcore.systems.variants import get_preset, get_sweep, parse_variant
-from memcore.testing.contract import contract_workbench
-from memcore.types import Trace
+from tests.systems.preset_util import Demo, demo_memory, run_variant
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    wb = contract_workbench(tmp_path_factory.mktemp("memcot_presets"))
-    conv = wb.load_demo()
-    wb.ingest("memcot", conv)
-    return wb, conv
+def demo(tmp_path_factory) -> Demo:
+    return demo_memory(tmp_path_factory.mktemp("memcot_presets"), "memcot")
 
-
-def run(demo, name: str) -> tuple[list[Trace], list[CallRecord]]:
-    """The trace of every demo question under a variant and the ledger records of those retrievals."""
-    wb, conv = demo
-    system = wb.system("memcot", conv, **parse_variant(name).settings)
-    start = wb.ledger.mark()
-    trs = [system.retrieve(q) for q in conv.questions]
-    return trs, wb.ledger.records[start:]
 
 
 @pytest.mark.parametrize(("name", "settings"), [
@@ -50,9 +37,9 @@ def test_the_default_memory_space_is_unchanged() -> None:
 
 
 def test_no_zoom_out_makes_no_zoom_out_call(demo) -> None:
-    full, full_calls = run(demo, "memcot")
+    full, full_calls = run_variant(demo, "memcot")
     assert sum(r.role == "memcot_zoom_out" for r in full_calls) >= len(full)  # the full system calls it each step
-    trs, calls = run(demo, "memcot:no-zoom-out")
+    trs, calls = run_variant(demo, "memcot:no-zoom-out")
     assert calls and not any(r.role == "memcot_zoom_out" for r in calls)
     assert any(r.role == "memcot_zoom_in" for r in calls) and any(r.role == "memcot_judge" for r in calls)
     for tr in trs:
@@ -65,7 +52,7 @@ def test_no_zoom_out_makes_no_zoom_out_call(demo) -> None:
 
 def test_w_zero_still_calls_zoom_out_unlike_the_preset(demo) -> None:
     """Table 8's point: W = 0 is not the ablation (the zoom-out role still runs on the hits alone)."""
-    _, calls = run(demo, "memcot[W=0]")
+    _, calls = run_variant(demo, "memcot[W=0]")
     assert any(r.role == "memcot_zoom_out" for r in calls)
 
 
@@ -73,13 +60,13 @@ def test_no_visual_says_memcore_has_no_visual_module(demo) -> None:
     assert "NO visual module" in get_preset("memcot", "no-visual").description
     spec = next(s for s in field_specs(get_system("memcot").config_class) if s.name == "visual_grounding")
     assert spec.default == "absent" and "no visual module" in spec.help and spec.query_time
-    full, full_calls = run(demo, "memcot")
-    trs, calls = run(demo, "memcot:no-visual")
+    full, full_calls = run_variant(demo, "memcot")
+    trs, calls = run_variant(demo, "memcot:no-visual")
     assert [t.context for t in trs] == [t.context for t in full]  # nothing to remove: the same retrieval
     assert [r.role for r in calls] == [r.role for r in full_calls]
     assert all(any("no visual module" in n for n in tr.notes) for tr in trs)
     assert not any("visual" in n for tr in full for n in tr.notes)
-    both, both_calls = run(demo, "memcot:no-zoom-out-visual")
+    both, both_calls = run_variant(demo, "memcot:no-zoom-out-visual")
     assert not any(r.role == "memcot_zoom_out" for r in both_calls)
     assert all(any("no visual module" in n for n in tr.notes) and any("w/o zoom-out" in n for n in tr.notes)
                for tr in both)
@@ -96,8 +83,8 @@ def test_the_sweeps_are_the_papers_ranges_and_every_point_validates() -> None:
 
 
 def test_a_smaller_window_shows_fewer_zoom_out_lines(demo) -> None:
-    wide, _ = run(demo, "memcot[W=8]")
-    narrow, _ = run(demo, "memcot[W=1]")
+    wide, _ = run_variant(demo, "memcot[W=8]")
+    narrow, _ = run_variant(demo, "memcot[W=1]")
     size = lambda trs: sum(len(w) for tr in trs for it in tr.structure["iterations"]  # noqa: E731
                            for w in it["zoom_out_windows"])
     assert size(narrow) < size(wide)

@@ -6,29 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from memcore.llm.ledger import CallRecord
 from memcore.systems import get_system
 from memcore.systems.protocol import memory_space
 from memcore.systems.variants import get_preset, get_sweep, parse_variant
-from memcore.testing.contract import contract_workbench
 from memcore.types import Trace
+from tests.systems.preset_util import Demo, demo_memory, run_variant
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    wb = contract_workbench(tmp_path_factory.mktemp("memweaver_presets"))
-    conv = wb.load_demo()
-    wb.ingest("memweaver", conv)
-    return wb, conv
+def demo(tmp_path_factory) -> Demo:
+    return demo_memory(tmp_path_factory.mktemp("memweaver_presets"), "memweaver")
 
-
-def run(demo, name: str) -> tuple[list[Trace], list[CallRecord]]:
-    """The trace of every demo question under a variant and the ledger records of those retrievals."""
-    wb, conv = demo
-    system = wb.system("memweaver", conv, **parse_variant(name).settings)
-    start = wb.ledger.mark()
-    trs = [system.retrieve(q) for q in conv.questions]
-    return trs, wb.ledger.records[start:]
 
 
 def kinds(tr: Trace) -> set[str]:
@@ -52,11 +40,11 @@ def test_the_default_memory_space_is_unchanged() -> None:
 
 
 def test_no_graph_leaves_no_graph_channel_in_the_context(demo) -> None:
-    full, full_calls = run(demo, "memweaver")
+    full, full_calls = run_variant(demo, "memweaver")
     assert all("relation" in kinds(tr) for tr in full) and any("Knowledge graph" in tr.context for tr in full)
     assert any(r.role == "mw_select" for r in full_calls)
     assert any(p["why"] == "graph-linked" for tr in full for p in tr.structure["passages"])
-    trs, calls = run(demo, "memweaver:no-graph")
+    trs, calls = run_variant(demo, "memweaver:no-graph")
     assert not any(r.role == "mw_select" for r in calls)  # no triples, so no Eq. 10 selector call
     n = get_system("memweaver").config_class().passages
     for tr in trs:
@@ -72,9 +60,9 @@ def test_no_graph_leaves_no_graph_channel_in_the_context(demo) -> None:
 
 
 def test_no_experience_drops_experiences_and_keeps_graph_and_passages(demo) -> None:
-    full, _ = run(demo, "memweaver")
+    full, _ = run_variant(demo, "memweaver")
     assert any("experience" in kinds(tr) for tr in full)
-    trs, _ = run(demo, "memweaver:no-experience")
+    trs, _ = run_variant(demo, "memweaver:no-experience")
     for f, tr in zip(full, trs, strict=True):
         assert "experience" not in kinds(tr) and "Experiences:" not in tr.context
         assert "experiences" not in tr.stages and tr.structure["experiences"] == []
@@ -88,8 +76,8 @@ def test_the_budget_sweep_is_triples_by_text_items_and_changes_the_context(demo)
     assert len(sweep.points()) == 25 and "memweaver" in sweep.variants()  # the paper default is a point
     for name in sweep.variants():
         parse_variant(name).config()
-    small, _ = run(demo, "memweaver[passages=2,seed_triples=2]")
-    large, _ = run(demo, "memweaver[passages=10,seed_triples=10]")
+    small, _ = run_variant(demo, "memweaver[passages=2,seed_triples=2]")
+    large, _ = run_variant(demo, "memweaver[passages=10,seed_triples=10]")
     assert all(len(tr.structure["passages"]) <= 2 for tr in small)
     assert sum(len(tr.structure["passages"]) for tr in large) > sum(len(tr.structure["passages"]) for tr in small)
     assert (sum(tr.structure["budgets"]["used"]["seed_triples"] for tr in large)
