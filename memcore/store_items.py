@@ -6,9 +6,21 @@ import json
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from memcore.store_schema import INF_STEP, KIND_EXTRA, sql_str
 from memcore.types import MemoryItem
+
+
+def _payload_bytes(col: pa.ChunkedArray) -> int:
+    """Payload bytes of an Arrow column: UTF-8 bytes of strings (in lists too), 4 per float32/int32 value."""
+    t = col.type
+    if pa.types.is_list(t) or pa.types.is_fixed_size_list(t):
+        return sum(_payload_bytes(pa.chunked_array([c.flatten()])) for c in col.chunks) if col.num_chunks else 0
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return sum(int(pc.sum(pc.binary_length(c)).as_py() or 0) for c in col.chunks)
+    return (t.bit_width // 8) * (len(col) - col.null_count)
 
 
 class ItemsMixin:
@@ -69,6 +81,23 @@ class ItemsMixin:
                 n = self.table(name).count_rows(self._at(space, conv_id, at_step))
                 if n:
                     out[name[4:]] = n
+        return out
+
+    def footprint(self, space: str | None, conv_id: str) -> dict[str, dict[str, int]]:
+        """{kind: {"rows", "bytes"}} of one memory's current items (space None: the conversation's shared raw
+        turns, under "turns"). Bytes are the rows' payload: UTF-8 bytes of every string value, 4 per float32
+        vector value and int32 field (what the rows hold, without Lance's file overhead or indexes)."""
+        if space is None:
+            names = {"turns": ("turns", f"conv_id = {sql_str(conv_id)}")}
+        else:
+            names = {n[4:]: (n, self._at(space, conv_id, None)) for n in self.table_names() if n.startswith("mem_")}
+        out = {}
+        for kind, (name, where) in names.items():
+            if not self._has_table(name):
+                continue
+            tab = self.table(name).search().where(where).limit(None).to_arrow()
+            if tab.num_rows:
+                out[kind] = {"rows": tab.num_rows, "bytes": sum(_payload_bytes(c) for c in tab.columns)}
         return out
 
     def item_versions(self, space: str, conv_id: str) -> pd.DataFrame:

@@ -254,6 +254,7 @@ class Answer:
     usage: dict[str, Usage] = field(default_factory=dict)
     latency_ms: float = 0.0
     error: str = ""
+    retrieve_ms: float | None = None  # the retrieve step alone (no answer call); None: not measured
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -262,6 +263,7 @@ class Answer:
             "usage": {k: vars(v).copy() for k, v in self.usage.items()},
             "latency_ms": self.latency_ms,
             "error": self.error,
+            "retrieve_ms": self.retrieve_ms,
         }
 
     @classmethod
@@ -272,4 +274,5 @@ class Answer:
             usage={k: Usage(**v) for k, v in d.get("usage", {}).items()},
             latency_ms=d.get("latency_ms", 0.0),
             error=d.get("error", ""),
+            retrieve_ms=d.get("retrieve_ms"),
         )

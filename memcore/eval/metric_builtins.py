@@ -12,6 +12,8 @@ questions only; the judge to all (its prompt picks the abstention rule).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from memcore.eval.content import CONTENT_LABELS
 from memcore.eval.judge import judge_stats
 from memcore.eval.metric_registry import (
@@ -27,6 +29,7 @@ from memcore.eval.metric_registry import (
     MetricInput,
 )
 from memcore.eval.metrics import METRIC_LABELS, bleu1, exact_match, locomo_f1, meteor, rouge_2, similarity
+from memcore.eval.paper_metrics import latency_block
 
 __all__ = ["BUILTIN"]
 
@@ -43,6 +46,11 @@ def _judge_score(row: dict) -> float | None:
     """The judge as the mean over its K runs (booleans 0/1), None when no run gave a verdict."""
     runs = [v for v in (row.get("judge_runs") or [row.get("judge")]) if v is not None]
     return sum(map(float, runs)) / len(runs) if runs else None
+
+
+def _field_of(name: str) -> Callable[[dict], float | None]:
+    """Read a row's numeric field `name` (None when absent)."""
+    return lambda r: None if r.get(name) is None else float(r[name])
 
 
 def _coverage_found(row: dict) -> bool | None:
@@ -84,6 +92,10 @@ BUILTIN: tuple[Metric, ...] = (
            interval=False, show=_SCORES),
     Metric("coverage_found", "coverage found", read=_coverage_found, applies=ANSWERABLE, interval=False,
            show=frozenset()),
+    Metric("retrieve_ms_p50", "retrieval latency p50 (ms)", read=_field_of("retrieve_ms"), aggregate=latency_block,
+           bounds=None, higher_better=False, interval=False, extra=("retrieve_ms_p95",), column="ret_p50_ms",
+           description="the retrieve step's wall time per question (without the answer call): p50 and p95 in ms",
+           digits=1, show=frozenset({CSV, REPORT, CHART, SUMMARY})),
     Metric("context_tokens", "context tokens", bounds=None, higher_better=False, column="ctx_tok", digits=0,
            show=frozenset({CSV, REPORT, CHART, SUMMARY, COMPARE})),
     _failure("retrieval_failure", "retrieval_failures", frozenset({CSV, CHART})),

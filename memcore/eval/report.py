@@ -36,13 +36,20 @@ from memcore.eval.mechanism import question_stats
 from memcore.eval.mechanism import summarize as mechanism_summary
 from memcore.eval.metric_registry import ANSWERABLE, COUNT, CSV, REPORT, Metric, MetricInput, metrics
 from memcore.eval.metrics import Embeds, count_tokens
+from memcore.eval.paper_metrics import (
+    DENSITY_LABEL,
+    FOOTPRINT_LABEL,
+    density_by_category,
+    density_counts,
+    report_lines,
+)
 from memcore.eval.scores import CI_LABEL, block_intervals, category_sources, citation_content
 from memcore.types import Answer, Question
 
 TIMING_KEYS = frozenset({"created", "finished", "wall_seconds", "latency_ms", "latency_ms_p50",
-                         "latency_ms_p95", "ts"})
+                         "latency_ms_p95", "ts", "retrieve_ms", "retrieve_ms_p50", "retrieve_ms_p95"})
 SYSTEM_CSV = ("construction_tokens", "query_tokens_per_question", "llm_calls", "latency_ms_p50", "latency_ms_p95",
-              "cost_usd", "gold_category_questions", "fallback_answers")  # per system, after the block's columns
+              "cost_usd", "gold_category_questions", "fallback_answers", "memory_rows", "memory_bytes")  # per system, after the block's columns
 _BOUNDS = ("lo", "hi", "n")
 _DIGITS = 6
 CORRECT_RULE = ("a question counts as correct (for failure attribution) when the judge says CORRECT if the "
@@ -86,6 +93,8 @@ def build_row(q: Question, ans: Answer, meta: dict, judge: dict | None = None,
         "context_tokens": count_tokens(ans.trace.context),
         **content_measures(gold, q.evidence, q.category, ans.trace.context, turn_texts or {}, abstain), "failure": attribute_failure(bool(correct), recall),
         "usage": usage, "latency_ms": round(ans.latency_ms, 3), "error": ans.error,
+        "retrieve_ms": None if ans.retrieve_ms is None else round(ans.retrieve_ms, 3),  # the retrieve step alone
+        "evidence_density": None if abstain else density_counts([it.text for it in items], gold),  # Hu et al. Fig. 4
         "category_source": (ans.trace.reader or {}).get("category_source", "none"),  # gold labels named
         "fallbacks": answer_fallbacks(ans.trace),  # answers from a fallback path, named (memcore.eval.fallbacks)
         "mechanism": question_stats(meta.get("system", ans.trace.system), ans.trace.structure),
@@ -105,7 +114,7 @@ def metric_labels(embedder: str) -> dict[str, str]:
     labels = {m.name: m.description for m in metrics() if m.description}
     if "similarity" in labels:
         labels["similarity"] = f"{labels['similarity']}; embedder: {embedder}"
-    return {**labels, "ci": CI_LABEL}
+    return {**labels, "ci": CI_LABEL, "evidence_density": DENSITY_LABEL, "footprint": FOOTPRINT_LABEL}
 
 
 def _r(x: float | None) -> float | None:
@@ -236,6 +245,7 @@ def system_summary(rows: list[dict], construction: dict[str, Any] | None, *, jud
         "fallbacks": fallback_counts(rows),
         "gold_category_questions": category_sources(rows).get("gold", 0),  # named in the CSV too
         "fallback_answers": fallback_counts(rows)["any"],
+        "evidence_density": density_by_category(rows),  # Hu et al., Fig. 4 (memcore.eval.paper_metrics)
     }
 
 
@@ -359,4 +369,6 @@ def format_table(results: dict[str, Any]) -> str:
     note = ("\nanswers from a fallback path: " + ", ".join(fb) if fb else "") + \
         ("\nGOLD LABELS: the reader picked its prompt by the question's gold category: " + ", ".join(gold)
          if gold else "")
-    return table + note + ("\nmechanism statistics:\n" + "\n".join(mech) if mech else "")
+    paper = report_lines(results)  # retrieval latency, footprint, evidence density (memcore.eval.paper_metrics)
+    return table + note + ("\nmechanism statistics:\n" + "\n".join(mech) if mech else "") + \
+        ("\npaper metrics:\n" + "\n".join(paper) if paper else "")

@@ -127,6 +127,7 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
                    **{k: meta[k] for k in ("provider", "model", "engine")},
                    **({"llm_options": meta["llm_options"]} if meta.get("llm_options") else {})}
     meta["fingerprint"] = make_run_id(fingerprint)
+    meta["spaces"] = {n: wb.space(n, convs[0], **cfgs[n]) for n in names} if convs else {}  # for the footprint
     run_id = run_id or make_run_id(fingerprint)
     meta["run_id"] = run_id
     # one writer per run: a second `memcore eval` of this run waits here (or fails at once with wait=False) and

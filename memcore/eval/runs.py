@@ -9,6 +9,7 @@ from typing import Any
 from memcore.errors import ConfigError
 from memcore.eval.compare import rank_systems
 from memcore.eval.cost import construction_usage
+from memcore.eval.paper_metrics import memory_footprint
 from memcore.eval.report import CORRECT_RULE, aggregate, metric_labels
 from memcore.settings import Settings
 from memcore.types import Conversation, Question
@@ -72,6 +73,9 @@ def assemble(store: Any, run_id: str, convs: list[Conversation], selected: dict[
                     for n in names}
     summaries = aggregate(rows, construction, judge=judge_info["enabled"], model=meta["model"],
                           provider=meta["provider"], systems=names)
+    if meta.get("spaces"):  # the memory each system read (runs stored before it was recorded: no footprint)
+        for n, fp in memory_footprint(store, meta["spaces"], conv_ids).items():
+            summaries[n].update(footprint=fp, memory_rows=fp["rows"], memory_bytes=fp["bytes"])
     cats = sorted({str(q.category) for qs in selected.values() for q in qs}, key=lambda s: (len(s), s))
     return {
         "run_id": run_id, "complete": len(rows) == len(wanted), "questions_total": len(wanted),

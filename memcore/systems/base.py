@@ -276,12 +276,13 @@ class BaseSystem:
         t0 = time.perf_counter()
         with UsageLedger.collect() as records:  # this question's calls only, whatever else runs meanwhile
             trace = self.retrieve(question)
+            retrieve_ms = (time.perf_counter() - t0) * 1000  # the retrieve step alone (paper metric: latency)
             if not trace.context:
                 trace.context = render_context(trace.items)
             text = self.generate(question, trace)
         usage = by_stage(records)
         return Answer(text=text, trace=trace, usage=usage, latency_ms=(time.perf_counter() - t0) * 1000,
-                      error="; ".join(trace.errors))
+                      error="; ".join(trace.errors), retrieve_ms=retrieve_ms)
 
     def reader(self, question: Question) -> Reader:
         """The reader (answer) prompt for this question: config `reader` ("paper": this system's paper's own,
