@@ -31,6 +31,7 @@ class XMemoryStructure:
     theme_count: int | None = None
     semantic_count: int | None = None
     episode_count: int | None = None
+    thresholds: dict[str, float] | None = None  # Stage II's include_gain / message_gain this answer used (None: older)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> XMemoryStructure:
@@ -38,7 +39,7 @@ class XMemoryStructure:
         return cls(reassignment_ratio=d.get("reassignment_ratio"),
                    episodes=tuple(EpisodeProbe.from_dict(e) for e in d.get("episodes", [])),
                    theme_count=d.get("theme_count"), semantic_count=d.get("semantic_count"),
-                   episode_count=d.get("episode_count"))
+                   episode_count=d.get("episode_count"), thresholds=d.get("thresholds"))
 
     @property
     def probes(self) -> int:

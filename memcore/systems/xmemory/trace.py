@@ -232,7 +232,8 @@ def _stage_two(rt: Retrieval, tr: Trace, q: Question, qv: np.ndarray, chosen_s: 
                                           f"messages of {e}", rank, {"date": t.session_date, "speaker": t.speaker}))
                 lines.append(f"    [{t.session_date}] {t.speaker}: {t.content}")
     tr.context = "\n".join(lines)
-    tr.structure.update(episodes=rows, messages=messages, H0=round(st.H0, 4))
+    tr.structure.update(episodes=rows, messages=messages, H0=round(st.H0, 4),
+                        thresholds={"include_gain": cfg.include_gain, "message_gain": cfg.message_gain})  # this run's
     tr.structure["stop"]["episodes"] = st.stop
     tr.structure["uncertainty"] = "logprobs" if "proxy" not in mode else (
         "proxy: " + PROXY_DOC if "logprobs" not in mode else f"mixed {mode}; proxy: {PROXY_DOC}")

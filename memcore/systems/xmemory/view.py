@@ -201,7 +201,12 @@ def stage_two_table(structure: dict[str, Any]) -> pd.DataFrame:
 
 def stage_two_figure(structure: dict[str, Any], include_gain: float | None = None,
                      message_gain: float | None = None) -> go.Figure:
-    """Stage II gains per probed episode (bars coloured by decision) with the inclusion thresholds."""
+    """Stage II gains per probed episode (bars coloured by decision) with the inclusion thresholds the run used
+    (the trace's `thresholds`); `include_gain` / `message_gain` only for a trace without them (older runs),
+    drawn as the configuration's and said so in the title."""
+    recorded = structure.get("thresholds") or {}
+    if recorded:
+        include_gain, message_gain = recorded.get("include_gain"), recorded.get("message_gain")
     eps = [e for e in structure.get("episodes") or [] if e.get("gain") is not None]
     color = {"include": HIT, "include+messages": "#0072B2", "skip": MISS}
     fig = go.Figure(go.Bar(
@@ -215,7 +220,8 @@ def stage_two_figure(structure: dict[str, Any], include_gain: float | None = Non
             fig.add_hline(y=thr, line_dash="dot", annotation_text=f"{name} ≥ {thr}", line_color="#555555")
     fig.update_yaxes(title="uncertainty gain")
     fig.update_xaxes(title="episodes in probe order")
-    return style(fig, f"Stage II: uncertainty-gated inclusion (H0 = {structure.get('H0')})", height=340)
+    source = "" if recorded else " · thresholds: configuration defaults (this trace did not record the run's)"
+    return style(fig, f"Stage II: uncertainty-gated inclusion (H0 = {structure.get('H0')}){source}", height=340)
 
 
 def xmemory_structure(trace: Trace, texts: Mapping[str, str]) -> list[Block]:
