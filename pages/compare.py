@@ -10,6 +10,7 @@ from memcore.viz.safe import md_escape
 from memcore.viz.views import COMPARE
 from ui import state, widgets
 from ui.ask_view import (
+    answer_marks,
     ask_link,
     build_cards,
     default_picks,
@@ -65,6 +66,7 @@ for col, (name, ans) in zip(cols, answers.items(), strict=True):
             st.markdown(evidence_line(ans.trace, q.evidence))
         st.markdown(verdict_line(verdicts[name]) or "(free-text question: no verdict)")
         st.text(ans.text or "(empty)")
+        answer_marks(ans)  # fallback / gold-label marks in plain words
         for m in locate_missed_evidence(ans.trace, q.evidence):
             st.caption(md_escape(f"{m['turn_id']}: {STATUS_TEXT.get(m['status'], m['status'])}"
                                  + (f" at {m['stage']} (rank {m['rank']})" if m["stage"] else "")

@@ -11,6 +11,7 @@ import streamlit as st
 
 from memcore.errors import MemcoreError
 from memcore.eval.diagnostics import evidence_hits
+from memcore.eval.fallbacks import answer_marks as answer_marks_of
 from memcore.eval.judge import make_judge
 from memcore.eval.metrics import locomo_f1
 from memcore.types import Answer, Conversation, Question, Trace
@@ -115,6 +116,12 @@ def evidence_line(trace: Trace, evidence: list[str]) -> str:
                     else f":red-badge[:material/close: miss {md_escape(t)}]" for t in hits.gold)
 
 
+def answer_marks(ans: Answer) -> None:
+    """The answer's fallback and gold-label marks in plain words, on its card (memcore.eval.fallbacks.answer_marks)."""
+    for mark in answer_marks_of(ans.trace):
+        st.warning(md_escape(mark), icon=":material/flag:" if mark.startswith("Fallback") else ":material/label:")
+
+
 def result_header(system: str, ans: Answer, provider: str) -> str:
     """Markdown header of a result: system, retriever, and what answered."""
     return (f"**{md_escape(system)}** · retriever **{md_escape(ans.trace.retriever)}** · "
@@ -140,6 +147,7 @@ def answer_panel(wb: Workbench, conv: Conversation, q: Question, system: str, an
         v = verdict(wb, q, ans)
         st.markdown("**Answer** " + verdict_line(v), help=v["judge_label"] if v else None)
         st.text(ans.text or "(empty)")
+        answer_marks(ans)
     tokens = sum(u.total_tokens for u in ans.usage.values())
     c[1].metric("Context items", len(ans.trace.items))
     c[2].metric("Tokens", tokens)

@@ -16,7 +16,15 @@ from typing import Any
 from memcore.types import Trace
 
 FALLBACK_KINDS = ("full_conversation", "backfill_only", "unusable_reply")
-__all__ = ["FALLBACK_KINDS", "answer_fallbacks", "fallback_counts"]
+FALLBACK_TEXT = {  # each kind in plain words, as answer cards say it
+    "full_conversation": "Fallback: the system's own search found no answer, so it answered from the whole "
+                         "conversation.",
+    "backfill_only": "Fallback: every context item came from a backfill stage, none from the system's own mechanism.",
+    "unusable_reply": "Fallback: the model's reply was unusable, so the role's fallback output was used.",
+}
+GOLD_LABEL_TEXT = ("Gold label: the reader chose its prompt by the question's gold category (real questions carry "
+                   "none; config category_source = predicted avoids it).")
+__all__ = ["FALLBACK_KINDS", "FALLBACK_TEXT", "GOLD_LABEL_TEXT", "answer_fallbacks", "answer_marks", "fallback_counts"]
 
 
 def answer_fallbacks(trace: Trace) -> list[str]:
@@ -28,6 +36,16 @@ def answer_fallbacks(trace: Trace) -> list[str]:
         out.append("backfill_only")
     if any("llm_unusable=fallback" in e for e in trace.errors):
         out.append("unusable_reply")
+    return out
+
+
+def answer_marks(trace: Trace) -> list[str]:
+    """What an answer card must say about how the answer came about, in plain words: each fallback kind
+    (answer_fallbacks) and, when its reader read the gold category (trace.reader category_source "gold", which
+    the reader records only for a family that picks its prompt by category), the gold label."""
+    out = [FALLBACK_TEXT[k] for k in answer_fallbacks(trace)]
+    if (trace.reader or {}).get("category_source") == "gold":
+        out.append(GOLD_LABEL_TEXT)
     return out
 
 
