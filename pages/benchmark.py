@@ -20,6 +20,7 @@ from memcore.viz.bench import (
 from memcore.viz.safe import md_escape
 from ui import bench_live, state
 from ui.bench_ci_view import content_section, intervals_section
+from ui.bench_paper_view import paper_section
 from ui.bench_view import full_row, load_results, mechanism_section, question_detail, question_rows, run_panel
 
 st.title("Benchmark")
@@ -52,6 +53,7 @@ def draw(results: dict) -> None:
     cat = c2.selectbox("Failures for", ["overall", *cats], format_func=lambda k: cats.get(k, k), key="bm_fcat")
     c2.plotly_chart(failure_bars(results, None if cat == "overall" else cat), key="bm_fail")
     mechanism_section(results)
+    paper_section(results)  # footprint, retrieval latency, evidence density
 
     rows = question_rows(wb, results)
     content_section(wb, results, rows)
