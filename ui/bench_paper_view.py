@@ -22,7 +22,7 @@ def paper_section(results: dict[str, Any]) -> None:
                + "Memory: each system's current rows in the store over the run's conversations and their payload "
                "(UTF-8 bytes of strings, 4 bytes per vector value and integer). Shared turns: the raw turns every "
                "system can read, stored once, not counted in any system's memory. Retrieval: the retrieve step's "
-               "time per question, without the answer call (MemWeaver, Table 2 reports both).")
+               "time per question, without the answer call (papers/004, Table 2 reports both).")
     st.subheader("Evidence density")
     dens = density_table(results)
     if dens.empty:
@@ -32,7 +32,7 @@ def paper_section(results: dict[str, Any]) -> None:
     cat = st.selectbox("Density for", ["overall", *cats], format_func=lambda k: cats.get(k, k), key="bm_density_cat")
     st.plotly_chart(density_chart(results, cat), key="bm_density")
     st.dataframe(dens, hide_index=True)
-    st.caption("Hu et al. (xMemory), Fig. 4: the reference answer's content words (stopwords removed) are the "
+    st.caption("Hu et al. (papers/001), Fig. 4: the reference answer's content words (stopwords removed) are the "
                "evidence units; a retrieved block holding exactly one distinct unit is 1-hit, two 2-hit, three or "
                "more multi-hit. Shares are of all retrieved blocks (blocks without a unit count in the total). "
                "Abstention questions have no units and are left out.")

@@ -1,12 +1,12 @@
 """Metrics the papers report beside accuracy: retrieval latency, memory footprint, evidence density.
 
-- Retrieval latency (MemWeaver, Table 2): the retrieve step's wall time per question (`Answer.retrieve_ms`:
+- Retrieval latency (papers/004, Table 2): the retrieve step's wall time per question (`Answer.retrieve_ms`:
   the system's `retrieve`, without the reader's answer call), as p50 and p95 per block of rows
   (`latency_block`, the aggregate of the registered metric "retrieve_ms_p50").
-- Memory footprint (MemWeaver, Table 2): per system and conversation, the current rows per memory kind
+- Memory footprint (papers/004, Table 2): per system and conversation, the current rows per memory kind
   and their payload bytes, read from the store (`LanceStore.footprint`); the conversation's shared raw turns
   (read by every system, stored once) are counted apart (`memory_footprint`).
-- Evidence density (Hu et al., xMemory, Sec. 5.2 and Fig. 4): the reference answer's content words
+- Evidence density (Hu et al., papers/001, Sec. 5.2 and Fig. 4): the reference answer's content words
   (stopwords removed, stemmed: memcore.eval.diagnostics.content_words) are the evidence units; a retrieved
   block (context item) is 1-hit when it contains exactly one distinct unit, 2-hit with two, multi-hit with
   three or more. Per question the row stores the block counts (`density_counts`); per group, the share of

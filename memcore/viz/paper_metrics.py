@@ -1,5 +1,5 @@
 """Benchmark views of the papers' further metrics (memcore.eval.paper_metrics): memory footprint and retrieval
-latency per system, and xMemory's evidence density (Hu et al., Fig. 4) for every system (results JSON input)."""
+latency per system, and the evidence density of Hu et al. (papers/001, Fig. 4) for every system (results JSON input)."""
 
 from __future__ import annotations
 
@@ -32,8 +32,8 @@ def footprint_table(results: dict[str, Any]) -> pd.DataFrame:
                     "rows per kind": ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) if fp else None,
                     "shared turns (rows)": sh.get("rows"), "shared turns KB": _kb(sh.get("bytes")),
                     "retrieval p50 ms": o.get("retrieve_ms_p50"), "retrieval p95 ms": o.get("retrieve_ms_p95")})
-    return pd.DataFrame(out, columns=["system", "memory rows", "memory KB", "rows per kind", "shared turns (rows)",
-                                      "shared turns KB", "retrieval p50 ms", "retrieval p95 ms"])
+    return pd.DataFrame(out, columns=["system", "retrieval p50 ms", "retrieval p95 ms", "memory rows", "memory KB",
+                                      "shared turns (rows)", "shared turns KB", "rows per kind"])
 
 
 def _kb(n: int | None) -> float | None:
@@ -51,7 +51,7 @@ def density_table(results: dict[str, Any]) -> pd.DataFrame:
         for label, block in groups:
             if block and block.get("blocks"):
                 out.append({"system": name, "category": label, "questions": block["questions"],
-                            "blocks": block["blocks"], **{HIT_LABELS[k]: block[k] for k in HIT_CLASSES}})
+                            "blocks": block["blocks"], **{HIT_LABELS[k]: round(block[k], 3) for k in HIT_CLASSES}})
     return pd.DataFrame(out, columns=["system", "category", "questions", "blocks", *HIT_LABELS.values()])
 
 
