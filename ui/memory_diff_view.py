@@ -19,6 +19,10 @@ from memcore.viz.safe import md_escape
 from memcore.workbench import Workbench
 from ui import jobs, nav, state, widgets
 
+_COLUMNS = {"kind": st.column_config.TextColumn(width=80), "change": st.column_config.TextColumn(width=75),
+            "item": st.column_config.TextColumn(width=110), "step": st.column_config.TextColumn(width=80),
+            "turn": st.column_config.TextColumn(width=150), "event": st.column_config.TextColumn(width=110),
+            "text": st.column_config.TextColumn(width="large")}
 PARAMS = ("md_a", "md_b", "md_step")  # the Compare-runs memory diff's URL parameters (Replay's link sets them)
 
 
@@ -34,7 +38,7 @@ def show(d: MemoryDiff, key: str) -> None:
         return
     flat = [c for items in d.changes.values() for c in items]
     sel = st.dataframe(changes_frame(d), hide_index=True, on_select="rerun", selection_mode="single-row",
-                       key=f"{key}_rows")
+                       key=f"{key}_rows", column_config=_COLUMNS)
     rows = sel.selection.rows if sel is not None else []
     c = flat[rows[0] if rows else 0]
     with st.container(border=True):
