@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from tests.app.test_app_pages import build, errors, home_with_demo
+from tests.app.test_app_pages import APP, build, errors, home_with_demo
 from tests.app.test_app_pages import texts as raw_texts
 from ui import jobs
 
@@ -66,3 +66,21 @@ def test_compare_runs_opens_the_memories_a_link_names(app_env):
     at.switch_page("pages/compare_runs.py").run()
     assert (at.text_input(key="md_a").value, at.number_input(key="md_step").value) == ("xmemory", 30)
     assert "xmemory against xmemory on demo at step 30: the two memories hold the same items." in texts(at)
+
+
+def test_a_run_pair_whose_construction_differs_links_to_the_memory_diff(app_env):
+    from memcore.eval.run_record import get_run, save_run
+    from memcore.store import LanceStore
+    from tests.app.test_app_compare_runs import A, B, store_two_runs
+
+    store_two_runs(app_env / "store", [{**r, "system": "xmemory"} for r in A], [{**r, "system": "xmemory"} for r in B])
+    store = LanceStore(str(app_env / "store"))
+    for run_id, cfg in (("run-a", {"retriever": "dense"}), ("run-b", {"retriever": "dense", "max_theme": 4})):
+        rec = get_run(store, run_id)
+        save_run(store, {**rec, "systems": ["xmemory"], "payload": {"fingerprint": {"configs": {"xmemory": cfg}}}})
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page("pages/compare_runs.py").run()
+    at.button(key="cr_go").click().run()
+    assert not errors(at), errors(at)
+    links = [el.proto.label for el in at.get("page_link")]
+    assert "Memory diff: xmemory (run A) against xmemory[max_theme=4] (run B)" in links, links
