@@ -130,13 +130,13 @@ class _Causes:
                                                               "item_kind": e.item_kind})
 
     def at(self, steps: list[int], item_id: str, kind: str) -> list[Cause]:
-        """One cause per step: the item's events there (those about its kind when there are such)."""
+        """One cause per step: every event naming the item there, those about its own kind first (an event about
+        another item may name it too: a fact attached to a theme names both)."""
         out = []
         for s in sorted(set(steps)):
-            evs = self.by.get((s, item_id), [])
-            own = [e for e in evs if e["item_kind"] == kind]
+            evs = sorted(self.by.get((s, item_id), []), key=lambda e: e["item_kind"] != kind)
             out.append(Cause(self.side, s, *_turn(self.conv, s),
-                             [{"kind": e["kind"], "reason": e["reason"]} for e in own or evs]))
+                             [{"kind": e["kind"], "reason": e["reason"]} for e in evs]))
         return out
 
 

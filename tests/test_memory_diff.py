@@ -38,7 +38,8 @@ def store(tmp_path) -> LanceStore:
               [ev(2, "created", ["semantic-1", "episode-1"], "fact distilled", "semantic")], {})
     st.commit("A", "s", "c", 3, [it("episode-1", "Ana adopted a puppy named Biscuit in May", 3),
                                  it("episode-2", "Bo plays chess", 3)], [],
-              [ev(3, "merged", ["episode-1"], "turn 3 merged into episode-1"),
+              [ev(3, "linked", ["semantic-1", "episode-1"], "fact linked to episode-1", "semantic"),
+               ev(3, "merged", ["episode-1"], "turn 3 merged into episode-1"),
                ev(3, "created", ["episode-2"], "topic change")], {})
     st.commit("A", "s", "c", 4, [], [("semantic", "semantic-1")],
               [ev(4, "deleted", ["semantic-1"], "contradicted by turn 4", "semantic")], {})
@@ -88,7 +89,8 @@ def test_steps_diff_exact_added_changed_removed_with_causes(store):
                                     [{"kind": "deleted", "reason": "contradicted by turn 4"}])]
     changed = d.changes["episode"][1]
     assert changed.diff == [("=", "Ana adopted a puppy named Biscuit"), ("+", " in May")] and changed.fields == []
-    assert changed.causes[0].events == [{"kind": "merged", "reason": "turn 3 merged into episode-1"}]
+    assert changed.causes[0].events == [{"kind": "merged", "reason": "turn 3 merged into episode-1"},  # its own kind
+                                        {"kind": "linked", "reason": "fact linked to episode-1"}]  # first
 
 
 def test_an_item_born_and_gone_between_the_steps_is_no_change_and_links_count(store):

@@ -40,11 +40,12 @@ def show(d: MemoryDiff, key: str) -> None:
     sel = st.dataframe(changes_frame(d), hide_index=True, on_select="rerun", selection_mode="single-row",
                        key=f"{key}_rows", column_config=_COLUMNS)
     rows = sel.selection.rows if sel is not None else []
-    c = flat[rows[0] if rows else 0]
+    first = next((i for i, x in enumerate(flat) if x.change == "changed"), 0)  # a text diff says the most
+    c = flat[rows[0] if rows else first]
     with st.container(border=True):
         st.markdown(f"**{md_escape(c.kind)} {md_escape(c.item_id)}** · {c.change}"
                     + (f" · also changed: {', '.join(c.fields)}" if c.fields else "")
-                    + ("" if rows else " (the first row; pick a row above to see another)"))
+                    + ("" if rows else f" (row {first + 1}; pick a row above to see another)"))
         st.html(word_diff_html(c))  # data escaped in memcore.viz.memory_diff
         for cause in c.causes:
             st.markdown(md_escape(cause_text(cause)))

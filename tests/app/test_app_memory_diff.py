@@ -30,7 +30,9 @@ def test_replay_two_steps_show_what_changed_with_turn_and_event(app_env):
     assert counts.set_index("kind")["added"].to_dict() == {"episode": 2, "semantic": 5, "theme": 3}
     rows = at.dataframe(key="md_replay_rows").value
     assert len(rows) == 12 and rows.iloc[0]["item"] == "episode-3" and rows.iloc[0]["turn"] == "turn 13 (D1:13)"
-    assert "step 13 · turn 13 (D1:13) · created: episode closed" in body  # the first row's cause, shown below
+    # below the table: the first changed item (a text diff says the most) with its cause
+    assert "theme theme-1** · changed" in body and "(row 11; pick a row above to see another)" in body
+    assert "step 17 · turn 17 (D1:17) · updated: theme labelled 'Jonas, clay' (2 members)" in body
     at.number_input(key="md_from").set_value(20).run()
     assert "from step 20 to step 20: nothing changed." in texts(at)
     at.selectbox(key="md_system").set_value("naive_rag").run()
