@@ -1,4 +1,4 @@
-"""The `memcore` command line: doctor, systems, ingest, ask, llm serve (and eval)."""
+"""The `memcore` command line: doctor, systems, ingest, ask, diff, llm serve (and eval, compare)."""
 
 from __future__ import annotations
 
@@ -209,6 +209,48 @@ def ask(
         echo(f"  {stage}: {u.calls} calls, {u.prompt_tokens}+{u.completion_tokens} tokens")
     for note in ans.trace.notes + ans.trace.errors:
         echo(f"  note: {note}")
+
+
+@app.command("diff")
+def diff(
+    names: list[str] = typer.Argument(..., help="SYSTEM CONV (one memory, --from/--to) or SYS_A SYS_B CONV (two "
+                                      "variants' memories, --at); a system may be a variant: 'xmemory[max_theme=4]'"),
+    step_from: int | None = typer.Option(None, "--from", help="first step (0 = before turn 1)"),
+    step_to: int | None = typer.Option(None, "--to", help="second step (default: the last built step)"),
+    at: int | None = typer.Option(None, "--at", help="the step both memories are compared at (default: the last)"),
+    limit: int = typer.Option(20, "--limit", help="items listed per kind (0: all)"),
+    store: str | None = STORE,
+    as_json: bool = typer.Option(False, "--json", help="print the whole diff as JSON"),
+) -> None:
+    """What changed in a memory: between two steps of one memory, or between two variants' memories of one
+    conversation at one step; per kind the items added, changed (word diff) and removed, each with its turn
+    and event. Reads stored memories only (build them with `memcore ingest`)."""
+    from memcore.memory_diff import diff_memories, diff_steps
+    from memcore.systems.variants import parse_variant
+    from memcore.viz.memory_diff import summary_text
+
+    if len(names) not in (2, 3):
+        raise typer.BadParameter("give SYSTEM CONV (with --from/--to) or SYS_A SYS_B CONV (with --at)")
+    try:
+        variants = [parse_variant(n) for n in names[:-1]]
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from None
+    wb = _workbench(store, None)
+    conv = wb.conversation(names[-1])
+    mems = [wb.memory(v.system, conv, **v.settings) for v in variants]
+    last = [int((m.checkpoint() or {"step": 0})["step"]) for m in mems]
+    if len(mems) == 1:
+        if at is not None:
+            raise typer.BadParameter("--at compares two memories; one memory takes --from and --to")
+        d = diff_steps(mems[0], conv, 0 if step_from is None else step_from, last[0] if step_to is None else step_to)
+    else:
+        if step_from is not None or step_to is not None:
+            raise typer.BadParameter("two memories are compared at one step: --at STEP (not --from/--to)")
+        if variants[0].system != variants[1].system:
+            raise typer.BadParameter(f"{names[0]} and {names[1]} are different systems: a memory diff compares "
+                                     "two variants of one system")
+        d = diff_memories(*mems, conv, min(last) if at is None else at, (variants[0].name, variants[1].name))
+    echo(json.dumps(d.to_dict(), indent=2, default=str) if as_json else summary_text(d, limit or None))
 
 
 @app.command()

@@ -6,6 +6,7 @@ import streamlit as st
 
 from ui import state
 from ui.compare_runs_view import compare, pick_runs, show
+from ui.memory_diff_view import compare_memories, run_pair_links
 
 st.title("Compare runs")
 st.caption("Two evaluation runs of the same questions: per system and category what changed, whether the "
@@ -17,3 +18,7 @@ if picks is not None:
     report = compare(wb, *picks)
     if report is not None:
         show(report)
+        run_pair_links(wb, report)
+conv = state.current_conversation(wb)
+if conv is not None:
+    compare_memories(wb, conv)

@@ -6,6 +6,7 @@ import streamlit as st
 
 from memcore.viz.views import REPLAY
 from ui import state, widgets
+from ui.memory_diff_view import replay_diff
 from ui.replay_view import replay_viewer
 
 st.title("Replay")
@@ -26,3 +27,4 @@ if not built:
     st.stop()
 data = {s: state.replay_data(wb, s, conv) for s in built}
 replay_viewer(wb, conv, data)
+replay_diff(wb, conv, data)

@@ -18,7 +18,7 @@ The floors, bottom up (docs/architecture.md draws the same house):
     3  store (store*.py, lease, retrievers)  LanceDB
     4  systems                               the memory systems
     5  ingest                                replay a conversation into a system
-    6  workbench                             store + embedder + LLM + systems: what the app calls
+    6  workbench, memory_diff                store + embedder + LLM + systems: what the app calls; memory diffs
     7  eval, viz, annotate                   evaluation, figures, human labels (viz draws eval's numbers)
     8  cli, testing                          the `memcore` command; the contract tests shipped for plugins
 
@@ -55,7 +55,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("store",),
     ("systems",),
     ("ingest",),
-    ("workbench",),
+    ("workbench", "memory_diff"),
     ("eval", "viz", "annotate"),
     ("cli", "testing"),
 )

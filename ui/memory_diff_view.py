@@ -1,0 +1,176 @@
+"""Memory diff in the app: on Replay, what changed in one memory between two steps; on Compare runs, two memories
+of one conversation (a system under two configurations, e.g. the memories behind two runs) at one step."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from memcore.errors import MemcoreError
+from memcore.eval.run_record import get_run
+from memcore.memory_diff import MemoryDiff, diff_memories, diff_steps
+from memcore.store_view import MemoryView
+from memcore.systems.variants import Variant, parse_variant, variant_name
+from memcore.types import Conversation
+from memcore.viz.memory_diff import cause_text, changes_frame, counts_frame, headline, word_diff_html
+from memcore.viz.replay import ReplayData
+from memcore.viz.safe import md_escape
+from memcore.workbench import Workbench
+from ui import jobs, nav, state, widgets
+
+_COLUMNS = {"kind": st.column_config.TextColumn(width=80), "change": st.column_config.TextColumn(width=75),
+            "item": st.column_config.TextColumn(width=110), "step": st.column_config.TextColumn(width=80),
+            "turn": st.column_config.TextColumn(width=150), "event": st.column_config.TextColumn(width=110),
+            "text": st.column_config.TextColumn(width="large")}
+PARAMS = ("md_a", "md_b", "md_step")  # the Compare-runs memory diff's URL parameters (Replay's link sets them)
+
+
+def show(d: MemoryDiff, key: str) -> None:
+    """The diff: headline, notes, counts per kind, the changed items (pick one: its text diff and causes)."""
+    st.markdown(f"**{md_escape(headline(d))}**")
+    for note in d.notes:
+        st.caption(md_escape(note))
+    if not d.kinds:
+        return
+    st.dataframe(counts_frame(d), hide_index=True, key=f"{key}_counts")
+    if d.empty:
+        return
+    flat = [c for items in d.changes.values() for c in items]
+    sel = st.dataframe(changes_frame(d), hide_index=True, on_select="rerun", selection_mode="single-row",
+                       key=f"{key}_rows", column_config=_COLUMNS)
+    rows = sel.selection.rows if sel is not None else []
+    first = next((i for i, x in enumerate(flat) if x.change == "changed"), 0)  # a text diff says the most
+    c = flat[rows[0] if rows else first]
+    with st.container(border=True):
+        st.markdown(f"**{md_escape(c.kind)} {md_escape(c.item_id)}** · {c.change}"
+                    + (f" · also changed: {', '.join(c.fields)}" if c.fields else "")
+                    + ("" if rows else f" (row {first + 1}; pick a row above to see another)"))
+        st.html(word_diff_html(c))  # data escaped in memcore.viz.memory_diff
+        for cause in c.causes:
+            st.markdown(md_escape(cause_text(cause)))
+            if cause.turn_text:
+                st.caption(md_escape(f"{cause.turn_id}: {cause.turn_text}"))
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _steps(_mem: MemoryView, _conv: Conversation, key: tuple, a: int, b: int) -> MemoryDiff:
+    return diff_steps(_mem, _conv, a, b)
+
+
+def replay_diff(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]) -> None:
+    """Replay's "what changed between step A and step B": a built system, two steps, the diff, and a link to
+    compare this memory with another configuration's on Compare runs."""
+    st.subheader("What changed between two steps")
+    names = list(data)
+    own = [n for n in names if not data[n].counts.empty and len(data[n].counts.columns)]
+    c = st.columns([2, 1, 1], vertical_alignment="bottom")
+    system = c[0].selectbox("Memory of", names, index=names.index(own[0]) if own else 0, key="md_system")
+    n = data[system].n_steps
+    a = c[1].number_input("From step", 0, n, 0, key="md_from")
+    b = c[2].number_input("To step", 0, n, n, key="md_to")
+    mem = state.memory_of(wb, system, conv)
+    try:
+        d = _steps(mem, conv, (*mem.key, mem.status()), int(a), int(b))
+    except MemcoreError as e:
+        st.error(md_escape(str(e)))
+        return
+    show(d, "md_replay")
+    st.page_link(nav.page(nav.COMPARE_RUNS).path, icon=":material/difference:",
+                 label=f"Compare this memory with another configuration at step {max(a, b)}",
+                 query_params={"md_a": system, "md_step": str(max(a, b))})
+
+
+def _variant(label: str, key: str) -> Variant | None:
+    text = st.session_state.get(key, "").strip()
+    if not text:
+        return None
+    try:
+        return parse_variant(text)
+    except ValueError as e:
+        st.error(md_escape(f"{label}: {e}"))
+        return None
+
+
+def _build(wb: Workbench, conv: Conversation, v: Variant) -> None:
+    """Say that a variant's memory is not built (to the step), with a button building it in the background."""
+    job_id = f"ingest-variant:{conv.id}:{v.name}"
+    job = jobs.get(job_id)
+    if job is not None and job.running:
+        widgets.job_progress(job_id)
+        return
+    widgets.job_outcome(job)
+    st.info(md_escape(f"{v.name} has no complete memory of {conv.id} yet."))
+    if st.button(f"Build {v.name}", icon=":material/construction:", key=f"md_build_{v.name}"):
+        def run(job: jobs.Job) -> Any:
+            job.total = len(conv.turns)
+
+            def progress(step: int, total: int, _evs: list) -> None:
+                job.done = step
+                job.report("building memory", step, total, "turns")
+
+            rep = wb.ingest(v.system, conv, progress=progress, should_stop=job.stop.is_set, wait=False,
+                            **v.settings)
+            if rep.error:
+                raise MemcoreError(rep.message)
+            return rep
+
+        jobs.start(job_id, f"Building memory of {conv.id} ({v.name})", run)
+        st.rerun()
+
+
+def compare_memories(wb: Workbench, conv: Conversation) -> None:
+    """Two memories of the current conversation at one step: the same system under two configurations (variant
+    names), each built on demand; the diff of B against A."""
+    st.subheader("Memory diff")
+    st.caption(md_escape(f"Two memories of {conv.id} at one step: one system under two configurations, written as "
+                         "variant names (xmemory, xmemory[max_theme=4], com:no-apt). Items added, changed and "
+                         "removed in B against A, each with the turn and the event that caused it."))
+    qp = st.query_params
+    for p in PARAMS:  # a link (Replay's, or a run pair's below) opens its memories once
+        if p in qp and st.session_state.get(f"_{p}_seen") != qp[p]:
+            st.session_state[f"_{p}_seen"] = qp[p]
+            st.session_state[p] = int(qp[p]) if p == "md_step" and qp[p].isdigit() else qp[p]
+    n = len(conv.turns) + 1
+    c = st.columns([2, 2, 1], vertical_alignment="bottom")
+    c[0].text_input("Memory A (baseline)", key="md_a", placeholder="xmemory")
+    c[1].text_input("Memory B (compared)", key="md_b", placeholder="xmemory[max_theme=4]")
+    st.session_state.setdefault("md_step", n)
+    st.session_state["md_step"] = min(int(st.session_state["md_step"]), n)
+    step = c[2].number_input("At step", 0, n, key="md_step")
+    va, vb = _variant("Memory A", "md_a"), _variant("Memory B", "md_b")
+    if va is None or vb is None:
+        st.caption("Name both memories to compare them.")
+        return
+    if va.system != vb.system:
+        st.error(md_escape(f"{va.name} and {vb.name} are different systems: a memory diff compares two "
+                           "configurations of one system."))
+        return
+    mems = [wb.memory(v.system, conv, **v.settings) for v in (va, vb)]
+    missing = [v for v, m in zip((va, vb), mems, strict=True) if not m.status()[1]]
+    for v in {v.name: v for v in missing}.values():
+        _build(wb, conv, v)
+    if missing:
+        return
+    try:
+        show(diff_memories(*mems, conv, int(step), (va.name, vb.name)), "md_cmp")
+    except MemcoreError as e:
+        st.error(md_escape(str(e)))
+
+
+def run_pair_links(wb: Workbench, report: dict[str, Any]) -> None:
+    """Per system whose construction differs between the two compared runs: a link to the diff of the two
+    memories behind them (their configs from the run records)."""
+    recs = [get_run(wb.store, report[side]["run_id"]) if report[side].get("run_id") else None for side in "ab"]
+    if None in recs:
+        return
+    for system in report["systems"]:
+        cfgs = [(r.get("payload") or {}).get("fingerprint", {}).get("configs", {}).get(system) for r in recs]
+        try:
+            names = [variant_name(system, c) for c in cfgs] if None not in cfgs else []
+        except ValueError:
+            continue
+        if names and names[0] != names[1]:
+            st.page_link(nav.page(nav.COMPARE_RUNS).path, icon=":material/compare_arrows:",
+                         label=f"Memory diff: {names[0]} (run A) against {names[1]} (run B)",
+                         query_params={"md_a": names[0], "md_b": names[1]})
