@@ -22,11 +22,16 @@ Choices = tuple[Any, ...] | Callable[[], tuple[Any, ...]]
 
 
 def param(default: Any, *, source: str = "", range: tuple[float | None, float | None] | None = None,  # noqa: A002
-          choices: Choices | None = None, help: str = "", query: bool = False) -> Any:  # noqa: A002
-    """A config field with its spec: a construction field unless `query` (then prefer `query_field`)."""
+          choices: Choices | None = None, help: str = "", query: bool = False,  # noqa: A002
+          omit_default: bool = False) -> Any:
+    """A config field with its spec: a construction field unless `query` (then prefer `query_field`).
+    `omit_default`: a construction field added after memories were stored keys the memory space only when
+    set away from its default, so a memory built before the field existed keeps its space."""
     meta: dict[str, Any] = {"source": source, "help": help}
     if query:
         meta["query"] = True
+    if omit_default:
+        meta["omit_default"] = True
     if range is not None:
         meta["range"] = range
     if choices is not None:

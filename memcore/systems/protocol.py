@@ -44,8 +44,10 @@ class SystemConfig:
                                        "the question's category (docs/fidelity.md)")
 
     def construction_dict(self) -> dict[str, Any]:
-        """The fields that change what ingest builds (they key the memory space)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if not f.metadata.get("query")}
+        """The fields that change what ingest builds (they key the memory space; an `omit_default` field only
+        when set away from its default)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if not f.metadata.get("query")
+                and not (f.metadata.get("omit_default") and getattr(self, f.name) == f.default)}
 
     def validate(self) -> None:
         """Raise ValueError on an invalid setting."""

@@ -96,18 +96,21 @@ def get_preset(system: str, name: str) -> Preset:
 @dataclass(frozen=True)
 class Sweep:
     """A named grid of one system's field values (a paper's hyperparameter analysis), with its source.
-    The points are the product of the grid's lists, in the grid's key order."""
+    The points are the product of the grid's lists, in the grid's key order; `paired`: the lists side by side
+    instead (one point per position: parameters the paper ties, RecMem's k_sem = 2 k_epi)."""
 
     system: str
     name: str
     grid: Mapping[str, tuple[Any, ...]]
     source: str  # the paper's figure or table ("CoM Sec. 4.4, Fig. 4")
     description: str
+    paired: bool = False
 
     def points(self) -> list[dict[str, Any]]:
-        """Every point of the grid as overrides, the last key varying fastest."""
+        """Every point of the grid as overrides, the last key varying fastest (paired: position by position)."""
         keys = list(self.grid)
-        return [dict(zip(keys, values, strict=True)) for values in itertools.product(*self.grid.values())]
+        rows = zip(*self.grid.values(), strict=True) if self.paired else itertools.product(*self.grid.values())
+        return [dict(zip(keys, values, strict=True)) for values in rows]
 
     def variants(self) -> list[str]:
         """The canonical variant name of every point (a value at the paper default is dropped)."""
@@ -117,13 +120,17 @@ class Sweep:
 _SWEEPS: dict[tuple[str, str], Sweep] = {}
 
 
-def register_sweep(system: str, name: str, grid: Mapping[str, list[Any]], source: str, description: str) -> Sweep:
-    """Add a sweep `name` of `system` (its values are checked against the config when its points are parsed).
-    Registering the same sweep again is a no-op; a different one under a taken name is a ValueError."""
+def register_sweep(system: str, name: str, grid: Mapping[str, list[Any]], source: str, description: str,
+                   paired: bool = False) -> Sweep:
+    """Add a sweep `name` of `system` (its values are checked against the config when its points are parsed;
+    `paired`: see Sweep). Registering the same sweep again is a no-op; a different one under a taken name is a
+    ValueError."""
     if not grid or any(not list(v) for v in grid.values()):
         raise ValueError(f"sweep {system}:{name} needs at least one field, each with at least one value")
+    if paired and len({len(list(v)) for v in grid.values()}) > 1:
+        raise ValueError(f"sweep {system}:{name} is paired: every field needs as many values")
     frozen = MappingProxyType({k: tuple(v) for k, v in grid.items()})
-    return _add(_SWEEPS, Sweep(system, name, frozen, source, description), "sweep")
+    return _add(_SWEEPS, Sweep(system, name, frozen, source, description, paired), "sweep")
 
 
 def unregister_sweep(system: str, name: str) -> None:

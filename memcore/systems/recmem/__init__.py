@@ -19,6 +19,7 @@ import numpy as np
 from memcore.llm.roles.memory_writing import verbatim_episodes
 from memcore.systems import register_system
 from memcore.systems.base import BaseSystem, turn_sort_key
+from memcore.systems.recmem import presets as _presets  # noqa: F401  (registers its ablation presets, sweeps)
 from memcore.systems.recmem import reader as _reader  # noqa: F401  (registers its reader family)
 from memcore.systems.recmem import roles as _roles  # noqa: F401  (registers this system's LLM roles)
 from memcore.systems.recmem.config import PRESETS, RecMemConfig, Thresholds
@@ -190,12 +191,17 @@ class RecMemSystem(BaseSystem):
         context, each stored as a new entry (Eq. 9, the default fact_maintenance="append"); with the option
         "update", fact maintenance rewrites the known facts the messages change."""
         cfg = self.config
-        known = self.memory.search("semantic", self.memory.vector(ep.id), cfg.k_facts_context)
-        res = self.llm.run("recmem_refine", refine_inputs(ep.text, msgs, list(self.conv.speakers),
-                                                           [f.text for f, _ in known], cfg.fact_maintenance),
-                           stage="construction")
+        direct = cfg.semantic_source == "direct"  # the Direct Extraction ablation: the episode is not used
+        inputs = refine_inputs("" if direct else ep.text, msgs, list(self.conv.speakers), [], cfg.fact_maintenance)
+        near = self.embed_one(inputs["raw"]) if direct else self.memory.vector(ep.id)
+        known = self.memory.search("semantic", near, cfg.k_facts_context)
+        inputs["known_facts"] = [f.text for f, _ in known]
+        if direct:
+            inputs.pop("episode")
+        res = self.llm.run("recmem_extract" if direct else "recmem_refine", inputs, stage="construction")
+        what = f"direct extraction from the turns of {ep.id}" if direct else f"semantic refinement of {ep.id}"
         if res.error:
-            self.emit("updated", [ep], f"semantic refinement of {ep.id} failed; no facts added", llm_error=res.error)
+            self.emit("updated", [ep], f"{what} failed; no facts added", llm_error=res.error)
         allowed = {m["turn_id"] for m in msgs}
         if cfg.fact_maintenance == "update":
             self._maintain(ep, known, res.output.updates, allowed)
@@ -210,10 +216,10 @@ class RecMemSystem(BaseSystem):
         vecs = self.embedder.embed([f.text.strip() for f in facts])
         for f, v in zip(facts, vecs, strict=True):
             tids = [t for t in f.turn_ids if t in allowed] or sorted(allowed, key=turn_sort_key)
-            item = self.new_item("semantic", f.text.strip(), [ep.id], tids, vector=v, fact_type=f.type,
-                                 episode=ep.id, date=ep.metadata.get("date", ""))
+            item = self.new_item("semantic", f.text.strip(), tids if direct else [ep.id], tids, vector=v,
+                                 fact_type=f.type, episode=ep.id, date=ep.metadata.get("date", ""))
             self.facts["added"] += 1
-            self.emit("created", [item], f"semantic refinement of {ep.id}: {f.type}", type=f.type,
+            self.emit("created", [item], f"{what}: {f.type}", type=f.type,
                       episode=ep.id, context_facts=[k.id for k, _ in known], llm_error=res.error)
 
     def _maintain(self, ep: MemoryItem, known: list[tuple[MemoryItem, float]], updates: list,

@@ -62,6 +62,10 @@ class RecMemConfig(SystemConfig):
     fact_maintenance: str = param("append", choices=tuple(FACT_MAINTENANCE), source="append: RecMem Sec. 3.4 "
                                   "(Eq. 9) and the authors' code; update: memcore option",
                                   help="how refinement's changes to known facts are kept")
+    semantic_source: str = param("refine", choices=("refine", "direct"), omit_default=True,
+                                 source="ablation, RecMem Sec. 4.3, Fig. 2 (Direct Extraction)",
+                                 help="refine: facts refined against the episode (Eq. 8-9); direct: extracted "
+                                 "from the raw turns alone, no episode as reference (recmem_extract)")
     k_sub: int = query_field(10, range=(0, None), source="RecMem App. C (k_sub = 10)",
                              help="subconscious units retrieved")
     k_epi: int = query_field(5, range=(0, None), source="RecMem App. C (k_epi = 5)", help="episodes retrieved")

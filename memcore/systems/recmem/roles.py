@@ -157,6 +157,23 @@ RECMEM_REFINE = register(Role(
     tags=("recmem",),
 ))
 
+# The Direct Extraction ablation (Sec. 4.3): the refine prompt without "the refinement-specific guidance tied to
+# episodic summaries" (no episode E, no "details E leaves out"), "the other parts intact".
+RECMEM_EXTRACT = register(Role(
+    name="recmem_extract",
+    system=RECMEM_REFINE.system.replace(
+        ", the episodic memory E written from R, and the numbered", " and the numbered").replace(
+        " that E leaves out or compresses", "").replace("supported by E, R or S", "supported by R or S"),
+    user=RECMEM_REFINE.user.replace("Episodic Memory:\n{episode}\n\n", ""),
+    output=RefineOutput,
+    may_be_empty=True,
+    offline=lambda inputs: RefineOutput(**offline_refine(inputs)),
+    fallback=lambda inputs: RefineOutput(),
+    max_tokens=900,
+    description="Direct Extraction ablation (RecMem Sec. 4.3): semantic facts from the raw turns, no episode",
+    tags=("recmem",),
+))
+
 
 def merge_inputs(title: str, content: str, timestamp: str, messages: list[dict[str, Any]],
                  speakers: list[str], similarity: float) -> dict[str, Any]:

@@ -17,6 +17,7 @@ import numpy as np
 
 from memcore.systems import register_system
 from memcore.systems.base import BaseSystem, turn_sort_key
+from memcore.systems.xmemory import presets as _presets  # noqa: F401  (registers its ablation presets, sweeps)
 from memcore.systems.xmemory import reader as _reader  # noqa: F401  (registers its reader family)
 from memcore.systems.xmemory import roles as _roles  # noqa: F401  (registers this system's LLM roles)
 from memcore.systems.xmemory import themes as xt

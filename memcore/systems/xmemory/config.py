@@ -37,6 +37,8 @@ class XMemoryConfig(SystemConfig):
                                   "split candidates")
     coherence_split_needs_gain: bool = param(True, source="memcore reading (the spec leaves room)",
                                              help="the soft (incoherence) split only when it raises f")
+    split: bool = param(True, omit_default=True, source="ablation, xMemory Sec. 5.3, Fig. 5 (w/o split)",
+                        help="split themes (off: no split ever, themes grow past max_theme; merges still run)")
     merge_cos: float = param(0.78, range=(-1.0, 1.0), source="papers/README.md (xMemory, authors' code)", help="merge theme pairs at or above this "
                              "centroid cosine")
     merge_passes: int = param(2, range=(0, None), source="papers/README.md (xMemory, authors' code)", help="merge passes after each episode")
@@ -87,6 +89,12 @@ class XMemoryConfig(SystemConfig):
                                help="... and so does this many low-gain probes in all")
     answer_tokens: int = query_field(20, range=(1, None), source="papers/README.md (xMemory): 20 tokens, temperature 0",
                                      help="Stage II: answer tokens decoded to measure uncertainty")
+    stage_one: bool = query_field(True, source="ablation, xMemory Sec. 5.1, Fig. 3 (RepSel = Stage I)",
+                                  help="Stage I representative selection on the kNN graphs (off: the top "
+                                  "theme_budget themes and semantic_budget semantics by similarity)")
+    stage_two: bool = query_field(True, source="ablation, xMemory Sec. 5.1, Fig. 3 (UncSel = Stage II)",
+                                  help="Stage II uncertainty-gated inclusion (off: no probes; the top "
+                                  "max_episodes episodes by priority, without their messages)")
 
     def validate(self) -> None:
         """Raise ValueError on an invalid setting (each field's range and choices: the field specs)."""

@@ -87,6 +87,14 @@ def greedy_select(relevance: Sequence[float], nbrs: list[dict[int, float]], alph
     return picks
 
 
+def top_select(relevance: Sequence[float], budget: int) -> list[Pick]:
+    """Plain similarity instead of Stage I (the Memory-only / +UncSel ablations): the `budget` highest raw
+    scores, highest first (ties in input order); no coverage term, so `coverage` and `covered` are 0."""
+    rel = minmax(relevance)
+    order = sorted(range(len(relevance)), key=lambda i: -float(relevance[i]))[:budget]
+    return [Pick(i, float(relevance[i]), 0.0, float(rel[i]), 0.0) for i in order]
+
+
 # ---------------------------------------------------------------- Stage II
 @dataclass
 class StageTwoConfig:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 NOT_PROBED = "not probed"  # an episode's Stage II decision when it was never probed
+ADMITTED = "include (not probed)"  # kept by priority alone: Stage II off (the Memory-only / +RepSel ablations)
 
 
 @dataclass(frozen=True)
@@ -44,4 +45,4 @@ class XMemoryStructure:
     @property
     def probes(self) -> int:
         """Stage II episodes probed for this answer."""
-        return sum(1 for e in self.episodes if e.decision != NOT_PROBED)
+        return sum(1 for e in self.episodes if e.decision not in (NOT_PROBED, ADMITTED))

@@ -263,6 +263,8 @@ def split_theme(sys_: ThemeHost, theme: MemoryItem, depth: int = 0) -> None:
     reads "pick the split maximising f" as including "no split" (a deviation, measured in the report).
     """
     cfg, mem = sys_.config, sys_.members(theme.id)
+    if not cfg.split:  # the w/o split ablation (Fig. 5): no split is considered
+        return
     X = np.stack([sys_.memory.vector(s) for s in mem])
     why = split_trigger(X, cfg.max_theme, cfg.split_min, cfg.split_coherence)
     if not why:

@@ -17,6 +17,7 @@ from memcore.systems.memory import WorkingMemory
 from memcore.systems.xmemory import retrieval as xr
 from memcore.systems.xmemory.config import XMemoryConfig
 from memcore.systems.xmemory.proxy import PROXY_DOC, TermIndex, support_uncertainty
+from memcore.systems.xmemory.structure import ADMITTED, NOT_PROBED
 from memcore.types import Candidate, MemoryItem, Question, Trace, TraceItem, Turn
 
 # the system's configured retriever: (kind, query, k, query vector) -> [(item, score)]
@@ -92,17 +93,24 @@ def _select(rt: Retrieval, tr: Trace, stage: str, cand: list[str], raw: list[flo
             budget: int) -> tuple[list[str], list[dict]]:
     """Greedy Stage I selection over `cand` (one kind); records candidates; returns picked ids, rows."""
     cfg, mem = rt.cfg, rt.memory
-    pos, graph = _graph(mem, cfg, rt.cache, kind, cfg.knn)
-    picks = xr.greedy_select(raw, _restrict(graph, [pos[c] for c in cand]), cfg.alpha, budget, cfg.coverage_target)
-    stop = (f"{stage} budget {budget} reached" if len(picks) >= budget else
-            f"candidates fully covered after {len(picks)} picks" if picks else "no candidates")
+    if cfg.stage_one:
+        pos, graph = _graph(mem, cfg, rt.cache, kind, cfg.knn)
+        picks = xr.greedy_select(raw, _restrict(graph, [pos[c] for c in cand]), cfg.alpha, budget,
+                                 cfg.coverage_target)
+        stop = (f"{stage} budget {budget} reached" if len(picks) >= budget else
+                f"candidates fully covered after {len(picks)} picks" if picks else "no candidates")
+    else:  # the ablation without Stage I: plain similarity, no kNN graph
+        picks = xr.top_select(raw, budget)
+        stop = f"Stage I off: the top {len(picks)} of {len(cand)} by similarity (budget {budget})"
+    greedy = cfg.stage_one
     by_id, rel = {cand[p.index]: (n, p) for n, p in enumerate(picks, start=1)}, xr.minmax(raw)
     rows = []
     for rank, i in enumerate(sorted(range(len(cand)), key=lambda i: -raw[i]), start=1):
         c, it = cand[i], mem.get(cand[i])
         n, p = by_id.get(c, (None, None))
         rows.append({"id": c, "score": round(raw[i], 4), "relevance": round(float(rel[i]), 4),
-                     "gain": round(p.score, 4) if p else None, "coverage": round(p.coverage, 4) if p else None,
+                     "gain": round(p.score, 4) if p and greedy else None,
+                     "coverage": round(p.coverage, 4) if p and greedy else None,
                      "picked": p is not None, "pick_order": n})
         tr.candidates.append(Candidate(stage, c, raw[i], rank, p is not None, list(it.turn_ids),
                                        "" if p else f"not picked in Stage I ({stop})"))
@@ -129,8 +137,10 @@ def retrieve(rt: Retrieval, q: Question, tr: Trace, reassignment: float, net_rea
     tr.structure = {"reassignment_ratio": round(reassignment, 4),
                     "net_reassignment_ratio": round(net_reassignment, 4), "theme_count": len(themes),
                     "semantic_count": len(sems), "episode_count": len(mem.of_kind("episode")),
-                    "knn_graph": f"{cfg.knn_scope}: top-{cfg.knn} neighbours per node, edges with sim > 0",
-                    "fidelity": fidelity(cfg)}
+                    "knn_graph": f"{cfg.knn_scope}: top-{cfg.knn} neighbours per node, edges with sim > 0"
+                    if cfg.stage_one else "not used (Stage I off)", "fidelity": fidelity(cfg)}
+    if not cfg.stage_one:
+        tr.notes.append("ablation: Stage I (representative selection) off: themes and semantics by similarity")
     if not themes or not sems:
         tr.notes.append("xMemory holds no semantics/themes yet: empty context")
         return tr
@@ -195,16 +205,13 @@ def _stage_two(rt: Retrieval, tr: Trace, q: Question, qv: np.ndarray, chosen_s: 
             h = support_uncertainty(q.text, f"{sem_block}\n{episodic}", _term_index(mem, rt.turns, rt.cache))
         return h, res.error
 
+    if not cfg.stage_two:
+        _admit_by_priority(rt, tr, ranked, parent, parents, chosen_s, rel_s)
+        return
     st = xr.stage_two(ranked, scorer, cfg)
     probes = {p.id: p for p in st.probes}
     turns = {t.turn_id: t for t in rt.turns}
-    lines = ["Semantic memories:"]
-    for rank, s in enumerate(chosen_s, start=1):
-        it = mem.get(s)
-        tr.items.append(TraceItem(s, "semantic", it.text, rel_s[s], list(it.turn_ids),
-                                  f"Stage I: {it.metadata.get('theme', '')}", rank, {"date": it.metadata.get("date", "")}))
-        lines.append(f"[{it.metadata.get('date', '')}] {it.text}")
-    lines += ["", "Episodic memories:"]
+    lines = _semantic_lines(mem, tr, chosen_s, rel_s, "Stage I" if cfg.stage_one else "by similarity")
     rows, messages = [], []
     for rank, (e, prio) in enumerate(ranked, start=1):
         it, p = mem.get(e), probes.get(e)
@@ -241,3 +248,42 @@ def _stage_two(rt: Retrieval, tr: Trace, q: Question, qv: np.ndarray, chosen_s: 
         tr.notes.append(f"Stage II uncertainty: the reader gave no token logprobs ({rt.llm.label}); "
                         f"used the {PROXY_DOC}")
     tr.errors.extend(sorted({p.error for p in st.probes if p.error}))
+
+
+def _semantic_lines(mem: WorkingMemory, tr: Trace, chosen_s: list[str], rel_s: dict[str, float],
+                    how: str = "Stage I") -> list[str]:
+    """The chosen semantics as trace items (`how` they were chosen); the context's lines up to the episodic
+    header."""
+    lines = ["Semantic memories:"]
+    for rank, s in enumerate(chosen_s, start=1):
+        it = mem.get(s)
+        tr.items.append(TraceItem(s, "semantic", it.text, rel_s[s], list(it.turn_ids),
+                                  f"{how}: {it.metadata.get('theme', '')}", rank, {"date": it.metadata.get("date", "")}))
+        lines.append(f"[{it.metadata.get('date', '')}] {it.text}")
+    return [*lines, "", "Episodic memories:"]
+
+
+def _admit_by_priority(rt: Retrieval, tr: Trace, ranked: list[tuple[str, float]], parent: dict[str, float],
+                       parents: dict[str, list[str]], chosen_s: list[str], rel_s: dict[str, float]) -> None:
+    """The ablation without Stage II (Fig. 3 Memory-only / +RepSel): no probe and no reader call; the top
+    `max_episodes` episodes by the same priority are admitted, without their raw messages."""
+    cfg, mem = rt.cfg, rt.memory
+    lines = _semantic_lines(mem, tr, chosen_s, rel_s, "Stage I" if cfg.stage_one else "by similarity")
+    rows = []
+    stop = f"Stage II off: the top {min(cfg.max_episodes, len(ranked))} of {len(ranked)} episodes by priority"
+    for rank, (e, prio) in enumerate(ranked, start=1):
+        it, kept = mem.get(e), rank <= cfg.max_episodes
+        rows.append({"id": e, "priority": round(prio, 4), "decision": ADMITTED if kept else NOT_PROBED,
+                     "parent": round(parent.get(e, 0.0), 4), "parents": parents.get(e, []),
+                     "title": it.metadata.get("title", "")})
+        tr.candidates.append(Candidate("episodes", e, prio, rank, kept, list(it.turn_ids),
+                                       "" if kept else f"ranked below the top {cfg.max_episodes} (Stage II off)"))
+        if kept:
+            text, date = f"{it.metadata.get('title', '')}: {it.text}", it.metadata.get("date", "")
+            tr.items.append(TraceItem(e, "episode", text, prio, list(it.turn_ids), f"by priority {prio:.3f}",
+                                      rank, {"date": date}))
+            lines.append(f"[{date}] {text}")
+    tr.context = "\n".join(lines)
+    tr.structure.update(episodes=rows, messages=[])
+    tr.structure["stop"]["episodes"] = stop
+    tr.notes.append("ablation: Stage II (uncertainty-gated inclusion) off: no probes; " + stop)
