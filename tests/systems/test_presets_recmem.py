@@ -77,6 +77,7 @@ def test_each_w_o_preset_removes_its_store_and_keeps_the_others_budgets(demo, pr
         assert tr.structure["retrieved"][store] == 0 and SECTIONS[store] not in tr.context
         assert not any(it.metadata.get("store") == store for it in tr.items)
         assert not any(c.stage == store for c in tr.candidates)
+        assert f"ablation: not retrieved from {store} (budget 0)" in tr.notes
         for other in set(STORES) - {store}:  # the other modules keep their budgets and their items
             assert tr.structure["retrieved"][other] == ref.structure["retrieved"][other]
             assert [i.id for i in tr.items if i.metadata["store"] == other] == [
@@ -101,7 +102,17 @@ def test_direct_extraction_extracts_from_the_raw_turns_without_the_episode(demo)
     assert all(f.sources == f.turn_ids for f in facts)  # from the turns, not derived from an episode
     trs = answers(demo, f"recmem:direct-extraction[{LOW}]")  # answering: subconscious + the facts
     assert all(tr.structure["retrieved"]["episodic"] == 0 and tr.structure["retrieved"]["semantic"] > 0
-               for tr in trs)
+               and tr.structure["semantic_source"] == "direct" for tr in trs)
+
+
+def test_no_subconscious_on_an_unconsolidated_memory_says_why_nothing_came_back(demo) -> None:
+    """At the paper's thresholds the demo never consolidates: w/o subconscious retrieves nothing, and the
+    trace must not claim the stores are empty."""
+    system, _ = build(demo, "recmem:no-subconscious")
+    tr = system.retrieve(demo[1].questions[0])
+    assert tr.items == [] and tr.structure["stores"]["subconscious"] > 0
+    assert "nothing retrieved: the stores with a budget returned nothing" in tr.notes
+    assert not any("empty" in n for n in tr.notes)
 
 
 def test_the_extract_prompt_is_the_refine_prompt_without_the_episode() -> None:

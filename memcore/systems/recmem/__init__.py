@@ -270,6 +270,10 @@ class RecMemSystem(BaseSystem):
                                    self._store_counts)
         tr.structure["thresholds"] = {**vars(self.th), "fact_maintenance": self.config.fact_maintenance}
         tr.structure["facts"] = dict(self.facts)
+        if self.config.semantic_source == "direct":
+            tr.structure["semantic_source"] = "direct"
+            tr.notes.append("ablation (Direct Extraction): semantic facts extracted from the raw turns without "
+                            "the episode as reference (recmem_extract)")
         return tr
 
     def _store_counts(self) -> dict[str, int]:

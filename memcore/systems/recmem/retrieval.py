@@ -47,8 +47,12 @@ def retrieve_three_stores(question: Question, tr: Trace, qvec: np.ndarray, cfg: 
         "retrieved": {origin: len(items) for origin, items in chosen.items()},
         "exchanges": dict(exchanges),
     }
+    off = [f"{origin} (budget 0)" for origin, k in budgets.items() if k == 0]  # the w/o ablations (Fig. 2)
+    if off:
+        tr.notes.append(f"ablation: not retrieved from {', '.join(off)}")
     if not any(chosen.values()):
-        tr.notes.append("all three stores are empty for this conversation: ingest it first")
+        tr.notes.append("all three stores are empty for this conversation: ingest it first" if not off else
+                        "nothing retrieved: the stores with a budget returned nothing")
     tr.context = render_sections(chosen)
     return tr
 
