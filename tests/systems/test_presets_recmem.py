@@ -93,11 +93,13 @@ def test_direct_extraction_extracts_from_the_raw_turns_without_the_episode(demo)
     assert "recmem_refine" not in roles and "recmem_episodes" in roles  # episodes are still built ...
     extract = [r for r in calls if r.role == "recmem_extract"]
     assert len(extract) == len(refine)
-    episodes = [e.text for e in system.memory.of_kind("episode")]
+    wb, conv, _ = demo
+    stored = wb.memory("recmem", conv, **parse_variant(f"recmem:direct-extraction[{LOW}]").settings)
+    episodes = [e.text for e in stored.items("episode", with_vectors=False)]
     for r in extract:  # ... but never shown to the extractor
         assert "Episodic Memory" not in r.prompt and "Raw Reference:" in r.prompt
         assert not any(text in r.prompt for text in episodes)
-    facts = system.memory.of_kind("semantic")
+    facts = stored.items("semantic", with_vectors=False)  # (retrieval holds no items in working memory)
     assert facts and system.facts["added"] == len(facts)
     assert all(f.sources == f.turn_ids for f in facts)  # from the turns, not derived from an episode
     trs = answers(demo, f"recmem:direct-extraction[{LOW}]")  # answering: subconscious + the facts

@@ -11,6 +11,7 @@ from memcore.llm.ledger import CallRecord
 from memcore.systems import get_system
 from memcore.systems.protocol import memory_space
 from memcore.systems.variants import get_preset, get_sweep, parse_variant
+from memcore.systems.xmemory import trace as xtr
 from memcore.systems.xmemory.structure import ADMITTED, NOT_PROBED, XMemoryStructure
 from memcore.testing.contract import contract_workbench
 from memcore.types import Trace
@@ -30,6 +31,9 @@ def run(demo, name: str) -> tuple[list[Trace], list[CallRecord], object]:
     """Every demo question's trace under a variant, the ledger records of those retrievals, and the system."""
     wb, conv = demo
     system = wb.system("xmemory", conv, **parse_variant(name).settings)
+    # a query-time variant is a view sharing the held memory and its caches: give it a cache of its own, so
+    # what its retrieval builds (the kNN graphs of Stage I) is seen
+    system.retrieval_cache = xtr.RetrievalCache()
     start = wb.ledger.mark()
     trs = [system.retrieve(q) for q in conv.questions]
     return trs, wb.ledger.records[start:], system
