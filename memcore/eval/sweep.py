@@ -1,14 +1,14 @@
 """Sweeps: one system evaluated over the product of settings, one resumable run per point.
 
-    run_sweep(Settings(), "com", {"beta": ["0.3", "0.5", "0.8"], "max_len": ["4", "8"]}, dataset="demo")
+    run_sweep(Settings(), SYSTEM, ["beta=0.3,0.5,0.8", "max_len=4,8"], presets="ablations", dataset="demo")
 
-Each point is a canonical variant name (memcore.systems.variants: `com[beta=0.8,max_len=4]`, a preset
-`com:no-apt`, paper defaults dropped) evaluated by `run_eval` (any engine: local, `workers`, Ray) with the
+Each point is a canonical variant name (memcore.systems.variants: `SYSTEM[beta=0.8,max_len=4]`, a preset
+`SYSTEM:PRESET`, paper defaults dropped) evaluated by `run_eval` (any engine: local, `workers`, Ray) with the
 point's settings as the system's config; its rows are stored under its own deterministic run id, so a killed
 sweep rerun with the same arguments redoes only what no run stored and ends with identical results. Points are
 ordered by memory space (the construction settings, memcore.systems.protocol.memory_space): the first point
-of a space builds its memory, every other point of that space (query-time settings: CoM's beta, K, max_len;
-the retriever) answers from the stored memory. The result counts the construction points and how often a
+of a space builds its memory, every other point of that space (its query-time settings, such as the
+retriever) answers from the stored memory. The result counts the construction points and how often a
 memory was built in this invocation.
 """
 
@@ -25,26 +25,28 @@ from typing import Any
 
 from memcore.errors import ConfigError
 from memcore.eval.runner import load_conversations, run_eval
+from memcore.eval.sweep_report import KIND, write_sweep
 from memcore.settings import Settings
 from memcore.systems import load_all
 from memcore.systems.fields import field_specs
 from memcore.systems.variants import get_preset, parse_value, presets, variant_name
 
 ABLATIONS = "ablations"  # --presets ablations: every registered preset of the system
-KIND = "memcore-sweep"
 PointCb = Callable[[int, int, dict], None]
 
 
 @dataclass(frozen=True)
 class Point:
     """One point of a sweep: its canonical variant name, preset ("" = the full system), the swept values
-    (`params`, typed) and every override in force (`settings`: the preset's, then the swept ones)."""
+    (`params`, typed; a field the preset sets is `held` at the preset's value) and every override in force
+    (`settings`: the preset's, then the swept ones)."""
 
     name: str
     system: str
     preset: str = ""
     params: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
+    held: tuple[str, ...] = ()  # swept fields the preset sets itself: held at the preset's value
 
 
 def parse_grid(system: str, specs: list[str] | dict[str, list[str]]) -> dict[str, list[Any]]:
@@ -100,17 +102,20 @@ def preset_names(system: str, chosen: str | list[str] | None) -> list[str]:
 def sweep_points(system: str, grid: dict[str, list[Any]], retrievers: list[str] | None = None,
                  preset_list: list[str] | None = None) -> list[Point]:
     """The product of the full system and each preset, the grid's values and the retrievers, as Points with
-    canonical names (a point that names the same variant as an earlier one is left out)."""
+    canonical names (a point that names the same variant as an earlier one is left out). A preset keeps the
+    fields it sets (its ablation): the grid's values of such a field do not apply to its points (`held`)."""
     axes = dict(grid)
     if retrievers:
         axes["retriever"] = parse_grid(system, {"retriever": list(retrievers)})["retriever"]
     points: dict[str, Point] = {}
     for preset in ["", *(preset_list or [])]:
         base = dict(get_preset(system, preset).overrides) if preset else {}
+        held = tuple(k for k in axes if k in base)  # the preset's own fields keep its values (else no ablation)
         for combo in product(*axes.values()):
-            params = dict(zip(axes, combo, strict=True))
-            name = variant_name(system, params, preset)
-            points.setdefault(name, Point(name, system, preset, params, {**base, **params}))
+            swept = {k: v for k, v in zip(axes, combo, strict=True) if k not in held}
+            name = variant_name(system, swept, preset)
+            params = {k: base[k] if k in held else swept[k] for k in axes}
+            points.setdefault(name, Point(name, system, preset, params, {**base, **swept}, held))
     return list(points.values())
 
 
@@ -133,7 +138,6 @@ def run_sweep(settings: Settings, system: str, grid: list[str] | dict[str, list[
     name, swept values, memory space, run id and the system's summary (metrics with n and intervals,
     mechanism statistics, tokens). `progress(i, n, info)` is called before and after each point; `on_question`
     is run_eval's progress of the point being run; `should_stop` ends after the current question (rerun to go on)."""
-    from memcore.eval.sweep_report import write_sweep
     from memcore.workbench import Workbench
 
     t0, created = time.perf_counter(), time.time()
@@ -195,7 +199,8 @@ def _config(p: Point) -> Any:
 
 def _point_result(p: Point, space: str, res: dict) -> dict[str, Any]:
     summary = next(iter(res["systems"].values()), {})  # one system per run (keyed by system or variant name)
-    return {"name": p.name, "system": p.system, "preset": p.preset, "params": p.params, "settings": p.settings,
+    return {"name": p.name, "system": p.system, "preset": p.preset, "params": p.params, "held": list(p.held),
+            "settings": p.settings,
             "memory_space": space, "run_id": res["run_id"], "complete": res["complete"],
             "questions_done": res["questions_done"], "questions_total": res["questions_total"],
             "n": (summary.get("overall") or {}).get("n", 0), "summary": summary, "wall_seconds": res["wall_seconds"],

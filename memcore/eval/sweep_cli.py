@@ -16,7 +16,7 @@ from memcore.text.terminal import echo
 
 
 def sweep_command(
-    system: str = typer.Argument(..., help="the registered system to sweep, e.g. com"),
+    system: str = typer.Argument(..., help="the registered system to sweep (memcore systems lists them)"),
     grid: list[str] = typer.Option([], "--grid", "-g", help="FIELD=v1,v2,... (repeat for more fields; the "
                                    "points are the product), e.g. --grid beta=0.3,0.5,0.8 --grid max_len=4,8"),
     retriever: str | None = typer.Option(None, "--retriever", "-r", help="retrievers to sweep, e.g. dense,hybrid "

@@ -11,6 +11,8 @@ from typing import Any
 from memcore.eval.metric_registry import REPORT, metrics
 from memcore.eval.report import _cell, _fmt, csv_fields, csv_rows
 
+KIND = "memcore-sweep"  # a sweep result's "kind" (the Benchmark page tells it from one run's results)
+
 
 def param_columns(results: dict[str, Any]) -> list[str]:
     """The swept fields, in grid order (the retriever last when swept)."""

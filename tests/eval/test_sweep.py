@@ -68,6 +68,9 @@ def test_points_are_the_product_with_canonical_names(short_preset) -> None:
     with_presets = sweep_points("com", parse_grid("com", ["beta=0.5,0.8"]), None, [short_preset])
     assert [p.name for p in with_presets] == ["com", "com[beta=0.8]", "com:test-short", "com:test-short[beta=0.8]"]
     assert with_presets[3].settings == {"max_len": 1, "beta": 0.8}
+    held = sweep_points("com", parse_grid("com", ["max_len=4,8"]), None, [short_preset])
+    assert [p.name for p in held] == ["com[max_len=4]", "com", "com:test-short"]  # the preset keeps max_len=1
+    assert held[2].held == ("max_len",) and held[2].params == {"max_len": 1}
     assert short_preset in preset_names("com", "ablations")
     with pytest.raises(ConfigError, match="no preset 'nope'"):
         preset_names("com", "nope")
