@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import signal
 from pathlib import Path
-from typing import Any
 
 import typer
 
-from memcore.errors import ConfigError
-from memcore.eval.cli import _Bar, _dataset_warnings, _split
+from memcore.eval.cli import _dataset_warnings, _split, stop_flag
 from memcore.llm.redact import redact
 from memcore.settings import Settings
 from memcore.text.terminal import echo
@@ -46,13 +44,7 @@ def sweep_command(
 
     changes = {k: v for k, v in {"store_uri": store, "llm_provider": provider, "embedder": embedder}.items() if v}
     settings = Settings().with_(**changes)
-    stop = {"flag": False}
-
-    def on_sigint(signum: int, frame: Any) -> None:  # noqa: ARG001
-        if stop["flag"]:
-            raise KeyboardInterrupt
-        stop["flag"] = True
-        echo("\nstopping after the current question (Ctrl-C again to abort)...", err=True)
+    stop, on_sigint = stop_flag()
 
     def on_point(i: int, n: int, info: dict) -> None:
         if info["phase"] == "point":
@@ -60,7 +52,6 @@ def sweep_command(
             echo(f"point {i + 1}/{n} {info['point']} ({how})", err=True)
 
     previous = signal.signal(signal.SIGINT, on_sigint)
-    bar = _Bar()
     try:
         with _dataset_warnings():
             res = run_sweep(settings, system, grid, retrievers=_split(retriever), presets=presets, dataset=dataset,
@@ -68,12 +59,12 @@ def sweep_command(
                             limit=limit, judge=(judge_runs if judge_runs > 1 else True) if judge else False,
                             workers=workers, engine=engine, ray_address=ray_address, out=out, progress=on_point,
                             should_stop=lambda: stop["flag"])
-    except ConfigError as err:
-        echo(f"error: {err}", err=True)
-        raise typer.Exit(2) from None
     finally:
-        bar.close()
         signal.signal(signal.SIGINT, previous)
+    if res["points"] and not any(p["questions_total"] for p in res["points"]):
+        echo("error: no question selected, so nothing was evaluated. Fix: choose --categories that the dataset has, "
+             "or check --conversations and --limit", err=True)
+        raise typer.Exit(2)
     echo(f"sweep {res['sweep_id']} | {system} | {res['points_total']} points | {res.get('engine')} | "
          f"judge: {(res.get('judge') or {}).get('label', 'off')}")
     echo(format_sweep(res))
