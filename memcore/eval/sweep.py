@@ -28,8 +28,8 @@ from memcore.eval.runner import load_conversations, run_eval
 from memcore.eval.sweep_report import KIND, write_sweep
 from memcore.settings import Settings
 from memcore.systems import load_all
-from memcore.systems.fields import field_specs
-from memcore.systems.variants import get_preset, parse_value, presets, variant_name
+from memcore.systems.fields import field_specs, format_value
+from memcore.systems.variants import get_preset, get_sweep, parse_value, presets, variant_name
 
 ABLATIONS = "ablations"  # --presets ablations: every registered preset of the system
 PointCb = Callable[[int, int, dict], None]
@@ -77,6 +77,25 @@ def _split_grid(text: str) -> tuple[str, list[str]]:
     if not eq or not key.strip() or not values.strip():
         raise ConfigError(f"--grid {text!r} is not FIELD=v1,v2,... (e.g. --grid beta=0.3,0.5,0.8)")
     return key.strip(), [v for v in values.split(",") if v.strip()]
+
+
+def paper_grid(system: str, name: str | None, grid: list[str] | dict[str, list[str]] | None) -> tuple[dict, dict]:
+    """(grid texts, the sweep's record) of a paper's registered sweep `name` (memcore.systems.variants:
+    `register_sweep`) joined with the explicit grid; ConfigError for an unknown sweep or a field given twice."""
+    items = dict(grid.items()) if isinstance(grid, dict) else dict(_split_grid(g) for g in grid or [])
+    if len(items) != len(grid or []):
+        raise ConfigError("--grid: a field is given twice")
+    if not name:
+        return items, {}
+    try:
+        sw = get_sweep(system, name)
+    except ValueError as err:
+        raise ConfigError(f"--sweep {name}: {err}") from None
+    both = sorted(set(sw.grid) & set(items))
+    if both:
+        raise ConfigError(f"--sweep {name} already sweeps {', '.join(both)}; leave it out of --grid")
+    texts = {k: [format_value(v) for v in vals] for k, vals in sw.grid.items()}
+    return {**texts, **items}, {"name": sw.name, "source": sw.source, "description": sw.description}
 
 
 def preset_names(system: str, chosen: str | list[str] | None) -> list[str]:
@@ -128,20 +147,23 @@ def _by_memory(points: list[Point], space: Callable[[Point], str]) -> list[tuple
 
 
 def run_sweep(settings: Settings, system: str, grid: list[str] | dict[str, list[str]] | None = None, *,
-              retrievers: list[str] | None = None, presets: str | list[str] | None = None, dataset: str = "demo",
+              retrievers: list[str] | None = None, presets: str | list[str] | None = None, sweep: str | None = None,
+              dataset: str = "demo",
               file: str | Path | None = None, conversations: list[str] | None = None, categories: list | None = None,
               limit: int | None = None, judge: bool | int = True, workers: int = 1, engine: str = "local",
               ray_address: str | None = None, out: str | Path | None = None, progress: PointCb | None = None,
               on_question: Callable[[int, int, dict], None] | None = None,
               should_stop: Callable[[], bool] | None = None, workbench: Any = None) -> dict[str, Any]:
-    """Run (or resume) a sweep and return its results (also written to `out` + .csv): per point its variant
+    """Run (or resume) a sweep and return its results (also written to `out` + .csv): the points of `grid`
+    (and of the paper's registered sweep `sweep`) for the full system and each preset; per point its variant
     name, swept values, memory space, run id and the system's summary (metrics with n and intervals,
     mechanism statistics, tokens). `progress(i, n, info)` is called before and after each point; `on_question`
     is run_eval's progress of the point being run; `should_stop` ends after the current question (rerun to go on)."""
     from memcore.workbench import Workbench
 
     t0, created = time.perf_counter(), time.time()
-    typed = parse_grid(system, grid or [])
+    texts, paper = paper_grid(system, sweep, grid)
+    typed = parse_grid(system, texts)
     points = sweep_points(system, typed, retrievers, preset_names(system, presets))
     stop = should_stop or (lambda: False)
     wb = workbench or Workbench(settings)
@@ -184,7 +206,7 @@ def run_sweep(settings: Settings, system: str, grid: list[str] | dict[str, list[
 
             ray.shutdown()
     results = _assemble(system, typed, retrievers, points, out_points, groups, last, convs)
-    results.update(memory_built=len(built), memory_builds=built, created=created,
+    results.update(paper_sweep=paper, memory_built=len(built), memory_builds=built, created=created,
                    wall_seconds=round(time.perf_counter() - t0, 3))
     if out:
         write_sweep(results, out)

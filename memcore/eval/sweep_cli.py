@@ -19,6 +19,8 @@ def sweep_command(
                                    "points are the product), e.g. --grid beta=0.3,0.5,0.8 --grid max_len=4,8"),
     retriever: str | None = typer.Option(None, "--retriever", "-r", help="retrievers to sweep, e.g. dense,hybrid "
                                          "(default: each point's, dense)"),
+    sweep: str | None = typer.Option(None, "--sweep", help="a paper's registered sweep of the system (its grid; "
+                                     "`memcore systems --variants` lists them), e.g. k"),
     presets: str | None = typer.Option(None, "--presets", help="'ablations' (every registered preset of the "
                                        "system) or preset names, run beside the full system"),
     dataset: str = typer.Option("locomo", "--dataset", "-d", help="locomo | longmemeval | jsonl | demo | auto"),
@@ -54,7 +56,7 @@ def sweep_command(
     previous = signal.signal(signal.SIGINT, on_sigint)
     try:
         with _dataset_warnings():
-            res = run_sweep(settings, system, grid, retrievers=_split(retriever), presets=presets, dataset=dataset,
+            res = run_sweep(settings, system, grid, retrievers=_split(retriever), presets=presets, sweep=sweep, dataset=dataset,
                             file=file, conversations=_split(conversations), categories=_split(categories),
                             limit=limit, judge=(judge_runs if judge_runs > 1 else True) if judge else False,
                             workers=workers, engine=engine, ray_address=ray_address, out=out, progress=on_point,
@@ -67,6 +69,8 @@ def sweep_command(
         raise typer.Exit(2)
     echo(f"sweep {res['sweep_id']} | {system} | {res['points_total']} points | {res.get('engine')} | "
          f"judge: {(res.get('judge') or {}).get('label', 'off')}")
+    if res.get("paper_sweep"):
+        echo(f"paper sweep {res['paper_sweep']['name']}: {res['paper_sweep']['source']}")
     echo(format_sweep(res))
     echo(memory_line(res))
     echo(f"wrote {out} and {Path(out).with_suffix('.csv')} ({res['points_done']}/{res['points_total']} points, "

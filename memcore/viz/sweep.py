@@ -11,7 +11,7 @@ from plotly.colors import qualitative
 
 from memcore.eval.sweep_report import KIND, param_columns
 from memcore.viz.safe import esc
-from memcore.viz.theme import fallback_color, style
+from memcore.viz.theme import style
 from memcore.viz.views import system_color
 
 FULL = "(full system)"
@@ -91,8 +91,8 @@ def ablation_chart(results: dict[str, Any], metric: str, fixed: dict[str, Any] |
     fig = go.Figure(go.Bar(
         x=labels, y=df[metric],
         error_y=_errors(df, metric), customdata=df[["point", "n"]].to_numpy(),
-        marker={"color": [system_color(results.get("system", "")) if p == FULL else fallback_color(p)
-                          for p in df["preset"]]},
+        marker={"color": [system_color(results.get("system", "")) if p == FULL else qualitative.Dark2[i % 8]
+                          for i, p in enumerate(df["preset"])]},
         hovertemplate="%{customdata[0]}: %{y:.3f} (n=%{customdata[1]})<extra></extra>"))
     fig.update_yaxes(title=f"{esc(metric)} (95% bootstrap interval)")
     at = ", ".join(f"{k}={v}" for k, v in (fixed or first).items())

@@ -16,10 +16,10 @@ import pytest
 
 from memcore.errors import ConfigError
 from memcore.eval.report import strip_timing
-from memcore.eval.sweep import parse_grid, preset_names, run_sweep, sweep_points
+from memcore.eval.sweep import paper_grid, parse_grid, preset_names, run_sweep, sweep_points
 from memcore.eval.sweep_report import format_sweep, memory_line
 from memcore.settings import Settings
-from memcore.systems.variants import register_preset, unregister_preset
+from memcore.systems.variants import register_preset, register_sweep, unregister_preset, unregister_sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 GRID = ["beta=0.3,0.8", "max_len=4,8"]
@@ -162,3 +162,17 @@ def test_ray_engine_gives_the_same_table(com_sweep, tmp_path) -> None:
     assert remote["complete"] and remote["memory_built"] == 1
     assert comparable(remote) == comparable(res)
     assert format_sweep(remote) == format_sweep(res)
+
+
+def test_a_papers_registered_sweep_gives_the_grid() -> None:
+    register_sweep("com", "test-k", {"K": [5, 10]}, "test: Fig. 0", "pool sizes")
+    try:
+        texts, paper = paper_grid("com", "test-k", ["beta=0.3,0.8"])
+        assert texts == {"K": ["5", "10"], "beta": ["0.3", "0.8"]} and paper["source"] == "test: Fig. 0"
+        assert len(sweep_points("com", parse_grid("com", texts))) == 4
+        with pytest.raises(ConfigError, match="already sweeps K"):
+            paper_grid("com", "test-k", ["K=1,2"])
+        with pytest.raises(ConfigError, match="--sweep nope"):
+            paper_grid("com", "nope", None)
+    finally:
+        unregister_sweep("com", "test-k")
