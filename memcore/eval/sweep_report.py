@@ -31,7 +31,7 @@ def sweep_rows(results: dict[str, Any], overall_only: bool = False) -> list[dict
                 continue
             head = {"point": p["name"], "preset": p["preset"] or "(full system)",
                     **{c: p["params"].get(c) for c in cols}}
-            out.append({**head, **{k: v for k, v in row.items() if k != "system"},
+            out.append({**head, **{k: row.get(k) for k in csv_fields()[1:]},
                         "memory_space": p["memory_space"], "run_id": p["run_id"], "complete": p["complete"]})
     return out
 
