@@ -176,3 +176,21 @@ def test_a_papers_registered_sweep_gives_the_grid() -> None:
             paper_grid("com", "nope", None)
     finally:
         unregister_sweep("com", "test-k")
+
+
+def test_query_time_points_answer_from_the_memory_loaded_once(tmp_path, monkeypatch) -> None:
+    """Every point runs its own eval, which calls ingest (a no-op on a complete memory): that must not drop the
+    memory the workbench holds, so four query-time points restore it once, not four times."""
+    from memcore.systems.base import BaseSystem
+
+    restores: list[str] = []
+    real = BaseSystem.restore
+
+    def counting(self, *a, **kw) -> None:  # noqa: ANN001, ANN002, ANN003
+        restores.append(self.space)
+        real(self, *a, **kw)
+
+    monkeypatch.setattr(BaseSystem, "restore", counting)
+    res = run_sweep(settings(tmp_path), "com", GRID, dataset="demo", limit=2)
+    assert res["complete"] and res["memory_built"] == 1
+    assert restores == [res["points"][0]["memory_space"]]
