@@ -179,7 +179,7 @@ class Workbench:
         worked out once; the system held for that space answers with this call's query-time settings
         (`answer(question, query=...)`), so changing only those never restores memory. A held system restored
         from a finished ingest answers without reading the checkpoint again (an ingest through this workbench
-        drops it)."""
+        that builds or resumes the memory drops it; one that finds it complete keeps it)."""
         if isinstance(question, str):
             question = Question(id="adhoc", conv_id=conv.id, text=question, answer="")
         cfg = make_config(name, **config)
