@@ -20,18 +20,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from ask_query_change import RESTORES, _counting_restore  # noqa: E402 - the restore counter (bench/ is on the path)
+
 from memcore.eval.sweep import run_sweep  # noqa: E402
 from memcore.settings import Settings  # noqa: E402
 from memcore.systems.base import BaseSystem  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-RESTORES = {"n": 0}
-_restore = BaseSystem.restore
-
-
-def _counting_restore(self: BaseSystem, *a: object, **kw: object) -> None:
-    RESTORES["n"] += 1
-    _restore(self, *a, **kw)
 
 
 def main() -> None:
