@@ -16,6 +16,7 @@ from memcore.datasets.checks import DatasetWarning
 from memcore.errors import MemcoreError
 from memcore.eval.cli import eval_command
 from memcore.eval.compare_cli import compare_command
+from memcore.eval.sweep_cli import sweep_command
 from memcore.llm.redact import redact
 from memcore.retrievers import retriever_names
 from memcore.settings import LEDGER_TEXT_ENV, Settings
@@ -27,6 +28,7 @@ llm_app = typer.Typer(help="Local LLM server (bundled SmolLM2).", no_args_is_hel
 app.add_typer(llm_app, name="llm")
 app.command("eval")(eval_command)
 app.command("compare")(compare_command)
+app.command("sweep")(sweep_command)
 
 
 @app.callback()

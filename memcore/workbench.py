@@ -153,8 +153,10 @@ class Workbench:
         with self.store.lease(sys_.space, conv.id, f"memory {name}/{conv.id}", wait=wait, timeout=wait_timeout):
             report = ingest_conversation(sys_, self.store, self.ledger, progress=progress, should_stop=should_stop,
                                          stage=stage)
-        self._systems = {k: v for k, v in self._systems.items() if not (k[0] == name and k[1] == conv.id)}
-        self._complete = {k for k in self._complete if not (k[0] == name and k[1] == conv.id)}
+        # an ingest that found the memory complete changed nothing: a system held from the finished memory stays
+        keep = self._complete if report.skipped else set()
+        self._systems = {k: v for k, v in self._systems.items() if not (k[0] == name and k[1] == conv.id) or k in keep}
+        self._complete = {k for k in self._complete if not (k[0] == name and k[1] == conv.id) or k in keep}
         return report
 
     def prepare(self, conv: Conversation, stage: StageFn | None = None) -> dict[str, float]:
@@ -177,7 +179,7 @@ class Workbench:
         worked out once; the system held for that space answers with this call's query-time settings
         (`answer(question, query=...)`), so changing only those never restores memory. A held system restored
         from a finished ingest answers without reading the checkpoint again (an ingest through this workbench
-        drops it)."""
+        that builds or resumes the memory drops it; one that finds it complete keeps it)."""
         if isinstance(question, str):
             question = Question(id="adhoc", conv_id=conv.id, text=question, answer="")
         cfg = make_config(name, **config)

@@ -18,7 +18,8 @@ from memcore.viz.bench import (
     summary_table,
 )
 from memcore.viz.safe import md_escape
-from ui import bench_live, state
+from memcore.viz.sweep import is_sweep
+from ui import bench_live, state, sweep_view
 from ui.bench_ci_view import content_section, intervals_section
 from ui.bench_paper_view import paper_section
 from ui.bench_view import full_row, load_results, mechanism_section, question_detail, question_rows, run_panel
@@ -30,6 +31,9 @@ st.caption("Scores per system and question category, accuracy against token cost
 wb = state.workbench_or_stop()
 run_panel(wb)
 loaded = load_results()
+if is_sweep(loaded):  # a `memcore sweep` result: its own view
+    sweep_view.show(loaded)
+    st.stop()
 
 
 def draw(results: dict) -> None:

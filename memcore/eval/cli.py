@@ -69,6 +69,20 @@ class _Bar:
             self.bar.__exit__(None, None, None)
 
 
+def stop_flag() -> tuple[dict[str, bool], Any]:
+    """({"flag": False}, a SIGINT handler): the first Ctrl-C sets the flag (the run stops after the current
+    question, saving), the second aborts."""
+    stop = {"flag": False}
+
+    def on_sigint(signum: int, frame: Any) -> None:  # noqa: ARG001
+        if stop["flag"]:
+            raise KeyboardInterrupt
+        stop["flag"] = True
+        echo("\nstopping after the current question (Ctrl-C again to abort)...", err=True)
+
+    return stop, on_sigint
+
+
 def eval_command(
     dataset: str = typer.Option("locomo", "--dataset", "-d", help="locomo | longmemeval | jsonl | demo | auto"),
     file: str | None = typer.Option(None, "--file", "-f", help="dataset file (not needed for demo)"),
@@ -108,13 +122,7 @@ def eval_command(
     changes = {k: v for k, v in {"store_uri": store, "llm_provider": provider, "embedder": embedder,
                                  "llm_concurrency": llm_concurrency, "llm_timeout_s": llm_timeout}.items() if v}
     settings = Settings().with_(**changes)
-    stop = {"flag": False}
-
-    def on_sigint(signum: int, frame: Any) -> None:  # noqa: ARG001
-        if stop["flag"]:
-            raise KeyboardInterrupt
-        stop["flag"] = True
-        echo("\nstopping after the current question (Ctrl-C again to abort)...", err=True)
+    stop, on_sigint = stop_flag()
 
     previous = signal.signal(signal.SIGINT, on_sigint)
     bar = _Bar()
