@@ -11,7 +11,8 @@ from memcore.errors import MemcoreError
 from memcore.eval.run_record import get_run
 from memcore.memory_diff import MemoryDiff, diff_memories, diff_steps
 from memcore.store_view import MemoryView
-from memcore.systems.variants import Variant, parse_variant, variant_name
+from memcore.systems import load_all
+from memcore.systems.variants import Variant, parse_variant, presets, variant_name
 from memcore.types import Conversation
 from memcore.viz.memory_diff import cause_text, changes_frame, counts_frame, headline, word_diff_html
 from memcore.viz.replay import ReplayData
@@ -119,12 +120,23 @@ def _build(wb: Workbench, conv: Conversation, v: Variant) -> None:
         st.rerun()
 
 
+def _examples() -> tuple[str, str]:
+    """Two variant names to show as examples: a system and one of its registered presets (from the registry, so
+    the page names no system itself)."""
+    load_all()
+    found = presets()
+    if not found:
+        return "naive_rag", "naive_rag[k=10]"
+    return found[0].system, f"{found[0].system}:{found[0].name}"
+
+
 def compare_memories(wb: Workbench, conv: Conversation) -> None:
     """Two memories of the current conversation at one step: the same system under two configurations (variant
     names), each built on demand; the diff of B against A."""
     st.subheader("Memory diff")
+    a_eg, b_eg = _examples()
     st.caption(md_escape(f"Two memories of {conv.id} at one step: one system under two configurations, written as "
-                         "variant names (xmemory, xmemory[max_theme=4], com:no-apt). Items added, changed and "
+                         f"variant names (e.g. {a_eg} and {b_eg}). Items added, changed and "
                          "removed in B against A, each with the turn and the event that caused it."))
     qp = st.query_params
     for p in PARAMS:  # a link (Replay's, or a run pair's below) opens its memories once
@@ -133,8 +145,8 @@ def compare_memories(wb: Workbench, conv: Conversation) -> None:
             st.session_state[p] = int(qp[p]) if p == "md_step" and qp[p].isdigit() else qp[p]
     n = len(conv.turns) + 1
     c = st.columns([2, 2, 1], vertical_alignment="bottom")
-    c[0].text_input("Memory A (baseline)", key="md_a", placeholder="xmemory")
-    c[1].text_input("Memory B (compared)", key="md_b", placeholder="xmemory[max_theme=4]")
+    c[0].text_input("Memory A (baseline)", key="md_a", placeholder=a_eg)
+    c[1].text_input("Memory B (compared)", key="md_b", placeholder=b_eg)
     st.session_state.setdefault("md_step", n)
     st.session_state["md_step"] = min(int(st.session_state["md_step"]), n)
     step = c[2].number_input("At step", 0, n, key="md_step")
