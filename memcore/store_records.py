@@ -81,13 +81,15 @@ class RecordsMixin:
 
     def llm_calls(self, *, system: str | None = None, conv_id: str | Sequence[str] | None = None,
                   stage: str | None = None, provider: str | None = None, role: str | None = None,
-                  after_step: int | None = None) -> pd.DataFrame:
+                  after_step: int | None = None, variant: str | Sequence[str] | None = None) -> pd.DataFrame:
         """Persisted LLM calls, all of them or those matching every filter given: system, conversation
-        (one id or several), stage, provider, role, and step > after_step."""
+        (one id or several), stage, provider, role, step > after_step, and variant (canonical name(s))."""
         if conv_id is not None and not isinstance(conv_id, str):
             conv_id = list(conv_id)
+        if variant is not None and not isinstance(variant, str):
+            variant = list(variant)
         where = match(system=system, conv_id=conv_id, stage=stage, provider=provider, role=role,
-                      step__gt=after_step)
+                      step__gt=after_step, variant=variant)
         return self._df("llm_calls", where=where or None)
 
     def save_results(self, run_id: str, rows: Sequence[dict]) -> None:
