@@ -100,7 +100,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         pa.field("key", pa.string()), pa.field("holder", pa.string()), pa.field("pid", pa.int64()),
         pa.field("host", pa.string()), pa.field("since", pa.float64()), pa.field("expires_at", pa.float64()),
     ]),
-    "results": pa.schema([
+    "results": pa.schema([  # `system`: the row's result set, its canonical variant (a plain system's own name)
         pa.field("key", pa.string()), pa.field("run_id", pa.string()), pa.field("system", pa.string()),
         pa.field("conv_id", pa.string()), pa.field("question_id", pa.string()), pa.field("payload", pa.string()),
         pa.field("ts", pa.float64()),

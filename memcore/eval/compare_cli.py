@@ -18,6 +18,7 @@ import typer
 from memcore.errors import ConfigError
 from memcore.eval.compare import compare_runs
 from memcore.eval.compare_export import comparison_text, write_comparison
+from memcore.eval.report import variant_of
 from memcore.text.terminal import echo
 
 __all__ = ["build_comparison", "compare_command", "load_run"]
@@ -34,7 +35,7 @@ def load_run(arg: str, store: Any, systems: list[str] | None) -> tuple[dict[str,
         if not isinstance(rows, list):
             raise ConfigError(f"{arg} holds no per-question rows; pass its run id ({data.get('run_id', '?')}) "
                               "with --store, or export the run with its rows")
-        rows = [r for r in rows if not systems or r.get("system") in systems]
+        rows = [r for r in rows if not systems or variant_of(r) in systems]
         return {"label": f"{path.name} ({data.get('run_id', '')})", "run_id": data.get("run_id"),
                 "source": str(path)}, rows, lambda r: r
     rows = store.results(arg, systems, traces=False)
@@ -43,7 +44,7 @@ def load_run(arg: str, store: Any, systems: list[str] | None) -> tuple[dict[str,
                           if systems else "") + "; check the run id (Benchmark page) or pass --store")
 
     def full(row: dict) -> dict:
-        return store.result(arg, row["system"], row["question_id"]) or row
+        return store.result(arg, variant_of(row), row["question_id"]) or row
 
     return {"label": arg, "run_id": arg, "source": str(store.uri)}, rows, full
 

@@ -323,6 +323,11 @@ def split_names(text: str) -> list[str]:
     return [n for n in names if n]
 
 
+def system_of(name: str) -> str:
+    """The registered system of a canonical variant name (`com:no-apt[K=10]` -> `com`), without parsing it."""
+    return re.split(r"[:\[]", name.strip(), maxsplit=1)[0]
+
+
 def variant_config(name: str) -> SystemConfig:
     """The config a variant name stands for (validated)."""
     return parse_variant(name).config()
