@@ -12,6 +12,7 @@ from typing import Any
 
 import typer
 
+from memcore.cli_variants import open_store, variant_lines, variants_app
 from memcore.datasets.checks import DatasetWarning
 from memcore.errors import MemcoreError
 from memcore.eval.cli import eval_command
@@ -25,6 +26,7 @@ app = typer.Typer(help="memcore: watch LLM-agent memory systems build, retrieve 
                   no_args_is_help=True, add_completion=False)
 llm_app = typer.Typer(help="Local LLM server (bundled SmolLM2).", no_args_is_help=True)
 app.add_typer(llm_app, name="llm")
+app.add_typer(variants_app, name="variants")
 app.command("eval")(eval_command)
 app.command("compare")(compare_command)
 
@@ -108,11 +110,19 @@ def _system_names(systems: str) -> list[str]:
 @app.command()
 def systems(
     field_help: bool = typer.Option(False, "--field-help", help="add each field's one-line help under it"),
+    variants: bool = typer.Option(False, "--variants", help="list the presets (with their source) and the "
+                                  "store's saved variants instead"),
+    store: str | None = STORE,
 ) -> None:
     """List the registered memory systems and their settings: per field the paper default, the valid range or
     values, construction (keys the memory space) or query (retrieval and answering only), and the source."""
     from memcore.systems import load_all
     from memcore.systems.fields import spec_table
+
+    if variants:
+        for line in variant_lines(open_store(store)):
+            echo(line)
+        return
 
     for name, cls in load_all().items():
         echo(f"{name:18s} {cls.title}  [{cls.paper}]")

@@ -1,0 +1,48 @@
+"""`memcore variants save/list/delete` and `memcore systems --variants` (issue 26): a saved name kept in the store
+for a canonical variant, listed with the presets and their source; bad names exit 2 with one line."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from memcore.cli import app
+from memcore.systems.variants import register_preset, unregister_preset
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMCORE_STORE", str(tmp_path / "store"))
+    monkeypatch.setenv("MEMCORE_EMBEDDER", "hashing")
+    monkeypatch.setenv("MEMCORE_LLM_PROVIDER", "offline")
+    register_preset("com", "test-long", {"beta": 0.0, "max_len": 12}, source="test (CoM Fig. 3 stand-in)",
+                    description="chains grow to 12 nodes")
+    yield
+    unregister_preset("com", "test-long")
+
+
+def test_save_list_and_delete_a_variant() -> None:
+    saved = runner.invoke(app, ["variants", "save", "fast", "com[max_len=4,beta=0.5]"])
+    assert saved.exit_code == 0 and "@fast = com[max_len=4]" in saved.output, saved.output
+    again = runner.invoke(app, ["variants", "save", "@slow", "@fast"])  # a saved name resolves to its variant
+    assert again.exit_code == 0 and "@slow = com[max_len=4]" in again.output
+    listed = runner.invoke(app, ["systems", "--variants"])
+    assert listed.exit_code == 0, listed.output
+    assert "com:test-long" in listed.output and "[test (CoM Fig. 3 stand-in)]" in listed.output
+    assert "@fast" in listed.output and "com[max_len=4]" in listed.output
+    assert runner.invoke(app, ["variants", "delete", "@fast"]).exit_code == 0
+    assert "@fast" not in runner.invoke(app, ["variants", "list"]).output
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["variants", "save", "fast", "com[betta=1]"], "com has no field 'betta' (did you mean beta?)"),
+    (["variants", "save", "a b", "com"], "is not a variant name to save"),
+    (["variants", "save", "x", "@nope"], "@nope: no saved variant of that name"),
+    (["variants", "delete", "nope"], "nope: no saved variant of that name"),
+])
+def test_bad_names_exit_2_with_one_line(args: list[str], words: str) -> None:
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2 and words in res.output, res.output
+    assert "Traceback" not in res.output
