@@ -67,7 +67,7 @@ def test_saved_variants_resolve_by_name_and_appear_in_the_pickers(wb, conv) -> N
 
 @pytest.mark.parametrize(("name", "config", "words"), [
     ("com[betta=0.8]", {}, "com[betta=0.8]: com has no field 'betta' (did you mean beta?)"),
-    ("com", {"beta": 2.0}, "beta (float, paper default 0.5) must be in [0.0, 1.0]"),
+    ("com", {"beta": 2.0}, "com[beta=2.0]: CoMConfig: beta must be in [0.0, 1.0], not 2.0 (float, paper default 0.5)"),
     ("cmo", {}, "cmo: unknown memory system 'cmo'; available:"),
     ("@nope", {}, "@nope: no saved variant of that name"),
 ])

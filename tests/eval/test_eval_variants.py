@@ -133,3 +133,14 @@ def test_the_cli_splits_variant_lists_and_fails_bad_names_with_exit_2(tmp_path, 
         r = runner.invoke(app, ["eval", "--dataset", "demo", "--systems", bad, "--store", str(tmp_path / "st"),
                                 "--embedder", "hashing", "--provider", "offline", "--out", str(out)])
         assert r.exit_code == 2 and words in r.output and "Traceback" not in r.output, r.output
+
+
+def test_compare_pairs_rows_by_variant(run) -> None:
+    from memcore.eval.compare_cli import build_comparison
+
+    res, tmp = run
+    store = LanceStore(str(tmp / "store"), dim=256)
+    report = build_comparison(res["run_id"], res["run_id"], store, ["com[beta=0.8,max_len=4]"])
+    block = report["systems"]["com[beta=0.8,max_len=4]"]
+    assert block["overall"]["f1"]["n"] == 4 and block["only_a"] == block["only_b"] == 0
+    assert set(build_comparison(res["run_id"], res["run_id"], store)["systems"]) == set(KEYS)
