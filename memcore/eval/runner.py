@@ -14,6 +14,7 @@ The steps live beside: `runs` (run ids, resume checks, assembly from stored rows
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -37,6 +38,7 @@ __all__ = ["DATASETS", "ENGINES", "LEXICAL_JUDGE", "assemble", "check_compatible
 
 ProgressCb = Callable[[int, int, dict], None]
 StopCb = Callable[[], bool]
+_SETS_RETRIEVER = re.compile(r"[\[,]\s*retriever\s*=")
 DATASETS = ("locomo", "longmemeval", "jsonl", "demo", "auto")
 ENGINES = ("local", "ray")
 
@@ -75,8 +77,10 @@ def select_questions(conv: Conversation, categories: list | None, limit: int | N
 
 def resolve_variants(names: list[str], retriever: str = "dense", configs: dict[str, dict] | None = None,
                      saved: Callable[[str], str] | None = None) -> dict[str, Variant]:
-    """The variants of a run by canonical name, in the order given: each name parsed (memcore.systems.variants;
-    `@NAME` looked up with `saved`), `retriever` applied to those that set none, `configs[name]` on top.
+    """The variants of a run, keyed by the canonical name of each name given (in order; `@NAME` looked up with
+    `saved`): the result set's name. Each value is what runs under that name: the variant with the run's
+    `retriever` when it sets none, and `configs[name]` on top (run-level settings: the result set keeps the
+    name given, as before variants; results["retriever"] and results["configs"] say what ran).
     ConfigError (one line, from the variant parser) for a bad name; two names for the same variant too."""
     out: dict[str, Variant] = {}
     for given in names:
@@ -87,14 +91,14 @@ def resolve_variants(names: list[str], retriever: str = "dense", configs: dict[s
                 v = parse_variant(saved(given))
             else:
                 v = parse_variant(given)
-            if "retriever" not in v.settings:
-                v = v.combined({"retriever": retriever})
-            v = v.combined((configs or {}).get(given, {}))
+            own = "retriever" in v.settings or _SETS_RETRIEVER.search(given)  # `com[retriever=dense]` sets it too
+            runs = v.combined({**({} if own else {"retriever": retriever}),
+                               **(configs or {}).get(given, {})})
         except ValueError as err:
             raise ConfigError(str(err)) from None
         if v.name in out:
             raise ConfigError(f"{given}: the same variant as another name of the run ({v.name}); give it once")
-        out[v.name] = v
+        out[v.name] = runs
     return out
 
 
@@ -108,8 +112,8 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
     """Run (or resume) an evaluation and return the results dict; also written to `out` (+ .csv) if given.
 
     `systems`: names of systems or variants (`com`, `com[beta=0.8]`, `com:no-apt`, a saved `@NAME`; see
-    resolve_variants); results, rows and the ledger are keyed by canonical variant name (`results["systems"]`,
-    each naming its `system` and `variant`; `results["configs"]` the full config per variant).
+    resolve_variants); results, rows and the ledger are keyed by the canonical name given (`results["systems"]`,
+    each naming its `system` and `variant`; `results["configs"]` the full config each ran with).
 
     `progress(done, total, info)` is called per answered question (info: phase, system, conv_id);
     `should_stop()` ends the run early after saving (resume later with the same arguments).

@@ -144,3 +144,11 @@ def test_compare_pairs_rows_by_variant(run) -> None:
     block = report["systems"]["com[beta=0.8,max_len=4]"]
     assert block["overall"]["f1"]["n"] == 4 and block["only_a"] == block["only_b"] == 0
     assert set(build_comparison(res["run_id"], res["run_id"], store)["systems"]) == set(KEYS)
+
+
+def test_the_run_retriever_applies_beneath_the_names_given(tmp_path) -> None:
+    res = run_eval(settings(tmp_path), "demo", systems=["naive_rag", "com[K=10,retriever=dense]"], limit=1,
+                   judge=False, retriever="lexical")
+    assert list(res["systems"]) == ["naive_rag", "com[K=10]"]  # names as given (canonical)
+    assert res["configs"]["naive_rag"]["retriever"] == "lexical"  # the run's retriever: the variant set none
+    assert res["configs"]["com[K=10]"]["retriever"] == "dense"  # set in the name (to the default): kept
