@@ -77,3 +77,12 @@ def test_bad_names_fail_in_one_line(wb, conv, name: str, config: dict, words: st
         with pytest.raises(ValueError) as err:
             call()
         assert words in str(err.value) and "\n" not in str(err.value)
+
+
+def test_an_answer_export_names_its_variant(wb, conv) -> None:
+    from memcore.viz.evidence import export_row
+
+    q = conv.questions[0]
+    row = export_row("com", wb.ask("com[K=10]", conv, q), q.evidence)
+    assert list(row)[:3] == ["system", "variant", "retriever"] and row["variant"] == "com[K=10]"
+    assert export_row("com", wb.ask("com", conv, q), q.evidence)["variant"] == "com"
