@@ -74,8 +74,8 @@ def eval_command(
     file: str | None = typer.Option(None, "--file", "-f", help="dataset file (not needed for demo)"),
     conversations: str | None = typer.Option(None, "--conversations", "-c", help="comma-separated ids"),
     systems: str = typer.Option("all", "--systems", "-s", help="comma-separated systems or variants, or 'all': "
-                                "com, com[beta=0.8,max_len=4] (a comma inside brackets is not a separator), "
-                                "com:no-apt (a preset), @NAME (saved with `memcore variants save`); "
+                                "SYSTEM, SYSTEM[field=value,...] (a comma inside brackets is not a separator), "
+                                "SYSTEM:PRESET (a paper's ablation), @NAME (saved with `memcore variants save`); "
                                 "`memcore systems --variants` lists them"),
     categories: str | None = typer.Option(None, "--categories", help="e.g. 1,2,3,4 (default: all but 5)"),
     limit: int | None = typer.Option(None, "--limit", help="at most n questions per conversation"),

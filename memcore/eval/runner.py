@@ -91,7 +91,7 @@ def resolve_variants(names: list[str], retriever: str = "dense", configs: dict[s
                 v = parse_variant(saved(given))
             else:
                 v = parse_variant(given)
-            own = "retriever" in v.settings or _SETS_RETRIEVER.search(given)  # `com[retriever=dense]` sets it too
+            own = "retriever" in v.settings or _SETS_RETRIEVER.search(given)  # `x[retriever=dense]` sets it too
             runs = v.combined({**({} if own else {"retriever": retriever}),
                                **(configs or {}).get(given, {})})
         except ValueError as err:
@@ -111,7 +111,7 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
              ray_address: str | None = None, wait: bool = True) -> dict[str, Any]:
     """Run (or resume) an evaluation and return the results dict; also written to `out` (+ .csv) if given.
 
-    `systems`: names of systems or variants (`com`, `com[beta=0.8]`, `com:no-apt`, a saved `@NAME`; see
+    `systems`: names of systems or variants (`naive_rag`, `naive_rag[k=5]`, `SYSTEM:PRESET`, a saved `@NAME`; see
     resolve_variants); results, rows and the ledger are keyed by the canonical name given (`results["systems"]`,
     each naming its `system` and `variant`; `results["configs"]` the full config each ran with).
 
