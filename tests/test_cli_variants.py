@@ -46,3 +46,17 @@ def test_bad_names_exit_2_with_one_line(args: list[str], words: str) -> None:
     res = runner.invoke(app, args)
     assert res.exit_code == 2 and words in res.output, res.output
     assert "Traceback" not in res.output
+
+
+def test_ingest_and_ask_take_variants() -> None:
+    res = runner.invoke(app, ["ingest", "demo", "-s", "naive_rag_session,naive_rag_session[session_vector=text,k=3]"])
+    assert res.exit_code == 0, res.output
+    # a construction field: its own memory, built by this command; the paper default k=3 is dropped from the name
+    assert "naive_rag_session on demo" in res.output and "naive_rag_session[session_vector=text] on demo" in res.output
+    again = runner.invoke(app, ["ingest", "demo", "-s", "naive_rag_session[session_vector=text,k=5]"])
+    assert "already complete" in again.output  # k is query-time: the same memory
+    ask = runner.invoke(app, ["ask", "demo:q0", "-s", "naive_rag_session[session_vector=text,k=1]", "-r", "lexical"])
+    assert ask.exit_code == 0, ask.output
+    assert "[naive_rag_session[k=1,retriever=lexical,session_vector=text] / lexical / offline engine" in ask.output
+    bad = runner.invoke(app, ["ingest", "demo", "-s", "naive_rag_session[k=0]"])
+    assert bad.exit_code == 2 and "k (int, paper default 3) must be >= 1, not '0'" in bad.output
