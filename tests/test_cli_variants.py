@@ -8,15 +8,14 @@ from typer.testing import CliRunner
 
 from memcore.cli import app
 from memcore.systems.variants import register_preset, unregister_preset
+from tests.test_cli import isolated  # noqa: F401 - the same isolated store, embedder and engine (autouse)
 
 runner = CliRunner()
 
 
 @pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("MEMCORE_STORE", str(tmp_path / "store"))
-    monkeypatch.setenv("MEMCORE_EMBEDDER", "hashing")
-    monkeypatch.setenv("MEMCORE_LLM_PROVIDER", "offline")
+def test_preset():
+    """A test-registered preset (the papers' ablation presets come from the systems' packages)."""
     register_preset("com", "test-long", {"beta": 0.0, "max_len": 12}, source="test (CoM Fig. 3 stand-in)",
                     description="chains grow to 12 nodes")
     yield
