@@ -152,3 +152,16 @@ def test_the_run_retriever_applies_beneath_the_names_given(tmp_path) -> None:
     assert list(res["systems"]) == ["naive_rag", "com[K=10]"]  # names as given (canonical)
     assert res["configs"]["naive_rag"]["retriever"] == "lexical"  # the run's retriever: the variant set none
     assert res["configs"]["com[K=10]"]["retriever"] == "dense"  # set in the name (to the default): kept
+
+
+def test_results_written_before_variants_give_their_system_as_variant(run) -> None:
+    from memcore.eval.report import csv_rows, format_table, variant_of
+
+    res, _ = run
+    old = json.loads(json.dumps(res))
+    for block in old["systems"].values():  # a results file from before variants: no system/variant in the blocks
+        del block["system"], block["variant"]
+    rows = csv_rows(old)
+    assert {(r["system"], r["variant"]) for r in rows} == {(k.split(":")[0].split("[")[0], k) for k in KEYS}
+    assert "com:test-long" in format_table(old)
+    assert variant_of({"system": "com"}) == "com" and variant_of({"system": "com", "variant": "com[K=3]"}) == "com[K=3]"
