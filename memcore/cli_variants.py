@@ -54,9 +54,11 @@ def variant_lines(store: Any) -> list[str]:
     """The presets (with their source) and the store's saved variants, one line each."""
     lines = ["presets (system:preset; the paper's ablations):"]
     have = presets()
+    width = max((len(f"{p.system}:{p.name}") for p in have), default=0)
     for p in have:
         over = ",".join(f"{k}={v}" for k, v in sorted(p.overrides.items()))
-        lines.append(f"  {p.system}:{p.name:22s} [{p.source}] {p.description}" + (f"  ({over})" if over else ""))
+        lines.append(f"  {p.system + ':' + p.name:{width}s}  [{p.source}] {p.description}" +
+                     (f"  ({over})" if over else ""))
     if not have:
         lines.append("  (none registered)")
     saved = saved_variants(store)

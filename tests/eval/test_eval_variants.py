@@ -165,3 +165,16 @@ def test_results_written_before_variants_give_their_system_as_variant(run) -> No
     assert {(r["system"], r["variant"]) for r in rows} == {(k.split(":")[0].split("[")[0], k) for k in KEYS}
     assert "com:test-long" in format_table(old)
     assert variant_of({"system": "com"}) == "com" and variant_of({"system": "com", "variant": "com[K=3]"}) == "com[K=3]"
+
+
+def test_the_papers_presets_run_as_result_sets_with_their_own_mechanism(tmp_path) -> None:
+    """The issue's done-when run: com, com[beta=0.8], com:no-apt, com:no-dmce (CoM Fig. 3 presets)."""
+    names = ["com", "com[beta=0.8]", "com:no-apt", "com:no-dmce"]
+    res = run_eval(settings(tmp_path), "demo", systems=names, limit=4, judge=False)
+    assert list(res["systems"]) == names and res["complete"]
+    hist = {n: res["systems"][n]["mechanism"]["chain_length_hist"] for n in names}
+    assert set(hist["com:no-apt"]) == {str(res["configs"]["com:no-apt"]["max_len"])}  # every chain to its cap
+    assert set(hist["com:no-dmce"]) == {"1"}  # anchors alone
+    store = LanceStore(settings(tmp_path).store_uri, dim=256)
+    calls = store.llm_calls(stage="answer")
+    assert calls.groupby("variant").size().to_dict() == dict.fromkeys(names, 4)
