@@ -178,3 +178,13 @@ def test_the_papers_presets_run_as_result_sets_with_their_own_mechanism(tmp_path
     store = LanceStore(settings(tmp_path).store_uri, dim=256)
     calls = store.llm_calls(stage="answer")
     assert calls.groupby("variant").size().to_dict() == dict.fromkeys(names, 4)
+
+
+def test_the_drill_down_rows_of_a_result_set_are_its_variants(run) -> None:
+    from memcore.viz.bench import rows_frame
+
+    res, tmp = run
+    rows = LanceStore(str(tmp / "store"), dim=256).results(res["run_id"], traces=False)
+    frame = rows_frame(rows, "com[beta=0.8,max_len=4]")
+    assert len(frame) == 4 and set(frame["system"]) == {"com[beta=0.8,max_len=4]"}
+    assert len(rows_frame(rows, "com")) == 4  # the plain system's own rows only
