@@ -12,6 +12,7 @@ from typing import Any
 
 import typer
 
+from memcore.cli_variants import fail, open_store, resolve, resolve_names, variant_lines, variants_app
 from memcore.datasets.checks import DatasetWarning
 from memcore.errors import MemcoreError
 from memcore.eval.cli import eval_command
@@ -26,6 +27,7 @@ app = typer.Typer(help="memcore: watch LLM-agent memory systems build, retrieve 
                   no_args_is_help=True, add_completion=False)
 llm_app = typer.Typer(help="Local LLM server (bundled SmolLM2).", no_args_is_help=True)
 app.add_typer(llm_app, name="llm")
+app.add_typer(variants_app, name="variants")
 app.command("eval")(eval_command)
 app.command("compare")(compare_command)
 app.command("sweep")(sweep_command)
@@ -97,24 +99,30 @@ def _conversations(wb, source: str, conversations: str | None, lenient: bool = F
     return convs
 
 
-def _system_names(systems: str) -> list[str]:
+def _system_names(systems: str, store: Any) -> list[str]:
+    """Canonical variant names of --systems (a comma inside brackets is not a separator; @NAME looked up in
+    `store`; 'all': every registered system); a bad name exits 2 with its one-line error."""
     from memcore.systems import load_all
 
-    names = list(load_all()) if systems == "all" else [s.strip() for s in systems.split(",") if s.strip()]
-    unknown = [n for n in names if n not in load_all()]
-    if unknown:
-        raise typer.BadParameter(f"unknown system(s) {unknown}; available: {', '.join(load_all())}")
-    return names
+    return resolve_names(systems, store, list(load_all()))
 
 
 @app.command()
 def systems(
     field_help: bool = typer.Option(False, "--field-help", help="add each field's one-line help under it"),
+    variants: bool = typer.Option(False, "--variants", help="list the presets (with their source) and the "
+                                  "store's saved variants instead"),
+    store: str | None = STORE,
 ) -> None:
     """List the registered memory systems and their settings: per field the paper default, the valid range or
     values, construction (keys the memory space) or query (retrieval and answering only), and the source."""
     from memcore.systems import load_all
     from memcore.systems.fields import spec_table
+
+    if variants:
+        for line in variant_lines(open_store(store)):
+            echo(line)
+        return
 
     for name, cls in load_all().items():
         echo(f"{name:18s} {cls.title}  [{cls.paper}]")
@@ -125,7 +133,8 @@ def systems(
 @app.command()
 def ingest(
     source: str = typer.Argument("demo", help="dataset file (LoCoMo, LongMemEval or JSONL) or 'demo'"),
-    systems: str = typer.Option("naive_rag", "--systems", "-s", help="comma-separated names, or 'all'"),
+    systems: str = typer.Option("naive_rag", "--systems", "-s", help="comma-separated systems or variants "
+                                "(com[beta=0.8,max_len=4], com:no-apt, @NAME), or 'all'"),
     conversations: str | None = typer.Option(None, "--conversations", "-c", help="conversation ids"),
     store: str | None = STORE,
     provider: str | None = PROVIDER,
@@ -139,8 +148,8 @@ def ingest(
     echo(f"LLM: {wb.provider_label} | embedder: {wb.embedder.name} | store: {redact(wb.settings.store_uri)}")
     _check(wb)
     failures = 0
+    names = _system_names(systems, wb.store)
     for conv in _conversations(wb, source, conversations, lenient):
-        names = _system_names(systems)
         if not all(wb.is_ingested(n, conv) for n in names):  # model load, turn embedding: charged to no system
             shared = wb.prepare(conv)
             echo(f"  shared work on {conv.id}: " + ", ".join(f"{k} {v:.1f}s" for k, v in shared.items()))
@@ -176,8 +185,10 @@ def ask(
     question: str = typer.Argument(..., help="question text, or a dataset question id like conv-26:q3"),
     source: str = typer.Option("demo", "--source", help="dataset file or 'demo'"),
     conversation: str | None = typer.Option(None, "--conversation", "-c"),
-    system: str = typer.Option("naive_rag", "--system", "-s"),
-    retriever: str = typer.Option("dense", "--retriever", "-r", help=RETRIEVER_HELP),
+    system: str = typer.Option("naive_rag", "--system", "-s", help="a system or variant: com, com[beta=0.8], "
+                               "com:no-apt, @NAME"),
+    retriever: str | None = typer.Option(None, "--retriever", "-r", help=RETRIEVER_HELP + " (default: the "
+                                         "variant's, else dense)"),
     store: str | None = STORE,
     provider: str | None = PROVIDER,
     as_json: bool = typer.Option(False, "--json", help="print the full answer and trace as JSON"),
@@ -188,17 +199,21 @@ def ask(
     from memcore.eval.diagnostics import evidence_recall
 
     wb = _workbench(store, provider, llm_concurrency=llm_concurrency)
+    try:
+        variant = resolve(system, wb.store).combined({"retriever": retriever} if retriever else None).name
+    except ValueError as err:
+        raise fail(err) from None
     _check(wb)
     conv = _conversations(wb, source, conversation, lenient)[0]
     q = next((x for x in conv.questions if x.id == question), None) or question
     try:
-        ans = wb.ask(system, conv, q, retriever=retriever)
+        ans = wb.ask(variant, conv, q)
     finally:
         wb.ledger.flush()
     if as_json:
         echo(json.dumps(ans.to_dict(), indent=2, default=str))
         return
-    echo(f"[{system} / {retriever} / {wb.provider_label}]")
+    echo(f"[{variant} / {ans.trace.retriever} / {wb.provider_label}]")
     echo(f"Q: {ans.trace.question}\nA: {ans.text}")
     gold = set(getattr(q, "evidence", []) or [])
     if not isinstance(q, str):

@@ -81,17 +81,19 @@ class RecordsMixin:
 
     def llm_calls(self, *, system: str | None = None, conv_id: str | Sequence[str] | None = None,
                   stage: str | None = None, provider: str | None = None, role: str | None = None,
-                  after_step: int | None = None) -> pd.DataFrame:
+                  after_step: int | None = None, variant: str | Sequence[str] | None = None) -> pd.DataFrame:
         """Persisted LLM calls, all of them or those matching every filter given: system, conversation
-        (one id or several), stage, provider, role, and step > after_step."""
+        (one id or several), stage, provider, role, step > after_step, and variant (canonical name(s))."""
         if conv_id is not None and not isinstance(conv_id, str):
             conv_id = list(conv_id)
+        if variant is not None and not isinstance(variant, str):
+            variant = list(variant)
         where = match(system=system, conv_id=conv_id, stage=stage, provider=provider, role=role,
-                      step__gt=after_step)
+                      step__gt=after_step, variant=variant)
         return self._df("llm_calls", where=where or None)
 
     def save_results(self, run_id: str, rows: Sequence[dict]) -> None:
-        """Upsert per-question results of an evaluation run (keyed by run, system, question).
+        """Upsert per-question results of an evaluation run (keyed by run, variant, question).
 
         Two processes upserting the same new key at once would both insert it (LanceDB rebases the two
         commits; it does not see the key twice), so each conversation's rows are merged under a short
@@ -102,7 +104,9 @@ class RecordsMixin:
         held = self._leases.get(f"run|{run_id}")
         if held is not None:
             held.check()  # a run lease that expired and was taken over: write nothing (MemoryBusy)
-        out = [{"key": f"{run_id}|{r['system']}|{r['question_id']}", "run_id": run_id, "system": r["system"],
+        # keyed by the result set: the row's canonical variant (its plain system for rows without one); the
+        # table's `system` column holds that name too, so results(run_id, systems=[variants]) selects by it
+        out = [{"key": f"{run_id}|{_set(r)}|{r['question_id']}", "run_id": run_id, "system": _set(r),
                 "conv_id": r.get("conv_id", ""), "question_id": r["question_id"],
                 "payload": json.dumps(r, default=json_default), "ts": time.time()} for r in rows]
         by_conv: dict[str, list[dict]] = {}
@@ -126,7 +130,8 @@ class RecordsMixin:
         return t
 
     def result(self, run_id: str, system: str, question_id: str) -> dict | None:
-        """One stored per-question result (with its trace), or None."""
+        """One stored per-question result (with its trace) of a result set (`system`: a canonical variant name,
+        a plain system's being its own), or None."""
         self.results_table()
         df = self._df("results", where=f"key = {sql_str(f'{run_id}|{system}|{question_id}')}", columns=["payload"])
         return json.loads(df.iloc[0]["payload"]) if len(df) else None
@@ -134,12 +139,12 @@ class RecordsMixin:
     def results(self, run_id: str, systems: Sequence[str] | None = None, *, traces: bool = True,
                 limit: int | None = None) -> list[dict]:
         """Stored per-question results of a run (including rows other processes wrote since), of some
-        systems only when `systems` is given; without their traces (read in batches) when traces=False;
+        result sets only when `systems` (canonical variant names; a plain system is its own) is given; without their traces (read in batches) when traces=False;
         at most `limit` rows."""
         return list(self._result_rows(run_id, systems, traces, limit))
 
     def result_keys(self, run_id: str) -> set[tuple[str, str]]:
-        """The (system, question_id) pairs stored for a run."""
+        """The (variant, question_id) pairs stored for a run (a plain system is its own variant)."""
         if not self._has_results():
             return set()
         df = self.results_table().search().where(match(run_id=run_id)).select(["system", "question_id"]) \
@@ -161,6 +166,11 @@ class RecordsMixin:
                 if not traces:
                     row.pop("trace", None)
                 yield row
+
+
+def _set(row: dict) -> str:
+    """The result set of a result row: its variant, else (a row without one) its system."""
+    return str(row.get("variant") or row["system"])
 
 
 def json_default(o: Any) -> Any:

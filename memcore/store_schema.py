@@ -94,13 +94,13 @@ SCHEMAS: dict[str, pa.Schema] = {
         pa.field("latency_ms", pa.float64()), pa.field("cache_hit", pa.bool_()), pa.field("ok", pa.bool_()),
         pa.field("error", pa.string()), pa.field("step", pa.int32()), pa.field("ts", pa.float64()),
         pa.field("attempt", pa.int32()), pa.field("prompt", pa.string()), pa.field("completion", pa.string()),
-        pa.field("request_format", pa.string()), pa.field("outcome", pa.string()),
+        pa.field("request_format", pa.string()), pa.field("outcome", pa.string()), pa.field("variant", pa.string()),
     ]),
     "leases": pa.schema([  # memcore.lease: one row per held write lease of a remote store
         pa.field("key", pa.string()), pa.field("holder", pa.string()), pa.field("pid", pa.int64()),
         pa.field("host", pa.string()), pa.field("since", pa.float64()), pa.field("expires_at", pa.float64()),
     ]),
-    "results": pa.schema([
+    "results": pa.schema([  # `system`: the row's result set, its canonical variant (a plain system's own name)
         pa.field("key", pa.string()), pa.field("run_id", pa.string()), pa.field("system", pa.string()),
         pa.field("conv_id", pa.string()), pa.field("question_id", pa.string()), pa.field("payload", pa.string()),
         pa.field("ts", pa.float64()),
@@ -116,7 +116,8 @@ LINK_KEY = ["space", "conv_id", "item_id", "source_id", "step"]
 # opening an older store adds them (LanceDB add_columns), so nothing stored is lost.
 ADDED_COLUMNS: dict[str, dict[str, str]] = {
     "llm_calls": {"attempt": "CAST(1 AS INT)", "prompt": "CAST('' AS STRING)", "completion": "CAST('' AS STRING)",
-                  "request_format": "CAST('' AS STRING)", "outcome": "CAST('' AS STRING)"},
+                  "request_format": "CAST('' AS STRING)", "outcome": "CAST('' AS STRING)",
+                  "variant": "system"},  # a call before variants: the plain system
 }
 
 

@@ -209,6 +209,10 @@ class Trace:
     errors: list[str] = field(default_factory=list)
     context: str = ""  # the context text given to the answer model
     reader: dict[str, Any] = field(default_factory=dict)  # the answer prompt used: role, temperature, seed, source
+    variant: str = ""  # the canonical variant name answering (memcore.systems.variants); "" or unset: the system
+
+    def __post_init__(self) -> None:
+        self.variant = self.variant or self.system
 
     def context_turn_ids(self) -> list[str]:
         """Raw turns present in the context, in first-seen order."""
@@ -230,7 +234,8 @@ class Trace:
                 "candidates": {"columns": list(CANDIDATE_COLUMNS),
                                "rows": [[getattr(c, k) for k in CANDIDATE_COLUMNS] for c in self.candidates]},
                 "stages": list(self.stages), "structure": dict(self.structure), "notes": list(self.notes),
-                "errors": list(self.errors), "context": self.context, "reader": dict(self.reader)}
+                "errors": list(self.errors), "context": self.context, "reader": dict(self.reader),
+                **({"variant": self.variant} if self.variant and self.variant != self.system else {})}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Trace:

@@ -14,9 +14,11 @@ from memcore.ingest import IngestReport, ProgressFn, StageFn, ensure_turns, inge
 from memcore.llm import LLMClient, UsageLedger, make_client
 from memcore.settings import Settings
 from memcore.store import LanceStore
+from memcore.store_variants import is_saved_name, save_variant, saved_variant, saved_variants
 from memcore.store_view import MemoryView
 from memcore.systems import get_system, load_all, make_config
 from memcore.systems.base import BaseSystem, Runtime, SystemConfig, query_dict
+from memcore.systems.variants import Variant, parse_variant, presets
 from memcore.types import Answer, Conversation, Event, Question
 
 _UNREAD = object()  # a checkpoint not read yet
@@ -34,6 +36,17 @@ def _answer(sys_: Any, question: Question, cfg: SystemConfig) -> Answer:
     return sys_.answer(question)
 
 
+def _config(v: Variant) -> SystemConfig:
+    """The config a parsed variant stands for (its system's, with its settings; validated)."""
+    return make_config(v.system, **v.settings)
+
+
+def _named(ans: Answer, v: Variant) -> Answer:
+    """The answer with its trace naming the variant that gave it."""
+    ans.trace.variant = v.name
+    return ans
+
+
 class Workbench:
     """Store + embedder + LLM client, and the operations built on them."""
 
@@ -48,6 +61,7 @@ class Workbench:
         self.runtime = Runtime(self.store, self.embedder, self.llm)
         self._systems: dict[tuple, BaseSystem] = {}
         self._complete: set[tuple] = set()  # keys of cached systems restored from a finished ingest
+        self._parsed: dict[tuple, Variant] = {}  # variant names already parsed (not presets, not saved names)
 
     @property
     def provider_label(self) -> str:
@@ -80,12 +94,51 @@ class Workbench:
         """A stored conversation by id."""
         return self.store.load_conversation(conv_id)
 
+    # ------------------------------------------------------------- variants
+    def variant(self, name: str, **config: Any) -> Variant:
+        """A system or variant name parsed once, with keyword settings on top: `com`, `com[beta=0.8]`,
+        `com:no-apt`, or `@NAME` (a variant saved in this store); its system, settings and canonical name
+        (memcore.systems.variants; `wb.variant("com[beta=0.8]", retriever="hybrid").name` is
+        `com[beta=0.8,retriever=hybrid]`). Every method taking a system name takes any of these; a bad name or
+        setting is a ValueError of one line naming the field, its type, paper default and valid values."""
+        if is_saved_name(name):  # looked up each time: a saved name may be saved again meanwhile
+            return parse_variant(saved_variant(self.store, name)).combined(config)
+        try:
+            key: Any = (name, tuple(sorted(config.items())))
+            hash(key)
+        except TypeError:  # a setting of an unhashable type: parsed, not kept
+            key = None
+        hit = self._parsed.get(key) if key is not None and ":" not in name else None  # presets may be replaced
+        if hit is None:
+            hit = parse_variant(name).combined(config)
+            if key is not None and ":" not in name and len(self._parsed) < 4096:
+                self._parsed[key] = hit
+        return hit
+
+    def variant_names(self) -> list[str]:
+        """Every name a picker offers: the registered systems, the presets (`system:preset`), then the variants
+        saved in this store (`@NAME`)."""
+        return [*load_all(), *(f"{p.system}:{p.name}" for p in presets()),
+                *(f"@{n}" for n in saved_variants(self.store))]
+
+    def save_variant(self, name: str, variant: str) -> str:
+        """Keep `name` (written `@name`) in the store for a variant (its canonical form, returned); saving a
+        name again replaces it. ValueError (one line) for a bad name or variant."""
+        v = self.variant(variant)
+        save_variant(self.store, name, v.name, v.system)
+        return v.name
+
+    def saved_variants(self) -> dict[str, str]:
+        """The variants saved in this store: {name: canonical variant}."""
+        return {n: str(v["variant"]) for n, v in saved_variants(self.store).items()}
+
     # -------------------------------------------------------------- systems
     def system(self, name: str, conv: Conversation, restore: bool = True, **config: Any) -> BaseSystem:
         """A system bound to a conversation; restored from the store when already ingested. One system is held
         per memory space (name, construction config, embedder, LLM): another query-time setting (the retriever,
         the reader, K, ...) gets a view of it with that setting (BaseSystem.with_query), never a second restore."""
-        cfg = make_config(name, **config)
+        v = self.variant(name, **config)
+        name, cfg = v.system, _config(v)
         if not restore:  # never cached: a cached empty instance would answer from no memory
             return get_system(name)(self.runtime, conv, cfg)
         return _for_query(self._held(name, conv, cfg, self.runtime.space(name, cfg)), cfg)
@@ -115,20 +168,23 @@ class Workbench:
     def space(self, name: str, conv: Conversation, **config: Any) -> str:
         """The memory space a system's ingest of a conversation writes to (memcore.systems.protocol.memory_space
         of the name, the construction config, this embedder and this LLM; no system is built)."""
-        return self.runtime.space(name, make_config(name, **config))
+        v = self.variant(name, **config)
+        return self.runtime.space(v.system, _config(v))
 
     # ----------------------------------------------------------------- reads
     def memory(self, name: str, conv: Conversation, **config: Any) -> MemoryView:
-        """Read access to a system's stored memory of a conversation (items, versions, events, calls)."""
-        return MemoryView(self.store, name, conv.id, self.space(name, conv, **config))
+        """Read access to a system's (variant's) stored memory of a conversation (items, versions, events,
+        calls); variants differing only in query-time settings read the same memory."""
+        v = self.variant(name, **config)
+        return MemoryView(self.store, v.system, conv.id, self.runtime.space(v.system, _config(v)))
 
     def events(self, name: str, conv: Conversation, upto: int | None = None, **config: Any) -> list[Event]:
         """The stored ingest events of a system's memory of a conversation, in order."""
         return self.memory(name, conv, **config).events(upto)
 
     def llm_calls(self, **filters: Any) -> pd.DataFrame:
-        """Persisted LLM calls matching system=, conv_id=, stage=, provider=, role=, after_step=
-        (LanceStore.llm_calls)."""
+        """Persisted LLM calls matching system=, conv_id=, stage=, provider=, role=, after_step=, variant=
+        (LanceStore.llm_calls; a variant's ingest calls carry its Variant.memory_name, its answers its name)."""
         return self.store.llm_calls(**filters)
 
     def ingest(self, name: str, conv: Conversation, progress: ProgressFn | None = None,
@@ -143,8 +199,10 @@ class Workbench:
         `wait_timeout` s (default MEMCORE_LEASE_WAIT_S) and then find it done, or with wait=False
         raise MemoryBusy at once.
         """
-        return self._ingest(name, conv, make_config(name, **config), progress=progress, should_stop=should_stop,
-                            wait=wait, wait_timeout=wait_timeout, stage=stage)
+        v = self.variant(name, **config)
+        with UsageLedger.variant(v.memory_name):  # the calls build that memory, whichever variant asked
+            return self._ingest(v.system, conv, _config(v), progress=progress, should_stop=should_stop, wait=wait,
+                                wait_timeout=wait_timeout, stage=stage)
 
     def _ingest(self, name: str, conv: Conversation, cfg: SystemConfig, progress: ProgressFn | None = None,
                 should_stop: Any = None, *, wait: bool = True, wait_timeout: float | None = None,
@@ -179,21 +237,30 @@ class Workbench:
         worked out once; the system held for that space answers with this call's query-time settings
         (`answer(question, query=...)`), so changing only those never restores memory. A held system restored
         from a finished ingest answers without reading the checkpoint again (an ingest through this workbench
-        that builds or resumes the memory drops it; one that finds it complete keeps it)."""
+        that builds or resumes the memory drops it; one that finds it complete keeps it).
+
+        `name` may be a variant (`com[beta=0.8]`, `com:no-apt`, `@NAME`): parsed once here; its answer's trace
+        and its LLM calls carry the canonical variant name. A variant with construction settings answers from
+        its own memory: when that memory is missing or incomplete, ask builds it first, as for any system (an
+        explicit `ingest` shows progress), and a failed build raises LLMError naming the variant's memory."""
         if isinstance(question, str):
             question = Question(id="adhoc", conv_id=conv.id, text=question, answer="")
-        cfg = make_config(name, **config)
+        v = self.variant(name, **config)
+        name, cfg = v.system, _config(v)
         space = self.runtime.space(name, cfg)
         key = (name, conv.id, space)
-        if key in self._complete:
-            return _answer(self._systems[key], question, cfg)
-        ck = self.store.checkpoint(space, conv.id)
-        if not (ck and ck["done"]):
-            rep = self._ingest(name, conv, cfg)
-            if rep.error:  # never answer from a memory that is missing the failed steps
-                raise LLMError(rep.message)
-            ck = _UNREAD
-        return _answer(self._held(name, conv, cfg, space, ck), question, cfg)
+        with UsageLedger.variant(v.name):
+            if key in self._complete:
+                return _named(_answer(self._systems[key], question, cfg), v)
+            ck = self.store.checkpoint(space, conv.id)
+            if not (ck and ck["done"]):
+                with UsageLedger.variant(v.memory_name):
+                    rep = self._ingest(name, conv, cfg)
+                if rep.error:  # never answer from a memory that is missing the failed steps
+                    raise LLMError(rep.message if v.name == name else f"{v.name} (memory {v.memory_name}): "
+                                   f"{rep.message}")
+                ck = _UNREAD
+            return _named(_answer(self._held(name, conv, cfg, space, ck), question, cfg), v)
 
     @staticmethod
     def systems() -> list[str]:

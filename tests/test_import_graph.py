@@ -74,8 +74,8 @@ def is_system_view(module: str) -> bool:
 
 def group_of(module: str) -> str:
     """The floor group of a memcore module: memcore.<top> with store*.py, lease and retrievers in
-    `store`, annotate*.py in `annotate`, ingest*.py in `ingest` and a system's view modules (is_system_view)
-    in `viz`; the package itself (its version) is `types`."""
+    `store`, annotate*.py in `annotate`, ingest*.py in `ingest`, cli*.py in `cli` and a system's view modules
+    (is_system_view) in `viz`; the package itself (its version) is `types`."""
     parts = module.split(".")
     if len(parts) == 1:
         return "types"
@@ -88,6 +88,8 @@ def group_of(module: str) -> str:
         return "annotate"
     if top.startswith("ingest"):
         return "ingest"
+    if top.startswith("cli"):
+        return "cli"
     return top
 
 

@@ -87,7 +87,10 @@ def eval_command(
     dataset: str = typer.Option("locomo", "--dataset", "-d", help="locomo | longmemeval | jsonl | demo | auto"),
     file: str | None = typer.Option(None, "--file", "-f", help="dataset file (not needed for demo)"),
     conversations: str | None = typer.Option(None, "--conversations", "-c", help="comma-separated ids"),
-    systems: str = typer.Option("all", "--systems", "-s", help="comma-separated system names, or 'all'"),
+    systems: str = typer.Option("all", "--systems", "-s", help="comma-separated systems or variants, or 'all': "
+                                "SYSTEM, SYSTEM[field=value,...] (a comma inside brackets is not a separator), "
+                                "SYSTEM:PRESET (a paper's ablation), @NAME (saved with `memcore variants save`); "
+                                "`memcore systems --variants` lists them"),
     categories: str | None = typer.Option(None, "--categories", help="e.g. 1,2,3,4 (default: all but 5)"),
     limit: int | None = typer.Option(None, "--limit", help="at most n questions per conversation"),
     workers: int = typer.Option(1, "--workers", "-w", help="processes, each taking whole conversations "
@@ -118,6 +121,17 @@ def eval_command(
     """Evaluate memory systems on a dataset: resumable, per-category scores, evidence recall, cost."""
     from memcore.eval.report import format_table
     from memcore.eval.runner import run_eval
+    from memcore.store_variants import is_saved_name
+    from memcore.systems.variants import parse_variant, split_names
+
+    try:  # a bad name fails here in one line (a saved @NAME is looked up in the store by run_eval)
+        names = "all" if systems == "all" else split_names(systems)
+        for name in [] if names == "all" else names:
+            if not is_saved_name(name):
+                parse_variant(name)
+    except ValueError as err:
+        echo(f"error: {err}", err=True)
+        raise typer.Exit(2) from None
 
     changes = {k: v for k, v in {"store_uri": store, "llm_provider": provider, "embedder": embedder,
                                  "llm_concurrency": llm_concurrency, "llm_timeout_s": llm_timeout}.items() if v}
@@ -128,7 +142,7 @@ def eval_command(
     bar = _Bar()
     try:
         with _dataset_warnings():  # a --lenient load's warnings, one line each
-            res = run_eval(settings, dataset, file, "all" if systems == "all" else _split(systems) or [],
+            res = run_eval(settings, dataset, file, names,
                            conversations=_split(conversations), categories=_split(categories), limit=limit,
                            workers=workers, retriever=retriever, judge=(judge_runs if judge_runs > 1 else True) if judge
                            else False, run_id=run_id, out=out, lenient=lenient,

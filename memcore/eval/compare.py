@@ -14,6 +14,7 @@ from typing import Any
 from memcore.eval.cost import cost_usd
 from memcore.eval.diagnostics import locate_missed_evidence, split_evidence
 from memcore.eval.metric_registry import COMPARE, get_metric, metric_names
+from memcore.eval.report import variant_of
 from memcore.eval.scores import row_score
 from memcore.eval.stats import interval, mcnemar, paired_delta
 from memcore.types import Trace
@@ -64,12 +65,13 @@ def _deltas(pairs: list[tuple[dict, dict]], metrics: Iterable[str]) -> dict[str,
 
 
 def rank_systems(rows: list[dict], metric: str = "f1") -> list[dict[str, Any]]:
-    """Systems of one run by mean `metric`, best first (highest, or lowest for a metric the registry marks
-    lower-is-better), each with its interval and n, and the paired difference to the best system on their
-    common questions; `tied_with_best` when that interval holds 0."""
+    """Systems (result sets: variants) of one run by mean `metric`, best first (highest, or lowest for a metric
+    the registry marks lower-is-better), each with its interval and n, and the paired difference to the best on
+    their common questions; `tied_with_best` when that interval holds 0. An entry's `system` is the result
+    set's name (its canonical variant, the key of results["systems"])."""
     by_sys: dict[str, list[dict]] = {}
     for r in rows:
-        by_sys.setdefault(r["system"], []).append(r)
+        by_sys.setdefault(variant_of(r), []).append(r)
     scored = []
     for name, rs in by_sys.items():
         iv = interval([row_score(r, metric) for r in rs])
@@ -117,10 +119,10 @@ def compare_runs(rows_a: list[dict], rows_b: list[dict], systems: list[str] | No
     paired deltas (B - A) of delta_scores() (query cost for priced models only) with 95% intervals and McNemar's test, and the
     flipped questions with both sides' evidence. `full(side, row)` returns a row with its trace
     ("a"/"b"), for the flips only (default: the rows as given)."""
-    names = systems or sorted({r["system"] for r in rows_a} & {r["system"] for r in rows_b})
+    names = systems or sorted({variant_of(r) for r in rows_a} & {variant_of(r) for r in rows_b})
     out: dict[str, Any] = {}
     for name in names:
-        pairs = pair_rows([r for r in rows_a if r["system"] == name], [r for r in rows_b if r["system"] == name])
+        pairs = pair_rows([r for r in rows_a if variant_of(r) == name], [r for r in rows_b if variant_of(r) == name])
         cats: dict[str, list[tuple[dict, dict]]] = {}
         for p in pairs:
             cats.setdefault(str(p[0].get("category")), []).append(p)
@@ -132,6 +134,6 @@ def compare_runs(rows_a: list[dict], rows_b: list[dict], systems: list[str] | No
                      "categories": {c: {"name": ps[0][0].get("category_name", c), **_deltas(ps, metrics)}
                                     for c, ps in sorted(cats.items())},
                      "flips": flips,
-                     "only_a": sum(r["system"] == name for r in rows_a) - len(pairs),
-                     "only_b": sum(r["system"] == name for r in rows_b) - len(pairs)}
+                     "only_a": sum(variant_of(r) == name for r in rows_a) - len(pairs),
+                     "only_b": sum(variant_of(r) == name for r in rows_b) - len(pairs)}
     return out

@@ -18,6 +18,8 @@ import typer
 from memcore.errors import ConfigError
 from memcore.eval.compare import compare_runs
 from memcore.eval.compare_export import comparison_text, write_comparison
+from memcore.eval.report import variant_of
+from memcore.systems.variants import canonical, split_names
 from memcore.text.terminal import echo
 
 __all__ = ["build_comparison", "compare_command", "load_run"]
@@ -34,7 +36,7 @@ def load_run(arg: str, store: Any, systems: list[str] | None) -> tuple[dict[str,
         if not isinstance(rows, list):
             raise ConfigError(f"{arg} holds no per-question rows; pass its run id ({data.get('run_id', '?')}) "
                               "with --store, or export the run with its rows")
-        rows = [r for r in rows if not systems or r.get("system") in systems]
+        rows = [r for r in rows if not systems or variant_of(r) in systems]
         return {"label": f"{path.name} ({data.get('run_id', '')})", "run_id": data.get("run_id"),
                 "source": str(path)}, rows, lambda r: r
     rows = store.results(arg, systems, traces=False)
@@ -43,7 +45,7 @@ def load_run(arg: str, store: Any, systems: list[str] | None) -> tuple[dict[str,
                           if systems else "") + "; check the run id (Benchmark page) or pass --store")
 
     def full(row: dict) -> dict:
-        return store.result(arg, row["system"], row["question_id"]) or row
+        return store.result(arg, variant_of(row), row["question_id"]) or row
 
     return {"label": arg, "run_id": arg, "source": str(store.uri)}, rows, full
 
@@ -57,10 +59,20 @@ def build_comparison(run_a: str, run_b: str, store: Any, systems: list[str] | No
             "systems": compare_runs(rows_a, rows_b, systems, full=lambda side, row: fulls[side](row))}
 
 
+def _canonical(name: str) -> str:
+    """A variant's canonical name (as results are keyed); the name as given when it no longer parses (a run of
+    a preset or plugin not registered here)."""
+    try:
+        return canonical(name)
+    except ValueError:
+        return name
+
+
 def compare_command(
     run_a: str = typer.Argument(..., help="run id (in the store) or results JSON with rows: the baseline"),
     run_b: str = typer.Argument(..., help="run id or results JSON: compared against RUN_A (deltas B - A)"),
-    systems: str | None = typer.Option(None, "--systems", "-s", help="comma-separated systems (default: both runs')"),
+    systems: str | None = typer.Option(None, "--systems", "-s", help="comma-separated systems or variants (a comma "
+                                       "inside brackets is not a separator; default: both runs')"),
     store: str | None = typer.Option(None, "--store", help="LanceDB path or URI (default .memcore or $MEMCORE_STORE)"),
     out: str | None = typer.Option("compare.json", "--out", "-o", help="comparison JSON ('' for none)"),
     html: str | None = typer.Option("compare.html", "--html", help="comparison HTML ('' for none)"),
@@ -72,7 +84,10 @@ def compare_command(
 
     settings = Settings()
     uri = store or settings.store_uri
-    names = [s.strip() for s in systems.split(",") if s.strip()] if systems else None
+    try:
+        names = [_canonical(n) for n in split_names(systems)] if systems else None
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
     report = build_comparison(run_a, run_b, LanceStore(uri), names)
     if not report["systems"]:
         raise ConfigError("the two runs share no system; pass --systems or compare runs of the same systems")

@@ -58,15 +58,17 @@ def same_model(recorded: str, model: str) -> bool:
     return recorded == model or rest[:1].isdigit()
 
 
-def construction_usage(store: Any, system: str, conv_ids: list[str], provider: str, model: str) -> dict:
-    """Ingest LLM usage of a system over conversations, from the ledger in the store.
+def construction_usage(store: Any, system: str, conv_ids: list[str], provider: str, model: str,
+                       variant: str | None = None) -> dict:
+    """Ingest LLM usage of a system over conversations, from the ledger in the store; with `variant`, of that
+    memory only (the calls whose ledger variant is that construction variant name, Variant.memory_name).
 
     Every stored construction call counts once: a resumed ingest first deletes the ledger rows of
     the steps it rolls back (store.rollback), so redone calls are not counted twice; calls answered
     by the call cache count like the others (a resumed ingest's redone calls hit it).
     """
-    df = store.llm_calls(stage="construction", system=system, provider=provider, conv_id=list(conv_ids)) \
-        if conv_ids else None
+    df = store.llm_calls(stage="construction", system=system, provider=provider, conv_id=list(conv_ids),
+                         variant=variant) if conv_ids else None
     out = {"prompt_tokens": 0, "completion_tokens": 0, "calls": 0, "latencies_ms": []}
     if df is None or df.empty:
         return out

@@ -44,6 +44,7 @@ from memcore.eval.paper_metrics import (
     report_lines,
 )
 from memcore.eval.scores import CI_LABEL, block_intervals, category_sources, citation_content
+from memcore.systems.variants import system_of
 from memcore.types import Answer, Question
 
 TIMING_KEYS = frozenset({"created", "finished", "wall_seconds", "latency_ms", "latency_ms_p50",
@@ -141,9 +142,15 @@ def _natural(s: str) -> tuple:
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", str(s)))
 
 
+def variant_of(row: dict) -> str:
+    """The result set a row belongs to: its canonical variant name (memcore.systems.variants); a row stored
+    before variants existed has none and belongs to its plain system."""
+    return str(row.get("variant") or row.get("system", ""))
+
+
 def row_order(row: dict) -> tuple:
-    """Sort key of a row: system, conversation, question id (natural order)."""
-    return (row.get("system", ""), _natural(row.get("conv_id", "")), _natural(row.get("question_id", "")))
+    """Sort key of a row: variant, conversation, question id (natural order)."""
+    return (variant_of(row), _natural(row.get("conv_id", "")), _natural(row.get("question_id", "")))
 
 
 def _aggregate(m: Metric, rows: list[dict]) -> dict[str, Any]:
@@ -186,8 +193,8 @@ def _stage_latency(rows: list[dict], stage: str) -> list[float]:
 
 def system_summary(rows: list[dict], construction: dict[str, Any] | None, *, judge: bool, model: str,
                    provider: str, prices: Prices | None = None, name: str = "") -> dict[str, Any]:
-    """One system's results: overall, per category, tokens, calls, latency percentiles, cost and the
-    mechanism statistics of system `name` (default: the rows' system).
+    """One system's (variant's) results: overall, per category, tokens, calls, latency percentiles, cost and the
+    mechanism statistics of the registered system of variant `name` (default: the rows' system).
 
     `construction` = {"prompt_tokens", "completion_tokens", "calls", "latencies_ms"} of the ingest
     LLM calls of this system over the run's conversations (from the usage ledger).
@@ -239,7 +246,8 @@ def system_summary(rows: list[dict], construction: dict[str, Any] | None, *, jud
         "latency_ms": latency,
         "cost_usd": total,
         "cost_usd_by_stage": costs,
-        "mechanism": mechanism_summary(name or (rows[0]["system"] if rows else ""), rows, con),
+        "mechanism": mechanism_summary(system_of(name) if name else (rows[0]["system"] if rows else ""), rows,
+                                       con),
         "citation_content": citation_content(rows),
         "category_sources": category_sources(rows),
         "fallbacks": fallback_counts(rows),
@@ -252,34 +260,40 @@ def system_summary(rows: list[dict], construction: dict[str, Any] | None, *, jud
 def aggregate(rows: list[dict], construction: dict[str, dict] | None = None, *, judge: bool,
               model: str, provider: str, prices: Prices | None = None,
               systems: list[str] | None = None) -> dict[str, dict]:
-    """Per-system summaries of per-question rows; `construction` maps system -> ingest usage."""
+    """Per-variant summaries of per-question rows (keyed by canonical variant name; a plain system's name is
+    its own variant), each naming its registered `system` and `variant`; `construction` maps variant -> ingest
+    usage."""
     by_sys: dict[str, list[dict]] = {s: [] for s in systems or []}
     for r in rows:
-        by_sys.setdefault(r["system"], []).append(r)
-    return {s: system_summary(rs, (construction or {}).get(s), judge=judge, model=model, provider=provider,
-                              prices=prices, name=s) for s, rs in by_sys.items()}
+        by_sys.setdefault(variant_of(r), []).append(r)
+    return {s: {"system": system_of(s), "variant": s,
+                **system_summary(rs, (construction or {}).get(s), judge=judge, model=model, provider=provider,
+                                 prices=prices, name=s)} for s, rs in by_sys.items()}
 
 
 def csv_fields() -> tuple[str, ...]:
-    """The CSV's columns: system, category, n; each metric's block fields (registry order); the 95% interval
-    (lo, hi, n) of the headline metrics; the counts (failures); then the per-system figures (SYSTEM_CSV)."""
+    """The CSV's columns: system, variant (the result set: canonical variant name), category, n; each metric's
+    block fields (registry order); the 95% interval (lo, hi, n) of the headline metrics; the counts (failures);
+    then the per-system figures (SYSTEM_CSV)."""
     ms = metrics(CSV)
     scores = [f for m in ms if m.aggregate != COUNT for f in (m.name, *m.extra)]
     ci = [f"{m.name}_{b}" for m in ms if m.headline for b in _BOUNDS]
     counts = [m.name for m in ms if m.aggregate == COUNT]
-    return ("system", "category", "category_name", "n", *scores, *ci, *counts, *SYSTEM_CSV)
+    return ("system", "variant", "category", "category_name", "n", *scores, *ci, *counts, *SYSTEM_CSV)
 
 
 def csv_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
-    """One CSV row per system x category, plus an "overall" row per system (columns: csv_fields())."""
+    """One CSV row per variant x category, plus an "overall" row per variant (columns: csv_fields()); results
+    written before variants have no `variant` in their blocks: it is the system's name."""
     intervals = {f"{m.name}_{b}": (m.name, b) for m in metrics() if m.headline for b in _BOUNDS}
-    fields, out = csv_fields()[3:], []
+    fields, out = csv_fields()[4:], []
     for name, s in results["systems"].items():
         groups = [(k, v.get("name", k), v) for k, v in s["categories"].items()]
         groups.append(("overall", "overall", s["overall"]))
         for key, label, block in groups:
             ci = block.get("ci") or {}
-            row: dict[str, Any] = {"system": name, "category": key, "category_name": label}
+            row: dict[str, Any] = {"system": s.get("system") or system_of(name), "variant": name, "category": key,
+                                   "category_name": label}
             for f in fields:
                 row[f] = s.get(f) if f in SYSTEM_CSV else block.get(f) if f not in intervals else \
                     ci.get(intervals[f][0], {}).get(intervals[f][1])
@@ -355,7 +369,7 @@ def format_table(results: dict[str, Any]) -> str:
     head = ["system", "cat", "n", *[m.column for m in shown], "constr_tok", "q_tok/q", "p50_ms"]
     lines = [head]
     for row in csv_rows(results):
-        vals = [row["system"], row["category"], row["n"], *[_cell(row, m, runs) for m in shown],
+        vals = [row["variant"], row["category"], row["n"], *[_cell(row, m, runs) for m in shown],
                 row["construction_tokens"], row["query_tokens_per_question"], row["latency_ms_p50"]]
         lines.append([_fmt(v) for v in vals])
     widths = [max(len(str(r[i])) for r in lines) for i in range(len(head))]

@@ -14,6 +14,7 @@ The steps live beside: `runs` (run ids, resume checks, assembly from stored rows
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,14 +28,17 @@ from memcore.eval.run_record import DONE, INCOMPLETE, STOPPED, RunRecorder, sele
 from memcore.eval.runs import assemble, check_compatible, existing_rows, load_rows, make_run_id, run_meta
 from memcore.eval.workers import evaluate_conversation, run_parallel, score_question
 from memcore.settings import Settings
+from memcore.store_variants import is_saved_name, saved_variant
+from memcore.systems.variants import Variant, parse_variant
 from memcore.types import Conversation, Question
 
 __all__ = ["DATASETS", "ENGINES", "LEXICAL_JUDGE", "assemble", "check_compatible", "evaluate_conversation",
-           "load_conversations", "load_rows", "make_judge", "make_run_id", "run_eval", "run_meta",
+           "load_conversations", "load_rows", "make_judge", "make_run_id", "resolve_variants", "run_eval", "run_meta",
            "score_question", "select_questions"]
 
 ProgressCb = Callable[[int, int, dict], None]
 StopCb = Callable[[], bool]
+_SETS_RETRIEVER = re.compile(r"[\[,]\s*retriever\s*=")
 DATASETS = ("locomo", "longmemeval", "jsonl", "demo", "auto")
 ENGINES = ("local", "ray")
 
@@ -71,6 +75,33 @@ def select_questions(conv: Conversation, categories: list | None, limit: int | N
 
 
 
+def resolve_variants(names: list[str], retriever: str = "dense", configs: dict[str, dict] | None = None,
+                     saved: Callable[[str], str] | None = None) -> dict[str, Variant]:
+    """The variants of a run, keyed by the canonical name of each name given (in order; `@NAME` looked up with
+    `saved`): the result set's name. Each value is what runs under that name: the variant with the run's
+    `retriever` when it sets none, and `configs[name]` on top (run-level settings: the result set keeps the
+    name given, as before variants; results["retriever"] and results["configs"] say what ran).
+    ConfigError (one line, from the variant parser) for a bad name; two names for the same variant too."""
+    out: dict[str, Variant] = {}
+    for given in names:
+        try:
+            if is_saved_name(given):
+                if saved is None:
+                    raise ValueError(f"{given}: a saved variant needs a store to look it up in")
+                v = parse_variant(saved(given))
+            else:
+                v = parse_variant(given)
+            own = "retriever" in v.settings or _SETS_RETRIEVER.search(given)  # `x[retriever=dense]` sets it too
+            runs = v.combined({**({} if own else {"retriever": retriever}),
+                               **(configs or {}).get(given, {})})
+        except ValueError as err:
+            raise ConfigError(str(err)) from None
+        if v.name in out:
+            raise ConfigError(f"{given}: the same variant as another name of the run ({v.name}); give it once")
+        out[v.name] = runs
+    return out
+
+
 def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, systems: list[str] | str = "all",
              *, conversations: list[str] | None = None, categories: list | None = None, limit: int | None = None,
              workers: int = 1, retriever: str = "dense", judge: bool | int = True, run_id: str | None = None,
@@ -79,6 +110,10 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
              configs: dict[str, dict] | None = None, workbench: Any = None, engine: str = "local",
              ray_address: str | None = None, wait: bool = True) -> dict[str, Any]:
     """Run (or resume) an evaluation and return the results dict; also written to `out` (+ .csv) if given.
+
+    `systems`: names of systems or variants (`naive_rag`, `naive_rag[k=5]`, `SYSTEM:PRESET`, a saved `@NAME`; see
+    resolve_variants); results, rows and the ledger are keyed by the canonical name given (`results["systems"]`,
+    each naming its `system` and `variant`; `results["configs"]` the full config each ran with).
 
     `progress(done, total, info)` is called per answered question (info: phase, system, conv_id);
     `should_stop()` ends the run early after saving (resume later with the same arguments).
@@ -90,7 +125,7 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
     One process writes a run at a time (a run lease): `wait` waits for another process evaluating the same run
     (up to MEMCORE_LEASE_WAIT_S, saying so) and then answers only what it left; `wait=False` raises MemoryBusy.
     """
-    from memcore.systems import load_all, make_config
+    from memcore.systems import load_all
     from memcore.systems.base import config_to_dict
     from memcore.workbench import Workbench
 
@@ -107,13 +142,15 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
         if missing:
             raise ConfigError(f"no conversation(s) {missing} in {path}; have: {', '.join(have)}")
         convs = [have[c] for c in conversations]
-    names = list(load_all()) if systems == "all" else list(systems)
-    unknown = [n for n in names if n not in load_all()]
-    if unknown:
-        raise ConfigError(f"unknown system(s) {unknown}; available: {', '.join(load_all())}")
-    cfgs = {n: {"retriever": retriever, **(configs or {}).get(n, {})} for n in names}
-    full_cfg = {n: config_to_dict(make_config(n, **c)) for n, c in cfgs.items()}
+    given = list(load_all()) if systems == "all" else list(systems)
+    saved = any(is_saved_name(n) for n in given)
+    variants = {} if saved else resolve_variants(given, retriever, configs)  # bad names fail before any work
     wb = workbench or Workbench(settings)
+    if saved:
+        variants = resolve_variants(given, retriever, configs, lambda n: saved_variant(wb.store, n))
+    names = list(variants)  # canonical variant names: the result sets (a plain system's name for itself)
+    cfgs = {n: dict(v.settings) for n, v in variants.items()}
+    full_cfg = {n: config_to_dict(v.config()) for n, v in variants.items()}
     for c in convs:  # an id stored with other turns is refused before anything runs (StoreError, as in Workbench.load)
         wb.store.save_conversation(c)
     if settings.llm_check:
@@ -127,7 +164,7 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
                    **{k: meta[k] for k in ("provider", "model", "engine")},
                    **({"llm_options": meta["llm_options"]} if meta.get("llm_options") else {})}
     meta["fingerprint"] = make_run_id(fingerprint)
-    meta["spaces"] = {n: wb.space(n, convs[0], **cfgs[n]) for n in names} if convs else {}  # for the footprint
+    meta["spaces"] = {n: wb.space(variants[n].system, convs[0], **cfgs[n]) for n in names} if convs else {}  # for the footprint
     run_id = run_id or make_run_id(fingerprint)
     meta["run_id"] = run_id
     # one writer per run: a second `memcore eval` of this run waits here (or fails at once with wait=False) and
@@ -138,7 +175,9 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
         selected = {c.id: select_questions(c, categories, limit) for c in convs}
         todo = {c.id: {n: [q for q in selected[c.id] if (n, q.id) not in have] for n in names} for c in convs}
         total = sum(len(qs) for t in todo.values() for qs in t.values())
-        job = {"systems": names, "configs": cfgs, "meta": meta, "run_id": run_id, "judge": judge}
+        job = {"systems": names, "configs": cfgs, "meta": meta, "run_id": run_id, "judge": judge,
+               "variants": {n: v.system for n, v in variants.items()},
+               "memory": {n: v.memory_name for n, v in variants.items()}}
         count, errors = 0, []
         n_wanted = len(names) * sum(len(qs) for qs in selected.values())
         recorder = RunRecorder(wb.store, {  # the run's record: the app lists it and follows its progress

@@ -10,9 +10,19 @@ from memcore.errors import ConfigError
 from memcore.eval.compare import rank_systems
 from memcore.eval.cost import construction_usage
 from memcore.eval.paper_metrics import memory_footprint
-from memcore.eval.report import CORRECT_RULE, aggregate, metric_labels
+from memcore.eval.report import CORRECT_RULE, aggregate, metric_labels, variant_of
 from memcore.settings import Settings
+from memcore.systems.variants import parse_variant, system_of
 from memcore.types import Conversation, Question
+
+
+def _memory_name(name: str) -> str | None:
+    """The memory a variant answers from (Variant.memory_name); None (any) for a name no longer parseable
+    (a system or preset not registered in this process): its construction calls are then the system's."""
+    try:
+        return parse_variant(name).memory_name
+    except ValueError:
+        return None
 
 
 def make_run_id(fingerprint: dict) -> str:
@@ -23,7 +33,8 @@ def make_run_id(fingerprint: dict) -> str:
 
 
 def existing_rows(store: Any, run_id: str) -> tuple[set[tuple[str, str]], dict | None]:
-    """(system, question_id) pairs already stored for the run, and one stored row (for checks)."""
+    """(variant, question_id) pairs already stored for the run (a plain system is its own variant), and one
+    stored row (for checks)."""
     have = store.result_keys(run_id)
     if not have:
         return set(), None
@@ -58,19 +69,22 @@ def run_meta(wb: Any, settings: Settings) -> dict[str, Any]:
 
 
 def load_rows(store: Any, run_id: str, systems: list[str]) -> list[dict]:
-    """Stored rows of a run without their traces (streamed in batches to bound memory)."""
+    """Stored rows of a run (of the named variants) without their traces (streamed in batches to bound memory)."""
     return store.results(run_id, systems, traces=False)
 
 
 def assemble(store: Any, run_id: str, convs: list[Conversation], selected: dict[str, list[Question]],
              names: list[str], meta: dict, judge_info: dict, fingerprint: dict, path: str,
              dataset: str) -> dict[str, Any]:
-    """The results dict of a run from its stored rows (only the selected questions)."""
+    """The results dict of a run from its stored rows (only the selected questions), one result set per
+    variant in `names` (canonical variant names; a plain system is its own). A variant's construction usage is
+    that of the memory it answers from (its memory_name: variants differing only in query-time settings
+    report the same memory's)."""
     wanted = {(n, q.id) for n in names for qs in selected.values() for q in qs}
-    rows = [r for r in load_rows(store, run_id, names) if (r["system"], r["question_id"]) in wanted]
+    rows = [r for r in load_rows(store, run_id, names) if (variant_of(r), r["question_id"]) in wanted]
     conv_ids = [c.id for c in convs]
-    construction = {n: construction_usage(store, n, conv_ids, meta["provider_name"], meta["model"])
-                    for n in names}
+    construction = {n: construction_usage(store, system_of(n), conv_ids, meta["provider_name"], meta["model"],
+                                          variant=_memory_name(n)) for n in names}
     summaries = aggregate(rows, construction, judge=judge_info["enabled"], model=meta["model"],
                           provider=meta["provider"], systems=names)
     if meta.get("spaces"):  # the memory each system read (runs stored before it was recorded: no footprint)
@@ -80,7 +94,7 @@ def assemble(store: Any, run_id: str, convs: list[Conversation], selected: dict[
     return {
         "run_id": run_id, "complete": len(rows) == len(wanted), "questions_total": len(wanted),
         "questions_done": len(rows), "questions_missing": len(wanted) - len(rows),
-        "missing_by_system": {n: sum(1 for s, _ in wanted if s == n) - sum(1 for r in rows if r["system"] == n)
+        "missing_by_system": {n: sum(1 for s, _ in wanted if s == n) - sum(1 for r in rows if variant_of(r) == n)
                               for n in names}, "memcore_version": meta["memcore_version"],
         "provider": meta["provider"], "model": meta["model"], "engine": meta["engine"],
         "embedder": meta["embedder"], "store": meta["store"], "retriever": fingerprint["retriever"],

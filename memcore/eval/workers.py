@@ -22,6 +22,7 @@ from memcore.eval.content import evidence_texts
 from memcore.eval.judge import make_judge
 from memcore.eval.report import build_row
 from memcore.llm.ahead import current_depth, set_depth
+from memcore.llm.ledger import UsageLedger
 from memcore.settings import Settings
 from memcore.types import Conversation, Question
 
@@ -29,14 +30,20 @@ StopCb = Callable[[], bool]
 FLUSH_ROWS, FLUSH_SECONDS = 20, 10.0
 
 
-def score_question(wb: Any, system: Any, q: Question, meta: dict, judge: Callable | None) -> dict:
-    """Answer one question with a system, judge it, and build its row (raises when a call failed for good:
-    such a question has no row, is left out of every score, and a resumed run retries it)."""
-    ans = system.answer(q)
-    verdict = judge(system.llm, q, ans.text) if judge is not None else None
+def score_question(wb: Any, system: Any, q: Question, meta: dict, judge: Callable | None, variant: str = "") -> dict:
+    """Answer one question with a system (as variant `variant`, default the plain system: its canonical name goes
+    on the trace, the row and the ledger rows of the answer and judge calls), judge it, and build its row (raises
+    when a call failed for good: such a question has no row, is left out of every score, and a resumed run
+    retries it)."""
+    variant = variant or system.name
+    with UsageLedger.variant(variant):
+        ans = system.answer(q)
+        verdict = judge(system.llm, q, ans.text) if judge is not None else None
+    ans.trace.variant = variant
     row_meta = {k: meta[k] for k in ("run_id", "provider", "model", "engine", "embedder", "fingerprint")}
     texts = evidence_texts(system.conv, q.evidence)  # the gold turns' words, for the content measures
-    return build_row(q, ans, {**row_meta, "system": system.name, "retriever": system.config.retriever}, verdict,
+    return build_row(q, ans, {**row_meta, "system": system.name, "variant": variant,
+                              "retriever": system.config.retriever}, verdict,
                      embedder=getattr(wb, "embedder", None), turn_texts=texts)  # similarity: the run's embedder
 
 
@@ -76,13 +83,15 @@ def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Ques
 
     def one_system(name: str) -> int:
         set_depth(0)  # systems are independent of each other (for the critical-path measure)
-        qs = todo[name]
+        qs = todo[name]  # name: the variant (job["variants"] its system, job["memory"] the memory it answers from)
+        system = job.get("variants", {}).get(name, name)
         cfg, where = job["configs"][name], {"system": name, "conv_id": conv.id}
         emit({"phase": "ingest", **where})
         report = ingest_reporter(emit, where)
         try:
-            rep = wb.ingest(name, conv, should_stop=stop, progress=lambda d, t, ev: report("ingest", d, t),
-                            stage=report, **cfg)
+            with UsageLedger.variant(job.get("memory", {}).get(name, name)):
+                rep = wb.ingest(system, conv, should_stop=stop, progress=lambda d, t, ev: report("ingest", d, t),
+                                stage=report, **cfg)
         except Exception as e:  # noqa: BLE001 - a broken system must not end the other systems' run
             emit({"phase": "error", **where, "error": f"ingest failed: {type(e).__name__}: {e}"})
             return 0
@@ -91,7 +100,7 @@ def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Ques
             return 0
         if not rep.complete:
             return 0
-        sys_ = wb.system(name, conv, **cfg)
+        sys_ = wb.system(system, conv, **cfg)
         depth = current_depth()  # the questions depend on the built memory
 
         def task(q: Question) -> dict | None:
@@ -99,7 +108,7 @@ def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Ques
             if stop():
                 return None
             try:
-                return score_question(wb, sys_, q, job["meta"], judge)
+                return score_question(wb, sys_, q, job["meta"], judge, name)
             except Exception as e:  # noqa: BLE001 - not saved, so a resumed run retries it
                 emit({"phase": "error", **where, "question_id": q.id, "error": f"{type(e).__name__}: {e}"})
                 return None

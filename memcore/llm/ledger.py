@@ -41,12 +41,17 @@ class CallRecord:
     # "malformed" (repair asked), "repaired", "unusable" (failed after the repair), "fallback"
     # (llm_unusable=fallback), "error" (no reply); "" in older rows
     outcome: str = ""
+    # the canonical variant name (memcore.systems.variants) the call was made for: the full variant for query
+    # calls, the memory's construction variant for ingest calls; filled from `UsageLedger.variant(name)` when
+    # booked, else the system name (so older rows and calls outside a variant read as the plain system)
+    variant: str = ""
     depth: int = 0  # position on the longest chain of dependent calls before it (not stored)
 
     def to_dict(self) -> dict:
         """The record as a `llm_calls` row."""
         d = asdict(self)
         d.pop("depth")
+        d["variant"] = self.variant or self.system
         return d
 
 
@@ -58,6 +63,8 @@ def prompt_text(messages: Iterable[Mapping[str, Any]]) -> str:
 # Lists that also receive the records added in this context (see UsageLedger.collect).
 _COLLECTORS: contextvars.ContextVar[tuple[list[CallRecord], ...]] = contextvars.ContextVar(
     "memcore_ledger_collectors", default=())
+# The variant name the records booked in this context are made for (see UsageLedger.variant).
+_VARIANT: contextvars.ContextVar[str] = contextvars.ContextVar("memcore_ledger_variant", default="")
 
 
 class UsageLedger:
@@ -90,6 +97,10 @@ class UsageLedger:
         if not self.keep_text:
             for r in recs:
                 r.prompt = r.completion = ""
+        variant = _VARIANT.get()
+        if variant:
+            for r in recs:
+                r.variant = r.variant or variant
         with self._lock:
             self.records.extend(recs)
             pending = len(self.records) - self._flushed
@@ -109,6 +120,17 @@ class UsageLedger:
             yield got
         finally:
             _COLLECTORS.reset(token)
+
+    @staticmethod
+    @contextmanager
+    def variant(name: str) -> Iterator[None]:
+        """Record `name` (a canonical variant name) as the variant of every call booked in this thread/context
+        while the block runs (records booked elsewhere keep theirs; an inner block wins)."""
+        token = _VARIANT.set(name)
+        try:
+            yield
+        finally:
+            _VARIANT.reset(token)
 
     def flush(self) -> None:
         """Hand unflushed records to the sink (one flush at a time, in order)."""

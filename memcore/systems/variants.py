@@ -173,6 +173,29 @@ class Variant:
         query = {s.name for s in field_specs(get_system(self.system).config_class) if s.query_time}
         return {k: v for k, v in self.settings.items() if k not in query}
 
+    @property
+    def memory_name(self) -> str:
+        """The canonical name of the memory this variant answers from: the system with its construction
+        settings only (`com[beta=0.8]` and `com:no-apt` answer from `com`'s memory); its ingest calls carry it."""
+        return variant_name(self.system, self.construction())
+
+    def combined(self, config: Mapping[str, Any] | None = None) -> Variant:
+        """This variant with typed `config` values on top (a caller's keyword settings: `wb.ask("com[beta=0.8]",
+        conv, q, retriever="hybrid")`), validated, renamed canonically (`com[beta=0.8,retriever=hybrid]`)."""
+        if not config:
+            return self
+        specs = _specs(self.system)
+        for key in config:
+            if key not in specs:
+                raise _unknown(self.name, self.system, key, specs)
+        start = dict(get_preset(self.system, self.preset).overrides) if self.preset else {}
+        merged = {**self.overrides, **config}
+        kept = {k: v for k, v in merged.items() if v != start.get(k, specs[k].default)}
+        out = Variant(self.system, dict(sorted(kept.items())), self.preset,
+                      variant_name(self.system, merged, self.preset))
+        _config(self.system, out.settings, out.name)
+        return out
+
 
 def _config(system: str, settings: Mapping[str, Any], label: str) -> SystemConfig:
     try:
@@ -283,6 +306,33 @@ def parse_variant(name: str) -> Variant:
     variant = Variant(system, dict(sorted(kept.items())), preset, canonical_name)
     _config(system, variant.settings, label)  # cross-field rules (each config's validate)
     return variant
+
+
+def split_names(text: str) -> list[str]:
+    """Variant names from a comma-separated list; a comma inside brackets belongs to its name
+    (`com,com[beta=0.8,max_len=4],com:no-apt` -> three names). Unbalanced brackets: ValueError (one line)."""
+    names, depth, cur = [], 0, []
+    for ch in text:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+            if depth < 0:
+                raise ValueError(f"{_one_line(text)!r}: a ']' without its '['; {SYNTAX}")
+        if ch == "," and depth == 0:
+            names.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if depth:
+        raise ValueError(f"{_one_line(text)!r}: a '[' without its ']'; {SYNTAX}")
+    names.append("".join(cur).strip())
+    return [n for n in names if n]
+
+
+def system_of(name: str) -> str:
+    """The registered system of a canonical variant name (`com:no-apt[K=10]` -> `com`), without parsing it."""
+    return re.split(r"[:\[]", name.strip(), maxsplit=1)[0]
 
 
 def variant_config(name: str) -> SystemConfig:

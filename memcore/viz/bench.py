@@ -11,6 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from memcore.eval.metric_registry import CHART, ROWS, SUMMARY, get_metric, metric_names, metrics
+from memcore.eval.report import variant_of
 from memcore.types import CATEGORY_NAMES
 from memcore.viz.labels import label_annotations, place_labels
 from memcore.viz.safe import esc
@@ -212,15 +213,16 @@ def metric_heatmap(table: pd.DataFrame, metric: str, counts: pd.DataFrame | None
 
 
 def rows_frame(rows: list[dict[str, Any]], system: str | None = None, category: str | None = None) -> pd.DataFrame:
-    """Per-question rows of a run, filtered to one system and category (a drill-down from a table cell)."""
+    """Per-question rows of a run, filtered to one system (a result set: its canonical variant name, as
+    results["systems"] keys it) and category (a drill-down from a table cell)."""
     scores = metric_names(ROWS)
     out = []
     for r in rows:
-        if system and r.get("system") != system:
+        if system and variant_of(r) != system:
             continue
         if category and str(r.get("category")) != str(category) and r.get("category_name") != category:
             continue
-        out.append({"system": r.get("system"), "conv_id": r.get("conv_id"), "question_id": r.get("question_id"),
+        out.append({"system": variant_of(r), "conv_id": r.get("conv_id"), "question_id": r.get("question_id"),
                     "category": r.get("category_name", r.get("category")), "question": r.get("question", ""),
                     "gold": r.get("gold", r.get("gold_answer", "")), "answer": r.get("answer", r.get("prediction", "")),
                     **{m: r.get(m) for m in scores},

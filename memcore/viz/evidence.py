@@ -146,12 +146,14 @@ def answer_summary(system: str, answer: Answer, evidence: list[str] | str | None
 def export_row(system: str, answer: Answer, evidence: list[str] | str | None,
                verdict: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """answer_summary's row as exported, with what the page shows beside it: each gold evidence turn hit or
-    missed (a miss with where it was lost), and the verdict's judge and its reason (or why it could not judge)."""
+    missed (a miss with where it was lost), and the verdict's judge and its reason (or why it could not judge);
+    `variant` is the answer's canonical variant name (its system for a plain one)."""
     row = answer_summary(system, answer, evidence, verdict)
     hits = evidence_hits(answer.trace, evidence)
     lost = {m["turn_id"]: STATUS_TEXT.get(m["status"], m["status"]) + (f" at {m['stage']}" if m["stage"] else "")
             for m in locate_missed_evidence(answer.trace, evidence)}
     head = {k: row.pop(k) for k in ("system", "retriever", "evidence hits", "evidence recall")}
+    head = {"system": head.pop("system"), "variant": answer.trace.variant, **head}  # the canonical variant answering
     head |= {"evidence hit": ", ".join(hits.hit),
              "evidence missed": "; ".join(f"{t} ({lost[t]})" for t in hits.gold if t in lost)}
     if verdict is not None:

@@ -134,7 +134,7 @@ def test_categories_limit_and_bad_input(tmp_path) -> None:
     block = res["systems"]["naive_rag"]
     assert list(block["categories"]) == ["5"] and "judge" not in block["overall"]
     assert res["judge"]["enabled"] is False
-    with pytest.raises(ConfigError, match="unknown system"):
+    with pytest.raises(ConfigError, match="nope: unknown memory system 'nope'; available: "):
         run_eval(settings(tmp_path), "demo", systems=["nope"])
     with pytest.raises(ConfigError, match="no conversation"):
         run_eval(settings(tmp_path), "demo", systems=["naive_rag"], conversations=["zzz"])

@@ -73,7 +73,7 @@ def test_a_store_without_the_text_columns_is_upgraded(tmp_path):
     from memcore.store_schema import SCHEMAS
 
     old_schema = pa.schema([f for f in SCHEMAS["llm_calls"]
-                           if f.name not in ("prompt", "completion", "request_format", "outcome")])
+                           if f.name not in ("prompt", "completion", "request_format", "outcome", "variant")])
     old = {f.name: [0] for f in old_schema} | {"role": ["answer"], "stage": ["answer"], "system": ["com"],
                                                  "conv_id": ["c"], "provider": ["offline"], "model": ["m"],
                                                  "error": [""], "cache_hit": [False], "ok": [True]}

@@ -119,7 +119,8 @@ def test_a_store_written_before_a_column_existed_is_upgraded_without_loss(tmp_pa
     from memcore.store_schema import SCHEMAS
 
     old_schema = pa.schema([f for f in SCHEMAS["llm_calls"] if f.name not in ("attempt", "prompt", "completion",
-                                                                          "request_format", "outcome")])
+                                                                          "request_format", "outcome",
+                                                                          "variant")])
     old = {f.name: [0] for f in old_schema} | {"role": ["answer"], "stage": ["answer"], "system": ["com"],
                                                  "conv_id": ["c"], "provider": ["offline"], "model": ["m"],
                                                  "error": [""], "cache_hit": [False], "ok": [True]}

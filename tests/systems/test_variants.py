@@ -14,6 +14,7 @@ from memcore.systems.variants import (
     parse_variant,
     presets,
     register_preset,
+    split_names,
     unregister_preset,
     variant_config,
     variant_name,
@@ -153,3 +154,37 @@ def test_construction_settings_are_told_apart_from_query_time_ones() -> None:
     assert v.construction() == {"max_theme": 14}
     assert v.config().construction_dict() != get_system("xmemory").config_class().construction_dict()
     assert parse_variant("xmemory[alpha=0.5]").construction() == {}
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("com,com[beta=0.8,max_len=4],com:no-apt", ["com", "com[beta=0.8,max_len=4]", "com:no-apt"]),
+    (" com , ,xmemory[alpha=0.3] ", ["com", "xmemory[alpha=0.3]"]),
+    ("com:test-long[K=10,L=2],@fast", ["com:test-long[K=10,L=2]", "@fast"]),
+])
+def test_a_comma_inside_brackets_is_not_a_separator(text: str, want: list[str]) -> None:
+    assert split_names(text) == want
+
+
+@pytest.mark.parametrize("text", ["com[beta=0.8,com", "com],x", "com[[a]"])
+def test_unbalanced_brackets_fail_in_one_line(text: str) -> None:
+    with pytest.raises(ValueError, match="without its"):
+        split_names(text)
+
+
+def test_keyword_settings_combine_into_the_canonical_name(no_apt) -> None:
+    v = parse_variant("com[beta=0.8]").combined({"retriever": "hybrid", "max_len": 8})
+    assert v.name == "com[beta=0.8,retriever=hybrid]" and v.config().retriever == "hybrid"
+    assert parse_variant("com:test-long").combined({"max_len": 12, "K": 10}).name == "com:test-long[K=10]"
+    assert parse_variant("com").combined({"retriever": "dense"}).name == "com"
+    with pytest.raises(ValueError, match="com has no field 'betta'"):
+        parse_variant("com").combined({"betta": 1})
+    with pytest.raises(ValueError, match=r"com\[beta=2.0\]: .*beta"):
+        parse_variant("com").combined({"beta": 2.0})
+
+
+def test_the_memory_name_keeps_the_construction_settings_only() -> None:
+    assert parse_variant("com[beta=0.8,max_len=4]").memory_name == "com"  # CoM's fields are all query-time
+    v = parse_variant("memweaver[review=false,entity_sim=0.9]")
+    assert v.construction() == {"entity_sim": 0.9, "review": False}
+    assert v.memory_name == "memweaver[entity_sim=0.9,review=false]"
+    assert parse_variant("memweaver[review=false,retriever=hybrid]").memory_name == "memweaver[review=false]"
