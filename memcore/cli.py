@@ -99,6 +99,22 @@ def _conversations(wb, source: str, conversations: str | None, lenient: bool = F
     return convs
 
 
+class _Reader:
+    """Loads conversations like a Workbench without storing them (a --dry-run writes nothing)."""
+
+    def load_demo(self) -> Any:
+        """The demo conversation."""
+        from memcore.datasets.demo import load_demo
+
+        return load_demo()
+
+    def load(self, path: str, lenient: bool = False) -> Any:
+        """A dataset file's conversations."""
+        from memcore.datasets import load_dataset
+
+        return load_dataset(path, None, lenient=lenient)
+
+
 def _system_names(systems: str, store: Any) -> list[str]:
     """Canonical variant names of --systems (a comma inside brackets is not a separator; @NAME looked up in
     `store`; 'all': every registered system); a bad name exits 2 with its one-line error."""
@@ -142,8 +158,19 @@ def ingest(
                               "wait for it (up to $MEMCORE_LEASE_WAIT_S, default 3600 s), or fail at once"),
     llm_concurrency: int | None = LLM_CONCURRENCY,
     lenient: bool = LENIENT,
+    dry_run: bool = typer.Option(False, "--dry-run", help="print the cost estimate (calls and tokens per stage "
+                                 "and system, from the offline engine's ledger of the same ingest, times the "
+                                 "price table) and exit without calling the provider"),
 ) -> None:
     """Build memory for conversations (resumes an interrupted ingest; never duplicates)."""
+    if dry_run:
+        from memcore.eval.estimate import estimate_ingest, format_estimate
+
+        names = _system_names(systems, open_store(store) if "@" in systems else None)  # @NAME: saved in the store
+        est = estimate_ingest(_settings(store, provider), _conversations(_Reader(), source, conversations, lenient),
+                              names)
+        echo(format_estimate(est))
+        return
     wb = _workbench(store, provider, llm_concurrency=llm_concurrency)
     echo(f"LLM: {wb.provider_label} | embedder: {wb.embedder.name} | store: {redact(wb.settings.store_uri)}")
     _check(wb)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,6 +13,7 @@ from typing import Any
 import typer
 
 from memcore.datasets import DatasetWarning
+from memcore.eval.estimate import FREE, estimate_eval, format_estimate, record_estimate
 from memcore.llm.redact import redact
 from memcore.retrievers import retriever_names
 from memcore.settings import Settings
@@ -117,6 +119,9 @@ def eval_command(
     wait: bool = typer.Option(True, "--wait/--no-wait", help="when another process is evaluating the same run: "
                               "wait for it (up to $MEMCORE_LEASE_WAIT_S, default 3600 s, saying so), then answer "
                               "only what it left; or fail at once"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="print the cost estimate (calls and tokens per stage "
+                                 "and system, from the offline engine's ledger of the same eval, times the price "
+                                 "table) and exit without calling the provider"),
 ) -> None:
     """Evaluate memory systems on a dataset: resumable, per-category scores, evidence recall, cost."""
     from memcore.eval.report import format_table
@@ -138,14 +143,25 @@ def eval_command(
     settings = Settings().with_(**changes)
     stop, on_sigint = stop_flag()
 
+    judge_arg = (judge_runs if judge_runs > 1 else True) if judge else False
+    estimate = None
+    if dry_run or settings.provider not in FREE:
+        with _dataset_warnings():
+            estimate = estimate_eval(settings, dataset=dataset, file=file, systems="all" if systems == "all"
+                                     else _split(systems) or [], conversations=_split(conversations),
+                                     categories=_split(categories), limit=limit, retriever=retriever,
+                                     judge=judge_arg, lenient=lenient)
+        if dry_run:
+            echo(format_estimate(estimate))
+            return
+    started = time.time()
     previous = signal.signal(signal.SIGINT, on_sigint)
     bar = _Bar()
     try:
         with _dataset_warnings():  # a --lenient load's warnings, one line each
             res = run_eval(settings, dataset, file, names,
                            conversations=_split(conversations), categories=_split(categories), limit=limit,
-                           workers=workers, retriever=retriever, judge=(judge_runs if judge_runs > 1 else True) if judge
-                           else False, run_id=run_id, out=out, lenient=lenient,
+                           workers=workers, retriever=retriever, judge=judge_arg, run_id=run_id, out=out, lenient=lenient,
                            progress=bar, should_stop=lambda: stop["flag"], engine=engine, ray_address=ray_address,
                            wait=wait)
     finally:
@@ -158,6 +174,8 @@ def eval_command(
         raise typer.Exit(2)
     echo(f"run {res['run_id']} | {res['engine']} | embedder {res['embedder']} | judge: {res['judge']['label']}")
     echo(format_table(res))
+    if estimate is not None:
+        echo(format_estimate(*record_estimate(res, estimate, settings, started, out)))
     echo(f"wrote {out} and {Path(out).with_suffix('.csv')} ({res['questions_done']}/"
                f"{res['questions_total']} questions, {res['wall_seconds']:.0f}s)")
     if res.get("questions_missing"):
