@@ -93,3 +93,26 @@ def test_a_real_eval_records_the_estimate_beside_the_actual(tmp_path):
     calls = wb.store.llm_calls(provider="simulated")
     assert act["total"]["calls"] == int((calls["stage"] != "probe").sum())
     assert "actual calls" in res.output
+
+
+def test_build_card_shows_the_estimate_on_a_click_and_none_for_the_offline_engine(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    page = str(Path(__file__).resolve().parents[1] / "pages" / "ask.py")
+    Workbench(Settings().with_(llm_provider="offline")).load_demo()  # a stored conversation, no memory
+    monkeypatch.setenv("MEMCORE_LLM_PROVIDER", "offline")
+    at = AppTest.from_file(page, default_timeout=60).run()
+    assert not [b for b in at.button if b.label == "Estimate cost"]  # the offline engine costs nothing
+
+    monkeypatch.setenv("MEMCORE_LLM_PROVIDER", "simulated")
+    at = AppTest.from_file(page, default_timeout=60).run()
+    at.multiselect(key="ask_systems").set_value(["xmemory"]).run()
+    buttons = [b for b in at.button if b.label == "Estimate cost"]
+    assert buttons, [b.label for b in at.button]
+    buttons[0].click().run()
+    want = estimate_ingest(Settings().with_(llm_provider="simulated"), [load_demo()], ["xmemory"]).total()
+    captions = " ".join(c.value for c in at.caption)
+    assert f"{want.calls} calls" in captions and "offline engine ledger" in captions, captions
+    assert Workbench(Settings().with_(llm_provider="offline")).store.llm_calls().empty  # nothing built or called

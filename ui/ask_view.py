@@ -19,7 +19,7 @@ from memcore.viz.evidence import context_table, evidence_table, missed_table, ve
 from memcore.viz.safe import md_escape
 from memcore.viz.views import get_view
 from memcore.workbench import Workbench
-from ui import jobs, state, widgets
+from ui import cost_view, jobs, state, widgets
 from ui.calls_view import calls_panel
 from ui.nav import ASK as ASK_PAGE
 from ui.nav import page
@@ -55,6 +55,8 @@ def build_cards(wb: Workbench, conv: Conversation, systems: list[str], key: str)
                                         "another, with progress; Cancel keeps what is committed."):
         state.start_ingest(wb, todo, conv)
         st.rerun()
+    if len(todo) > 1:
+        cost_view.ingest_estimate(wb, conv, todo, key)
     for s in todo:
         step = status[s][0]
         with st.container(border=True, key=f"{key}_notbuilt_{s}"):
@@ -64,6 +66,7 @@ def build_cards(wb: Workbench, conv: Conversation, systems: list[str], key: str)
             if c2.button("Build", key=f"{key}_build_{s}", icon=":material/construction:", disabled=running):
                 state.start_ingest(wb, [s], conv)
                 st.rerun()
+            cost_view.ingest_estimate(wb, conv, [s], key)
     return [s for s in systems if s not in todo]
 
 

@@ -13,7 +13,7 @@ from memcore.viz.evidence import context_table, missed_table
 from memcore.viz.safe import md_escape
 from memcore.viz.views import BENCHMARK
 from memcore.workbench import Workbench
-from ui import jobs, state, widgets
+from ui import cost_view, jobs, state, widgets
 from ui.ask_view import default_picks
 
 RUN_JOB = "benchmark-run"
@@ -65,6 +65,10 @@ def run_panel(wb: Workbench) -> None:
                                     "reply abstains) is left out by default, as in the papers' protocol"
                                     + (f" ({len(adv)} of {len(conv.questions)} questions of the current "
                                        "conversation)." if conv else "."))
+        if systems:
+            cost_view.eval_estimate(wb, "bm", dataset=dataset, file=file.strip() or None, systems=list(systems),
+                                    limit=int(limit) or None, judge=judge, retriever=retriever,
+                                    categories=["1", "2", "3", "4", "5"] if with_adv else None)
         if st.button("Start run", type="primary", disabled=not systems, key="bm_start"):
             st.session_state["bm_started"] = start_run(wb, dataset, file.strip() or None, systems, int(limit) or None,
                                                        judge, retriever,
