@@ -116,3 +116,23 @@ def test_build_card_shows_the_estimate_on_a_click_and_none_for_the_offline_engin
     captions = " ".join(c.value for c in at.caption)
     assert f"{want.calls} calls" in captions and "offline engine ledger" in captions, captions
     assert Workbench(Settings().with_(llm_provider="offline")).store.llm_calls().empty  # nothing built or called
+
+
+def test_benchmark_shows_the_run_estimate_before_start(monkeypatch):
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from memcore.eval.estimate import estimate_eval
+
+    Workbench(Settings().with_(llm_provider="offline")).load_demo()
+    monkeypatch.setenv("MEMCORE_LLM_PROVIDER", "simulated")
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "pages" / "benchmark.py"),
+                           default_timeout=90).run()
+    at.multiselect(key="bm_run_systems").set_value(["naive_rag"]).run()
+    at.number_input(key="bm_limit").set_value(2).run()
+    next(b for b in at.button if b.label == "Estimate cost of this run").click().run()
+    want = estimate_eval(Settings().with_(llm_provider="simulated"), dataset="demo", systems=["naive_rag"],
+                         limit=2).total()
+    captions = " ".join(c.value for c in at.caption)
+    assert f"{want.calls} calls" in captions and want.calls == 4, captions  # 2 answers + 2 judge calls

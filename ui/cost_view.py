@@ -25,7 +25,9 @@ def summary(est: dict[str, Any]) -> str:
     """One line (Markdown, escaped): calls, tokens and cost, with the model and the source named."""
     t = est["total"]
     cost = f"≈ ${t['cost_usd']:.4f}" if est["priced"] else "no price for this model: tokens only"
-    per = ", ".join(f"{r['stage']} {r['calls']}" for r in est["rows"] if r["calls"])
+    several = len({r["system"] for r in est["rows"]}) > 1
+    per = ", ".join(f"{r['system'] + ' ' if several else ''}{r['stage']} {r['calls']}" for r in est["rows"]
+                    if r["calls"])
     return md_escape(f"Cost estimate ({est['provider']} / {est['model']}): {t['calls']} calls"
                      f"{f' ({per})' if per else ''}, {t['prompt_tokens']:,} prompt + {t['completion_tokens']:,} "
                      f"completion tokens, {cost}. Source: {est['source']}.")
