@@ -122,6 +122,9 @@ def eval_command(
     dry_run: bool = typer.Option(False, "--dry-run", help="print the cost estimate (calls and tokens per stage "
                                  "and system, from the offline engine's ledger of the same eval, times the price "
                                  "table) and exit without calling the provider"),
+    estimate: bool = typer.Option(True, "--estimate/--no-estimate", help="with a paid provider, estimate the cost "
+                                  "first (an offline run of the same eval) and store it beside the actual in the "
+                                  "results; --no-estimate skips that offline run"),
 ) -> None:
     """Evaluate memory systems on a dataset: resumable, per-category scores, evidence recall, cost."""
     from memcore.eval.report import format_table
@@ -144,15 +147,15 @@ def eval_command(
     stop, on_sigint = stop_flag()
 
     judge_arg = (judge_runs if judge_runs > 1 else True) if judge else False
-    estimate = None
-    if dry_run or settings.provider not in FREE:
+    est = None
+    if dry_run or (estimate and settings.provider not in FREE):
         with _dataset_warnings():
-            estimate = estimate_eval(settings, dataset=dataset, file=file, systems="all" if systems == "all"
-                                     else _split(systems) or [], conversations=_split(conversations),
-                                     categories=_split(categories), limit=limit, retriever=retriever,
-                                     judge=judge_arg, lenient=lenient)
+            est = estimate_eval(settings, dataset=dataset, file=file, systems="all" if systems == "all"
+                                else _split(systems) or [], conversations=_split(conversations),
+                                categories=_split(categories), limit=limit, retriever=retriever,
+                                judge=judge_arg, lenient=lenient)
         if dry_run:
-            echo(format_estimate(estimate))
+            echo(format_estimate(est))
             return
     started = time.time()
     previous = signal.signal(signal.SIGINT, on_sigint)
@@ -174,8 +177,8 @@ def eval_command(
         raise typer.Exit(2)
     echo(f"run {res['run_id']} | {res['engine']} | embedder {res['embedder']} | judge: {res['judge']['label']}")
     echo(format_table(res))
-    if estimate is not None:
-        echo(format_estimate(*record_estimate(res, estimate, settings, started, out)))
+    if est is not None:
+        echo(format_estimate(*record_estimate(res, est, settings, started, out)))
     echo(f"wrote {out} and {Path(out).with_suffix('.csv')} ({res['questions_done']}/"
                f"{res['questions_total']} questions, {res['wall_seconds']:.0f}s)")
     if res.get("questions_missing"):

@@ -137,8 +137,11 @@ def estimate_eval(settings: Settings, prices: Prices | None = None, **eval_args:
 
     recs = offline_ledger(settings, work)
     names = eval_args.get("systems") or []
-    return tally(recs, settings.provider, settings.llm_model, OFFLINE_SOURCE, prices,
-                 systems=list((got.get("res") or {}).get("systems") or ([] if names == "all" else names)))
+    est = tally(recs, settings.provider, settings.llm_model, OFFLINE_SOURCE, prices,
+                systems=list((got.get("res") or {}).get("systems") or ([] if names == "all" else names)))
+    est.notes.append("counts the whole run from nothing: memories already built in the store and a resumed "
+                     "run's saved answers cost less")
+    return est
 
 
 def actual_usage(store: Any, conv_ids: list[str], systems: list[str], provider: str, model: str,
