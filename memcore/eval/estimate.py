@@ -77,8 +77,10 @@ def tally(records: Iterable[dict], provider: str, model: str, source: str,
         row.calls += 1
         row.prompt_tokens += int(r["prompt_tokens"])
         row.completion_tokens += int(r["completion_tokens"])
-    for name in systems:
-        if not any(k[1] == name for k in groups):
+    from memcore.systems.variants import parse_variant
+
+    for name in systems:  # a variant's calls may be booked under its memory's name (com:no-apt under com)
+        if not any(k[1] in (name, _memory_name(name, parse_variant)) for k in groups):
             groups[("construction", name)] = EstimateRow("construction", name)
     for row in groups.values():
         c = cost_usd(row.prompt_tokens, row.completion_tokens, model, provider, prices)
@@ -148,12 +150,23 @@ def actual_usage(store: Any, conv_ids: list[str], systems: list[str], provider: 
                  since_ts: float, prices: Prices | None = None) -> Estimate:
     """The calls a real run made (ledger rows of these conversations and systems on `provider` after
     `since_ts`), counted like an estimate."""
+    from memcore.systems.variants import parse_variant
+
+    names = {*systems, *(_memory_name(s, parse_variant) for s in systems)}  # a variant builds under its memory's name
     df = store.llm_calls(provider=provider, conv_id=list(conv_ids)) if conv_ids else None
     recs: list[dict] = []
     if df is not None and not df.empty:
-        df = df[(df["ts"] >= since_ts) & df["system"].isin(systems)]
+        df = df[(df["ts"] >= since_ts) & df["system"].isin(names)]
         recs = df.to_dict("records")
     return tally(recs, provider, model, "the run's own ledger", prices, systems)
+
+
+def _memory_name(name: str, parse: Callable[[str], Any]) -> str:
+    """The name a variant's construction calls are booked under (the name itself when it does not parse)."""
+    try:
+        return str(parse(name).memory_name)
+    except ValueError:
+        return name
 
 
 def format_estimate(est: Estimate | dict, actual: Estimate | dict | None = None) -> str:
