@@ -136,3 +136,20 @@ def test_benchmark_shows_the_run_estimate_before_start(monkeypatch):
                          limit=2).total()
     captions = " ".join(c.value for c in at.caption)
     assert f"{want.calls} calls" in captions and want.calls == 4, captions  # 2 answers + 2 judge calls
+
+
+def test_a_failed_estimate_does_not_block_the_real_run(tmp_path, monkeypatch):
+    import memcore.eval.cli as eval_cli
+
+    def broken(*_a, **_k):
+        raise RuntimeError("offline estimate broke")
+
+    monkeypatch.setattr(eval_cli, "estimate_eval", broken)
+    out = tmp_path / "res.json"
+    res = runner.invoke(app, ["eval", "-d", "demo", "-s", "naive_rag", "--limit", "1", "--provider", "simulated",
+                              "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "warning: no cost estimate (RuntimeError: offline estimate broke)" in res.output
+    assert "cost_estimate" not in json.loads(out.read_text())  # nothing stands in for the missing estimate
+    dry = runner.invoke(app, ["eval", "-d", "demo", "-s", "naive_rag", "--provider", "simulated", "--dry-run"])
+    assert dry.exit_code != 0  # a dry run without an estimate fails

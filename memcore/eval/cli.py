@@ -13,6 +13,7 @@ from typing import Any
 import typer
 
 from memcore.datasets import DatasetWarning
+from memcore.errors import ConfigError
 from memcore.eval.estimate import FREE, estimate_eval, format_estimate, record_estimate
 from memcore.llm.redact import redact
 from memcore.retrievers import retriever_names
@@ -149,11 +150,17 @@ def eval_command(
     judge_arg = (judge_runs if judge_runs > 1 else True) if judge else False
     est = None
     if dry_run or (estimate and settings.provider not in FREE):
-        with _dataset_warnings():
-            est = estimate_eval(settings, dataset=dataset, file=file, systems="all" if systems == "all"
-                                else _split(systems) or [], conversations=_split(conversations),
-                                categories=_split(categories), limit=limit, retriever=retriever,
-                                judge=judge_arg, lenient=lenient)
+        try:
+            with _dataset_warnings():
+                est = estimate_eval(settings, dataset=dataset, file=file, systems="all" if systems == "all"
+                                    else _split(systems) or [], conversations=_split(conversations),
+                                    categories=_split(categories), limit=limit, retriever=retriever,
+                                    judge=judge_arg, lenient=lenient)
+        except Exception as e:  # the estimate is advisory: a real run goes on without it, saying why
+            if dry_run or isinstance(e, ConfigError):  # a bad argument fails the real run the same way
+                raise
+            echo(redact(f"warning: no cost estimate ({type(e).__name__}: {e}); the run goes on without one"),
+                 err=True)
         if dry_run:
             echo(format_estimate(est))
             return
