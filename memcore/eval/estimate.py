@@ -79,7 +79,7 @@ def tally(records: Iterable[dict], provider: str, model: str, source: str,
         row.completion_tokens += int(r["completion_tokens"])
     from memcore.systems.variants import parse_variant
 
-    for name in systems:  # a variant's calls may be booked under its memory's name (com:no-apt under com)
+    for name in systems:  # a variant's calls may be booked under its memory's name (a preset `sys:no-x` under `sys`)
         if not any(k[1] in (name, _memory_name(name, parse_variant)) for k in groups):
             groups[("construction", name)] = EstimateRow("construction", name)
     for row in groups.values():

@@ -94,19 +94,31 @@ class Profile(BaseModel):
 TRUNCATED = register(Role(name="e2e_truncated_profile", system="Describe a person as JSON.",
                           user="Person: {who}", output=Profile, max_tokens=6,
                           offline=lambda inp: Profile(name=inp["who"], hobbies=[])))
+TRUNCATED_FB = register(Role(name="e2e_truncated_profile_fb", system="Describe a person as JSON.",
+                             user="Person: {who}", output=Profile, max_tokens=6,
+                             offline=lambda inp: Profile(name="offline rule", hobbies=[]),
+                             fallback=lambda inp: Profile(name="unknown", hobbies=[])))
 
 
 def test_truncated_real_reply_is_reported_after_one_repair(server):
-    """6 tokens cannot hold the object: both real replies are malformed, the error is reported."""
+    """6 tokens cannot hold the object: both real replies are malformed, the error is reported. With
+    llm_unusable=fallback the offline rules are never substituted: a role without a declared fallback fails,
+    one with a declared fallback gets it, named in the result's error and the ledger."""
+    who = {"who": "Maya, a runner who adopted a dog"}
     strict = LLMClient(OpenAIProvider(server.model_id, base_url=server.base_url, timeout_s=600))
     with pytest.raises(LLMCallFailed, match="unusable reply after one repair attempt"):
-        strict.run("e2e_truncated_profile", {"who": "Maya, a runner who adopted a dog"}, stage="construction")
+        strict.run("e2e_truncated_profile", who, stage="construction")
     client = LLMClient(OpenAIProvider(server.model_id, base_url=server.base_url, timeout_s=600), unusable="fallback")
-    res = client.run("e2e_truncated_profile", {"who": "Maya, a runner who adopted a dog"}, stage="construction")
+    with pytest.raises(LLMCallFailed, match="llm_unusable=fallback has nothing to use"):
+        client.run("e2e_truncated_profile", who, stage="construction")
     calls = [r for r in client.ledger.records if r.role == "e2e_truncated_profile"]
     assert len(calls) == 2 and all(c.completion_tokens > 0 for c in calls)
+    res = client.run("e2e_truncated_profile_fb", who, stage="construction")
     assert not res.ok and "unusable reply after one repair attempt" in res.error
-    assert res.output == Profile(name="Maya, a runner who adopted a dog", hobbies=[])  # offline fallback
+    assert "the role's fallback" in res.error
+    assert res.output == Profile(name="unknown", hobbies=[])  # the declared fallback, never the offline rule
+    last = [r for r in client.ledger.records if r.role == "e2e_truncated_profile_fb"][-1]
+    assert last.outcome == "fallback" and "llm_unusable=fallback" in last.error
 
 
 def test_malformed_json_from_a_real_reply_is_repaired_or_reported(server):
