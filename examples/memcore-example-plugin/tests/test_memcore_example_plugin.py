@@ -54,7 +54,8 @@ def test_the_window_keeps_the_last_k_turns(tmp_path) -> None:
     system, _ = case.built()  # k = 6, the default
     tr = system.retrieve(case.conv.questions[0])
     assert tr.structure["window"] == [t.turn_id for t in case.conv.turns[-6:]]
-    assert [i.turn_ids[0] for i in tr.items] == tr.structure["window"]
+    focus = tr.structure["focus"]  # the focus turn first, the rest of the window in conversation order
+    assert [i.turn_ids[0] for i in tr.items] == [focus] + [t for t in tr.structure["window"] if t != focus]
     events = case.workbench.store.events(system.space, case.conv.id)
     assert sum(e.kind == "deleted" for e in events) == len(case.conv.turns) - 6
     assert next(e for e in events if e.kind == "deleted").reason.startswith("D1:1 fell out of the window")

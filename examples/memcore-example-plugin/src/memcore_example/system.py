@@ -1,27 +1,26 @@
-"""recent_k: a memory of the last k turns (a sliding window), with a trace of how it retrieved."""
+"""recent_k: a memory of the last k turns (a sliding window), with a trace of how it retrieved.
+
+The whole system is this package: its settings with field specs (config.py), its LLM role and offline rule
+(roles.py, offline.py), its reader prompt family (reader.py), its typed trace structure (structure.py), its
+mechanism statistics (stats.py), its fidelity rows (fidelity.py), its ablation presets (presets.py) and its
+view (view.py, the `memcore.views` entry point). Importing this module registers the role, the reader family
+and the presets; the class names the rest (`mechanism`, `fidelity`, `reader_family`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from memcore.systems import register_system
-from memcore.systems.base import BaseSystem, SystemConfig, candidates_from, item_trace_item, turn_sort_key
-from memcore.types import Question, Trace, Turn
+from memcore.systems.base import BaseSystem, candidates_from, item_trace_item, turn_sort_key
+from memcore.types import Question, Trace, TraceItem, Turn
+from memcore_example import presets as _presets  # noqa: F401  (registers recent_k's ablation presets)
+from memcore_example import reader as _reader  # noqa: F401  (registers the "recent_k" reader family)
+from memcore_example import roles as _roles  # noqa: F401  (registers the recent_k_focus role)
+from memcore_example.config import RecentKConfig
+from memcore_example.fidelity import FIDELITY
+from memcore_example.stats import MECHANISM
+from memcore_example.structure import RecentKStructure
 
 KIND = "recent"
-
-
-@dataclass
-class RecentKConfig(SystemConfig):
-    """k: how many of the latest turns the memory keeps (it changes what ingest builds)."""
-
-    k: int = 6
-
-    def validate(self) -> None:
-        """The base checks (the retriever is registered) and k >= 1."""
-        super().validate()
-        if not isinstance(self.k, int) or self.k < 1:
-            raise ValueError(f"recent_k: k must be a whole number >= 1, not {self.k!r}")
+__all__ = ["KIND", "RecentKConfig", "RecentKSystem"]
 
 
 @register_system
@@ -34,6 +33,9 @@ class RecentKSystem(BaseSystem):
     config_class = RecentKConfig
     kinds = (KIND,)
     rank = 90  # after the built-in systems (10..80)
+    reader_family = "recent_k"  # config reader = "paper" uses reader.py's family
+    mechanism = MECHANISM  # stats.py: memcore eval's results and the Benchmark page show them
+    fidelity = FIDELITY  # fidelity.py: checked by memcore's fidelity test
 
     def window(self) -> list:
         """The turns in memory, oldest first."""
@@ -51,7 +53,8 @@ class RecentKSystem(BaseSystem):
                       f"turns (pushed out by {turn.turn_id})")
 
     def retrieve(self, question: Question) -> Trace:
-        """The whole window, in conversation order; the `window` stage ranks it with the configured retriever."""
+        """The whole window; the `window` stage ranks it with the configured retriever. With config focus, the
+        `recent_k_focus` role names the turn that answers; it goes first, the rest in conversation order."""
         tr = self.new_trace(question)
         window = self.window()
         hits = self.search_items(KIND, question.text, len(window)) if window else []
@@ -62,6 +65,32 @@ class RecentKSystem(BaseSystem):
         tr.stages = ["window"]
         tr.candidates = candidates_from("window", items, {t.id for t in items})
         tr.items = sorted(items, key=lambda t: turn_sort_key(t.turn_ids[0]))
-        tr.structure = {"k": self.config.k, "window": [t.turn_ids[0] for t in tr.items],
-                        "best": ranked[0].turn_ids[0] if ranked else "", "retriever": self.config.retriever}
+        focus, mode = self._focus(question, tr) if self.config.focus and tr.items else ("", "off")
+        if focus:
+            first = next(t for t in tr.items if t.turn_ids[0] == focus)
+            first.origin = f"focus turn (recent_k_focus) of the last {self.config.k} turns"
+            tr.items = [first, *(t for t in tr.items if t is not first)]
+        tr.structure = RecentKStructure(
+            k=self.config.k, window=[t.turn_ids[0] for t in sorted(items, key=lambda t: turn_sort_key(t.turn_ids[0]))],
+            best=ranked[0].turn_ids[0] if ranked else "", retriever=self.config.retriever, focus=focus,
+            focus_mode=mode).to_dict()
         return tr
+
+    def _focus(self, question: Question, tr: Trace) -> tuple[str, str]:
+        """(focus turn id, mode) from the recent_k_focus role over the window; an unusable reply or an id
+        outside the window gives no focus, named in the trace's notes and errors."""
+        shown: list[TraceItem] = tr.items
+        res = self.llm.run("recent_k_focus", {
+            "question": question.text,
+            "turns": [f"{t.turn_ids[0]} [{t.metadata.get('date', '')}] {t.text}" for t in shown],
+            "items": [{"id": t.turn_ids[0], "text": t.text} for t in shown]}, stage="retrieval")
+        tr.notes.extend(res.notes)
+        if res.error:
+            tr.errors.append(res.error)
+            tr.notes.append("recent_k_focus unusable: no focus turn; the window in conversation order")
+            return "", "unusable"
+        focus = str(res.output.turn_id).strip()
+        if focus and focus not in {t.turn_ids[0] for t in shown}:
+            tr.notes.append(f"recent_k_focus named {focus!r}, not a turn of the window: no focus turn")
+            focus = ""
+        return focus, "role"

@@ -1,0 +1,155 @@
+"""Every part a system package can have, provided by the example plugin from its own package and found by
+memcore through its registries and the system class: field specs (`memcore systems`), an LLM role with its
+own offline rule, a reader prompt family, a typed trace structure, mechanism statistics (eval results),
+fidelity rows, ablation presets (variant names) and its view. memcore's own fidelity test
+(tests/systems/test_fidelity.py) checks the rows of every registered system, this one included."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from memcore_example.offline import offline_focus
+from memcore_example.structure import RecentKStructure
+
+from memcore.eval.mechanism import labels, question_stats, summarize
+from memcore.llm.roles import get_role
+from memcore.llm.roles.readers import family_names, reader_choices, reader_for
+from memcore.store import LanceStore
+from memcore.systems import get_system, load_all, make_config
+from memcore.systems.fields import field_spec
+from memcore.systems.variants import parse_variant, presets
+from memcore.testing import contract_case
+from memcore.viz.bundles import structure_sections
+
+NAME = "recent_k"
+SOURCE = "example plugin (memcore-example-plugin)"
+if NAME not in load_all():
+    pytest.fail("the example plugin is not installed: pip install --no-deps -e examples/memcore-example-plugin",
+                pytrace=False)
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    """`memcore ...` in a fresh process (the registries filled from the installed entry points there)."""
+    return subprocess.run([sys.executable, "-m", "memcore.cli", *args], capture_output=True, text=True, env=ENV,
+                          timeout=600)
+
+
+def test_its_config_fields_have_specs_listed_by_memcore_systems() -> None:
+    cls = get_system(NAME).config_class
+    k, focus = field_spec(cls, "k"), field_spec(cls, "focus")
+    assert (k.source, k.range, k.when, k.default) == (SOURCE, (1, None), "construction", 6)
+    assert (focus.source, focus.choices, focus.when, focus.default) == (SOURCE, (False, True), "query", True)
+    with pytest.raises(ValueError, match=r"k must be >= 1, not 0 \(int, paper default 6\)"):
+        make_config(NAME, k=0)
+    out = cli("systems", "--field-help")
+    assert out.returncode == 0, out.stderr
+    block = out.stdout[out.stdout.index(f"{NAME} "):].splitlines()
+    rows = {line.split()[0]: line for line in block[1:] if line.startswith("  ") and not line.startswith("    ")}
+    assert rows["k"].split()[1:4] == ["6", ">=", "1"] and rows["k"].rstrip().endswith(f"construction  {SOURCE}")
+    assert rows["focus"].split()[1:4] == ["true", "false|true", "query"] and rows["focus"].rstrip().endswith(SOURCE)
+    assert "    how many of the latest turns the memory keeps" in block  # --field-help: the help under the field
+
+
+def test_its_role_is_registered_and_its_offline_rule_runs_through_the_engine(tmp_path) -> None:
+    role = get_role("recent_k_focus")
+    assert role.offline_note and "recent_k" in role.tags
+    items = [{"id": "D1:1", "text": "Ben: I like tea"}, {"id": "D1:2", "text": "Ana: the pottery class was fun"},
+             {"id": "D1:3", "text": "Ben: great"}]
+    assert offline_focus({"question": "How was the pottery class?", "items": items})["turn_id"] == "D1:2"
+    assert offline_focus({"question": "What about rockets?", "items": items})["turn_id"] == "D1:3"  # the latest
+    case = contract_case(NAME, tmp_path)
+    system, _ = case.built()
+    q = case.conv.questions[0]
+    ans = system.answer(q)
+    assert ans.usage["retrieval"].calls == 1  # the focus role, run by the offline engine through the role
+    shown = [{"id": t.turn_ids[0], "text": t.text} for t in sorted(ans.trace.items, key=lambda t: t.turn_ids[0])]
+    want = offline_focus({"question": q.text, "items": shown})["turn_id"]
+    assert ans.trace.structure["focus"] == want == ans.trace.items[0].turn_ids[0]
+    assert ans.trace.structure["focus_mode"] == "role"
+
+
+def test_its_reader_family_picks_its_prompt_and_the_trace_names_it(tmp_path) -> None:
+    assert NAME in family_names() and NAME in reader_choices()
+    assert reader_for(NAME).role == "answer_recent_k" and reader_for(NAME).family == NAME
+    assert reader_for("naive_rag", NAME).role == "answer_recent_k"  # any system may choose the family
+    case = contract_case(NAME, tmp_path)
+    system, _ = case.built()
+    ans = system.answer(case.conv.questions[1])
+    assert ans.trace.reader["role"] == "answer_recent_k" and ans.trace.reader["family"] == NAME
+    assert ans.usage["answer"].calls == 1
+
+
+def test_its_typed_structure_is_what_the_trace_stores(tmp_path) -> None:
+    case = contract_case(NAME, tmp_path)
+    system, _ = case.built()
+    tr = system.retrieve(case.conv.questions[0])
+    st = RecentKStructure.from_dict(tr.structure)
+    assert st.to_dict() == tr.structure and st.k == 6 and len(st.window) == 6
+    assert st.focus_rank == len(st.window) - st.window.index(st.focus)
+
+
+def test_its_mechanism_statistics_read_its_structure() -> None:
+    def structure(focus: str, best: str, mode: str = "role") -> dict:
+        return RecentKStructure(k=3, window=["D1:1", "D1:2", "D1:3"], best=best, focus=focus,
+                                focus_mode=mode).to_dict()
+
+    rows = [{"conv_id": "c", "mechanism": question_stats(NAME, s)} for s in
+            (structure("D1:3", "D1:3"), structure("D1:1", "D1:3"), structure("", "D1:2", "off"))]
+    assert rows[0]["mechanism"] == {"window": 3, "focused": True, "focus_is_best": True, "focus_back": 1}
+    out = summarize(NAME, rows)
+    assert out == {"window_mean": 3.0, "focus_rate": 1.0, "focus_agrees_rate": 0.5, "focus_back_mean": 2.0,
+                   "questions": 3}
+    assert set(out) - {"questions"} <= set(labels(NAME))
+
+
+def test_eval_results_hold_its_mechanism_block_and_rows(tmp_path) -> None:
+    out, store = tmp_path / "res.json", tmp_path / "store"
+    res = cli("eval", "--dataset", "demo", "--systems", NAME, "--limit", "3", "--store", str(store),
+              "--embedder", "hashing", "--out", str(out))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert f"  {NAME}: window_mean 6.000" in res.stdout  # the CLI's mechanism lines
+    results = json.loads(out.read_text())
+    block = results["systems"][NAME]["mechanism"]
+    assert block["questions"] == results["systems"][NAME]["overall"]["n"] == 3 and block["window_mean"] == 6.0
+    stored = LanceStore(str(store)).results(results["run_id"], [NAME])
+    assert len(stored) == 3
+    for row in stored:  # each result row holds its own numbers, read from its own trace
+        structure = row["trace"]["trace"]["structure"]
+        assert row["mechanism"] == question_stats(NAME, structure)
+        assert row["trace"]["trace"]["reader"]["role"] == "answer_recent_k"
+    assert block["focus_rate"] == pytest.approx(
+        sum(bool(r["trace"]["trace"]["structure"]["focus"]) for r in stored) / 3, abs=1e-4)
+
+
+def test_its_fidelity_rows_name_its_defaults_and_roles() -> None:
+    fid = get_system(NAME).fidelity
+    assert fid is not None and fid.section == "recent_k (example plugin)"
+    where = " ".join(r.where for r in fid.rows)
+    assert "`recent_k.k` = 6" in where and "`recent_k_focus`" in where and "`answer_recent_k`" in where
+    # memcore's tests/systems/test_fidelity.py::test_every_systems_rows_name_its_code[recent_k] checks them
+
+
+def test_its_presets_are_variant_names(tmp_path) -> None:
+    assert [p.name for p in presets(NAME)] == ["no-focus", "short"]
+    assert parse_variant(f"{NAME}:no-focus").config().focus is False
+    assert parse_variant(f"{NAME}:short[focus=false]").config().k == 2
+    case = contract_case(NAME, tmp_path)
+    case.built()
+    tr = case.workbench.system(NAME, case.conv, focus=False).retrieve(case.conv.questions[0])
+    assert tr.structure["focus_mode"] == "off" and tr.structure["focus"] == ""
+    assert [i.turn_ids[0] for i in tr.items] == tr.structure["window"]  # conversation order, no focus turn
+    assert question_stats(NAME, tr.structure)["focused"] is None
+
+
+def test_its_view_draws_its_structure_and_the_focus(tmp_path) -> None:
+    case = contract_case(NAME, tmp_path)
+    system, _ = case.built()
+    tr = system.retrieve(case.conv.questions[0])
+    sections = dict(structure_sections(NAME, tr, {}))
+    table = sections["Window turns"]
+    assert list(table["focus"]).count("focus") == 1 and table.iloc[0]["turn"] == tr.structure["focus"]
