@@ -97,9 +97,12 @@ def test_its_view_draws_the_window(tmp_path) -> None:
     case = contract_case(NAME, tmp_path)
     system, _ = case.built()
     texts = {t.turn_id: f"{t.speaker}: {t.content}" for t in case.conv.turns}
-    sections = dict(structure_sections(NAME, system.retrieve(case.conv.questions[1]), texts))
+    tr = system.retrieve(case.conv.questions[1])
+    sections = dict(structure_sections(NAME, tr, texts))
     assert [t for t in sections if t] == ["Recent window", "Window turns"]  # "": the caption
-    assert list(sections["Window turns"]["turn"]) == [t.turn_id for t in case.conv.turns[-6:]]
+    last = [t.turn_id for t in case.conv.turns[-6:]]  # in the reader's order: the focus turn first
+    assert list(sections["Window turns"]["turn"]) == [tr.structure["focus"]] + [t for t in last
+                                                                               if t != tr.structure["focus"]]
 
 
 def test_the_cli_lists_it_and_the_benchmark_runs_it(tmp_path) -> None:
