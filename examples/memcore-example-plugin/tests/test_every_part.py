@@ -15,15 +15,20 @@ import pytest
 from memcore_example.offline import offline_focus
 from memcore_example.structure import RecentKStructure
 
+from memcore.embed import HashingEmbedder
+from memcore.errors import LLMCallFailed
 from memcore.eval.mechanism import labels, question_stats, summarize
+from memcore.llm.fake import FakeLLM
 from memcore.llm.roles import get_role
 from memcore.llm.roles.readers import family_names, reader_choices, reader_for
+from memcore.settings import Settings
 from memcore.store import LanceStore
 from memcore.systems import get_system, load_all, make_config
 from memcore.systems.fields import field_spec
 from memcore.systems.variants import parse_variant, presets
-from memcore.testing import contract_case
+from memcore.testing import contract_case, tiny_conversation
 from memcore.viz.bundles import structure_sections
+from memcore.workbench import Workbench
 
 NAME = "recent_k"
 SOURCE = "example plugin (memcore-example-plugin)"
@@ -153,3 +158,33 @@ def test_its_view_draws_its_structure_and_the_focus(tmp_path) -> None:
     sections = dict(structure_sections(NAME, tr, {}))
     table = sections["Window turns"]
     assert list(table["focus"]).count("focus") == 1 and table.iloc[0]["turn"] == tr.structure["focus"]
+
+
+def focus_run(tmp_path, reply: object, unusable: str = "fail"):  # noqa: ANN001, ANN201
+    """Build recent_k on the tiny conversation with the focus role's replies scripted; retrieve question 0."""
+    fake = FakeLLM(by_role={"recent_k_focus": reply})
+    wb = Workbench(Settings(store_uri=str(tmp_path / "s"), llm_provider="fake", embedder="hashing",
+                            llm_unusable=unusable), embedder=HashingEmbedder(), provider=fake)
+    conv = tiny_conversation()
+    wb.ingest(NAME, conv)
+    return fake, wb.system(NAME, conv).retrieve(conv.questions[0])
+
+
+def test_the_focus_role_gets_the_window_and_its_answer_goes_first(tmp_path) -> None:
+    fake, tr = focus_run(tmp_path, {"turn_id": "D9:9", "reason": "scripted"})
+    window = tr.structure["window"]
+    sent = fake.calls("recent_k_focus")[0].inputs
+    assert [i["id"] for i in sent["items"]] == window and len(sent["turns"]) == len(window)
+    assert tr.structure["focus"] == "" and any("not a turn of the window" in n for n in tr.notes)
+    _, tr3 = focus_run(tmp_path / "c", {"turn_id": window[1], "reason": "scripted"})
+    assert tr3.structure["focus"] == window[1] and tr3.items[0].turn_ids[0] == window[1]
+    assert tr3.items[0].origin.startswith("focus turn")
+
+
+def test_an_unusable_focus_reply_fails_or_is_named(tmp_path) -> None:
+    with pytest.raises(LLMCallFailed, match="recent_k_focus"):
+        focus_run(tmp_path, ["not json", "still not json"])
+    _, tr = focus_run(tmp_path / "b", ["not json", "still not json"], unusable="fallback")
+    assert tr.structure["focus_mode"] == "unusable" and tr.structure["focus"] == ""
+    assert any("recent_k_focus" in e for e in tr.errors) and any("no focus turn" in n for n in tr.notes)
+    assert [i.turn_ids[0] for i in tr.items] == tr.structure["window"]  # conversation order
