@@ -1,7 +1,8 @@
 """The example plugin's system on every page of memcore's app (Streamlit AppTest; a temporary store, the
 hashing embedder, the offline engine): every system picker offers it, Ask draws its view and lists its roles'
 calls (the focus role and its reader's prompt), Replay draws its growth view, Benchmark shows its mechanism
-statistics. memcore's app is found next to the memcore package imported (a source checkout)."""
+statistics. memcore's app (and its app tests' fixtures) are found next to the memcore package imported (a
+source checkout)."""
 
 from __future__ import annotations
 
@@ -24,24 +25,11 @@ if not APP.is_file():
 if NAME not in load_all():
     pytest.fail("the example plugin is not installed: pip install --no-deps -e examples/memcore-example-plugin",
                 pytrace=False)
-sys.path.insert(0, str(ROOT))  # the app's `ui` package
+sys.path.insert(0, str(ROOT))  # the app's `ui` package and memcore's app tests' helpers
 
+from tests.app.conftest import app_env  # noqa: E402, F401 - the app tests' store/embedder/engine fixture
+from tests.app.test_app_pages import errors  # noqa: E402
 from ui import jobs  # noqa: E402
-
-
-@pytest.fixture
-def app_env(tmp_path, monkeypatch):
-    """A temporary store, the hashing embedder and the offline engine; the test runs in tmp_path."""
-    monkeypatch.setenv("MEMCORE_STORE", str(tmp_path / "store"))
-    monkeypatch.setenv("MEMCORE_EMBEDDER", "hashing")
-    monkeypatch.setenv("MEMCORE_LLM_PROVIDER", "offline")
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def errors(at: AppTest) -> list[str]:
-    return [e.value for e in at.exception] + [e.value for e in at.error]
 
 
 def picker(at: AppTest, key: str | None = None, label: str = "Systems"):  # noqa: ANN201 - an AppTest widget
@@ -49,7 +37,7 @@ def picker(at: AppTest, key: str | None = None, label: str = "Systems"):  # noqa
     return at.multiselect(key=key) if key else next(m for m in at.multiselect if m.label == label)
 
 
-def test_every_page_offers_it_and_ask_draws_its_view_and_its_roles(app_env) -> None:
+def test_every_page_offers_it_and_ask_draws_its_view_and_its_roles(app_env) -> None:  # noqa: F811
     at = AppTest.from_file(str(APP), default_timeout=120).run()
     next(b for b in at.button if b.label == "Load the built-in demo").click().run()
     offered = {}
@@ -84,7 +72,7 @@ def test_every_page_offers_it_and_ask_draws_its_view_and_its_roles(app_env) -> N
     assert any(d.value is not None and "since step" in d.value.columns for d in at.dataframe)  # its growth view
 
 
-def test_benchmark_shows_its_mechanism_statistics(app_env) -> None:
+def test_benchmark_shows_its_mechanism_statistics(app_env) -> None:  # noqa: F811
     out = app_env / "results.json"
     settings = Settings(store_uri=str(app_env / "store"), llm_provider="offline", embedder="hashing")
     run_eval(settings, "demo", systems=[NAME], limit=3, out=out)
