@@ -25,7 +25,7 @@ from memcore.settings import Settings
 from memcore.store import LanceStore
 from memcore.systems import get_system, load_all, make_config
 from memcore.systems.fields import field_spec
-from memcore.systems.variants import parse_variant, presets
+from memcore.systems.variants import get_sweep, parse_variant, presets
 from memcore.testing import contract_case, tiny_conversation
 from memcore.viz.bundles import structure_sections
 from memcore.workbench import Workbench
@@ -139,10 +139,12 @@ def test_its_fidelity_rows_name_its_defaults_and_roles() -> None:
     # memcore's tests/systems/test_fidelity.py::test_every_systems_rows_name_its_code[recent_k] checks them
 
 
-def test_its_presets_are_variant_names(tmp_path) -> None:
+def test_its_presets_and_sweep_are_variant_names(tmp_path) -> None:
     assert [p.name for p in presets(NAME)] == ["no-focus", "short"]
     assert parse_variant(f"{NAME}:no-focus").config().focus is False
     assert parse_variant(f"{NAME}:short[focus=false]").config().k == 2
+    assert get_sweep(NAME, "k").variants() == ["recent_k[k=2]", "recent_k[k=4]", "recent_k", "recent_k[k=8]",
+                                               "recent_k[k=12]"]  # k = 6 is the default
     case = contract_case(NAME, tmp_path)
     case.built()
     tr = case.workbench.system(NAME, case.conv, focus=False).retrieve(case.conv.questions[0])
