@@ -1,7 +1,8 @@
 """Evidence passages for the offline `answer` role: parsing, speakers, and who a sentence is about.
 
 A passage is one retrieved item (a dialogue turn "Caroline: ..." or a memory item) with its
-date, retrieval score and sentences (an image caption "[shares a photo of X]" becomes its own
+date (its date field, else the "[date]" its text starts with: "[8 May, 2023] Caroline: ...", so
+every context format keeps its dates), retrieval score and sentences (an image caption "[shares a photo of X]" becomes its own
 sentence "X"). Speakers are the passages' speakers plus names used to address someone
 ("Thanks, Caroline!"). A sentence is about a person when it names them (not as a form of
 address), when they say it in the first person, or when the other speaker says it to them
