@@ -64,7 +64,7 @@ def full_inputs(conv: Conversation, q: Question) -> dict[str, Any]:
 
 
 class _Recorder:
-    """Wraps a system's LLM client and keeps the inputs of its `answer` call."""
+    """Wraps a system's LLM client and keeps the inputs of its reader call (stage "answer")."""
 
     def __init__(self, llm: Any) -> None:
         self.llm, self.inputs = llm, None
@@ -79,7 +79,7 @@ class _Recorder:
             setattr(self.llm, name, value)
 
     def run(self, role: str, inputs: dict[str, Any], **kw: Any) -> Any:
-        if role == "answer":
+        if role == "answer" or kw.get("stage") == "answer":  # a reader family's role ("answer_memweaver", ...)
             self.inputs = inputs
         return self.llm.run(role, inputs, **kw)
 

@@ -1,7 +1,8 @@
 """Evidence passages for the offline `answer` role: parsing, speakers, and who a sentence is about.
 
 A passage is one retrieved item (a dialogue turn "Caroline: ..." or a memory item) with its
-date, retrieval score and sentences (an image caption "[shares a photo of X]" becomes its own
+date (its date field, else the "[date]" its text starts with: "[8 May, 2023] Caroline: ...", so
+every context format keeps its dates), retrieval score and sentences (an image caption "[shares a photo of X]" becomes its own
 sentence "X"). Speakers are the passages' speakers plus names used to address someone
 ("Thanks, Caroline!"). A sentence is about a person when it names them (not as a form of
 address), when they say it in the first person, or when the other speaker says it to them
@@ -18,11 +19,11 @@ from typing import Any
 from memcore.text.sentences import SENTENCE_STARTERS, capitalised_spans, sentences
 from memcore.text.terms import STOPWORDS, stems
 
-_PREFIX = re.compile(r"^\s*(?:\[[^\]]{0,60}\]\s*)?([A-Z][\w .'\-]{0,40}?):\s+")
+_PREFIX = re.compile(r"^\s*(?:\[([^\]]{0,60})\]\s*)?([A-Z][\w .'\-]{0,40}?):\s+")
 _CAPTION = re.compile(r"\[shares? (?:a |an )?(?:photo|picture|image|pic) of ([^\]]+)\]", re.I)
 # a photo's caption is what the speaker "shared a photo of": those words match it too
 CAPTION_STEMS = frozenset(stems("shared photo"))
-_DATED_LINE = re.compile(r"^\s*\[([^\]]{4,60})\]\s*(.*)$")
+_DATED_LINE = re.compile(r"^\s*(?:[-*\u2022]\s+)?\[([^\]]{4,60})\]\s*(.*)$")  # "- [date] text" in a list too
 _INTERJECTION = re.compile(r"(?:^|[,!.?]\s*|\b(?:hey|hi|hello|thanks|thank you|wow|congrats|oh|yeah|yes|sorry|aw+|"
                            r"yay|woohoo|bye|dear|omg|haha|ha|so|well|ok|okay|great|cool|awesome|yep|nice)\W*)$", re.I)
 _GREETING = re.compile(r"^\W*(?:hey|hi|hello|hiya|yo|morning|evening)\b[\s,!]*[A-Z][a-z]+\W*", re.I)
@@ -67,14 +68,18 @@ def parse_passages(inputs: dict[str, Any]) -> list[Passage]:
     out: list[Passage] = []
     for r in _split_dialogues(raw):
         text, speaker = str(r.get("text", "") or ""), str(r.get("speaker", "") or "")
+        date = str(r.get("date", "") or "")
         m = _PREFIX.match(text)
-        if m and (not speaker or m.group(1) == speaker):
-            speaker, text = m.group(1), text[m.end():]
+        if m and (not speaker or m.group(2) == speaker):
+            speaker, text = m.group(2), text[m.end():]
+            date = date or (m.group(1) or "")  # "[date] Speaker: text" carries its date in the text
+        elif not date and (d := _DATED_LINE.match(text)):  # "[date] text" without a speaker
+            date, text = d.group(1), d.group(2)
         try:
             score = float(r.get("score") or 0.0)
         except (TypeError, ValueError):
             score = 0.0
-        p = Passage(text=text, speaker=speaker, date=str(r.get("date", "") or ""), score=score)
+        p = Passage(text=text, speaker=speaker, date=date, score=score)
         i = len(out)
         p.sents = [Sent(t, i, j, st, q, caption=c, pairs=pr) for j, (t, st, q, c, pr) in enumerate(_sentences_of(text))]
         if p.sents:
