@@ -1,0 +1,120 @@
+"""The settings panel on Ask (issue 26 item 2) with AppTest: every field with its paper default, valid values and
+source; a change highlighted and the entry renamed to the canonical variant (picker and URL); construction
+changes named as a new memory built only on a click; query-time changes answer from the built memory; reset to
+paper defaults; a preset one click away; the variant's name on the answer card."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from memcore.settings import Settings
+from memcore.systems import get_system
+from memcore.systems.fields import field_specs, format_value
+from memcore.systems.variants import presets, register_preset, unregister_preset
+from memcore.workbench import Workbench
+from tests.app.test_app_pages import APP, errors, home_with_demo, texts
+from ui import jobs
+
+pytestmark = pytest.mark.usefixtures("app_env")  # temp store, hashing embedder, offline engine
+
+KEY = "ask_systems"
+
+
+def _ask_page(systems: list[str]) -> AppTest:
+    at = home_with_demo()
+    at.switch_page("pages/ask.py").run()
+    at.multiselect(key=KEY).set_value(systems).run()
+    assert not errors(at), errors(at)
+    return at
+
+
+def _field(at: AppTest, system: str, name: str, i: int = 0):  # noqa: ANN202 - an AppTest widget
+    entry = at.multiselect(key=KEY).value[i]
+    return at.text_input(key=f"{KEY}_f{i}_{entry}_{name}")
+
+
+def _changed(at: AppTest) -> set[str]:
+    """The fields the panel highlights as changed from the papers' defaults."""
+    return {m.value.replace("\\", "").split("**")[1] for m in at.markdown if ":orange-badge[changed]" in m.value}
+
+
+def _plain(at: AppTest) -> str:
+    boxes = [b.value for kind in (at.info, at.warning, at.success) for b in kind]
+    return "\n".join([texts(at), *boxes]).replace("\\", "")  # md_escape's backslashes
+
+
+def test_every_field_shows_its_paper_default_valid_values_and_source():
+    at = _ask_page(["com"])
+    body = _plain(at)
+    for spec in field_specs(get_system("com").config_class):
+        assert f"paper default {format_value(spec.default)} · {spec.valid_short()} · {spec.source}" in body
+    assert "Query time: answers from the memory already built" in body
+    assert _changed(at) == set()
+
+
+def test_a_query_time_change_renames_the_entry_highlights_the_field_and_keeps_the_memory():
+    at = _ask_page(["com"])
+    _field(at, "com", "beta").set_value("0.80").run()
+    assert not errors(at), errors(at)
+    assert at.multiselect(key=KEY).value == ["com[beta=0.8]"]  # canonical: repr of the float
+    assert at.query_params["systems"] == "com[beta=0.8]"  # the link carries it
+    assert _changed(at) == {"beta"}
+    assert "Query-time settings only: answers come from the memory of com" in _plain(at)
+    # a value outside the field's range is refused in one line, the entry unchanged
+    _field(at, "com", "beta").set_value("2").run()
+    assert at.multiselect(key=KEY).value == ["com[beta=0.8]"]
+    assert any("beta" in e.value and "paper default 0.5" in e.value.replace("\\", "") for e in at.error)
+    # back to the paper default: the name drops it
+    at = at.run()
+    _field(at, "com", "beta").set_value("0.5").run()
+    assert at.multiselect(key=KEY).value == ["com"]
+
+
+def test_a_construction_change_needs_a_click_to_build_and_answers_under_its_name():
+    at = _ask_page(["recent_k"])
+    _field(at, "recent_k", "k").set_value("3").run()
+    assert at.multiselect(key=KEY).value == ["recent_k[k=3]"]
+    body = _plain(at)
+    assert "Construction settings changed (k)" in body and "built only when you click Build" in body
+    wb = Workbench(Settings())
+    conv = wb.conversation("demo")
+    assert not wb.is_ingested("recent_k", conv, k=3)  # nothing built without a click
+    next(b for b in at.button if b.label == "Build").click().run()
+    jobs.wait("ingest:demo", 180)
+    at.run()
+    assert wb.is_ingested("recent_k", conv, k=3) and not wb.is_ingested("recent_k", conv)
+    at.selectbox(key="ask_q_pick").set_value("demo:q0").run()
+    next(b for b in at.button if b.label == "Ask").click().run()
+    assert not errors(at), errors(at)
+    assert any(m.value.replace("\\", "").startswith("**recent_k[k=3]** · retriever **dense**") for m in at.markdown)
+    assert "(built)" in _plain(at)
+
+
+def test_reset_and_presets_are_one_click_away():
+    register_preset("com", "test-short", {"max_len": 2}, "test fixture", "chains of at most 2")
+    try:
+        at = _ask_page(["com"])
+        names = [b.label for b in at.button]
+        for p in presets("com"):
+            assert p.name in names
+        next(b for b in at.button if b.label == "test-short").click().run()
+        assert at.multiselect(key=KEY).value == ["com:test-short"]
+        assert _changed(at) == {"max_len"}
+        _field(at, "com", "K").set_value("10").run()
+        assert at.multiselect(key=KEY).value == ["com:test-short[K=10]"]
+        next(b for b in at.button if b.label == "Paper defaults").click().run()
+        assert at.multiselect(key=KEY).value == ["com"]
+        assert _changed(at) == set()
+    finally:
+        unregister_preset("com", "test-short")
+
+
+def test_a_link_opens_the_variant_and_a_bad_one_is_said():
+    home_with_demo()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.switch_page("pages/ask.py")
+    at.query_params["systems"] = "com[max_len=4,beta=0.80],com[betta=1]"
+    at.run()
+    assert at.multiselect(key=KEY).value == ["com[beta=0.8,max_len=4]"]
+    assert any("betta" in w.value for w in at.warning)
