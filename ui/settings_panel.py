@@ -125,9 +125,11 @@ def _memory_note(wb: Workbench, name: str, conv: Conversation | None, constructi
     where = "" if conv is None else (" (built)" if built else " (not built yet)")
     if construction:
         changed = ", ".join(sorted(construction))
+        then = ("" if built else "It is built only when you click Build." if conv is not None
+                else "A run builds it per conversation (Start run).")
         (st.success if built else st.warning)(md_escape(
             f"Construction settings changed ({changed}): this variant answers from its own memory, {mem}{where}. "
-            + ("" if built else "It is built only when you click Build.")))
+            + then))
     else:
         st.info(md_escape(f"Query-time settings only: answers come from the memory of {mem}{where}, "
                           "without building another."))
@@ -149,6 +151,8 @@ def _presets_row(wb: Workbench, key: str, i: int, name: str, system: str) -> Non
 
 def _save_row(wb: Workbench, key: str, i: int, name: str, shown: str) -> None:
     save = getattr(wb, "save_variant", None)  # saved variants in the store (engineer "variants", issue 26)
+    if save is None:
+        st.caption("Saving needs the store's saved variants, which this build does not have yet.")
     c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
     as_ = c1.text_input("Save as variant", key=f"{key}_saveas{i}", placeholder="a name, e.g. short-chains",
                         disabled=save is None, help="Kept in the store: every picker, `memcore systems` and "
@@ -161,13 +165,21 @@ def _save_row(wb: Workbench, key: str, i: int, name: str, shown: str) -> None:
             return
         _replace(key, i, SAVED + as_.strip().removeprefix(SAVED))
         st.rerun()
-    if save is None:
-        c1.caption("Saving needs the store's saved variants, which this build does not have yet.")
 
 
-def settings_panel(wb: Workbench, key: str, picked: Sequence[str], conv: Conversation | None = None) -> None:
-    """One expander per picked entry of picker `key`: its canonical name and memory, presets, every field by
-    construction and query time (changed ones highlighted), and Save as variant."""
+def _box(title: str, key: str, nested: bool) -> Any:
+    """An expander, or inside one (Streamlit nests none) a bordered box whose fields a toggle shows."""
+    if not nested:
+        return st.expander(title, key=key, icon=":material/tune:")
+    box = st.container(border=True)
+    return box if box.toggle(title, key=key) else None
+
+
+def settings_panel(wb: Workbench, key: str, picked: Sequence[str], conv: Conversation | None = None,
+                   nested: bool = False) -> None:
+    """One expander per picked entry of picker `key` (a toggled box when `nested` in an expander): its canonical
+    name and memory, presets, every field by construction and query time (changed ones highlighted), and Save as
+    variant."""
     for i, name in enumerate(picked):
         try:
             v = resolve(wb, name)
@@ -178,7 +190,10 @@ def settings_panel(wb: Workbench, key: str, picked: Sequence[str], conv: Convers
         cfg = v.config()
         changed = [s.name for s in specs if getattr(cfg, s.name) != s.default]
         title = f"Settings · {name}" + (f" · {len(changed)} changed from the papers' defaults" if changed else "")
-        with st.expander(md_escape(title), key=f"{key}_panel{i}", icon=":material/tune:"):
+        box = _box(md_escape(title), f"{key}_panel{i}", nested)
+        if box is None:
+            continue
+        with box:
             st.markdown(f"Variant: `{v.name}`" + (f" (saved as `{name}`)" if name.startswith(SAVED) else ""))
             _memory_note(wb, name, conv, v.construction())
             _presets_row(wb, key, i, name, v.system)
