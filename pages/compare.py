@@ -63,7 +63,7 @@ cols = widgets.grid(len(answers), widgets.CARDS_PER_ROW)  # several rows: names 
 for col, (name, ans) in zip(cols, answers.items(), strict=True):
     with col, st.container(border=True, key=f"cmp_card_{name}"):
         # what answered is in the caption above (one provider for all cards); the retriever stays on each card
-        st.markdown(f"**{md_escape(variant_label(wb, name, ans.trace.retriever))}** · retriever "
+        st.markdown(f"**{md_escape(variant_label(wb, name))}** · retriever "
                     f"**{md_escape(ans.trace.retriever)}**")
         if q.evidence:
             st.markdown(evidence_line(ans.trace, q.evidence))

@@ -143,7 +143,7 @@ def answer_panel(wb: Workbench, conv: Conversation, q: Question, system: str, an
     """Evidence hit/miss first, the answer with its verdict, why evidence was missed, then context, the
     system's structure and the LLM calls behind the answer."""
     key = f"ask_{system}"
-    st.markdown(result_header(variant_label(wb, system, ans.trace.retriever), ans, wb.provider_label))
+    st.markdown(result_header(variant_label(wb, system), ans, wb.provider_label))
     if q.evidence:
         st.markdown("Evidence: " + evidence_line(ans.trace, q.evidence))
     c = st.columns([3, 1, 1, 1])

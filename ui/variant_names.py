@@ -45,17 +45,10 @@ def call(wb: Workbench, name: str, retriever: str | None = None) -> tuple[str, d
     return v.system, query_settings(v, retriever)
 
 
-def answer_name(wb: Workbench, name: str, retriever: str | None = None) -> str:
-    """The canonical name of what answers for a picker entry with the page's retriever (`com[beta=0.8]` with
-    the hybrid retriever answers as `com[beta=0.8,retriever=hybrid]`; dense, the paper default, adds nothing)."""
-    v = resolve(wb, name)
-    extra = {} if retriever is None or "retriever" in v.settings else {"retriever": retriever}
-    return variant_name(v.system, {**extra, **v.overrides}, v.preset)
-
-
-def label(wb: Workbench, name: str, retriever: str | None = None) -> str:
-    """An answer's heading: the canonical name, and the saved name it was picked by (`com[beta=0.8] (@fast)`)."""
-    shown = answer_name(wb, name, retriever)
+def label(wb: Workbench, name: str) -> str:
+    """An answer's heading: the entry's canonical variant name, and the saved name it was picked by
+    (`com[beta=0.8] (@fast)`); the retriever it used is shown beside it (the page's, unless the variant sets one)."""
+    shown = resolve(wb, name).name
     return f"{shown} ({name})" if name.startswith(SAVED) else shown
 
 

@@ -89,6 +89,14 @@ def test_a_construction_change_needs_a_click_to_build_and_answers_under_its_name
     assert not errors(at), errors(at)
     assert any(m.value.replace("\\", "").startswith("**recent_k[k=3]** · retriever **dense**") for m in at.markdown)
     assert "(built)" in _plain(at)
+    # the export names the variant (its canonical name, not the bare system)
+    at.switch_page("pages/export.py").run()
+    assert any(o.startswith("Answer · recent_k[k=3] · dense retriever") for o in at.selectbox(key="exp_choice").options)
+    # Replay offers the variant edited this session, with its panel and its own built memory
+    at.switch_page("pages/replay.py").run()
+    at.multiselect(key="replay_systems").set_value(["recent_k[k=3]"]).run()
+    assert not errors(at), errors(at)
+    assert "Construction settings changed (k)" in _plain(at) and "(built)" in _plain(at)
 
 
 def test_reset_and_presets_are_one_click_away():
@@ -118,3 +126,22 @@ def test_a_link_opens_the_variant_and_a_bad_one_is_said():
     at.run()
     assert at.multiselect(key=KEY).value == ["com[beta=0.8,max_len=4]"]
     assert any("betta" in w.value for w in at.warning)
+
+
+def test_compare_a_system_with_its_query_time_variant_from_one_memory():
+    at = home_with_demo()
+    at.switch_page("pages/compare.py").run()
+    at.multiselect(key="cmp_systems").set_value(["com", "com[max_len=2]"]).run()
+    assert [b.label for b in at.button if b.label == "Build"] == ["Build", "Build"]  # one memory, both unbuilt
+    next(b for b in at.button if b.label == "Build").click().run()
+    jobs.wait("ingest:demo", 180)
+    at.run()
+    assert not any(b.label == "Build" for b in at.button)  # building com built the variant's memory too
+    assert "Query-time settings only: answers come from the memory of com (built)" in _plain(at)
+    at.selectbox(key="cmp_q_pick").set_value("demo:q0").run()
+    next(b for b in at.button if b.label == "Compare").click().run()
+    assert not errors(at), errors(at)
+    heads = [m.value.replace("\\", "") for m in at.markdown if "· retriever **" in m.value]
+    assert any(h.startswith("**com[max_len=2]**") for h in heads) and any(h.startswith("**com**") for h in heads)
+    rows = {r["system"]: r for r in at.session_state["cmp_rows"]}
+    assert rows["com[max_len=2]"]["context items"] < rows["com"]["context items"]  # the variant's settings acted
