@@ -145,3 +145,19 @@ def test_compare_a_system_with_its_query_time_variant_from_one_memory():
     assert any(h.startswith("**com[max_len=2]**") for h in heads) and any(h.startswith("**com**") for h in heads)
     rows = {r["system"]: r for r in at.session_state["cmp_rows"]}
     assert rows["com[max_len=2]"]["context items"] < rows["com"]["context items"]  # the variant's settings acted
+
+
+def test_text_from_data_is_escaped_and_the_panel_works_inside_benchmarks_form():
+    register_preset("com", "md-test", {"K": 5}, "[Fig. 9](http://example.com)", "**bold** <b>tag</b>")
+    try:
+        at = home_with_demo()
+        at.switch_page("pages/benchmark.py").run()
+        at.multiselect(key="bm_run_systems").set_value(["com:md-test"]).run()
+        at.toggle(key="bm_run_systems_panel0").set_value(True).run()  # inside the run form's expander: a toggle
+        assert not errors(at), errors(at)
+        button = next(b for b in at.button if b.label == "md-test")
+        assert "\\*\\*bold\\*\\*" in button.help and "\\[Fig" in button.help  # Markdown syntax inert
+        assert _changed(at) == {"K"}
+        assert "A run builds it per conversation" not in _plain(at)  # K is query-time: no memory of its own
+    finally:
+        unregister_preset("com", "md-test")
