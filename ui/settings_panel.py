@@ -135,14 +135,17 @@ def _memory_note(wb: Workbench, name: str, conv: Conversation | None, constructi
                           "without building another."))
 
 
-def _presets_row(wb: Workbench, key: str, i: int, name: str, system: str) -> None:
+def _presets_row(wb: Workbench, key: str, i: int, name: str, system: str, active: str) -> None:
     have = presets(system)
+    if have:
+        st.caption("Presets (the papers' ablations; the one in use is highlighted):")
     cols = st.columns(min(len(have) + 1, 5))
     cols[0].button("Paper defaults", key=f"{key}_reset{i}", icon=":material/restart_alt:", disabled=name == system,
                    on_click=_replace, args=(key, i, system), help=f"Reset every field to the papers' defaults ({system})")
     for n, p in enumerate(have):
         full = f"{system}:{p.name}"
         cols[(n + 1) % len(cols)].button(p.name, key=f"{key}_preset{i}_{p.name}", disabled=name == full,
+                                         type="primary" if p.name == active else "secondary",
                                          on_click=_replace, args=(key, i, full),
                                          help=md_escape(f"{p.description} ({p.source})"))
     if not have:
@@ -196,7 +199,7 @@ def settings_panel(wb: Workbench, key: str, picked: Sequence[str], conv: Convers
         with box:
             st.markdown(f"Variant: `{v.name}`" + (f" (saved as `{name}`)" if name.startswith(SAVED) else ""))
             _memory_note(wb, name, conv, v.construction())
-            _presets_row(wb, key, i, name, v.system)
+            _presets_row(wb, key, i, name, v.system, v.preset)
             for title_, query in (("Construction: a change builds a new memory", False),
                                   ("Query time: answers from the memory already built", True)):
                 group = [s for s in specs if s.query_time is query]

@@ -106,6 +106,8 @@ def test_reset_and_presets_are_one_click_away():
         names = [b.label for b in at.button]
         for p in presets("com"):
             assert p.name in names
+        offered = at.multiselect(key=KEY).options  # every picker offers every registered preset
+        assert {f"{p.system}:{p.name}" for p in presets()} <= set(offered)
         next(b for b in at.button if b.label == "test-short").click().run()
         assert at.multiselect(key=KEY).value == ["com:test-short"]
         assert _changed(at) == {"max_len"}
