@@ -16,12 +16,12 @@ import streamlit as st
 
 from memcore.systems import get_system
 from memcore.systems.fields import FieldSpec, field_specs, format_value
-from memcore.systems.variants import canonical, parse_value, presets, variant_name
+from memcore.systems.variants import canonical, parse_value, presets, split_names, variant_name
 from memcore.types import Conversation
 from memcore.viz.safe import md_escape
 from memcore.workbench import Workbench
 from ui import state, widgets
-from ui.variant_names import SAVED, memory_name, offered, resolve, saved_variants, split_names
+from ui.variant_names import SAVED, offered, resolve
 
 EXTRA = "_variants_extra"  # variant names edited or opened from a link this session: every picker offers them
 
@@ -32,7 +32,7 @@ def _extra() -> list[str]:
 
 def _label(wb: Workbench, name: str) -> str:
     if name.startswith(SAVED):
-        return f"{name} = {saved_variants(wb).get(name[1:], '?')}"
+        return f"{name} = {wb.saved_variants().get(name[1:], '?')}"
     return widgets.system_label(name) if name in widgets.systems() else name
 
 
@@ -120,7 +120,7 @@ def _field_row(key: str, i: int, name: str, spec: FieldSpec, value: Any) -> None
 
 
 def _memory_note(wb: Workbench, name: str, conv: Conversation | None, construction: dict[str, Any]) -> None:
-    mem = memory_name(wb, name)
+    mem = resolve(wb, name).memory_name
     built = conv is not None and state.ingest_status(wb, name, conv)[1]
     where = "" if conv is None else (" (built)" if built else " (not built yet)")
     if construction:
@@ -152,22 +152,28 @@ def _presets_row(wb: Workbench, key: str, i: int, name: str, system: str, active
         cols[-1].caption(md_escape(f"{system} registers no presets."))
 
 
-def _save_row(wb: Workbench, key: str, i: int, name: str, shown: str) -> None:
-    save = getattr(wb, "save_variant", None)  # saved variants in the store (engineer "variants", issue 26)
-    if save is None:
-        st.caption("Saving needs the store's saved variants, which this build does not have yet.")
+def _save(key: str, i: int, shown: str, name_key: str) -> None:
+    """Save the entry's variant under the typed name (the entry becomes @NAME), or keep the error to show."""
+    st.session_state.pop(f"{name_key}_err", None)
+    name = st.session_state.get(name_key, "").strip()
+    try:
+        state.workbench().save_variant(name, shown)
+    except ValueError as e:
+        st.session_state[f"{name_key}_err"] = str(e)
+        return
+    _replace(key, i, SAVED + name.removeprefix(SAVED))
+
+
+def _save_row(key: str, i: int, shown: str) -> None:
+    name_key = f"{key}_saveas{i}"
     c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
-    as_ = c1.text_input("Save as variant", key=f"{key}_saveas{i}", placeholder="a name, e.g. short-chains",
-                        disabled=save is None, help="Kept in the store: every picker, `memcore systems` and "
-                                                   "`memcore eval --systems @NAME` find it.")
-    if c2.button("Save as variant", key=f"{key}_save{i}", icon=":material/save:", disabled=save is None or not as_):
-        try:
-            save(as_.strip(), shown)
-        except ValueError as e:
-            st.error(md_escape(str(e)))
-            return
-        _replace(key, i, SAVED + as_.strip().removeprefix(SAVED))
-        st.rerun()
+    as_ = c1.text_input("Save as variant", key=name_key, placeholder="a name, e.g. short-chains",
+                        help="Kept in the store as @NAME: every picker, `memcore systems --variants` and "
+                             "`memcore eval --systems @NAME` find it. Saving a name again replaces it.")
+    c2.button("Save as variant", key=f"{key}_save{i}", icon=":material/save:", disabled=not as_.strip(),
+              on_click=_save, args=(key, i, shown, name_key))
+    if err := st.session_state.get(f"{name_key}_err"):
+        st.error(md_escape(err))
 
 
 def _box(title: str, key: str, nested: bool) -> Any:
@@ -207,4 +213,4 @@ def settings_panel(wb: Workbench, key: str, picked: Sequence[str], conv: Convers
                     st.markdown(f"**{title_}**")
                     for spec in group:
                         _field_row(key, i, name, spec, getattr(cfg, spec.name))
-            _save_row(wb, key, i, name, v.name)
+            _save_row(key, i, v.name)

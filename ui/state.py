@@ -22,7 +22,7 @@ from memcore.viz.replay import ReplayData, build_replay
 from memcore.viz.safe import md_escape
 from memcore.workbench import Workbench
 from ui import fixes, jobs, provider
-from ui.variant_names import call
+from ui.variant_names import page_settings
 
 
 def settings() -> Settings:
@@ -147,12 +147,11 @@ _MEMORIES: dict[tuple[int, str, str], MemoryView] = {}
 
 
 def memory_of(wb: Workbench, system: str, conv: Conversation) -> MemoryView:
-    """Read access to a system's (or a variant's, ui.variant_names) stored memory of a conversation (worked out
-    once)."""
+    """Read access to a system's (or a variant's: `com[beta=0.8]`, `@NAME`) stored memory of a conversation
+    (worked out once)."""
     key = (id(wb), system, conv.id)
     if key not in _MEMORIES:
-        name, config = call(wb, system)
-        _MEMORIES[key] = wb.memory(name, conv, **config)
+        _MEMORIES[key] = wb.memory(system, conv)
     return _MEMORIES[key]
 
 
@@ -203,9 +202,7 @@ def start_ingest(wb: Workbench, systems: list[str], conv: Conversation) -> jobs.
                     job.report(f"{what} (shared by all systems)", done, total, "turns")
 
             try:  # another process building this memory: say so at once instead of waiting silently
-                system, config = call(wb, name)  # a variant builds its own memory when its construction differs
-                rep = wb.ingest(system, conv, progress=progress, should_stop=job.stop.is_set, wait=False, stage=stage,
-                                **config)
+                rep = wb.ingest(name, conv, progress=progress, should_stop=job.stop.is_set, wait=False, stage=stage)
             except MemoryBusy as e:
                 busy.append(str(e))
                 continue
@@ -266,8 +263,8 @@ def ask(wb: Workbench, system: str, conv: Conversation, question: Question, retr
     key = (wb.store.uri, wb.provider_label, system, conv.id, question.id, question.text, retriever)
     if key not in cache:
         with UsageLedger.collect() as records:
-            name, config = call(wb, system, retriever)  # a variant's own retriever wins over the page's
-            cache[key] = wb.ask(name, conv, question, **config)
+            # a variant's own retriever wins over the page's
+            cache[key] = wb.ask(system, conv, question, **page_settings(wb, system, retriever))
         st.session_state.setdefault("_answer_calls", {})[id(cache[key])] = list(records)
     return cache[key]
 

@@ -163,3 +163,28 @@ def test_text_from_data_is_escaped_and_the_panel_works_inside_benchmarks_form():
         assert "A run builds it per conversation" not in _plain(at)  # K is query-time: no memory of its own
     finally:
         unregister_preset("com", "md-test")
+
+
+def test_save_as_variant_keeps_it_in_the_store_for_every_picker():
+    at = _ask_page(["com"])
+    _field(at, "com", "beta").set_value("0.8").run()
+    at.text_input(key=f"{KEY}_saveas0").set_value("fast").run()
+    next(b for b in at.button if b.label == "Save as variant").click().run()
+    assert not errors(at), errors(at)
+    assert at.multiselect(key=KEY).value == ["@fast"]
+    wb = Workbench(Settings())
+    assert wb.saved_variants() == {"fast": "com[beta=0.8]"}
+    assert "Variant: `com[beta=0.8]` (saved as `@fast`)" in _plain(at)
+    at.switch_page("pages/compare.py").run()  # another page's picker offers it
+    assert "@fast = com[beta=0.8]" in at.multiselect(key="cmp_systems").options  # labels: saved name = variant
+    # answered under its canonical name, with the saved name beside it; the trace carries the canonical one
+    at.switch_page("pages/ask.py").run()
+    at.multiselect(key=KEY).set_value(["@fast"]).run()  # a page visit starts at the page's defaults again
+    at.selectbox(key="ask_q_pick").set_value("demo:q0").run()
+    next(b for b in at.button if b.label == "Build").click().run()
+    jobs.wait("ingest:demo", 180)
+    at.run()
+    next(b for b in at.button if b.label == "Ask").click().run()
+    assert not errors(at), errors(at)
+    assert any(m.value.replace("\\", "").replace("\u2060", "").startswith("**com[beta=0.8] (@fast)** · retriever **dense**")
+               for m in at.markdown)
