@@ -188,3 +188,20 @@ def test_save_as_variant_keeps_it_in_the_store_for_every_picker():
     assert not errors(at), errors(at)
     assert any(m.value.replace("\\", "").replace("\u2060", "").startswith("**com[beta=0.8] (@fast)** · retriever **dense**")
                for m in at.markdown)
+
+
+def test_benchmark_runs_a_variant_edited_in_its_panel():
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page("pages/benchmark.py").run()
+    at.multiselect(key="bm_run_systems").set_value(["recent_k"]).run()
+    at.toggle(key="bm_run_systems_panel0").set_value(True).run()
+    at.text_input(key="bm_run_systems_f0_recent_k_k").set_value("3").run()
+    assert at.multiselect(key="bm_run_systems").value == ["recent_k[k=3]"]
+    assert "A run builds it per conversation (Start run)" in _plain(at)
+    at.number_input(key="bm_limit").set_value(2).run()
+    at.button(key="bm_start").click().run()
+    job = jobs.wait("benchmark-run", 300)
+    assert job is not None and job.status == jobs.DONE, (job.status, job.error, job.message)
+    at.run()
+    assert not errors(at), errors(at)
+    assert "recent_k[k=3]" in set(at.dataframe[0].value["system"])  # the result set is keyed by the variant
