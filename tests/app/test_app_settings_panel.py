@@ -13,7 +13,7 @@ from memcore.systems import get_system
 from memcore.systems.fields import field_specs, format_value
 from memcore.systems.variants import presets, register_preset, unregister_preset
 from memcore.workbench import Workbench
-from tests.app.test_app_pages import APP, errors, home_with_demo, texts
+from tests.app.test_app_pages import APP, errors, home_with_demo, run_benchmark, texts
 from ui import jobs
 
 pytestmark = pytest.mark.usefixtures("app_env")  # temp store, hashing embedder, offline engine
@@ -198,10 +198,5 @@ def test_benchmark_runs_a_variant_edited_in_its_panel():
     at.text_input(key="bm_run_systems_f0_recent_k_k").set_value("3").run()
     assert at.multiselect(key="bm_run_systems").value == ["recent_k[k=3]"]
     assert "A run builds it per conversation (Start run)" in _plain(at)
-    at.number_input(key="bm_limit").set_value(2).run()
-    at.button(key="bm_start").click().run()
-    job = jobs.wait("benchmark-run", 300)
-    assert job is not None and job.status == jobs.DONE, (job.status, job.error, job.message)
-    at.run()
-    assert not errors(at), errors(at)
+    run_benchmark(at, 2)
     assert "recent_k[k=3]" in set(at.dataframe[0].value["system"])  # the result set is keyed by the variant
