@@ -147,7 +147,7 @@ _MEMORIES: dict[tuple[int, str, str], MemoryView] = {}
 
 
 def memory_of(wb: Workbench, system: str, conv: Conversation) -> MemoryView:
-    """Read access to a system's (or a variant's: `com[beta=0.8]`, `@NAME`) stored memory of a conversation
+    """Read access to a system's (or a variant's: `sys[alpha=0.8]`, `@NAME`) stored memory of a conversation
     (worked out once)."""
     key = (id(wb), system, conv.id)
     if key not in _MEMORIES:

@@ -1,4 +1,4 @@
-"""Variant names in the app (issue 26): what a picker entry (`com`, `com[beta=0.8]`, `com:no-apt`, `@fast`)
+"""Variant names in the app (issue 26): what a picker entry (`sys`, `sys[alpha=0.8]`, `sys:no-x`, `@fast`)
 stands for, the page's settings added when the workbench is called with it, and the name an answer is shown under.
 
 A picker entry is the single source of truth: the settings panel (ui/settings_panel.py) edits a variant by
@@ -30,7 +30,7 @@ def page_settings(wb: Workbench, name: str, retriever: str | None = None) -> dic
 
 def label(wb: Workbench, name: str) -> str:
     """An answer's heading: the entry's canonical variant name, and the saved name it was picked by
-    (`com[beta=0.8] (@fast)`); the retriever it used is shown beside it (the page's, unless the variant sets one)."""
+    (`sys[alpha=0.8] (@fast)`); the retriever it used is shown beside it (the page's, unless the variant sets one)."""
     shown = resolve(wb, name).name
     return f"{shown} ({name})" if name.startswith(SAVED) else shown
 

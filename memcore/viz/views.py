@@ -156,7 +156,7 @@ def default_view(name: str) -> SystemView:
 
 
 def get_view(name: str) -> SystemView:
-    """The view of a system (a variant, `com[beta=0.8]` or `com:no-apt`, gets its system's): its registered one,
+    """The view of a system (a variant, `sys[alpha=0.8]` or `sys:no-x`, gets its system's): its registered one,
     else the default view."""
     load_views()
     return VIEWS.get(name) or VIEWS.get(system_of(name)) or default_view(system_of(name))
