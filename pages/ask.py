@@ -7,7 +7,7 @@ import streamlit as st
 from memcore.viz.evidence import answer_summary, cost_bar
 from memcore.viz.safe import md_escape
 from memcore.viz.views import ASK
-from ui import state, widgets
+from ui import settings_panel, state, widgets
 from ui.ask_view import answer_panel, build_cards, default_picks, gold_panel, judge_name, shown, verdict
 
 st.title("Ask")
@@ -24,8 +24,9 @@ q = widgets.question_picker(conv, key="ask_q")
 if q is None:
     st.stop()
 gold_panel(conv, q)
-systems = widgets.system_picker("Systems", default_picks(wb, conv, ASK), key="ask_systems")
+systems = settings_panel.variant_picker(wb, "Systems", default_picks(wb, conv, ASK), key="ask_systems")
 retriever = widgets.retriever_picker("ask_retriever")
+settings_panel.settings_panel(wb, "ask_systems", systems, conv)
 built = build_cards(wb, conv, systems, key="ask") if systems else []
 if not built:
     st.info("Choose at least one system whose memory is built (or build one above) to ask.")

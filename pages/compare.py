@@ -8,7 +8,7 @@ from memcore.eval.diagnostics import locate_missed_evidence
 from memcore.viz.evidence import STATUS_TEXT, answer_summary, compare_bar, cost_bar
 from memcore.viz.safe import md_escape
 from memcore.viz.views import COMPARE
-from ui import state, widgets
+from ui import settings_panel, state, widgets
 from ui.ask_view import (
     answer_marks,
     ask_link,
@@ -20,6 +20,7 @@ from ui.ask_view import (
     verdict,
     verdict_line,
 )
+from ui.variant_names import label as variant_label
 
 st.title("Compare")
 st.caption("One question, every chosen system side by side: evidence hit or miss, the answer with its verdict, "
@@ -35,8 +36,9 @@ if q is None:
     st.stop()
 if q.answer:
     st.markdown(f"**Gold answer:** {md_escape(q.answer)} · evidence: {md_escape(', '.join(q.evidence) or 'none')}")
-systems = widgets.system_picker("Systems", default_picks(wb, conv, COMPARE, at_least=2), key="cmp_systems")
+systems = settings_panel.variant_picker(wb, "Systems", default_picks(wb, conv, COMPARE, at_least=2), key="cmp_systems")
 retriever = widgets.retriever_picker("cmp_retriever")
+settings_panel.settings_panel(wb, "cmp_systems", systems, conv)
 built = build_cards(wb, conv, systems, key="cmp") if systems else []
 if not built:
     st.info("Choose at least one system whose memory is built (or build one above) to compare.")
@@ -61,7 +63,8 @@ cols = widgets.grid(len(answers), widgets.CARDS_PER_ROW)  # several rows: names 
 for col, (name, ans) in zip(cols, answers.items(), strict=True):
     with col, st.container(border=True, key=f"cmp_card_{name}"):
         # what answered is in the caption above (one provider for all cards); the retriever stays on each card
-        st.markdown(f"**{md_escape(name)}** · retriever **{md_escape(ans.trace.retriever)}**")
+        st.markdown(f"**{md_escape(variant_label(wb, name))}** · retriever "
+                    f"**{md_escape(ans.trace.retriever)}**")
         if q.evidence:
             st.markdown(evidence_line(ans.trace, q.evidence))
         st.markdown(verdict_line(verdicts[name]) or "(free-text question: no verdict)")

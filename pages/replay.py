@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from memcore.viz.views import REPLAY
-from ui import state, widgets
+from ui import settings_panel, state, widgets
 from ui.memory_diff_view import replay_diff
 from ui.replay_view import replay_viewer
 
@@ -18,9 +18,10 @@ with st.sidebar:
     conv = widgets.conversation_picker(wb)
 if conv is None:
     widgets.no_conversation()
-systems = widgets.system_picker("Systems", widgets.default_systems(REPLAY), key="replay_systems")
+systems = settings_panel.variant_picker(wb, "Systems", widgets.default_systems(REPLAY), key="replay_systems")
 if not systems:
     st.stop()
+settings_panel.settings_panel(wb, "replay_systems", systems, conv)
 built = [s for s in systems if state.ingest_status(wb, s, conv)[1]]
 widgets.ingest_panel(wb, conv, systems)
 if not built:

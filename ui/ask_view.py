@@ -24,6 +24,7 @@ from ui.calls_view import calls_panel
 from ui.nav import ASK as ASK_PAGE
 from ui.nav import page
 from ui.structure_view import structure_view, turn_texts
+from ui.variant_names import label as variant_label
 
 
 def gold_panel(conv: Conversation, q: Question) -> None:
@@ -142,7 +143,7 @@ def answer_panel(wb: Workbench, conv: Conversation, q: Question, system: str, an
     """Evidence hit/miss first, the answer with its verdict, why evidence was missed, then context, the
     system's structure and the LLM calls behind the answer."""
     key = f"ask_{system}"
-    st.markdown(result_header(system, ans, wb.provider_label))
+    st.markdown(result_header(variant_label(wb, system), ans, wb.provider_label))
     if q.evidence:
         st.markdown("Evidence: " + evidence_line(ans.trace, q.evidence))
     c = st.columns([3, 1, 1, 1])
@@ -180,7 +181,7 @@ def answer_panel(wb: Workbench, conv: Conversation, q: Question, system: str, an
     with t2:
         if q.evidence:  # for views that can mark the gold turns (e.g. gold nodes in a subgraph and the path to them)
             ans.trace.structure.setdefault("gold_evidence", list(q.evidence))
-        structure_view(system, ans, texts, key)
+        structure_view(ans.trace.system, ans, texts, key)  # the system's view (a variant's entry is not its name)
     with t3:
         calls_panel(calls, key=f"{key}_calls", provider=wb.provider_label)
 

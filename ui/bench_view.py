@@ -13,7 +13,7 @@ from memcore.viz.evidence import context_table, missed_table
 from memcore.viz.safe import md_escape
 from memcore.viz.views import BENCHMARK
 from memcore.workbench import Workbench
-from ui import cost_view, jobs, state, widgets
+from ui import cost_view, jobs, settings_panel, state, widgets
 from ui.ask_view import default_picks
 
 RUN_JOB = "benchmark-run"
@@ -52,8 +52,10 @@ def run_panel(wb: Workbench) -> None:
         file = c2.text_input("Dataset file", key="bm_file", disabled=dataset == "demo",
                              placeholder="../shared/datasets/locomo/locomo10.json")
         conv = state.current_conversation(wb)  # default: every system whose memory of it is built
-        systems = st.multiselect("Systems", widgets.systems(), key="bm_run_systems", format_func=widgets.system_label,
-                                 default=default_picks(wb, conv, BENCHMARK) if conv else widgets.default_systems(BENCHMARK))
+        systems = settings_panel.variant_picker(  # systems, presets, saved and edited variants (issue 26)
+            wb, "Systems", default_picks(wb, conv, BENCHMARK) if conv else widgets.default_systems(BENCHMARK),
+            key="bm_run_systems", url=None)
+        settings_panel.settings_panel(wb, "bm_run_systems", systems, None, nested=True)  # the run builds
         retriever = widgets.retriever_picker("bm_retriever")
         c3, c4 = st.columns(2)
         limit = c3.number_input("Questions per conversation (0 = all)", 0, 10_000, 0, key="bm_limit")

@@ -21,6 +21,7 @@ from ui import state, widgets
 from ui.ask_view import verdict
 from ui.bench_live import store_runs
 from ui.structure_view import turn_texts
+from ui.variant_names import label as variant_label
 
 Builder = Callable[[], Bundle]
 Bundles = dict[str, tuple[str, Builder]]
@@ -46,8 +47,9 @@ def _answers(wb: Workbench, conv: Conversation) -> Bundles:
     texts = turn_texts(conv)
     qs = {q.id: q for q in conv.questions}
     by_q: dict[str, dict] = {}
-    for (system, qid, qtext), ans in state.answers_all(conv).items():
+    for (entry, qid, qtext), ans in state.answers_all(conv).items():
         q = qs.get(qid) if qid in qs and qs[qid].text == qtext else state.adhoc_question(conv, qtext)
+        system = variant_label(wb, entry)  # a variant by its canonical name (issue 26)
         out[f"Answer · {system} · {ans.trace.retriever} retriever · {qtext[:60]}"] = (
             f"answer_{system}_{qid}", lambda q=q, s=system, a=ans: answer_bundle(q, s, a, wb.provider_label, texts,
                                                                                 verdict(wb, q, a)))

@@ -81,7 +81,8 @@ def growth_views(wb: Workbench, conv: Conversation, data: dict[str, ReplayData],
     names = list(data)
     with_growth = [n for n in names if get_view(n).growth is not None]
     default = min(with_growth, key=lambda n: get_view(n).growth_rank) if with_growth else names[0]
-    name = widgets.segmented("System", names, "gr_system", default, format_func=lambda n: get_system(n).title or n)
+    name = widgets.segmented("System", names, "gr_system", default,  # a variant is shown by its name
+                             format_func=lambda n: (get_system(n).title or n) if n in widgets.systems() else n)
     rd = data[name]
     render(growth_blocks(wb, conv, rd, step), f"gr_{name}")
     ego_graph(state.memory_of(wb, name, conv), step, rd.changed_at(step), f"gr_{name}")

@@ -22,6 +22,7 @@ from memcore.viz.replay import ReplayData, build_replay
 from memcore.viz.safe import md_escape
 from memcore.workbench import Workbench
 from ui import fixes, jobs, provider
+from ui.variant_names import page_settings
 
 
 def settings() -> Settings:
@@ -146,7 +147,8 @@ _MEMORIES: dict[tuple[int, str, str], MemoryView] = {}
 
 
 def memory_of(wb: Workbench, system: str, conv: Conversation) -> MemoryView:
-    """Read access to a system's stored memory of a conversation (default config; worked out once)."""
+    """Read access to a system's (or a variant's: `sys[alpha=0.8]`, `@NAME`) stored memory of a conversation
+    (worked out once)."""
     key = (id(wb), system, conv.id)
     if key not in _MEMORIES:
         _MEMORIES[key] = wb.memory(system, conv)
@@ -261,7 +263,8 @@ def ask(wb: Workbench, system: str, conv: Conversation, question: Question, retr
     key = (wb.store.uri, wb.provider_label, system, conv.id, question.id, question.text, retriever)
     if key not in cache:
         with UsageLedger.collect() as records:
-            cache[key] = wb.ask(system, conv, question, retriever=retriever)
+            # a variant's own retriever wins over the page's
+            cache[key] = wb.ask(system, conv, question, **page_settings(wb, system, retriever))
         st.session_state.setdefault("_answer_calls", {})[id(cache[key])] = list(records)
     return cache[key]
 
@@ -295,10 +298,10 @@ def answers_for(conv: Conversation, question: Question) -> dict[str, Answer]:
 
 # ------------------------------------------------------------------ shareable URL
 def url_seed(key: str, param: str, options: list | None = None, many: bool = False,
-             parse: Callable[[str], Any] = str) -> None:
-    """Start widget `key` at the URL's ?param= (comma-separated when `many`; each value through `parse`,
-    unreadable ones ignored), once per session and link, and only with a value among `options`: a shared
-    link reopens the same view."""
+             parse: Callable[[str], Any] = str, split: Callable[[str], list[str]] | None = None) -> None:
+    """Start widget `key` at the URL's ?param= (comma-separated when `many`, or cut by `split`; each value
+    through `parse`, unreadable ones ignored), once per session and link, and only with a value among `options`:
+    a shared link reopens the same view."""
     seeded: set = st.session_state.setdefault("_url_seeded", set())
     raw = st.query_params.get(param)
     if raw is None or (key, raw) in seeded or raw in st.session_state.get("_url_written", {}).get(param, ()):
@@ -306,7 +309,7 @@ def url_seed(key: str, param: str, options: list | None = None, many: bool = Fal
         # one: a rerun the browser sent before it saw the newer URL must not switch the widget back
     seeded.add((key, raw))
     try:
-        value: Any = [parse(v) for v in raw.split(",") if v] if many else parse(raw)
+        value: Any = [parse(v) for v in (split or (lambda t: t.split(",")))(raw) if v] if many else parse(raw)
     except ValueError:
         return
     if options is not None:

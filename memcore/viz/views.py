@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from memcore.plugins import VIEWS_GROUP, LoadOnce, is_module, load_plugins
 from memcore.systems import builtin_systems, get_system
+from memcore.systems.variants import system_of
 from memcore.viz.parts import Block, Part, Text
 from memcore.viz.theme import fallback_color
 
@@ -155,9 +156,10 @@ def default_view(name: str) -> SystemView:
 
 
 def get_view(name: str) -> SystemView:
-    """The view of a system: its registered one, else the default view."""
+    """The view of a system (a variant, `sys[alpha=0.8]` or `sys:no-x`, gets its system's): its registered one,
+    else the default view."""
     load_views()
-    return VIEWS.get(name) or default_view(name)
+    return VIEWS.get(name) or VIEWS.get(system_of(name)) or default_view(system_of(name))
 
 
 def has_view(name: str) -> bool:

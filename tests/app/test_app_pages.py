@@ -196,15 +196,21 @@ def test_export_writes_json_csv_and_offline_html(app_env):
     assert json.loads(paths[0].read_text())["system"] == "naive_rag"
 
 
-def test_benchmark_starts_a_run_on_the_demo_and_drills_into_a_question(app_env):
-    at = AppTest.from_file(APP, default_timeout=120).run()
-    at.switch_page("pages/benchmark.py").run()
-    at.number_input(key="bm_limit").set_value(3).run()
+def run_benchmark(at: AppTest, limit: int) -> AppTest:
+    """Start a run on Benchmark with `limit` questions per conversation and wait until it is done."""
+    at.number_input(key="bm_limit").set_value(limit).run()
     at.button(key="bm_start").click().run()
     job = jobs.wait("benchmark-run", 300)
     assert job is not None and job.status == jobs.DONE, (job.status, job.error, job.message)
     at.run()
     assert not errors(at), errors(at)
+    return at
+
+
+def test_benchmark_starts_a_run_on_the_demo_and_drills_into_a_question(app_env):
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page("pages/benchmark.py").run()
+    run_benchmark(at, 3)
     assert list(at.dataframe[0].value["system"]) == ["naive_rag"]
     at.session_state["bm_rows"] = {"selection": {"rows": [0], "columns": []}}
     at.run()
