@@ -50,6 +50,17 @@ def _dataset_warnings() -> Iterator[None]:
                     warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
 
+def _reach_endpoint(settings: Settings) -> None:
+    """Fail in seconds (ConfigError, exit 2) when the settings' HTTP endpoint is unreachable; the bundled local
+    server is started by the run itself, so it is not checked here."""
+    if settings.llm_check and settings.provider != "local":
+        from memcore.llm import make_provider
+
+        check = getattr(make_provider(settings), "check", None)
+        if callable(check):
+            check(5.0)
+
+
 class _Bar:
     """A progress bar created on the first report (the total is known only then)."""
 
@@ -149,6 +160,8 @@ def eval_command(
 
     judge_arg = (judge_runs if judge_runs > 1 else True) if judge else False
     est = None
+    if not dry_run and estimate and settings.provider not in FREE:
+        _reach_endpoint(settings)  # a dead endpoint fails in seconds, before the offline estimate runs
     if dry_run or (estimate and settings.provider not in FREE):
         try:
             with _dataset_warnings():
