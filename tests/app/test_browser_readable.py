@@ -33,8 +33,10 @@ PICKED = """() => [...document.querySelectorAll("[data-testid='stSelectbox']")]
 LEAKS = """() => {
   const host = (a) => { try { return new URL(a.href).hostname; } catch (e) { return ""; } };
   const links = [...document.querySelectorAll("a")].filter(a => host(a).endsWith("e.com")).map(a => a.outerHTML);
-  const bold = [...document.querySelectorAll("strong, b, em")].filter(b => /bold|Pepper|em/.test(b.textContent))
-    .map(b => b.outerHTML);
+  // the hostile data's own emphasis (**bold**, **Pepper**, _em_, **the**) rendered as markup; memcore's own bold
+  // labels (e.g. the settings panel's "Query time: answers from the memory ...") are not data
+  const bold = [...document.querySelectorAll("strong, b, em")]
+    .filter(b => ["bold", "Pepper", "em", "the"].includes(b.textContent.trim())).map(b => b.outerHTML);
   const scripts = [...document.querySelectorAll("script")].filter(s => s.textContent.includes("alert(1)")).length;
   return {links, bold, scripts};
 }"""
