@@ -39,9 +39,11 @@ def _local(s: Settings) -> Any:
     from memcore.llm.openai_provider import OpenAIProvider
 
     url, model = local_server.ensure_running()
-    return OpenAIProvider(model, "local", url, max(s.llm_timeout_s, local_server.LOCAL_TIMEOUT_S),
-                          label="local SmolLM2-135M (llama.cpp)", connect_timeout_s=s.llm_connect_timeout_s,
-                          structured=s.llm_structured)
+    timeout = max(s.llm_timeout_s, local_server.LOCAL_TIMEOUT_S)
+    provider = OpenAIProvider(model, "local", url, timeout, label="local SmolLM2-135M (llama.cpp)",
+                              connect_timeout_s=s.llm_connect_timeout_s, structured=s.llm_structured)
+    provider.check_busy_s = timeout  # shared by every memcore process: busy with another's request, not dead
+    return provider
 
 
 def _simulated(s: Settings) -> Any:

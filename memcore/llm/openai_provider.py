@@ -81,6 +81,9 @@ class OpenAIProvider:
         )
         self.supports_json_mode = True
         self.supports_logprobs = True
+        # a server answering one request at a time (the bundled local one) may be busy with another process's
+        # request: `check` then waits up to this long for its answer once connected (a dead port still fails fast)
+        self.check_busy_s = 0.0
         self.structured = check_mode(structured)
         self._probes: list[dict[str, Any]] = []  # probe requests not yet taken by the client (take_probes)
 
@@ -230,10 +233,11 @@ class OpenAIProvider:
 
     def check(self, timeout_s: float = 5.0) -> None:
         """Fail in seconds when the endpoint cannot be reached or refuses the key (GET /models)."""
+        read_s = max(timeout_s, self.check_busy_s)
         try:
-            self.client.with_options(timeout=openai.Timeout(timeout_s, connect=min(5.0, timeout_s))).models.list()
+            self.client.with_options(timeout=openai.Timeout(read_s, connect=min(5.0, timeout_s))).models.list()
         except openai.APITimeoutError as e:
-            raise ConfigError(f"{self.url} accepted the connection but did not answer within {timeout_s:.0f} s. "
+            raise ConfigError(f"{self.url} accepted the connection but did not answer within {read_s:.0f} s. "
                               f"{FIX_URL}") from e
         except openai.APIConnectionError as e:
             raise ConfigError(str(self._error(e))) from e

@@ -72,3 +72,48 @@ def test_stop_frees_the_port() -> None:
         assert srv.running and srv.base_url
     assert not srv.running
     assert find_running(srv.port) is None
+
+
+def _slow_models_server(delay_s: float):  # noqa: ANN202 - (server, base_url)
+    """An endpoint busy like the bundled server serving another process: GET /models answers after delay_s."""
+    import http.server
+    import json
+    import threading
+    import time
+
+    class Busy(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            time.sleep(delay_s)
+            body = json.dumps({"object": "list", "data": [{"id": "m", "object": "model"}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Busy)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, f"http://127.0.0.1:{srv.server_address[1]}/v1"
+
+
+def test_a_busy_local_server_passes_the_check_a_hosted_endpoint_would_fail(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bundled server answers one request at a time: a second memcore process (an eval beside an ingest)
+    found it busy and failed 'did not answer within 5 s'. The local provider waits for it; a hosted endpoint that
+    accepts the connection and never answers still fails in seconds."""
+    from memcore.llm import make_provider
+    from memcore.llm.openai_provider import OpenAIProvider
+    from memcore.settings import Settings
+
+    srv, url = _slow_models_server(2.0)
+    try:
+        with pytest.raises(ConfigError, match="did not answer within 1 s"):
+            OpenAIProvider("m", base_url=url).check(1.0)
+        monkeypatch.setattr(local_server, "ensure_running", lambda *a, **k: (url, "m"))
+        provider = make_provider(Settings(llm_provider="local"))
+        assert provider.check_busy_s >= 60
+        provider.check(1.0)  # waits the 2 s: no error
+    finally:
+        srv.shutdown()
