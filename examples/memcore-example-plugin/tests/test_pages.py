@@ -46,7 +46,10 @@ def test_every_page_offers_it_and_ask_draws_its_view_and_its_roles(app_env) -> N
         at.switch_page(f"pages/{page}.py").run()
         assert not errors(at), (page, errors(at))
         offered[page] = list(picker(at, key).options)
-    assert all(LABEL in opts and opts[-1] == LABEL for opts in offered.values()), offered  # rank 90: listed last
+    for page, opts in offered.items():  # the systems first (rank 90: the plugin's last of them), then the presets
+        systems = [o for o in opts if ":" not in o and "[" not in o and not o.startswith("@")]
+        assert systems[-1] == LABEL, opts
+        assert (f"{NAME}:no-focus" in opts) is (page != "annotation_results"), (page, opts)  # pages with a panel
 
     at.switch_page("pages/ask.py").run()
     at.multiselect(key="ask_systems").set_value([NAME]).run()
