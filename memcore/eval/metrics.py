@@ -31,6 +31,7 @@ __all__ = [
     "ABSTENTION_PHRASES",
     "METRIC_LABELS",
     "bleu1",
+    "context_token_set",
     "count_tokens",
     "exact_match",
     "f1_score",
@@ -42,6 +43,7 @@ __all__ = [
     "rouge_2",
     "rouge_l",
     "similarity",
+    "stem_token_set",
     "stem_tokens",
 ]
 
@@ -74,6 +76,19 @@ def _stem(word: str) -> str:
 def stem_tokens(s: str | int | float) -> list[str]:
     """Porter-stemmed tokens of the normalised string (the units LoCoMo's F1 counts)."""
     return [_stem(w) for w in normalize_answer(s).split()]
+
+
+@lru_cache(maxsize=32768, typed=True)
+def stem_token_set(text: str) -> frozenset[str]:
+    """The set of `stem_tokens(text)`, cached: retrieved blocks and context lines recur across questions and
+    systems, and the evidence measures ask for the same ones again and again."""
+    return frozenset(stem_tokens(text))
+
+
+def context_token_set(context: str) -> frozenset[str]:
+    """`set(stem_tokens(context))`, built line by line from the cached `stem_token_set`: the normalisation
+    and the tokens never span a newline, so the union over the lines is the same set."""
+    return frozenset().union(*map(stem_token_set, context.split("\n")))
 
 
 def f1_score(prediction: str | int | float, gold: str | int | float) -> float:
