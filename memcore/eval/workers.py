@@ -66,9 +66,24 @@ def ingest_reporter(emit: Callable[[dict], None], where: dict) -> Callable[[str,
     return report
 
 
+def shared_work(wb: Any, conv: Conversation, emit: Callable[[dict], None]) -> None:
+    """Do what every system of a conversation shares, once, before any of them (Workbench.prepare: load the
+    embedding model, embed and store the turns), reporting the turn embedding as "embedding turns" with no
+    system, then emit {"phase": "shared", "conv_id", "seconds": {step: s}}: the run's timing charges it to no
+    system (it used to land in the first system's ingest). A failure here is left to each system's ingest,
+    which meets it again and reports it as that system's error, as before (nothing is stored; rerun resumes)."""
+    try:
+        seconds = wb.prepare(conv, stage=ingest_reporter(emit, {"system": "", "conv_id": conv.id}))
+    except Exception:  # noqa: BLE001 - each system's ingest reports it (see above)
+        return
+    emit({"phase": "shared", "system": "", "conv_id": conv.id, "seconds": seconds})
+
+
 def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Question]], job: dict,
                           emit: Callable[[dict], None], stop: StopCb) -> int:
     """Ingest each system (resumable), answer and score its pending questions, persist rows in batches.
+    The shared work comes first (`shared_work`); each system's ingest and answering seconds follow its
+    questions as {"phase": "timing", system, conv_id, "seconds": {"ingest": s, "answer": s}}.
 
     With an LLM concurrency above 1 (hosted models), the systems run side by side and each system's
     questions are answered concurrently once its memory is built; every LLM call still goes through
@@ -86,6 +101,7 @@ def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Ques
         qs = todo[name]  # name: the variant (job["variants"] its system, job["memory"] the memory it answers from)
         system = job.get("variants", {}).get(name, name)
         cfg, where = job["configs"][name], {"system": name, "conv_id": conv.id}
+        t0 = time.perf_counter()
         emit({"phase": "ingest", **where})
         report = ingest_reporter(emit, where)
         try:
@@ -102,6 +118,7 @@ def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Ques
             return 0
         sys_ = wb.system(system, conv, **cfg)
         depth = current_depth()  # the questions depend on the built memory
+        t1 = time.perf_counter()
 
         def task(q: Question) -> dict | None:
             set_depth(depth)
@@ -129,8 +146,11 @@ def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Ques
         with save_lock:
             wb.store.save_results(job["run_id"], buf)
         wb.ledger.flush()
+        emit({"phase": "timing", **where, "seconds": {"ingest": t1 - t0, "answer": time.perf_counter() - t1}})
         return done
 
+    if names and not stop():
+        shared_work(wb, conv, emit)
     if lanes > 1 and names:  # one pool of question lanes for all systems: at most `lanes` questions at once
         with ThreadPoolExecutor(lanes, thread_name_prefix="memcore-q") as qpool, \
                 ThreadPoolExecutor(len(names), thread_name_prefix="memcore-sys") as spool:
