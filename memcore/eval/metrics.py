@@ -43,6 +43,7 @@ __all__ = [
     "rouge_2",
     "rouge_l",
     "similarity",
+    "similarity_texts",
     "stem_token_set",
     "stem_tokens",
 ]
@@ -242,13 +243,19 @@ class Embeds(Protocol):
     def embed(self, texts: Sequence[str]) -> Any: ...
 
 
+def similarity_texts(prediction: str | int | float, gold: str | int | float) -> list[str]:
+    """The texts `similarity` embeds for an answer and its gold answer ([] when either is empty)."""
+    pred, ref = str(prediction).strip(), str(gold).strip()
+    return [pred, ref] if pred and ref else []
+
+
 def similarity(prediction: str | int | float, gold: str | int | float, embedder: Embeds) -> float:
     """Cosine similarity of the answer's and the gold answer's embeddings (SBERT similarity with MiniLM).
 
     0.0 when either text is empty or a vector is zero."""
-    pred, ref = str(prediction).strip(), str(gold).strip()
-    if not pred or not ref:
+    texts = similarity_texts(prediction, gold)
+    if not texts:
         return 0.0
-    a, b = np.asarray(embedder.embed([pred, ref]), dtype=float)
+    a, b = np.asarray(embedder.embed(texts), dtype=float)
     norm = float(np.linalg.norm(a) * np.linalg.norm(b))
     return float(a @ b / norm) if norm else 0.0

@@ -69,7 +69,7 @@ def build_row(q: Question, ans: Answer, meta: dict, judge: dict | None = None,
     (memcore.eval.content; None without it).
     """
     pred, gold = ans.text or "", q.answer
-    abstain = str(q.category) == "5" or bool(q.metadata.get("abstention"))
+    abstain = is_abstention_question(q)
     scores = computed_scores(MetricInput(q, ans, pred, gold, abstain, embedder, turn_texts or {}))
     f1 = scores["f1"]
     verdict = judge.get("correct") if judge else None
@@ -110,6 +110,11 @@ def row_trace(row: Mapping[str, Any]) -> dict[str, Any] | None:
     if isinstance(tr, dict) and isinstance(tr.get("trace"), dict):
         return tr["trace"]
     return tr if isinstance(tr, dict) else None
+
+
+def is_abstention_question(q: Question) -> bool:
+    """LoCoMo category 5 or a LongMemEval abstention question: the right reply abstains (scored by that rule)."""
+    return str(q.category) == "5" or bool(q.metadata.get("abstention"))
 
 
 def computed_scores(inp: MetricInput) -> dict[str, float | int | bool | None]:

@@ -18,13 +18,15 @@ from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, ThreadPoolE
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from memcore.embed import CachedEmbedder
 from memcore.eval.content import evidence_texts
 from memcore.eval.judge import make_judge
-from memcore.eval.report import build_row
+from memcore.eval.metrics import similarity_texts
+from memcore.eval.report import build_row, is_abstention_question
 from memcore.llm.ahead import current_depth, set_depth
 from memcore.llm.ledger import UsageLedger
 from memcore.settings import Settings
-from memcore.types import Conversation, Question
+from memcore.types import Answer, Conversation, Question
 
 StopCb = Callable[[], bool]
 FLUSH_ROWS, FLUSH_SECONDS = 20, 10.0
@@ -35,16 +37,42 @@ def score_question(wb: Any, system: Any, q: Question, meta: dict, judge: Callabl
     on the trace, the row and the ledger rows of the answer and judge calls), judge it, and build its row (raises
     when a call failed for good: such a question has no row, is left out of every score, and a resumed run
     retries it)."""
+    ans, verdict = answer_question(system, q, judge, variant)
+    return question_row(wb, system, q, ans, verdict, meta, variant)
+
+
+def answer_question(system: Any, q: Question, judge: Callable | None, variant: str = "") -> tuple[Answer, Any]:
+    """(answer, judge verdict or None) of one question (score_question's first half; raises as there)."""
     variant = variant or system.name
     with UsageLedger.variant(variant):
         ans = system.answer(q)
         verdict = judge(system.llm, q, ans.text) if judge is not None else None
     ans.trace.variant = variant
+    return ans, verdict
+
+
+def question_row(wb: Any, system: Any, q: Question, ans: Answer, verdict: Any, meta: dict, variant: str = "") -> dict:
+    """The result row of an answered question (score_question's second half)."""
     row_meta = {k: meta[k] for k in ("run_id", "provider", "model", "engine", "embedder", "fingerprint")}
     texts = evidence_texts(system.conv, q.evidence)  # the gold turns' words, for the content measures
-    return build_row(q, ans, {**row_meta, "system": system.name, "variant": variant,
+    return build_row(q, ans, {**row_meta, "system": system.name, "variant": variant or system.name,
                               "retriever": system.config.retriever}, verdict,
                      embedder=getattr(wb, "embedder", None), turn_texts=texts)  # similarity: the run's embedder
+
+
+def prefetch_similarity(embedder: Any, answered: list[tuple[Question, Answer]]) -> None:
+    """Embed the texts the rows' embedding similarity will ask for (answer and gold answer of each answerable
+    question) in one call, into the embedding cache, so each row reads it: MiniLM encodes texts of one token
+    count in one forward pass with the same vectors as one pass each (memcore.embed), a fraction of the cost
+    of a pass per question. Only with the on-disk cache (CachedEmbedder); a failure is left to the rows."""
+    if not isinstance(embedder, CachedEmbedder):
+        return
+    texts = [t for q, a in answered if not is_abstention_question(q) for t in similarity_texts(a.text or "", q.answer)]
+    if texts:
+        try:
+            embedder.embed(list(dict.fromkeys(texts)))
+        except Exception:  # noqa: BLE001, S110 - each row's own embedding call fails and is reported there
+            pass
 
 
 INGEST_REPORT_S = 0.5  # an ingest's progress messages: at most one per this many seconds, and the last one
@@ -120,31 +148,41 @@ def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Ques
         depth = current_depth()  # the questions depend on the built memory
         t1 = time.perf_counter()
 
-        def task(q: Question) -> dict | None:
+        def task(q: Question) -> tuple[Question, Answer, Any] | None:
             set_depth(depth)
             if stop():
                 return None
             try:
-                return score_question(wb, sys_, q, job["meta"], judge, name)
+                return (q, *answer_question(sys_, q, judge, name))
             except Exception as e:  # noqa: BLE001 - not saved, so a resumed run retries it
                 emit({"phase": "error", **where, "question_id": q.id, "error": f"{type(e).__name__}: {e}"})
                 return None
             finally:
                 emit({"phase": "answer", **where, "question_id": q.id, "done": 1})
 
-        buf: list[dict] = []
+        def save(answered: list[tuple[Question, Answer, Any]]) -> None:
+            # the rows of a batch are built together: their similarity embeddings in one call (prefetch_similarity)
+            prefetch_similarity(getattr(wb, "embedder", None), [(q, a) for q, a, _ in answered])
+            rows = []
+            for q, ans, verdict in answered:
+                try:
+                    rows.append(question_row(wb, sys_, q, ans, verdict, job["meta"], name))
+                except Exception as e:  # noqa: BLE001 - not saved, so a resumed run retries it
+                    emit({"phase": "error", **where, "question_id": q.id, "error": f"{type(e).__name__}: {e}"})
+            with save_lock:
+                wb.store.save_results(job["run_id"], rows)
+
+        buf: list[tuple[Question, Answer, Any]] = []
         last = time.monotonic()
         done = 0
-        for row in (qpool or _Inline()).map(task, qs):
+        for item in (qpool or _Inline()).map(task, qs):
             done += 1
-            if row is not None:
-                buf.append(row)
+            if item is not None:
+                buf.append(item)
             if len(buf) >= FLUSH_ROWS or time.monotonic() - last > FLUSH_SECONDS:
-                with save_lock:
-                    wb.store.save_results(job["run_id"], buf)
+                save(buf)
                 buf, last = [], time.monotonic()
-        with save_lock:
-            wb.store.save_results(job["run_id"], buf)
+        save(buf)
         wb.ledger.flush()
         emit({"phase": "timing", **where, "seconds": {"ingest": t1 - t0, "answer": time.perf_counter() - t1}})
         return done
