@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memcore.datasets import load_dataset  # noqa: E402
 from memcore.eval.content import content_measures  # noqa: E402
+from memcore.eval.report import row_trace  # noqa: E402
 from memcore.eval.scores import block_intervals  # noqa: E402
 from memcore.store import LanceStore  # noqa: E402
 
@@ -36,7 +37,7 @@ def rows_with_content(store: LanceStore, run_id: str, files: list[str]) -> list[
     out = []
     for r in store.results(run_id, traces=True):
         q = questions[r["question_id"]]
-        context = ((r.get("trace") or {}).get("trace") or {}).get("context", "")
+        context = (row_trace(r) or {}).get("context", "")
         texts = {t: turns[(q.conv_id, t)] for t in r.get("evidence") or [] if (q.conv_id, t) in turns}
         abstain = str(q.category) == "5"
         r = {k: v for k, v in r.items() if k != "trace"}

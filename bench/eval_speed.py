@@ -6,7 +6,8 @@
 
 Each phase runs `run_eval` (offline engine, MiniLM, lexical judge, one process, what `memcore eval`
 runs) in a fresh child process on a fresh store and fresh caches, and reports per system its ingest
-and answering seconds, the shared work (model load, the turn embedding) on its own lines, and the
+and answering seconds (wall, and the child's CPU seconds over all its threads: less
+dependent on what else runs), the shared work (model load, the turn embedding) on its own lines, and the
 LanceDB calls (every outermost LanceTable / connection method call, counted by wrapping lancedb's
 classes in the child) by phase, plus the calls per commit batch. The "loaded" phase starts `--load`
 busy processes (pure Python loops, at the bench's own niceness) for the duration of the child, so
@@ -54,8 +55,9 @@ class Clock:
     """Seconds and LanceDB calls charged to the phase in force ("shared", "<system> ingest", ...)."""
 
     def __init__(self) -> None:
-        self.phase, self.t = "setup", time.perf_counter()
+        self.phase, self.t, self.cpu_t = "setup", time.perf_counter(), time.process_time()
         self.seconds: Counter = Counter()
+        self.cpu: Counter = Counter()  # CPU seconds of this process (all threads) by phase: less load-dependent
         self.calls: Counter = Counter()
         self.call_s: Counter = Counter()  # seconds inside outermost LanceDB calls, by phase
         self.commit_s: Counter = Counter()  # seconds inside store.commit, by system
@@ -68,9 +70,10 @@ class Clock:
 
     def switch(self, phase: str) -> str:
         """Enter `phase`; returns the phase left."""
-        now = time.perf_counter()
+        now, cpu = time.perf_counter(), time.process_time()
         self.seconds[self.phase] += now - self.t
-        old, self.phase, self.t = self.phase, phase, now
+        self.cpu[self.phase] += cpu - self.cpu_t
+        old, self.phase, self.t, self.cpu_t = self.phase, phase, now, cpu
         return old
 
     def wrap(self, cls: type, names: tuple[str, ...], label: str) -> None:
@@ -116,12 +119,19 @@ def child(args: argparse.Namespace) -> dict:
     clock.wrap(lancedb.table.LanceTable, TABLE_METHODS, "table")
     clock.wrap(lancedb.db.LanceDBConnection, DB_METHODS, "db")
 
-    ens, ing, commit = ingest.ensure_turns, Workbench.ingest, LanceStore.commit
+    ens, ing, commit, prep = ingest.ensure_turns, Workbench.ingest, LanceStore.commit, Workbench.prepare
 
     def ensure_turns(*a, **k):  # noqa: ANN002, ANN003, ANN202
         old = clock.switch("shared: turn embedding")
         try:
             return ens(*a, **k)
+        finally:
+            clock.switch(old)
+
+    def prepare(*a, **k):  # noqa: ANN002, ANN003, ANN202 - run_eval's shared work (the model is loaded already)
+        old = clock.switch("shared: turn embedding")
+        try:
+            return prep(*a, **k)
         finally:
             clock.switch(old)
 
@@ -147,7 +157,8 @@ def child(args: argparse.Namespace) -> dict:
         return asm(*a, **k)
 
     asm = runner.assemble
-    ingest.ensure_turns, Workbench.ingest, LanceStore.commit = ensure_turns, wb_ingest, store_commit
+    ingest.ensure_turns, Workbench.ingest, LanceStore.commit, Workbench.prepare = (ensure_turns, wb_ingest,
+                                                                                   store_commit, prepare)
     runner.assemble = assemble  # answering = from a system's built memory to the next system (or assembly)
     store = Path(args.store)
     settings = Settings().with_(store_uri=str(store), cache_dir=str(store / "cache"), llm_provider="offline",
@@ -164,7 +175,7 @@ def child(args: argparse.Namespace) -> dict:
         for name in (list(load_all()) if args.systems == "all" else args.systems.split(",")):
             wb.ingest(name, conv)
         clock.switch("end")
-        return {"wall": time.perf_counter() - t0, "seconds": dict(clock.seconds), "calls": dict(clock.calls),
+        return {"wall": time.perf_counter() - t0, "seconds": dict(clock.seconds), "cpu": dict(clock.cpu), "calls": dict(clock.calls),
                 "call_s": dict(clock.call_s), "commit_s": dict(clock.commit_s), "methods": dict(clock.methods),
                 "commits": dict(clock.commits), "commit_calls": dict(clock.commit_calls),
                 "commit_methods": dict(clock.commit_methods), "questions": 0, "overall": {}, "results_digest": ""}
@@ -174,12 +185,12 @@ def child(args: argparse.Namespace) -> dict:
     rows = sorted(wb.store.results(res["run_id"], traces=False), key=lambda r: (r["system"], r["question_id"]))
     digest = hashlib.sha256(json.dumps([(r["system"], r["question_id"], r["prediction"], r["context_turn_ids"],
                                          r["f1"]) for r in rows]).encode()).hexdigest()[:16]
-    return {"wall": time.perf_counter() - t0, "seconds": dict(clock.seconds), "calls": dict(clock.calls),
+    return {"wall": time.perf_counter() - t0, "seconds": dict(clock.seconds), "cpu": dict(clock.cpu), "calls": dict(clock.calls),
             "call_s": dict(clock.call_s), "commit_s": dict(clock.commit_s), "methods": dict(clock.methods),
             "commits": dict(clock.commits), "commit_calls": dict(clock.commit_calls),
             "commit_methods": dict(clock.commit_methods), "questions": res["questions_done"],
             "overall": {s: {k: b["overall"].get(k) for k in ("f1", "evidence_recall")}
-                        for s, b in res["systems"].items()}, "results_digest": digest}
+                        for s, b in res["systems"].items()}, "results_digest": digest, "timing": res.get("timing")}
 
 
 # ------------------------------------------------------------------ parent: phases and report
@@ -210,18 +221,19 @@ def report(phases: dict[str, dict]) -> None:
     names = list(phases)
     seen = dict.fromkeys(k for r in phases.values() for k in r["seconds"] if k not in ("setup", "end"))
     rows = sorted(seen, key=lambda k: not k.startswith("shared"))  # stable: the systems in run order
-    print(f"{'step':34s}" + "".join(f"{n + ' s':>12s}{'calls':>8s}" for n in names)
+    print(f"{'step':34s}" + "".join(f"{n + ' s':>12s}{'cpu s':>8s}{'calls':>8s}" for n in names)
           + ("   loaded/quiet" if len(names) == 2 else ""))
     for k in rows + ["setup"]:
         vals = [phases[n]["seconds"].get(k, 0.0) for n in names]
-        line = f"{k:34s}" + "".join(f"{v:12.2f}{phases[n]['calls'].get(k, 0):8d}" for v, n in zip(vals, names,
-                                                                                                    strict=True))
+        line = f"{k:34s}" + "".join(f"{v:12.2f}{phases[n].get('cpu', {}).get(k, 0.0):8.2f}"
+                                    f"{phases[n]['calls'].get(k, 0):8d}" for v, n in zip(vals, names, strict=True))
         if len(names) == 2 and vals[0] > 0.05:
             line += f"   {vals[1] / vals[0]:6.2f}"
         print(line)
     walls = [phases[n]["wall"] for n in names]
-    print(f"{'total (wall, incl. model load)':34s}" + "".join(f"{w:12.2f}{sum(phases[n]['calls'].values()):8d}"
-                                                               for w, n in zip(walls, names, strict=True))
+    print(f"{'total (wall, incl. model load)':34s}"
+          + "".join(f"{w:12.2f}{sum(phases[n].get('cpu', {}).values()):8.2f}{sum(phases[n]['calls'].values()):8d}"
+                    for w, n in zip(walls, names, strict=True))
           + (f"   {walls[1] / walls[0]:6.2f}" if len(names) == 2 else ""))
     for n in names:
         r = phases[n]
@@ -231,6 +243,7 @@ def report(phases: dict[str, dict]) -> None:
         print(f"[{n}] load before {r['load_before']} after {r['load_after']} (busy processes: {r['busy']}); "
               f"{r['questions']} rows (digest of predictions and contexts {r['results_digest']}); commits {r['commits']}; LanceDB calls per commit {per}")
         print(f"[{n}] overall {r['overall']}")
+        print(f"[{n}] run_eval's own timing: {r.get('timing')}")
         print(f"[{n}] calls by method: {dict(sorted(r['methods'].items(), key=lambda kv: -kv[1]))}")
         print(f"[{n}] calls in commits: {dict(sorted(r['commit_methods'].items(), key=lambda kv: -kv[1]))}")
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from memcore.embed import Embedder, embedding_order
 from memcore.errors import LLMError
 from memcore.ingest_context import IngestContext, adapt
 from memcore.llm.ledger import UsageLedger
@@ -63,26 +64,33 @@ EMBED_BATCH = 16  # turns per embedding call of the shared turn index: progress 
 
 
 def ensure_turns(conv: Conversation, store: LanceStore, embed: Callable[[list[str]], np.ndarray],
-                 stage: StageFn | None = None) -> None:
+                 stage: StageFn | None = None, embedder: Embedder | None = None) -> None:
     """Store the conversation and its turns embedded with `embed` once (shared by every system).
 
     Both are written together, so stored turns mean a stored conversation and a later ingest of the
     conversation writes nothing here; a conversation whose id is stored with other turns is refused
     (StoreError: the memories of that id were built from those). Workbench.load stores (or updates) a loaded conversation itself;
     this covers callers that ingest a conversation never loaded into this store (the evaluator, tests).
-    The turns are embedded `EMBED_BATCH` at a time and `stage(EMBEDDING, done, total)` follows each batch.
+    The turns are embedded `EMBED_BATCH` at a time, in `embedder`'s order (memcore.embed.embedding_order: by
+    token count for MiniLM, so a batch shares forward passes; the vectors are the same in any order), and
+    `stage(EMBEDDING, done, total)` follows each batch.
     """
     if conv.turns and store.has_turns(conv.id) == len(conv.turns):
         store.check_turns(conv)  # StoreError when the id is stored with other turns
         return
     store.save_conversation(conv)  # idempotent: no write when the stored row is the same
     texts = [t.embed_text for t in conv.turns]
-    parts = []
+    order = embedding_order(embedder, texts)
+    vecs: np.ndarray = np.zeros((0, 0), dtype=np.float32)
     for i in range(0, len(texts), EMBED_BATCH):
-        parts.append(embed(texts[i:i + EMBED_BATCH]))
+        part = order[i:i + EMBED_BATCH]
+        got = np.asarray(embed([texts[j] for j in part]))
+        if not vecs.size:
+            vecs = np.zeros((len(texts), got.shape[1]), dtype=got.dtype)
+        vecs[part] = got
         if stage is not None:
             stage(EMBEDDING, min(i + EMBED_BATCH, len(texts)), len(texts))
-    store.save_turns(conv.turns, np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32))
+    store.save_turns(conv.turns, vecs)
 
 
 def ingest_conversation(
@@ -110,7 +118,7 @@ def ingest_conversation(
     system = adapt(system)
     conv: Conversation = system.conv
     space = system.space
-    ensure_turns(conv, store, system.embed_texts, stage)
+    ensure_turns(conv, store, system.embed_texts, stage, getattr(system, "embedder", None))
     total = len(conv.turns)
     ck = store.checkpoint(space, conv.id)
     report = IngestReport(system.name, space, conv.id, 0, total)

@@ -225,7 +225,7 @@ class Workbench:
         t0 = time.perf_counter()
         warm(self.embedder)
         t1 = time.perf_counter()
-        ensure_turns(conv, self.store, self.embedder.embed, stage)
+        ensure_turns(conv, self.store, self.embedder.embed, stage, self.embedder)
         return {"model load": t1 - t0, "turn embedding": time.perf_counter() - t1}
 
     def is_ingested(self, name: str, conv: Conversation, **config: Any) -> bool:

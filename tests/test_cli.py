@@ -91,6 +91,8 @@ def test_eval_refuses_a_file_with_a_missing_session_unless_lenient(tmp_path):
     lenient = runner.invoke(app, [*args, "--lenient"])
     assert lenient.exit_code == 0, lenient.output
     assert "warning:" in lenient.output and "session 2 is missing" in lenient.output and out.exists()
+    assert "shared work (charged to no system): model load" in lenient.output  # issue 28: its own line
+    assert "naive_rag: ingest" in lenient.output
 
 
 def test_ingest_and_ask_refuse_a_file_with_a_missing_session_unless_lenient(tmp_path):

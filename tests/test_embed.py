@@ -137,3 +137,54 @@ def test_app_launcher_warms_imports_and_the_model_before_serving():
     assert _run(code, MEMCORE_EMBEDDER="minilm").split() == ["False", "True", "True"]
     # another embedder: no torch at all
     assert _run(code, MEMCORE_EMBEDDER="hashing").split() == ["False", "True", "False"]
+
+
+def test_turns_are_embedded_in_token_count_order_and_stored_in_turn_order(minilm, tmp_path):
+    """issue 28: ensure_turns embeds 16 turns per call for progress; in turn order most calls held 16 different
+    token counts (a forward pass each). In MiniLM's token-count order a call's texts share passes; the stored
+    vectors are the same bytes, in turn order."""
+    from memcore.datasets import load_demo
+    from memcore.embed import embedding_order
+    from memcore.ingest import EMBED_BATCH, ensure_turns
+    from memcore.store import LanceStore
+
+    conv = load_demo()
+    texts = [t.embed_text for t in conv.turns]
+    counts = minilm.token_counts(texts)
+    order = embedding_order(minilm, texts)
+    assert sorted(order) == list(range(len(texts))) and order != list(range(len(texts)))
+    assert [counts[i] for i in order] == sorted(counts)
+    assert embedding_order(CachedEmbedder(minilm, tmp_path / "c"), texts) == order  # through the cache too
+    assert embedding_order(HashingEmbedder(), texts) == list(range(len(texts)))  # no token counts: as given
+    calls: list[list[str]] = []
+
+    def embed(batch):
+        calls.append(list(batch))
+        return minilm.embed(batch)
+
+    store = LanceStore(str(tmp_path / "store"), dim=minilm.dim)
+    ensure_turns(conv, store, embed, embedder=minilm)
+    assert [t for c in calls for t in c] == [texts[i] for i in order] and max(map(len, calls)) == EMBED_BATCH
+    ids, mat = store.turn_matrix(conv.id)
+    by_id = dict(zip(ids, np.asarray(mat, dtype=np.float32), strict=True))
+    alone = {t.turn_id: minilm.embed([t.embed_text])[0] for t in conv.turns[:: max(1, len(texts) // 12)]}
+    assert all(by_id[tid].tobytes() == v.tobytes() for tid, v in alone.items())
+
+
+def test_the_embedding_cache_does_not_sync_each_commit_the_llm_cache_does(tmp_path):
+    """issue 28: a disk sync per embedding-cache commit (~8 ms, ~950 per conv-26 eval) was wall time of every
+    eval; a lost vector is recomputed bit for bit, so that cache syncs at WAL checkpoints only. LLM replies
+    cost money to redo: their cache keeps a sync per commit."""
+    from memcore.llm.cache import CallCache
+    from memcore.sqlite_util import LocalSQLite
+
+    emb = CachedEmbedder(HashingEmbedder(), tmp_path / "e")
+    emb.embed(["a dog"])
+    assert emb._conn().execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+    assert emb._conn().execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    calls = CallCache(tmp_path / "l")
+    assert calls._conn().execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    assert np.array_equal(CachedEmbedder(HashingEmbedder(), tmp_path / "e").embed(["a dog"]),
+                          HashingEmbedder().embed(["a dog"]))  # written and read back
+    with pytest.raises(ValueError, match="synchronous"):
+        LocalSQLite(tmp_path / "x.sqlite", "CREATE TABLE t (k TEXT)", synchronous="OFF")

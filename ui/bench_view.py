@@ -8,6 +8,7 @@ from typing import Any
 
 import streamlit as st
 
+from memcore.eval.report import row_trace
 from memcore.types import Trace
 from memcore.viz.evidence import context_table, missed_table
 from memcore.viz.safe import md_escape
@@ -87,7 +88,7 @@ def start_run(wb: Workbench, dataset: str, file: str | None, systems: list[str],
         def progress(done: int, total: int, info: dict) -> None:
             job.done, job.total = done, total
             job.message = f"{done}/{total} questions answered"
-            where = f"{info.get('system', '')} on {info.get('conv_id', '')}"
+            where = f"{info.get('system') or 'every system (shared)'} on {info.get('conv_id', '')}"
             if info.get("turns"):  # a memory being built (its turns embedded, then ingested), as memcore reports it
                 what = "building memory" if info.get("phase") == "ingest" else str(info.get("phase"))
                 job.report(f"{what} of {where}", int(info["turn"]), int(info["turns"]), "turns")
@@ -141,10 +142,8 @@ def question_detail(row: dict[str, Any]) -> None:
     st.markdown(f"**{md_escape(row.get('system'))} · {md_escape(row.get('question_id'))}**")
     st.text(f"Q: {row.get('question', '')}\nGold: {row.get('gold', '')}\n"
             f"Answer: {row.get('prediction', row.get('answer', ''))}")
-    tr = row.get("trace")
-    if isinstance(tr, dict) and isinstance(tr.get("trace"), dict):
-        tr = tr["trace"]  # the row keeps the whole Answer
-    if not isinstance(tr, dict):
+    tr = row_trace(row)
+    if tr is None:
         st.caption("This row carries no trace.")
         return
     trace = Trace.from_dict(tr)

@@ -15,6 +15,7 @@ import typer
 from memcore.datasets import DatasetWarning
 from memcore.errors import ConfigError
 from memcore.eval.estimate import FREE, estimate_eval, format_estimate, record_estimate
+from memcore.eval.run_timing import timing_lines
 from memcore.llm.redact import redact
 from memcore.retrievers import retriever_names
 from memcore.settings import Settings
@@ -197,6 +198,8 @@ def eval_command(
         raise typer.Exit(2)
     echo(f"run {res['run_id']} | {res['engine']} | embedder {res['embedder']} | judge: {res['judge']['label']}")
     echo(format_table(res))
+    for line in timing_lines(res.get("timing")):
+        echo(line)
     if est is not None:
         echo(format_estimate(*record_estimate(res, est, settings, started, out)))
     echo(f"wrote {out} and {Path(out).with_suffix('.csv')} ({res['questions_done']}/"

@@ -14,7 +14,7 @@ from typing import Any
 from memcore.eval.cost import cost_usd
 from memcore.eval.diagnostics import locate_missed_evidence, split_evidence
 from memcore.eval.metric_registry import COMPARE, get_metric, metric_names
-from memcore.eval.report import variant_of
+from memcore.eval.report import row_trace, variant_of
 from memcore.eval.scores import row_score
 from memcore.eval.stats import interval, mcnemar, paired_delta
 from memcore.types import Trace
@@ -105,7 +105,7 @@ def flip_detail(a: dict, b: dict) -> dict[str, Any]:
                                                    "question", "gold")}
     out["direction"] = "right_to_wrong" if a.get("correct") else "wrong_to_right"
     for side, r in (("a", a), ("b", b)):
-        trace = (r.get("trace") or {}).get("trace")
+        trace = row_trace(r)
         out[side] = {"prediction": r.get("prediction"), "correct": r.get("correct"), "f1": r.get("f1"),
                      "context_tokens": r.get("context_tokens"), "evidence": evidence_kept(r),
                      "missed": locate_missed_evidence(Trace.from_dict(trace), r.get("evidence")) if trace else [],

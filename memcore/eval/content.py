@@ -26,10 +26,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from memcore.eval.diagnostics import split_evidence
-from memcore.eval.metrics import stem_tokens
+from memcore.eval.metrics import context_token_set, stem_tokens
 from memcore.text.terms import stems
 
 CONTENT_THRESHOLD = 0.55
@@ -45,7 +46,8 @@ CONTENT_LABELS = {
                          "rendered context (not for abstention questions)",
 }
 
-__all__ = ["CONTENT_FIELDS", "CONTENT_LABELS", "CONTENT_THRESHOLD", "MIN_STEMS", "answer_in_context", "content_measures", "evidence_texts",
+__all__ = ["CONTENT_FIELDS", "CONTENT_LABELS", "CONTENT_THRESHOLD", "MIN_STEMS", "answer_in_context", "content_measures",
+           "context_stems", "evidence_texts",
            "turn_content_share", "turns_present", "window_size"]
 
 
@@ -56,28 +58,42 @@ def window_size(n_stems: int) -> int:
 
 def turn_content_share(turn_text: str, context_stems: Sequence[str]) -> float | None:
     """Largest share of the turn's distinct content-word stems found together in one window of the context's
-    stem sequence (window_size); None under MIN_STEMS stems. A sliding count: linear in the context."""
+    stem sequence (window_size: positions i - w + 1 .. i); None under MIN_STEMS stems. A sliding count over
+    the positions holding one of the turn's stems (the best window ends on one): linear in the context."""
     own = set(stems(turn_text))
     if len(own) < MIN_STEMS:
         return None
     w, seen, best = window_size(len(own)), Counter(), 0
-    for i, s in enumerate(context_stems):
-        if s in own:
-            seen[s] += 1
-        if i >= w and context_stems[i - w] in own:
-            old = context_stems[i - w]
+    hits = [(i, s) for i, s in enumerate(context_stems) if s in own]
+    first = 0
+    for i, s in hits:
+        seen[s] += 1
+        while hits[first][0] <= i - w:  # left the window
+            old = hits[first][1]
             seen[old] -= 1
             if not seen[old]:
                 del seen[old]
+            first += 1
         best = max(best, len(seen))
     return best / len(own)
+
+
+@lru_cache(maxsize=32768)
+def _line_stems(line: str) -> tuple[str, ...]:
+    return tuple(stems(line))
+
+
+def context_stems(context: str) -> list[str]:
+    """`stems(context)`, built line by line from a cache: a content word never spans a newline, and context
+    lines (turns, facts, summaries) recur across questions and systems (the whole conversation, for full context)."""
+    return [s for line in context.split("\n") for s in _line_stems(line)]
 
 
 def turns_present(evidence: Iterable[str] | str | None, turn_texts: Mapping[str, str], context: str,
                   threshold: float = CONTENT_THRESHOLD) -> dict[str, bool | None]:
     """Per gold evidence turn id: True/False (content present by the rule), None when it cannot be judged
     (unknown turn id, or too few content stems)."""
-    ctx = stems(context)
+    ctx = context_stems(context)
     out: dict[str, bool | None] = {}
     for tid in split_evidence(evidence):
         share = turn_content_share(turn_texts[tid], ctx) if tid in turn_texts else None
@@ -94,7 +110,7 @@ def answer_in_context(gold: str | int | float, context: str, category: int | str
     need = set(stem_tokens(gold_s))
     if not need:
         return None
-    return len(need & set(stem_tokens(context))) / len(need)
+    return len(need & context_token_set(context)) / len(need)
 
 
 def content_measures(gold: str | int | float, evidence: Iterable[str] | str | None, category: int | str | None,

@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from memcore.eval.metrics import count_tokens, normalize_answer, stem_tokens
+from memcore.eval.metrics import count_tokens, normalize_answer, stem_token_set, stem_tokens
 from memcore.types import Candidate, Trace
 
 __all__ = [
@@ -161,7 +161,7 @@ def coverage(blocks: list[str], gold_answer: str | int | float) -> tuple[int | N
     tokens = 0
     for i, block in enumerate(blocks, start=1):
         tokens += count_tokens(block)
-        needed -= set(stem_tokens(block))
+        needed -= stem_token_set(block)
         if not needed:
             return i, tokens
     return None, None

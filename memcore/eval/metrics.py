@@ -31,6 +31,7 @@ __all__ = [
     "ABSTENTION_PHRASES",
     "METRIC_LABELS",
     "bleu1",
+    "context_token_set",
     "count_tokens",
     "exact_match",
     "f1_score",
@@ -42,6 +43,8 @@ __all__ = [
     "rouge_2",
     "rouge_l",
     "similarity",
+    "similarity_texts",
+    "stem_token_set",
     "stem_tokens",
 ]
 
@@ -74,6 +77,19 @@ def _stem(word: str) -> str:
 def stem_tokens(s: str | int | float) -> list[str]:
     """Porter-stemmed tokens of the normalised string (the units LoCoMo's F1 counts)."""
     return [_stem(w) for w in normalize_answer(s).split()]
+
+
+@lru_cache(maxsize=32768, typed=True)
+def stem_token_set(text: str) -> frozenset[str]:
+    """The set of `stem_tokens(text)`, cached: retrieved blocks and context lines recur across questions and
+    systems, and the evidence measures ask for the same ones again and again."""
+    return frozenset(stem_tokens(text))
+
+
+def context_token_set(context: str) -> frozenset[str]:
+    """`set(stem_tokens(context))`, built line by line from the cached `stem_token_set`: the normalisation
+    and the tokens never span a newline, so the union over the lines is the same set."""
+    return frozenset().union(*map(stem_token_set, context.split("\n")))
 
 
 def f1_score(prediction: str | int | float, gold: str | int | float) -> float:
@@ -227,13 +243,19 @@ class Embeds(Protocol):
     def embed(self, texts: Sequence[str]) -> Any: ...
 
 
+def similarity_texts(prediction: str | int | float, gold: str | int | float) -> list[str]:
+    """The texts `similarity` embeds for an answer and its gold answer ([] when either is empty)."""
+    pred, ref = str(prediction).strip(), str(gold).strip()
+    return [pred, ref] if pred and ref else []
+
+
 def similarity(prediction: str | int | float, gold: str | int | float, embedder: Embeds) -> float:
     """Cosine similarity of the answer's and the gold answer's embeddings (SBERT similarity with MiniLM).
 
     0.0 when either text is empty or a vector is zero."""
-    pred, ref = str(prediction).strip(), str(gold).strip()
-    if not pred or not ref:
+    texts = similarity_texts(prediction, gold)
+    if not texts:
         return 0.0
-    a, b = np.asarray(embedder.embed([pred, ref]), dtype=float)
+    a, b = np.asarray(embedder.embed(texts), dtype=float)
     norm = float(np.linalg.norm(a) * np.linalg.norm(b))
     return float(a @ b / norm) if norm else 0.0

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from memcore.eval.diagnostics import content_words
-from memcore.eval.metrics import stem_tokens
+from memcore.eval.metrics import stem_token_set
 
 HIT_CLASSES = ("hit1", "hit2", "multi")
 HIT_LABELS = {"hit1": "1-hit", "hit2": "2-hit", "multi": "multi-hit"}
@@ -54,7 +54,7 @@ def density_counts(blocks: Iterable[str], gold_answer: Any) -> dict[str, int] | 
     out = {"blocks": 0, "hit1": 0, "hit2": 0, "multi": 0}
     for block in blocks:
         out["blocks"] += 1
-        hits = len(units & set(stem_tokens(block)))
+        hits = len(units & stem_token_set(block))
         if hits:
             out[HIT_CLASSES[min(hits, 3) - 1]] += 1
     return out

@@ -2,7 +2,7 @@
 
 A row (`build_row`) is what the runner stores per (system, question): scores, evidence diagnostics,
 failure attribution, usage by stage, latency, the mechanism numbers of its trace and the full
-trace. Which metrics a row, a block, the CSV and the text report carry comes from the metric registry
+trace (`row_trace` reads it, and the older rows that kept the whole Answer there). Which metrics a row, a block, the CSV and the text report carry comes from the metric registry
 (memcore.eval.metric_registry): aggregates are means over rows, except `n` and the counts (failures)
 and the judge's own block fields. Metrics that do
 not apply to a row (no gold evidence, answer never covered, no judge, no embedder) are None in the
@@ -47,7 +47,7 @@ from memcore.eval.scores import CI_LABEL, block_intervals, category_sources, cit
 from memcore.systems.variants import system_of
 from memcore.types import Answer, Question
 
-TIMING_KEYS = frozenset({"created", "finished", "wall_seconds", "latency_ms", "latency_ms_p50",
+TIMING_KEYS = frozenset({"created", "finished", "wall_seconds", "timing", "latency_ms", "latency_ms_p50",
                          "latency_ms_p95", "ts", "retrieve_ms", "retrieve_ms_p50", "retrieve_ms_p95"})
 SYSTEM_CSV = ("construction_tokens", "query_tokens_per_question", "llm_calls", "latency_ms_p50", "latency_ms_p95",
               "cost_usd", "gold_category_questions", "fallback_answers", "memory_rows", "memory_bytes")  # per system, after the block's columns
@@ -69,7 +69,7 @@ def build_row(q: Question, ans: Answer, meta: dict, judge: dict | None = None,
     (memcore.eval.content; None without it).
     """
     pred, gold = ans.text or "", q.answer
-    abstain = str(q.category) == "5" or bool(q.metadata.get("abstention"))
+    abstain = is_abstention_question(q)
     scores = computed_scores(MetricInput(q, ans, pred, gold, abstain, embedder, turn_texts or {}))
     f1 = scores["f1"]
     verdict = judge.get("correct") if judge else None
@@ -99,8 +99,22 @@ def build_row(q: Question, ans: Answer, meta: dict, judge: dict | None = None,
         "category_source": (ans.trace.reader or {}).get("category_source", "none"),  # gold labels named
         "fallbacks": answer_fallbacks(ans.trace),  # answers from a fallback path, named (memcore.eval.fallbacks)
         "mechanism": question_stats(meta.get("system", ans.trace.system), ans.trace.structure),
-        "trace": ans.to_dict(),
+        "trace": ans.trace.to_dict(),  # the trace alone: the answer's text, usage, latency and error are the row's
     }
+
+
+def row_trace(row: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A result row's trace in `Trace.to_dict` form (None when the row carries none). Rows stored before issue 28
+    kept the whole Answer under "trace" ({"text", "trace", "usage", ...}), copying the row's own fields."""
+    tr = row.get("trace")
+    if isinstance(tr, dict) and isinstance(tr.get("trace"), dict):
+        return tr["trace"]
+    return tr if isinstance(tr, dict) else None
+
+
+def is_abstention_question(q: Question) -> bool:
+    """LoCoMo category 5 or a LongMemEval abstention question: the right reply abstains (scored by that rule)."""
+    return str(q.category) == "5" or bool(q.metadata.get("abstention"))
 
 
 def computed_scores(inp: MetricInput) -> dict[str, float | int | bool | None]:

@@ -25,6 +25,7 @@ from memcore.eval.judge import LEXICAL_JUDGE, make_judge
 from memcore.eval.ray_engine import import_ray, run_ray
 from memcore.eval.report import row_order, write_results
 from memcore.eval.run_record import DONE, INCOMPLETE, STOPPED, RunRecorder, selection_payload
+from memcore.eval.run_timing import RunTiming
 from memcore.eval.runs import assemble, check_compatible, existing_rows, load_rows, make_run_id, run_meta
 from memcore.eval.workers import evaluate_conversation, run_parallel, score_question
 from memcore.settings import Settings
@@ -178,7 +179,7 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
         job = {"systems": names, "configs": cfgs, "meta": meta, "run_id": run_id, "judge": judge,
                "variants": {n: v.system for n, v in variants.items()},
                "memory": {n: v.memory_name for n, v in variants.items()}}
-        count, errors = 0, []
+        count, errors, timing = 0, [], RunTiming()
         n_wanted = len(names) * sum(len(qs) for qs in selected.values())
         recorder = RunRecorder(wb.store, {  # the run's record: the app lists it and follows its progress
             "run_id": run_id, "done": n_wanted - total, "total": n_wanted, "dataset": f"{dataset} {path}",
@@ -192,6 +193,7 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
             recorder.done = n_wanted - total + count
             if msg.get("phase") == "error" and len(errors) < 100:
                 errors.append(msg)  # the first 100; unanswered questions also show as complete = False
+            timing.add(msg)
             if progress is not None:
                 progress(count, total, msg)
 
@@ -209,7 +211,7 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
             recorder.done = results["questions_done"]
             recorder.finish(DONE if results["complete"] else STOPPED if stop() else INCOMPLETE,
                             "" if results["complete"] else f"{results['questions_missing']} question(s) without a result")
-        results.update(created=created, wall_seconds=round(time.perf_counter() - t0, 3),
+        results.update(created=created, wall_seconds=round(time.perf_counter() - t0, 3), timing=timing.as_dict(),
                        finished=time.time(), configs=full_cfg, limit=limit, errors=sorted(errors, key=row_order))
         if out:
             write_results(results, out)

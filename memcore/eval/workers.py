@@ -18,13 +18,15 @@ from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, ThreadPoolE
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from memcore.embed import CachedEmbedder
 from memcore.eval.content import evidence_texts
 from memcore.eval.judge import make_judge
-from memcore.eval.report import build_row
+from memcore.eval.metrics import similarity_texts
+from memcore.eval.report import build_row, is_abstention_question
 from memcore.llm.ahead import current_depth, set_depth
 from memcore.llm.ledger import UsageLedger
 from memcore.settings import Settings
-from memcore.types import Conversation, Question
+from memcore.types import Answer, Conversation, Question
 
 StopCb = Callable[[], bool]
 FLUSH_ROWS, FLUSH_SECONDS = 20, 10.0
@@ -35,16 +37,42 @@ def score_question(wb: Any, system: Any, q: Question, meta: dict, judge: Callabl
     on the trace, the row and the ledger rows of the answer and judge calls), judge it, and build its row (raises
     when a call failed for good: such a question has no row, is left out of every score, and a resumed run
     retries it)."""
+    ans, verdict = answer_question(system, q, judge, variant)
+    return question_row(wb, system, q, ans, verdict, meta, variant)
+
+
+def answer_question(system: Any, q: Question, judge: Callable | None, variant: str = "") -> tuple[Answer, Any]:
+    """(answer, judge verdict or None) of one question (score_question's first half; raises as there)."""
     variant = variant or system.name
     with UsageLedger.variant(variant):
         ans = system.answer(q)
         verdict = judge(system.llm, q, ans.text) if judge is not None else None
     ans.trace.variant = variant
+    return ans, verdict
+
+
+def question_row(wb: Any, system: Any, q: Question, ans: Answer, verdict: Any, meta: dict, variant: str = "") -> dict:
+    """The result row of an answered question (score_question's second half)."""
     row_meta = {k: meta[k] for k in ("run_id", "provider", "model", "engine", "embedder", "fingerprint")}
     texts = evidence_texts(system.conv, q.evidence)  # the gold turns' words, for the content measures
-    return build_row(q, ans, {**row_meta, "system": system.name, "variant": variant,
+    return build_row(q, ans, {**row_meta, "system": system.name, "variant": variant or system.name,
                               "retriever": system.config.retriever}, verdict,
                      embedder=getattr(wb, "embedder", None), turn_texts=texts)  # similarity: the run's embedder
+
+
+def prefetch_similarity(embedder: Any, answered: list[tuple[Question, Answer]]) -> None:
+    """Embed the texts the rows' embedding similarity will ask for (answer and gold answer of each answerable
+    question) in one call, into the embedding cache, so each row reads it: MiniLM encodes texts of one token
+    count in one forward pass with the same vectors as one pass each (memcore.embed), a fraction of the cost
+    of a pass per question. Only with the on-disk cache (CachedEmbedder); a failure is left to the rows."""
+    if not isinstance(embedder, CachedEmbedder):
+        return
+    texts = [t for q, a in answered if not is_abstention_question(q) for t in similarity_texts(a.text or "", q.answer)]
+    if texts:
+        try:
+            embedder.embed(list(dict.fromkeys(texts)))
+        except Exception:  # noqa: BLE001, S110 - each row's own embedding call fails and is reported there
+            pass
 
 
 INGEST_REPORT_S = 0.5  # an ingest's progress messages: at most one per this many seconds, and the last one
@@ -66,9 +94,24 @@ def ingest_reporter(emit: Callable[[dict], None], where: dict) -> Callable[[str,
     return report
 
 
+def shared_work(wb: Any, conv: Conversation, emit: Callable[[dict], None]) -> None:
+    """Do what every system of a conversation shares, once, before any of them (Workbench.prepare: load the
+    embedding model, embed and store the turns), reporting the turn embedding as "embedding turns" with no
+    system, then emit {"phase": "shared", "conv_id", "seconds": {step: s}}: the run's timing charges it to no
+    system (it used to land in the first system's ingest). A failure here is left to each system's ingest,
+    which meets it again and reports it as that system's error, as before (nothing is stored; rerun resumes)."""
+    try:
+        seconds = wb.prepare(conv, stage=ingest_reporter(emit, {"system": "", "conv_id": conv.id}))
+    except Exception:  # noqa: BLE001 - each system's ingest reports it (see above)
+        return
+    emit({"phase": "shared", "system": "", "conv_id": conv.id, "seconds": seconds})
+
+
 def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Question]], job: dict,
                           emit: Callable[[dict], None], stop: StopCb) -> int:
     """Ingest each system (resumable), answer and score its pending questions, persist rows in batches.
+    The shared work comes first (`shared_work`); each system's ingest and answering seconds follow its
+    questions as {"phase": "timing", system, conv_id, "seconds": {"ingest": s, "answer": s}}.
 
     With an LLM concurrency above 1 (hosted models), the systems run side by side and each system's
     questions are answered concurrently once its memory is built; every LLM call still goes through
@@ -86,6 +129,7 @@ def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Ques
         qs = todo[name]  # name: the variant (job["variants"] its system, job["memory"] the memory it answers from)
         system = job.get("variants", {}).get(name, name)
         cfg, where = job["configs"][name], {"system": name, "conv_id": conv.id}
+        t0 = time.perf_counter()
         emit({"phase": "ingest", **where})
         report = ingest_reporter(emit, where)
         try:
@@ -102,35 +146,49 @@ def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Ques
             return 0
         sys_ = wb.system(system, conv, **cfg)
         depth = current_depth()  # the questions depend on the built memory
+        t1 = time.perf_counter()
 
-        def task(q: Question) -> dict | None:
+        def task(q: Question) -> tuple[Question, Answer, Any] | None:
             set_depth(depth)
             if stop():
                 return None
             try:
-                return score_question(wb, sys_, q, job["meta"], judge, name)
+                return (q, *answer_question(sys_, q, judge, name))
             except Exception as e:  # noqa: BLE001 - not saved, so a resumed run retries it
                 emit({"phase": "error", **where, "question_id": q.id, "error": f"{type(e).__name__}: {e}"})
                 return None
             finally:
                 emit({"phase": "answer", **where, "question_id": q.id, "done": 1})
 
-        buf: list[dict] = []
+        def save(answered: list[tuple[Question, Answer, Any]]) -> None:
+            # the rows of a batch are built together: their similarity embeddings in one call (prefetch_similarity)
+            prefetch_similarity(getattr(wb, "embedder", None), [(q, a) for q, a, _ in answered])
+            rows = []
+            for q, ans, verdict in answered:
+                try:
+                    rows.append(question_row(wb, sys_, q, ans, verdict, job["meta"], name))
+                except Exception as e:  # noqa: BLE001 - not saved, so a resumed run retries it
+                    emit({"phase": "error", **where, "question_id": q.id, "error": f"{type(e).__name__}: {e}"})
+            with save_lock:
+                wb.store.save_results(job["run_id"], rows)
+
+        buf: list[tuple[Question, Answer, Any]] = []
         last = time.monotonic()
         done = 0
-        for row in (qpool or _Inline()).map(task, qs):
+        for item in (qpool or _Inline()).map(task, qs):
             done += 1
-            if row is not None:
-                buf.append(row)
+            if item is not None:
+                buf.append(item)
             if len(buf) >= FLUSH_ROWS or time.monotonic() - last > FLUSH_SECONDS:
-                with save_lock:
-                    wb.store.save_results(job["run_id"], buf)
+                save(buf)
                 buf, last = [], time.monotonic()
-        with save_lock:
-            wb.store.save_results(job["run_id"], buf)
+        save(buf)
         wb.ledger.flush()
+        emit({"phase": "timing", **where, "seconds": {"ingest": t1 - t0, "answer": time.perf_counter() - t1}})
         return done
 
+    if names and not stop():
+        shared_work(wb, conv, emit)
     if lanes > 1 and names:  # one pool of question lanes for all systems: at most `lanes` questions at once
         with ThreadPoolExecutor(lanes, thread_name_prefix="memcore-q") as qpool, \
                 ThreadPoolExecutor(len(names), thread_name_prefix="memcore-sys") as spool:

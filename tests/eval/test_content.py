@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from memcore.eval.content import (
     CONTENT_THRESHOLD,
+    MIN_STEMS,
     answer_in_context,
     content_measures,
+    context_stems,
     turn_content_share,
     turns_present,
+    window_size,
 )
+from memcore.eval.metrics import context_token_set, stem_tokens
 from memcore.text.terms import stems
 
 T = {
@@ -121,3 +127,27 @@ def test_content_measures_row_fields() -> None:
     assert row == {"content_recall": 0.5, "all_content_hit": False, "content_present": {"D1:3": True, "D2:8": False},
                    "answer_in_context": True, "answer_token_recall": 1.0}
     assert content_measures("x", [], 5, ctx, {}, abstain=True)["answer_in_context"] is None
+
+
+def _share_by_every_window(turn_text: str, ctx: list[str]) -> float | None:
+    """The rule read literally: the most distinct turn stems in any run of window_size consecutive context stems."""
+    own = set(stems(turn_text))
+    if len(own) < MIN_STEMS:
+        return None
+    w = window_size(len(own))
+    return max((len(own & set(ctx[max(0, end - w):end])) for end in range(1, len(ctx) + 1)), default=0) / len(own)
+
+
+def test_fast_measures_equal_the_plain_ones_on_real_contexts() -> None:
+    # the eval's content measures are computed from cached per-line stems and a window slid over the hits only
+    # (issue 28: they were most of full context's answering time); they must give exactly the plain results
+    rng = random.Random(7)
+    turns = list(T.values()) + [o.split(": ", 1)[1] for o in OTHER]
+    for _ in range(300):
+        sep = rng.choice(["\n", "\n", " ", "\n\n", "\r\n", ", "])
+        ctx = sep.join(rng.sample(turns, rng.randint(0, len(turns))))
+        assert context_stems(ctx) == stems(ctx)
+        assert context_token_set(ctx) == set(stem_tokens(ctx))
+        seq = stems(ctx)
+        for t in rng.sample(turns, 3) + ["Thanks!"]:
+            assert turn_content_share(t, seq) == _share_by_every_window(t, seq)

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from memcore.errors import ConfigError
+from memcore.eval.report import row_trace
 from memcore.eval.runner import run_eval
 from memcore.eval.runs import assemble
 from memcore.settings import Settings
@@ -69,7 +70,7 @@ def test_rows_traces_and_ledger_carry_the_variant(run) -> None:
     rows = store.results(res["run_id"])
     assert sorted({(r["system"], r["variant"]) for r in rows}) == sorted((k.split(":")[0].split("[")[0], k)
                                                                         for k in KEYS)
-    assert all(r["trace"]["trace"].get("variant", r["system"]) == r["variant"] for r in rows)
+    assert all(row_trace(r).get("variant", r["system"]) == r["variant"] for r in rows)
     assert len(store.results(res["run_id"], ["com:test-long"])) == 4
     calls = store.llm_calls()
     answers = calls[calls["stage"] == "answer"]

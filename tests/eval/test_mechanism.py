@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from memcore.eval.mechanism import labels, mechanism_of, question_stats, summarize
+from memcore.eval.report import row_trace
 from memcore.eval.runner import run_eval
 from memcore.settings import Settings
 from memcore.store import LanceStore
@@ -143,7 +144,7 @@ def test_eval_json_on_the_demo_holds_the_mechanism_block_for_every_system(demo_r
 def test_mechanism_agrees_with_the_stored_traces(demo_run):
     res, settings = demo_run
     stored = LanceStore(settings.store_uri).results(res["run_id"], ["com", "memcot"])
-    structure = {(r["system"], r["question_id"]): r["trace"]["trace"]["structure"] for r in stored}
+    structure = {(r["system"], r["question_id"]): row_trace(r)["structure"] for r in stored}
     lengths = [len(ch["members"]) for (s, _), st in structure.items() if s == "com" for ch in st["chains"]]
     com = res["systems"]["com"]["mechanism"]
     assert com["chain_length_hist"] == {str(n): lengths.count(n) for n in sorted(set(lengths))}

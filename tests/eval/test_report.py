@@ -14,6 +14,7 @@ from memcore.eval.report import (
     csv_rows,
     diff_results,
     percentile,
+    row_trace,
     strip_timing,
     system_summary,
     write_results,
@@ -136,7 +137,7 @@ def test_build_row_scores_evidence_and_failure() -> None:
     assert r["f1"] == 1.0 and r["judge"] is None and r["correct"] is True and r["failure"] == "correct"
     assert r["evidence_recall"] == 0.5 and r["all_evidence_hit"] is False and r["first_evidence_rank"] == 2
     assert (r["coverage_blocks"], r["context_items"]) == (2, 2) and r["coverage_tokens"] > 0
-    assert r["usage"]["answer"]["prompt_tokens"] == 50 and r["trace"]["trace"]["items"][1]["id"] == "t2"
+    assert r["usage"]["answer"]["prompt_tokens"] == 50 and r["trace"]["items"][1]["id"] == "t2"
     wrong = build_row(q, Answer("a poodle", trace), {}, {"correct": False, "label": "WRONG", "usage": None})
     assert wrong["failure"] == "retrieval_failure" and wrong["judge"] is False
     judged = build_row(q, Answer("a poodle", trace), {}, {"correct": True, "label": "CORRECT", "usage": None})
@@ -144,6 +145,23 @@ def test_build_row_scores_evidence_and_failure() -> None:
     adv = Question("c1:q5", "c1", "What breed is Ben's cat?", "Not mentioned in the conversation", ["D1:3"], 5)
     r5 = build_row(adv, Answer("Not mentioned in the conversation", trace), {})
     assert r5["f1"] == 1.0 and r5["coverage_blocks"] is None and r5["coverable"] is False
+
+
+def test_row_keeps_the_trace_once_and_reads_older_rows() -> None:
+    # issue 28: the row stored the whole Answer under "trace", copying the row's prediction, usage, latency, error
+    q = Question("c1:q1", "c1", "What breed is Biscuit?", "golden retriever", ["D1:3"], 4)
+    trace = Trace(system="s", question=q.text, items=[TraceItem("t2", "turn", "Ana: a golden retriever", 0.8, ["D1:3"])],
+                  context="Ana: a golden retriever")
+    ans = Answer("a golden retriever", trace, {"answer": Usage(50, 5, 1, 0, 2.0)}, latency_ms=12.5, retrieve_ms=3.0)
+    r = build_row(q, ans, {"system": "s"})
+    assert r["trace"] == trace.to_dict()
+    assert not {"text", "usage", "latency_ms", "error", "retrieve_ms"} & set(r["trace"])
+    assert (r["prediction"], r["latency_ms"], r["retrieve_ms"], r["error"]) == ("a golden retriever", 12.5, 3.0, "")
+    assert r["usage"] == {"answer": vars(Usage(50, 5, 1, 0, 2.0))}
+    assert row_trace(r) == trace.to_dict()
+    old = {**r, "trace": ans.to_dict()}  # a row stored before: the Answer with its trace inside
+    assert row_trace(old) == trace.to_dict() and Trace.from_dict(row_trace(old)).items[0].id == "t2"
+    assert row_trace({"question_id": "q"}) is None
 
 
 def test_cost_table_math(tmp_path) -> None:

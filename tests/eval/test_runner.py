@@ -10,7 +10,7 @@ import pytest
 from memcore.datasets import category_counts, load_demo, save_jsonl_chat
 from memcore.errors import ConfigError
 from memcore.eval.cost import construction_usage
-from memcore.eval.report import strip_timing
+from memcore.eval.report import row_trace, strip_timing
 from memcore.eval.runner import run_eval, select_questions
 from memcore.llm.ledger import CallRecord
 from memcore.settings import Settings
@@ -78,7 +78,7 @@ def test_rows_persisted_in_store(full_run) -> None:
     for r in rows:
         assert ROW_KEYS <= set(r)
         assert r["failure"] in ("correct", "retrieval_failure", "reasoning_failure", "no_evidence")
-        assert r["trace"]["trace"]["question_id"] == r["question_id"]
+        assert row_trace(r)["question_id"] == r["question_id"]
         assert r["correct"] == bool(r["judge"])  # the judge ran, so it decides "correct"
 
 
@@ -102,6 +102,36 @@ def test_resume_after_stop_equals_uninterrupted(full_run, tmp_path) -> None:
     final = run_eval(s, "demo", systems=SYSTEMS, progress=lambda d, t, i: answered.append(i.get("done", 0)))
     assert sum(answered) == res["questions_total"] - 5  # finished questions are not redone
     assert final["complete"] and comparable(final) == comparable(res)
+
+
+def test_shared_work_is_its_own_line_not_the_first_systems(full_run) -> None:
+    # issue 28: the model load and the turn embedding were charged to whichever system ingested first
+    res, _, calls = full_run
+    infos = [info for _, _, info in calls]
+    phases = [(i["phase"], i.get("system")) for i in infos]
+    shared = [k for k, (p, _) in enumerate(phases) if p == "shared"]
+    assert len(shared) == 1 and shared[0] < phases.index(("ingest", SYSTEMS[0]))
+    embedding = [i for i in infos if i["phase"] == "embedding turns"]
+    assert embedding and all(i["system"] == "" for i in embedding)  # reported as nobody's
+    timing = res["timing"]
+    assert set(timing["shared_seconds"]) == {"model load", "turn embedding"}
+    assert timing["shared_seconds"]["turn embedding"] > 0
+    assert list(timing["systems_seconds"]) == SYSTEMS
+    assert all(set(t) == {"ingest", "answer"} and min(t.values()) >= 0 for t in timing["systems_seconds"].values())
+    assert "timing" not in strip_timing(res)  # ignored where results are compared, like the other timings
+
+
+def test_a_failed_shared_step_is_left_to_each_systems_ingest(full_run, tmp_path, monkeypatch) -> None:
+    res, _, _ = full_run
+
+    def broken(self, conv, stage=None):  # noqa: ANN001, ANN202, ARG001
+        raise RuntimeError("embedding endpoint down")
+
+    monkeypatch.setattr(Workbench, "prepare", broken)
+    calls: list = []
+    again = run_eval(settings(tmp_path), "demo", systems=SYSTEMS, progress=lambda d, t, i: calls.append(i))
+    assert not [i for i in calls if i["phase"] == "shared"] and again["timing"]["shared_seconds"] == {}
+    assert comparable(again) == comparable(res)  # the first ingest embeds the turns, as before
 
 
 def test_resume_after_stop_during_ingest(full_run, tmp_path) -> None:

@@ -1,0 +1,52 @@
+"""Building a batch of result rows: the embedding similarity of the batch's answers is embedded in one call."""
+
+from __future__ import annotations
+
+from memcore.embed import CachedEmbedder, HashingEmbedder
+from memcore.eval.metrics import similarity
+from memcore.eval.workers import prefetch_similarity
+from memcore.types import Answer, Question, Trace
+
+
+class Counting(HashingEmbedder):
+    def __init__(self) -> None:
+        super().__init__(dim=32)
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts):
+        self.calls.append(list(texts))
+        return super().embed(texts)
+
+
+def _answered() -> list[tuple[Question, Answer]]:
+    qs = [Question("c:q1", "c", "When?", "7 May 2023", ["D1:3"], 2),
+          Question("c:q2", "c", "Where?", "Sweden", ["D1:4"], 4),
+          Question("c:q3", "c", "Who?", "Not mentioned in the conversation", [], 5),  # abstention: no similarity
+          Question("c:q4", "c", "What?", "a dog", ["D1:5"], 1)]
+    texts = ["on 7 May 2023", "Sweden", "Not mentioned", ""]  # an empty answer: similarity 0, nothing embedded
+    return [(q, Answer(t, Trace(system="s", question=q.text))) for q, t in zip(qs, texts, strict=True)]
+
+
+def test_a_batch_embeds_its_similarity_texts_in_one_call_and_the_rows_read_the_cache(tmp_path) -> None:
+    inner = Counting()
+    cached = CachedEmbedder(inner, tmp_path)
+    answered = _answered()
+    prefetch_similarity(cached, answered)
+    assert inner.calls == [["on 7 May 2023", "7 May 2023", "Sweden"]]  # each text once, abstention left out
+    got = [similarity(a.text, q.answer, cached) for q, a in answered if str(q.category) != "5"]
+    assert len(inner.calls) == 1  # every row's pair came from the cache
+    plain = [similarity(a.text, q.answer, Counting()) for q, a in answered if str(q.category) != "5"]
+    assert got == plain  # the same values as embedding each pair on its own
+
+
+def test_no_prefetch_without_a_cache_or_on_failure(tmp_path) -> None:
+    inner = Counting()
+    prefetch_similarity(inner, _answered())
+    prefetch_similarity(None, _answered())
+    assert inner.calls == []  # without the cache the vectors would be computed twice
+
+    class Broken(HashingEmbedder):
+        def embed(self, texts):
+            raise RuntimeError("endpoint down")
+
+    prefetch_similarity(CachedEmbedder(Broken(), tmp_path), _answered())  # left to each row's own call
