@@ -103,6 +103,7 @@ def ingest_conversation(
     should_stop: Callable[[], bool] | None = None,
     stop_after: int | None = None,
     stage: StageFn | None = None,
+    embedder: Embedder | None = None,
 ) -> IngestReport:
     """Ingest every turn of `system`'s conversation not yet committed to `store`; resumable and idempotent.
 
@@ -112,13 +113,15 @@ def ingest_conversation(
     (checked after each turn) or `stop_after` (turn count, for tests) end the call early after a
     commit; calling again resumes. An ingest killed between commits resumes from the last
     checkpoint: partial writes after it are rolled back first. `progress(turn, total, events)`
-    follows every turn; `stage` the steps around them (embedding the shared turns, finishing).
+    follows every turn; `stage` the steps around them (embedding the shared turns, finishing). `embedder`, the
+    runtime's (the one behind `system.embed_texts`), only orders the shared turns' embedding (ensure_turns); the
+    driver never reaches past the protocol into the system for it.
     """
     t0 = time.perf_counter()
     system = adapt(system)
     conv: Conversation = system.conv
     space = system.space
-    ensure_turns(conv, store, system.embed_texts, stage, getattr(system, "embedder", None))
+    ensure_turns(conv, store, system.embed_texts, stage, embedder)
     total = len(conv.turns)
     ck = store.checkpoint(space, conv.id)
     report = IngestReport(system.name, space, conv.id, 0, total)

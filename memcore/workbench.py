@@ -210,7 +210,7 @@ class Workbench:
         sys_ = get_system(name)(self.runtime, conv, cfg)
         with self.store.lease(sys_.space, conv.id, f"memory {name}/{conv.id}", wait=wait, timeout=wait_timeout):
             report = ingest_conversation(sys_, self.store, self.ledger, progress=progress, should_stop=should_stop,
-                                         stage=stage)
+                                         stage=stage, embedder=self.embedder)
         # an ingest that found the memory complete changed nothing: a system held from the finished memory stays
         keep = self._complete if report.skipped else set()
         self._systems = {k: v for k, v in self._systems.items() if not (k[0] == name and k[1] == conv.id) or k in keep}
