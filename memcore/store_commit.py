@@ -133,13 +133,13 @@ class CommitMixin:
             .when_not_matched_insert_all().execute([row])
 
     def checkpoint(self, space: str, conv_id: str) -> dict | None:
-        """The last checkpoint {step, done, state, config} of an ingest, or None."""
+        """The last checkpoint {step, done, state, config, system, updated} of an ingest, or None."""
         df = self._df("checkpoints", where=f"key = {sql_str(space + '|' + conv_id)}")
         if df.empty:
             return None
         r = df.sort_values("updated").iloc[-1]  # the newest, should an older store hold several
         return {"step": int(r["step"]), "done": bool(r["done"]), "state": json.loads(r["state"]),
-                "config": json.loads(r["config"]), "system": r["system"]}
+                "config": json.loads(r["config"]), "system": r["system"], "updated": float(r["updated"])}
 
     def checkpoints(self) -> pd.DataFrame:
         """All ingest checkpoints (one row per memory space and conversation)."""

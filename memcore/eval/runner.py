@@ -26,7 +26,15 @@ from memcore.eval.ray_engine import import_ray, run_ray
 from memcore.eval.report import row_order, write_results
 from memcore.eval.run_record import DONE, INCOMPLETE, STOPPED, RunRecorder, selection_payload
 from memcore.eval.run_timing import RunTiming
-from memcore.eval.runs import assemble, check_compatible, existing_rows, load_rows, make_run_id, run_meta
+from memcore.eval.runs import (
+    assemble,
+    check_compatible,
+    existing_rows,
+    load_rows,
+    make_run_id,
+    run_fingerprint,
+    run_meta,
+)
 from memcore.eval.workers import evaluate_conversation, run_parallel, score_question
 from memcore.settings import Settings
 from memcore.store_variants import is_saved_name, saved_variant
@@ -160,10 +168,7 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
         check_endpoint(wb.llm)  # a dead endpoint fails here, in seconds, not question by question
     meta = run_meta(wb, settings)
     _, jinfo = make_judge(wb, judge)  # fails early when the judge cannot run
-    fingerprint = {"dataset_sha256": sha, "format": fmt, "systems": names, "configs": full_cfg,
-                   "retriever": retriever, "embedder": meta["embedder"], "judge": judge,
-                   **{k: meta[k] for k in ("provider", "model", "engine")},
-                   **({"llm_options": meta["llm_options"]} if meta.get("llm_options") else {})}
+    fingerprint = run_fingerprint(meta, sha, fmt, names, full_cfg, retriever, judge)
     meta["fingerprint"] = make_run_id(fingerprint)
     meta["spaces"] = {n: wb.space(variants[n].system, convs[0], **cfgs[n]) for n in names} if convs else {}  # for the footprint
     run_id = run_id or make_run_id(fingerprint)

@@ -25,6 +25,17 @@ def _memory_name(name: str) -> str | None:
         return None
 
 
+def run_fingerprint(meta: dict, sha: str, fmt: str, names: list[str], configs: dict[str, dict], retriever: str,
+                    judge: bool | int) -> dict[str, Any]:
+    """What makes two evaluations the same run (its id is `make_run_id` of it): the dataset file's hash and
+    format, the result sets and their full configs, retriever, embedder, judge, provider, model, engine and
+    the LLM options that change what is stored or scored (`meta`: run_meta's)."""
+    return {"dataset_sha256": sha, "format": fmt, "systems": names, "configs": configs,
+            "retriever": retriever, "embedder": meta["embedder"], "judge": judge,
+            **{k: meta[k] for k in ("provider", "model", "engine")},
+            **({"llm_options": meta["llm_options"]} if meta.get("llm_options") else {})}
+
+
 def make_run_id(fingerprint: dict) -> str:
     """The deterministic run id of a fingerprint (dataset hash, systems, configs, provider, ...)."""
     blob = json.dumps(fingerprint, sort_keys=True, default=str)
