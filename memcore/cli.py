@@ -143,8 +143,9 @@ def ingest(
     llm_concurrency: int | None = LLM_CONCURRENCY,
     lenient: bool = LENIENT,
     dry_run: bool = typer.Option(False, "--dry-run", help="print the cost estimate (calls and tokens per stage "
-                                 "and system, from the offline engine's ledger of the same ingest, times the "
-                                 "price table) and exit without calling the provider"),
+                                 "and system, from an earlier real build of the same memory in the store, else "
+                                 "the offline engine's ledger of the same ingest, times the price table; the "
+                                 "source is named) and exit without calling the provider"),
 ) -> None:
     """Build memory for conversations (resumes an interrupted ingest; never duplicates)."""
     if dry_run:

@@ -1,7 +1,8 @@
 """Cost preview in the app: the estimate (memcore.eval.estimate) on a Build card and before "Start run".
 
 Shown only when the provider is not free (the offline engine and the fake cost nothing). Computing an
-estimate runs the same work with the offline engine on a throwaway store (seconds on the demo, longer on a
+estimate counts an earlier real run of the same configuration when the store holds one, else runs the same
+work with the offline engine on a throwaway store (seconds on the demo, longer on a
 long conversation), so it runs on a click and is kept for the session; the real store is not touched.
 """
 
@@ -37,9 +38,11 @@ def _show(slot: Any, key: str, compute: Any, label: str) -> None:
     """The stored estimate under `key`, else an 'Estimate cost' button that computes it."""
     cache: dict = st.session_state.setdefault("_cost_estimates", {})
     if key not in cache and slot.button(label, key=f"cost_{key}", icon=":material/payments:",
-                                        help="Runs the same work with the offline engine on a throwaway store "
-                                             "and prices its calls (memcore/eval/prices.json); calls no provider"):
-        with st.spinner("Estimating with the offline engine…"):
+                                        help="Counts an earlier real run of the same configuration in the store, "
+                                             "else runs the same work with the offline engine on a throwaway "
+                                             "store, and prices the calls (memcore/eval/prices.json); calls no "
+                                             "provider"):
+        with st.spinner("Estimating…"):
             try:
                 est: Estimate = compute()
                 cache[key] = est.to_dict()
@@ -58,7 +61,7 @@ def ingest_estimate(wb: Workbench, conv: Any, systems: list[str], key: str) -> N
         return
     s = wb.settings
     ident = f"ingest|{s.provider}|{s.llm_model}|{conv.id}|{','.join(systems)}|{key}"
-    _show(st, ident, lambda: estimate_ingest(s, [conv], systems), "Estimate cost")
+    _show(st, ident, lambda: estimate_ingest(s, [conv], systems, workbench=wb), "Estimate cost")
 
 
 def eval_estimate(wb: Workbench, key: str, **eval_args: Any) -> None:
@@ -67,4 +70,4 @@ def eval_estimate(wb: Workbench, key: str, **eval_args: Any) -> None:
         return
     s = wb.settings
     ident = f"eval|{s.provider}|{s.llm_model}|" + "|".join(f"{k}={v}" for k, v in sorted(eval_args.items())) + key
-    _show(st, ident, lambda: estimate_eval(s, **eval_args), "Estimate cost of this run")
+    _show(st, ident, lambda: estimate_eval(s, workbench=wb, **eval_args), "Estimate cost of this run")

@@ -133,11 +133,12 @@ def eval_command(
                               "wait for it (up to $MEMCORE_LEASE_WAIT_S, default 3600 s, saying so), then answer "
                               "only what it left; or fail at once"),
     dry_run: bool = typer.Option(False, "--dry-run", help="print the cost estimate (calls and tokens per stage "
-                                 "and system, from the offline engine's ledger of the same eval, times the price "
-                                 "table) and exit without calling the provider"),
+                                 "and system, from an earlier real run of the same eval in the store, else the "
+                                 "offline engine's ledger of it, times the price table; the source is named) and "
+                                 "exit without calling the provider"),
     estimate: bool = typer.Option(True, "--estimate/--no-estimate", help="with a paid provider, estimate the cost "
-                                  "first (an offline run of the same eval) and store it beside the actual in the "
-                                  "results; --no-estimate skips that offline run"),
+                                  "first (an earlier real run of the same eval, else an offline run of it) and store "
+                                  "it beside the actual in the results; --no-estimate skips it"),
 ) -> None:
     """Evaluate memory systems on a dataset: resumable, per-category scores, evidence recall, cost."""
     from memcore.eval.report import format_table

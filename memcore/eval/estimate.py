@@ -1,12 +1,15 @@
 """Cost preview: calls and tokens per stage and system before a build or eval on a real provider.
 
-The estimate is the offline engine's ledger for the same work: the same ingest (or eval) runs with the
-offline engine into a throwaway store and its LLM calls are counted per stage and system, then priced for
-the chosen model (memcore.eval.cost; an unknown price gives tokens only, said so). The offline engine asks
-the same roles the same number of times per turn and question, so the calls are the real run's calls; its
-token counts are its own prompts' and replies' and only approximate a hosted model's. After a real run,
-`actual_usage` counts the run's calls from the store's ledger the same way, so estimate and actual sit side
-by side (results["cost_estimate"]).
+The estimate comes from an earlier real run of the same configuration when the store holds one
+(memcore.eval.estimate_prior: the same memory space built to its end, or an evaluation with the same
+fingerprint that answered the same questions; its ledger's calls and the real model's token counts, nothing
+scaled), else from the offline engine's ledger for the same work: the same ingest (or eval) runs with the
+offline engine into a throwaway store and its LLM calls are counted per stage and system. Either is priced for
+the chosen model (memcore.eval.cost; an unknown price gives tokens only, said so), and every row names its
+source. The offline engine asks the same roles the same number of times per turn and question, so its calls
+are the real run's calls; its token counts are its own prompts' and replies' and only approximate a hosted
+model's. After a real run, `actual_usage` counts the run's calls from the store's ledger the same way, so
+estimate and actual sit side by side (results["cost_estimate"]).
 """
 
 from __future__ import annotations
@@ -17,11 +20,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from memcore.eval.cost import Prices, cost_usd, price_for
+from memcore.eval.estimate_prior import FREE, Prior, eval_plan, prior_eval, prior_ingest
 from memcore.llm.ledger import PROBE_STAGE
 from memcore.settings import Settings
 
 OFFLINE_SOURCE = "offline engine ledger of the same work (throwaway store)"
-FREE = frozenset({"offline", "fake"})  # providers whose calls cost nothing (and need no preview)
+NO_PRIOR = "no earlier real run of this configuration in the store"
+__all__ = ["FREE", "OFFLINE_SOURCE", "Estimate", "EstimateRow", "actual_usage", "estimate_eval", "estimate_ingest",
+           "format_estimate", "record_estimate", "tally"]
 
 
 @dataclass
@@ -34,6 +40,7 @@ class EstimateRow:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None
+    source: str = ""  # where this row's counts come from (the estimate's source when all rows share one)
 
 
 @dataclass
@@ -66,15 +73,15 @@ class Estimate:
 
 def tally(records: Iterable[dict], provider: str, model: str, source: str,
           prices: Prices | None = None, systems: Iterable[str] = ()) -> Estimate:
-    """Ledger rows (dicts with stage, system, prompt_tokens, completion_tokens) counted per stage and system
-    and priced for `model` on `provider`; each of `systems` without a call gets a zero construction row. The
+    """Ledger rows (dicts with stage, system, prompt_tokens, completion_tokens; `calls` when one dict stands
+    for several calls) counted per stage and system and priced for `model` on `provider`; each of `systems` without a call gets a zero construction row. The
     structured-outputs probe is left out (a one-time overhead)."""
     groups: dict[tuple[str, str], EstimateRow] = {}
     for r in records:
         if r["stage"] == PROBE_STAGE:
             continue
         row = groups.setdefault((str(r["stage"]), str(r["system"])), EstimateRow(str(r["stage"]), str(r["system"])))
-        row.calls += 1
+        row.calls += int(r.get("calls", 1))
         row.prompt_tokens += int(r["prompt_tokens"])
         row.completion_tokens += int(r["completion_tokens"])
     from memcore.systems.variants import parse_variant
@@ -109,38 +116,88 @@ def offline_ledger(settings: Settings, work: Callable[[Any], None]) -> list[dict
         return [r.to_dict() for r in wb.ledger.records]
 
 
+def _lookup(settings: Settings, workbench: Any, find: Callable[[Any], Prior]) -> tuple[Prior, str]:
+    """Earlier real runs found by `find(workbench)` (a workbench on `settings`' store and provider, made when not
+    given; it calls no provider), and why none was looked up (a free provider, or the lookup failed: named)."""
+    if settings.provider in FREE:
+        return Prior(), NO_PRIOR
+    try:
+        if workbench is None:
+            from memcore.workbench import Workbench
+
+            workbench = Workbench(settings.with_(llm_check=False))
+        return find(workbench), NO_PRIOR
+    except Exception as e:  # noqa: BLE001 - the lookup is advisory: the offline ledger stands in, saying why
+        return Prior(), f"earlier real runs not looked up ({type(e).__name__}: {e})"
+
+
+def _sourced(settings: Settings, records: list[dict], prior: Prior, why: str, prices: Prices | None,
+             systems: Iterable[str]) -> Estimate:
+    """The estimate of these records, each row naming its source (an earlier real run, or the offline engine's
+    ledger), and the estimate's source all of them in order."""
+    offline = OFFLINE_SOURCE if prior.covered else f"{OFFLINE_SOURCE}; {why}"
+    est = tally(records, settings.provider, settings.llm_model, offline, prices, systems)
+    for r in est.rows:
+        r.source = prior.sources.get(r.system, offline)
+    est.source = "; ".join(dict.fromkeys(r.source for r in est.rows)) or offline
+    if prior.covered:
+        est.notes.append(f"{', '.join(prior.covered)}: counts of an earlier real run of the same configuration "
+                         "(its ledger and the real model's token counts; a model's replies vary, so a new run's "
+                         "calls and tokens are close to these, not equal)")
+    return est
+
+
 def estimate_ingest(settings: Settings, convs: list, systems: list[str], prices: Prices | None = None,
-                    **config: Any) -> Estimate:
-    """Calls and tokens an ingest of `systems` over `convs` makes, from the offline engine's ledger."""
+                    workbench: Any = None, **config: Any) -> Estimate:
+    """Calls and tokens an ingest of `systems` over `convs` makes: from the ledger of an earlier real build
+    of the same memory (memcore.eval.estimate_prior.prior_ingest), else the offline engine's ledger."""
+    prior, why = _lookup(settings, workbench, lambda wb: prior_ingest(wb, convs, systems, config))
+    rest = [n for n in systems if n not in prior.covered]
+
     def work(wb: Any) -> None:
         for conv in convs:
-            for name in systems:
+            for name in rest:
                 rep = wb.ingest(name, conv, **config)
                 if rep.error:
                     raise RuntimeError(f"the offline estimate run of {name} on {conv.id} failed: {rep.message}")
 
-    recs = offline_ledger(settings, work)
-    est = tally(recs, settings.provider, settings.llm_model, OFFLINE_SOURCE, prices, systems)
-    est.notes.append("counts building every memory from its start: a memory already (partly) built in the "
-                     "store is resumed or skipped by the real ingest and costs less")
+    recs = prior.records + (offline_ledger(settings, work) if rest else [])
+    est = _sourced(settings, recs, prior, why, prices, systems)
+    if prior.covered:
+        est.notes.append("a memory built to its end in the store is skipped by `memcore ingest` (no calls): the "
+                         "counts are what building it again from its start costs (after a reset, or elsewhere)")
+    if rest:
+        est.notes.append("counts building every memory from its start: a memory already (partly) built in the "
+                         "store is resumed or skipped by the real ingest and costs less")
     return est
 
 
-def estimate_eval(settings: Settings, prices: Prices | None = None, **eval_args: Any) -> Estimate:
-    """Calls and tokens `run_eval(settings, **eval_args)` makes, from the offline engine's ledger of the
-    same eval (construction of memories not yet built, answers, judge)."""
+def estimate_eval(settings: Settings, prices: Prices | None = None, workbench: Any = None,
+                  **eval_args: Any) -> Estimate:
+    """Calls and tokens `run_eval(settings, **eval_args)` makes (construction of memories not yet built,
+    answers, judge): per result set from an earlier real run of the same configuration that answered the same
+    questions (memcore.eval.estimate_prior.prior_eval), else from the offline engine's ledger of the same eval."""
     from memcore.eval.runner import run_eval
 
+    plan: dict[str, Any] = {}
+
+    def find(wb: Any) -> Prior:
+        plan.update(eval_plan(wb, eval_args))
+        return prior_eval(wb, plan)
+
+    prior, why = _lookup(settings, workbench, find)
+    rest = [n for n in plan.get("names", []) if n not in prior.covered]
     got: dict[str, Any] = {}
 
     def work(wb: Any) -> None:
-        args = {**eval_args, "out": None, "workers": 1, "engine": "local", "progress": None, "run_id": None}
+        args = {**eval_args, "out": None, "workers": 1, "engine": "local", "progress": None, "run_id": None,
+                **({"systems": [plan["given"][n] for n in rest]} if plan else {})}
         got["res"] = run_eval(wb.settings, workbench=wb, **args)
 
-    recs = offline_ledger(settings, work)
+    recs = prior.records + (offline_ledger(settings, work) if rest or not plan else [])
     names = eval_args.get("systems") or []
-    est = tally(recs, settings.provider, settings.llm_model, OFFLINE_SOURCE, prices,
-                systems=list((got.get("res") or {}).get("systems") or ([] if names == "all" else names)))
+    systems = plan.get("names") or list((got.get("res") or {}).get("systems") or ([] if names == "all" else names))
+    est = _sourced(settings, recs, prior, why, prices, systems)
     est.notes.append("counts the whole run from nothing: memories already built in the store and a resumed "
                      "run's saved answers cost less")
     return est
@@ -180,7 +237,10 @@ def format_estimate(est: Estimate | dict, actual: Estimate | dict | None = None)
     head = f"{'system':18s} {'stage':13s} {'calls':>7s} {'prompt tok':>11s} {'compl. tok':>11s} {'cost':>10s}"
     if a:
         head += f" | {'actual calls':>12s} {'prompt tok':>11s} {'compl. tok':>11s} {'cost':>10s}"
-    lines = [f"cost estimate for {e['provider']} / {e['model']} (source: {e['source']})", head]
+    by_system = {r["system"]: r.get("source") or e["source"] for r in e["rows"]}
+    mixed = len(set(by_system.values())) > 1
+    lines = [f"cost estimate for {e['provider']} / {e['model']} (source: "
+             f"{'per system, below' if mixed else e['source']})", head]
     keys = [(r["stage"], r["system"]) for r in e["rows"]] + [k for k in act if k not in
                                                             {(r["stage"], r["system"]) for r in e["rows"]}]
     rows = {(r["stage"], r["system"]): r for r in e["rows"]}
@@ -195,6 +255,7 @@ def format_estimate(est: Estimate | dict, actual: Estimate | dict | None = None)
             line += (f" | {x['calls']:12d} {x['prompt_tokens']:11d} {x['completion_tokens']:11d} "
                      f"{money(x['cost_usd']):>10s}")
         lines.append(line)
+    lines += [f"source of {name}: {src}" for name, src in by_system.items()] if mixed else []
     lines += [f"note: {n}" for n in e.get("notes", [])]
     return "\n".join(lines)
 
