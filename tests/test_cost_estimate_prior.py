@@ -121,3 +121,24 @@ def test_dry_run_prints_the_earlier_runs_source(real, argv, monkeypatch):
     assert first.startswith(f"cost estimate for openai / {MODEL} (source: earlier real run"), first
     if argv[0] == "eval":
         assert real["res"]["run_id"] in first
+
+
+def test_benchmark_page_names_each_systems_source(real, monkeypatch):
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    s = real["settings"]
+    for k, v in {"MEMCORE_LLM_PROVIDER": "openai", "OPENAI_BASE_URL": s.openai_base_url, "OPENAI_API_KEY": "sk-test",
+                 "MEMCORE_LLM_MODEL": MODEL, "MEMCORE_EMBEDDER": "hashing", "MEMCORE_STORE": s.store_uri}.items():
+        monkeypatch.setenv(k, v)
+    before = real["srv"].received
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "pages" / "benchmark.py"),
+                           default_timeout=120).run()
+    at.multiselect(key="bm_run_systems").set_value(["xmemory", "memcot"]).run()
+    at.number_input(key="bm_limit").set_value(2).run()
+    next(b for b in at.button if b.label == "Estimate cost of this run").click().run()
+    captions = " ".join(c.value for c in at.caption).replace("\\", "")  # Markdown-escaped text
+    assert f"Sources: memcot: {OFFLINE_SOURCE}; xmemory: earlier real run {real['res']['run_id']} (openai / {MODEL}) " \
+           "on 20" in captions, captions
+    assert real["srv"].received == before  # estimating asks no model

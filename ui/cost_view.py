@@ -31,7 +31,19 @@ def summary(est: dict[str, Any]) -> str:
                     if r["calls"])
     return md_escape(f"Cost estimate ({est['provider']} / {est['model']}): {t['calls']} calls"
                      f"{f' ({per})' if per else ''}, {t['prompt_tokens']:,} prompt + {t['completion_tokens']:,} "
-                     f"completion tokens, {cost}. Source: {est['source']}.")
+                     f"completion tokens, {cost}. {sources(est)}.")
+
+
+def sources(est: dict[str, Any]) -> str:
+    """Where the counts come from: one source, or the systems of each when they differ (plain text)."""
+    by: dict[str, list[str]] = {}
+    for r in est["rows"]:
+        names = by.setdefault(r.get("source") or est["source"], [])
+        if r["system"] not in names:
+            names.append(r["system"])
+    if len(by) <= 1:
+        return f"Source: {est['source']}"
+    return "Sources: " + "; ".join(f"{', '.join(names)}: {src}" for src, names in by.items())
 
 
 def _show(slot: Any, key: str, compute: Any, label: str) -> None:
