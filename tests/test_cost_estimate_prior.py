@@ -142,3 +142,10 @@ def test_benchmark_page_names_each_systems_source(real, monkeypatch):
     assert f"Sources: memcot: {OFFLINE_SOURCE}; xmemory: earlier real run {real['res']['run_id']} (openai / {MODEL}) " \
            "on 20" in captions, captions
     assert real["srv"].received == before  # estimating asks no model
+
+
+def test_a_conversation_not_in_the_file_fails_as_the_run_would(real):
+    from memcore.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="no conversation"):  # not an estimate of nothing from the earlier run
+        estimate_eval(real["settings"], **EVAL, conversations=["nope"])

@@ -104,16 +104,21 @@ def prior_ingest(wb: Any, convs: list, names: list[str], config: dict) -> Prior:
 def eval_plan(wb: Any, args: dict[str, Any]) -> dict[str, Any]:
     """What `run_eval(settings, **args)` on this workbench would run: conversations, selected question ids,
     result sets (canonical names, their Variant, keyword settings and the name given) and the run's fingerprint."""
+    from memcore.errors import ConfigError
     from memcore.eval.runner import load_conversations, resolve_variants, run_meta, select_questions
     from memcore.eval.runs import run_fingerprint
     from memcore.store_variants import saved_variant
     from memcore.systems import load_all
     from memcore.systems.base import config_to_dict
 
-    convs, fmt, _path, sha = load_conversations(args.get("dataset", "locomo"), args.get("file"),
+    convs, fmt, path, sha = load_conversations(args.get("dataset", "locomo"), args.get("file"),
                                                 bool(args.get("lenient")))
     if args.get("conversations"):
-        convs = [c for c in convs if c.id in set(args["conversations"])]
+        have = {c.id: c for c in convs}
+        missing = [c for c in args["conversations"] if c not in have]
+        if missing:  # as run_eval says it
+            raise ConfigError(f"no conversation(s) {missing} in {path}; have: {', '.join(have)}")
+        convs = [have[c] for c in args["conversations"]]
     systems = args.get("systems", "all")
     retriever = args.get("retriever") or "dense"
     given = list(load_all()) if systems == "all" else list(systems)
@@ -167,6 +172,8 @@ def prior_eval(wb: Any, plan: dict) -> Prior:
         if not all(built):
             continue
         wanted = {q for qs in plan["selected"].values() for q in qs}
+        if not wanted:  # nothing to answer: no run's counts stand for it
+            continue
         for rec in runs:  # newest first
             if not _matches(rec["payload"]["fingerprint"], want, name):
                 continue
