@@ -55,7 +55,7 @@ def summarise(rows: list[dict], by_category: bool) -> list[dict]:
             groups.setdefault((r["system"], str(r["category"])), []).append(r)
     lines = []
     for (system, cat), rs in sorted(groups.items()):
-        ci = block_intervals(rs, judge=False, metrics=MEASURES)
+        ci = block_intervals(rs, judge=False, names=MEASURES)
         line = {"system": system, "category": cat, "n": len(rs)}
         for m in MEASURES:
             vals = [float(r[m]) for r in rs if r.get(m) is not None]
