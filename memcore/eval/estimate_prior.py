@@ -37,6 +37,11 @@ class Prior:
     sources: dict[str, str] = field(default_factory=dict)
     built: set[tuple[str, str]] = field(default_factory=set)  # (memory, conv id) whose construction is counted
 
+    def name_source(self, system: str, source: str) -> None:
+        """Record where a system's counts come from (two names of one system from two places: both named)."""
+        old = self.sources.get(system)
+        self.sources[system] = source if old in (None, source) else f"{old}; {source}"
+
     def construction(self, wb: Any, system: str, memory: str, convs: list) -> None:
         """Add the construction records of a built memory, once per memory and conversation (variants that
         differ only in query-time settings read, and the real run builds, one memory)."""
@@ -93,11 +98,9 @@ def prior_ingest(wb: Any, convs: list, names: list[str], config: dict) -> Prior:
             continue
         prior.construction(wb, v.system, v.memory_name, convs)
         prior.covered.append(name)
-        if v.system in prior.sources:  # two names of one system: both sources named
-            prior.sources[v.system] += "; "
         spaces = ", ".join(f"{b[0]} of {c.id}" for b, c in zip(built, convs, strict=True) if b)
-        latest = max(b[1] for b in built if b)
-        prior.sources[v.system] = prior.sources.get(v.system, "") + f"earlier real run: memory {spaces} built with {model} on {when(latest)}"
+        prior.name_source(v.system, f"earlier real run: memory {spaces} built with {model} on "
+                                    f"{when(max(b[1] for b in built if b))}")
     return _keep_whole_systems(prior, system_of)
 
 
@@ -156,7 +159,7 @@ def _answering(rows: list[dict], system: str) -> list[dict]:
 def prior_eval(wb: Any, plan: dict) -> Prior:
     """Counts of an evaluation from earlier real runs of the same configuration, per result set.
 
-    `plan` (memcore.eval.estimate.eval_plan): the new run's `fingerprint`, `names`, `variants`
+    `plan` (eval_plan): the new run's `fingerprint`, `names`, `variants`
     (name -> Variant), `settings` (name -> keyword settings), `selected` (conv id -> question ids) and `convs`."""
     from memcore.eval.run_record import list_runs
 
@@ -184,8 +187,7 @@ def prior_eval(wb: Any, plan: dict) -> Prior:
             prior.records += _answering([rows[q] for q in sorted(wanted)], v.system)
             prior.construction(wb, v.system, v.memory_name, plan["convs"])
             prior.covered.append(name)
-            src = f"earlier real run {rec['run_id']} ({model}) on {when(float(rec['finished'] or rec['started']))}"
-            old = prior.sources.get(v.system)
-            prior.sources[v.system] = src if old in (None, src) else f"{old}; {src}"
+            prior.name_source(v.system, f"earlier real run {rec['run_id']} ({model}) on "
+                                        f"{when(float(rec['finished'] or rec['started']))}")
             break
     return _keep_whole_systems(prior, {n: plan["variants"][n].system for n in plan["names"]})
