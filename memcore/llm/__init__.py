@@ -43,6 +43,7 @@ def _local(s: Settings) -> Any:
     provider = OpenAIProvider(model, "local", url, timeout, label="local SmolLM2-135M (llama.cpp)",
                               connect_timeout_s=s.llm_connect_timeout_s, structured=s.llm_structured)
     provider.check_busy_s = timeout  # shared by every memcore process: busy with another's request, not dead
+    provider.on_connect_error = local_server.ensure_running  # its owner exited: start one on the same port
     return provider
 
 

@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -260,6 +261,7 @@ def use_env(base_url: str, model_id: str = MODEL_ALIAS) -> str:
 
 
 _SHARED: LocalServer | None = None
+_START_LOCK = threading.Lock()
 
 
 def _port_open(host: str, port: int) -> bool:
@@ -271,7 +273,13 @@ def _port_open(host: str, port: int) -> bool:
 
 def ensure_running(port: int = DEFAULT_PORT, host: str = DEFAULT_HOST) -> tuple[str, str]:
     """(base_url, model id) of a local server: one already answering on host:port, or one
-    started now for this process (stopped at exit). Used by the `local` provider."""
+    started now for this process (stopped at exit). Used by the `local` provider, and again by its calls when
+    the server they used went away (one thread at a time: never two servers started)."""
+    with _START_LOCK:
+        return _ensure_running(port, host)
+
+
+def _ensure_running(port: int, host: str) -> tuple[str, str]:
     global _SHARED
     url = find_running(port, host)
     if url is None and _port_open(host, port):  # a busy server answers slowly: give it time

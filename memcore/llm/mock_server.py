@@ -65,7 +65,7 @@ class MockOpenAIServer:
     def __init__(self, model: str = "mock-model", delay_s: float = 0.0,
                  responder: Callable[[dict[str, Any]], str] | None = None,
                  formats: tuple[str, ...] = ("json_schema", "json_object"), reject_status: int = 400,
-                 honours_schema: bool = True) -> None:
+                 honours_schema: bool = True, port: int = 0) -> None:
         self.model = model
         self.formats, self.reject_status, self.honours_schema = formats, reject_status, honours_schema
         self.probes: list[dict[str, Any]] = []  # the structured-outputs probe requests received
@@ -78,7 +78,7 @@ class MockOpenAIServer:
         self._faults = 0
         self._lock = threading.Lock()
         self._closing = threading.Event()
-        self._httpd = _QuietServer(("127.0.0.1", 0), self._handler())
+        self._httpd = _QuietServer(("127.0.0.1", port), self._handler())
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                         daemon=True)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, Unpack
 
 import openai
@@ -84,6 +85,10 @@ class OpenAIProvider:
         # a server answering one request at a time (the bundled local one) may be busy with another process's
         # request: `check` then waits up to this long for its answer once connected (a dead port still fails fast)
         self.check_busy_s = 0.0
+        # called when the endpoint refuses the connection (the bundled local server sets it: a server another
+        # memcore process started goes away when that process exits; the hook starts one on the same port); the
+        # call still fails transiently, so the scheduler's retry reaches the new server
+        self.on_connect_error: Callable[[], object] | None = None
         self.structured = check_mode(structured)
         self._probes: list[dict[str, Any]] = []  # probe requests not yet taken by the client (take_probes)
 
@@ -116,6 +121,9 @@ class OpenAIProvider:
                 self.supports_logprobs = self.supports_logprobs and not want_lp
                 fmt = "text" if rf is not None else fmt
         except openai.APIError as e:
+            if self.on_connect_error is not None and isinstance(e, openai.APIConnectionError) \
+                    and not isinstance(e, openai.APITimeoutError):
+                self.on_connect_error()
             raise self._error(e) from e
         except ValueError as e:  # a 200 whose body is not JSON (a proxy's error page, a cut connection)
             raise TransientLLMError(self._clean(f"{self.url} sent an unreadable reply body ({e})")) from e

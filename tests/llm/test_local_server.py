@@ -117,3 +117,33 @@ def test_a_busy_local_server_passes_the_check_a_hosted_endpoint_would_fail(monke
         provider.check(1.0)  # waits the 2 s: no error
     finally:
         srv.shutdown()
+
+
+def test_local_calls_start_a_server_when_the_one_they_used_went_away(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An eval beside an ingest used the server the ingest had started; the ingest ended, its server with it, and
+    every later call of the eval failed 'connection refused'. Now a refused call starts a server on the same port
+    (local_server.ensure_running) and the scheduler's retry reaches it: the call succeeds, booked once."""
+    from memcore.llm import make_client
+    from memcore.llm.mock_server import MockOpenAIServer
+    from memcore.settings import Settings
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    servers: list[MockOpenAIServer] = []
+
+    def ensure_running(*_a: object, **_k: object) -> tuple[str, str]:
+        if calls.append(1) or len(calls) > 1:  # the first: another process's server (gone); later: start one
+            if not servers:
+                servers.append(MockOpenAIServer(model="m", port=port).__enter__())
+        return url, "m"
+
+    calls: list[int] = []
+    monkeypatch.setattr(local_server, "ensure_running", ensure_running)
+    client = make_client(Settings(llm_provider="local", llm_structured="off", llm_check=False))
+    try:
+        res = client.run("answer", {"question": "What is 2+2?", "context": "[today] A: 4."}, stage="answer")
+        assert res.ok and len(calls) == 2 and servers and servers[0].received >= 1
+        assert [r.ok for r in client.ledger.records if r.role == "answer"] == [True]
+    finally:
+        for s in servers:
+            s.__exit__(None, None, None)
