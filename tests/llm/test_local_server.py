@@ -119,7 +119,7 @@ def test_a_busy_local_server_passes_the_check_a_hosted_endpoint_would_fail(monke
         srv.shutdown()
 
 
-def test_local_calls_start_a_server_when_the_one_they_used_went_away(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_local_calls_start_a_server_when_the_one_they_used_went_away(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # noqa: ANN001
     """An eval beside an ingest used the server the ingest had started; the ingest ended, its server with it, and
     every later call of the eval failed 'connection refused'. Now a refused call starts a server on the same port
     (local_server.ensure_running) and the scheduler's retry reaches it: the call succeeds, booked once."""
@@ -139,6 +139,7 @@ def test_local_calls_start_a_server_when_the_one_they_used_went_away(monkeypatch
 
     calls: list[int] = []
     monkeypatch.setattr(local_server, "ensure_running", ensure_running)
+    monkeypatch.setenv("MEMCORE_CACHE", str(tmp_path / "cache"))  # a cached reply would never reach a server
     client = make_client(Settings(llm_provider="local", llm_structured="off", llm_check=False))
     try:
         res = client.run("answer", {"question": "What is 2+2?", "context": "[today] A: 4."}, stage="answer")
