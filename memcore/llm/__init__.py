@@ -44,6 +44,7 @@ def _local(s: Settings) -> Any:
                               connect_timeout_s=s.llm_connect_timeout_s, structured=s.llm_structured)
     provider.check_busy_s = timeout  # shared by every memcore process: busy with another's request, not dead
     provider.on_connect_error = local_server.ensure_running  # its owner exited: start one on the same port
+    provider.name = "local"  # booked as `local` in the ledger (priced free; the run's actual calls are found)
     return provider
 
 

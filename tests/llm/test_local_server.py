@@ -113,7 +113,7 @@ def test_a_busy_local_server_passes_the_check_a_hosted_endpoint_would_fail(monke
             OpenAIProvider("m", base_url=url).check(1.0)
         monkeypatch.setattr(local_server, "ensure_running", lambda *a, **k: (url, "m"))
         provider = make_provider(Settings(llm_provider="local"))
-        assert provider.check_busy_s >= 60
+        assert provider.check_busy_s >= 60 and provider.name == "local"  # booked as local, not openai
         provider.check(1.0)  # waits the 2 s: no error
     finally:
         srv.shutdown()
@@ -144,7 +144,7 @@ def test_local_calls_start_a_server_when_the_one_they_used_went_away(monkeypatch
     try:
         res = client.run("answer", {"question": "What is 2+2?", "context": "[today] A: 4."}, stage="answer")
         assert res.ok and len(calls) == 2 and servers and servers[0].received >= 1
-        assert [r.ok for r in client.ledger.records if r.role == "answer"] == [True]
+        assert [(r.ok, r.provider) for r in client.ledger.records if r.role == "answer"] == [(True, "local")]
     finally:
         for s in servers:
             s.__exit__(None, None, None)
