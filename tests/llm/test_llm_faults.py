@@ -148,8 +148,8 @@ def snapshot(store: Any, space: str, conv_id: str) -> dict[str, Any]:
     links = sorted((r["item_id"], r["source_id"], int(r["step"]))
                    for r in store.rows("links", space=space, conv_id=conv_id).to_dict("records")) \
         if "links" in store.table_names() else []
-    return {"events": events, "versions": sorted(versions), "links": links,
-            "checkpoint": store.checkpoint(space, conv_id)}
+    ck = {k: v for k, v in (store.checkpoint(space, conv_id) or {}).items() if k != "updated"}  # when, not what
+    return {"events": events, "versions": sorted(versions), "links": links, "checkpoint": ck}
 
 
 def current(snap: dict[str, Any], kind: str) -> list[tuple]:
