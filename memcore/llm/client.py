@@ -51,20 +51,25 @@ _DECODER = json.JSONDecoder(strict=False)
 
 
 def extract_json(text: str) -> Any:
-    """The first JSON object in a reply (tolerates code fences and prose around it)."""
+    """The first JSON object in a reply (tolerates code fences and prose around it). The whole reply is tried
+    first: a fence may sit inside one of the object's strings (a small model wrote "```python ...```" in a reason)."""
     text = text.strip()
-    fence = re.search(r"```(?:json)?\s*(.*?)```", text, re.S)
-    if fence:
-        text = fence.group(1).strip()
-    try:
-        return _DECODER.decode(text)
-    except json.JSONDecodeError:
-        pass
-    start = text.find("{")
-    if start < 0:
-        raise ValueError("no JSON object in the reply")
-    obj, _ = _DECODER.raw_decode(text[start:])
-    return obj
+    for candidate in (text, *(m.strip() for m in re.findall(r"```(?:json)?\s*(.*?)```", text, re.S))):
+        try:
+            return _DECODER.decode(candidate)
+        except json.JSONDecodeError:
+            pass
+    error: json.JSONDecodeError | None = None
+    for candidate in (text, *(m for m in re.findall(r"```(?:json)?\s*(.*?)```", text, re.S))):
+        start = candidate.find("{")
+        if start >= 0:
+            try:
+                return _DECODER.raw_decode(candidate[start:])[0]
+            except json.JSONDecodeError as e:
+                error = error or e  # the whole reply's error is the one to report
+    if error is not None:
+        raise error
+    raise ValueError("no JSON object in the reply")
 
 
 def parse_output(role: Role, text: str) -> BaseModel:

@@ -165,3 +165,20 @@ def test_openai_provider_without_key_names_the_fix(monkeypatch):
 
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
         OpenAIProvider("gpt-4o-mini")
+
+
+def test_a_code_fence_inside_a_string_of_the_object_is_not_taken_for_the_reply():
+    """SmolLM2 under llama.cpp's grammar wrote a judge reply whose reason held "```python ...```" (raw newlines
+    too): the fence was cut out as the reply and no object found, so an obeyed schema became 'unusable' and the
+    question went unscored. The whole reply is tried first; a fenced object around prose still parses."""
+    from memcore.llm.client import extract_json
+
+    reply = ('{ "label": "CORRECT","reason":"[1] a gold answer\n```python\n# Your code here\n```\n'
+             'Your response should be formatted as JSON.\nPLAINFORMAT\n{\n    " }')
+    assert extract_json(reply)["label"] == "CORRECT"
+    assert extract_json('Here it is:\n```json\n{"label": "WRONG"}\n```\nDone.') == {"label": "WRONG"}
+    assert extract_json('The answer {"label": "WRONG", "reason": "x"} as asked') == {"label": "WRONG", "reason": "x"}
+    with pytest.raises(json.JSONDecodeError, match="Unterminated string"):
+        extract_json('{ "name": "Maya')
+    with pytest.raises(ValueError, match="no JSON object"):
+        extract_json("```python\nprint(1)\n```")
