@@ -18,6 +18,7 @@ from memcore_example.structure import RecentKStructure
 from memcore.embed import HashingEmbedder
 from memcore.errors import LLMCallFailed
 from memcore.eval.mechanism import labels, question_stats, summarize
+from memcore.eval.report import row_trace
 from memcore.llm.fake import FakeLLM
 from memcore.llm.roles import get_role
 from memcore.llm.roles.readers import family_names, reader_choices, reader_for
@@ -124,11 +125,11 @@ def test_eval_results_hold_its_mechanism_block_and_rows(tmp_path) -> None:
     stored = LanceStore(str(store)).results(results["run_id"], [NAME])
     assert len(stored) == 3
     for row in stored:  # each result row holds its own numbers, read from its own trace
-        structure = row["trace"]["trace"]["structure"]
+        structure = row_trace(row)["structure"]
         assert row["mechanism"] == question_stats(NAME, structure)
-        assert row["trace"]["trace"]["reader"]["role"] == "answer_recent_k"
+        assert row_trace(row)["reader"]["role"] == "answer_recent_k"
     assert block["focus_rate"] == pytest.approx(
-        sum(bool(r["trace"]["trace"]["structure"]["focus"]) for r in stored) / 3, abs=1e-4)
+        sum(bool(row_trace(r)["structure"]["focus"]) for r in stored) / 3, abs=1e-4)
 
 
 def test_its_fidelity_rows_name_its_defaults_and_roles() -> None:
