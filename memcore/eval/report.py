@@ -315,17 +315,23 @@ def csv_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def write_results(results: dict[str, Any], path: str | Path) -> tuple[Path, Path]:
-    """Write the results JSON and, beside it, the CSV (same name, .csv). Returns both paths."""
+def write_json_csv(results: dict[str, Any], path: str | Path, fields: list[str],
+                   rows: list[dict[str, Any]]) -> tuple[Path, Path]:
+    """Write `results` as JSON at `path` and `rows` as CSV beside it (same name, .csv). Returns both paths."""
     jpath = Path(path)
     jpath.parent.mkdir(parents=True, exist_ok=True)
     jpath.write_text(json.dumps(results, indent=2, default=str), encoding="utf-8")
     cpath = jpath.with_suffix(".csv")
     with cpath.open("w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=list(csv_fields()))
+        w = csv.DictWriter(f, fieldnames=fields)
         w.writeheader()
-        w.writerows(csv_rows(results))
+        w.writerows(rows)
     return jpath, cpath
+
+
+def write_results(results: dict[str, Any], path: str | Path) -> tuple[Path, Path]:
+    """Write the results JSON and, beside it, the CSV (same name, .csv). Returns both paths."""
+    return write_json_csv(results, path, list(csv_fields()), csv_rows(results))
 
 
 def strip_timing(obj: Any) -> Any:

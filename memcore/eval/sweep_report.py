@@ -3,13 +3,11 @@ the metrics from the metric registry (headline metrics with their 95% bootstrap 
 
 from __future__ import annotations
 
-import csv
-import json
 from pathlib import Path
 from typing import Any
 
 from memcore.eval.metric_registry import REPORT, metrics
-from memcore.eval.report import _cell, _fmt, csv_fields, csv_rows
+from memcore.eval.report import _cell, _fmt, csv_fields, csv_rows, write_json_csv
 
 KIND = "memcore-sweep"  # a sweep result's "kind" (the Benchmark page tells it from one run's results)
 
@@ -43,15 +41,7 @@ def sweep_fields(results: dict[str, Any]) -> list[str]:
 
 def write_sweep(results: dict[str, Any], path: str | Path) -> tuple[Path, Path]:
     """Write the sweep JSON and, beside it, its CSV (same name, .csv). Returns both paths."""
-    jpath = Path(path)
-    jpath.parent.mkdir(parents=True, exist_ok=True)
-    jpath.write_text(json.dumps(results, indent=2, default=str), encoding="utf-8")
-    cpath = jpath.with_suffix(".csv")
-    with cpath.open("w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=sweep_fields(results))
-        w.writeheader()
-        w.writerows(sweep_rows(results))
-    return jpath, cpath
+    return write_json_csv(results, path, sweep_fields(results), sweep_rows(results))
 
 
 def format_sweep(results: dict[str, Any]) -> str:
