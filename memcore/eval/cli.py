@@ -52,14 +52,12 @@ def _dataset_warnings() -> Iterator[None]:
 
 
 def _reach_endpoint(settings: Settings) -> None:
-    """Fail in seconds (ConfigError, exit 2) when the settings' HTTP endpoint is unreachable; the bundled local
-    server is started by the run itself, so it is not checked here."""
-    if settings.llm_check and settings.provider != "local":
-        from memcore.llm import make_provider
+    """Fail in seconds (ConfigError, exit 2) when the settings' endpoint is unreachable (the bundled local server
+    is started here and waited for while busy: its provider's own check)."""
+    if settings.llm_check:
+        from memcore.llm import check_endpoint, make_provider
 
-        check = getattr(make_provider(settings), "check", None)
-        if callable(check):
-            check(5.0)
+        check_endpoint(make_provider(settings))
 
 
 class _Bar:

@@ -112,9 +112,10 @@ def structured_status(client: LLMClient) -> tuple[bool, str]:
     return form != "off", line
 
 
-def check_endpoint(client: LLMClient, timeout_s: float = 5.0) -> None:
-    """Fail in seconds (ConfigError naming the URL and the fix) when the client's endpoint is unreachable."""
-    check = getattr(client.provider, "check", None)
+def check_endpoint(client: LLMClient | Any, timeout_s: float = 5.0) -> None:
+    """Fail in seconds (ConfigError naming the URL and the fix) when the endpoint of a client (or of a provider)
+    is unreachable; providers without an endpoint pass."""
+    check = getattr(getattr(client, "provider", client), "check", None)
     if callable(check):
         check(timeout_s)
 
