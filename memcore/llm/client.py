@@ -54,13 +54,14 @@ def extract_json(text: str) -> Any:
     """The first JSON object in a reply (tolerates code fences and prose around it). The whole reply is tried
     first: a fence may sit inside one of the object's strings (a small model wrote "```python ...```" in a reason)."""
     text = text.strip()
-    for candidate in (text, *(m.strip() for m in re.findall(r"```(?:json)?\s*(.*?)```", text, re.S))):
+    candidates = [text, *(m.strip() for m in re.findall(r"```(?:json)?\s*(.*?)```", text, re.S))]
+    for candidate in candidates:
         try:
             return _DECODER.decode(candidate)
         except json.JSONDecodeError:
             pass
     error: json.JSONDecodeError | None = None
-    for candidate in (text, *(m for m in re.findall(r"```(?:json)?\s*(.*?)```", text, re.S))):
+    for candidate in candidates:  # an object with prose after it
         start = candidate.find("{")
         if start >= 0:
             try:
