@@ -82,6 +82,27 @@ def wait_text(page: Any, text: str, seconds: float) -> None:
     page.get_by_text(text).first.wait_for(state="visible", timeout=seconds * 1000)
 
 
+def pick(page: Any, box: Any, option: Any, seconds: float = 90.0) -> None:
+    """Open the selectbox `box` and click the option `option` (a name, or a compiled pattern), exact by name.
+
+    A Streamlit rerun can replace the box between the click that opens it and the option's appearing (the list
+    then closes); on a busy machine that happens often, so the box is opened again until the option shows.
+    """
+    deadline = time.monotonic() + seconds
+    exact = isinstance(option, str)
+    while True:
+        box.click(timeout=max(1_000, (deadline - time.monotonic()) * 1000))
+        item = page.get_by_role("option", name=option, exact=exact) if exact else page.get_by_role("option", name=option)
+        try:
+            item.first.wait_for(state="visible", timeout=10_000)
+            item.first.click(timeout=10_000)
+            return
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            page.keyboard.press("Escape")
+
+
 def shoot(page: Any, folder: Path, name: str) -> Path:
     """A screenshot of the viewport (Streamlit scrolls inside its main container, not the page)."""
     folder.mkdir(parents=True, exist_ok=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser_util import demo_app, shoot, skip_without_chromium, wait_text
+from tests.browser_util import demo_app, pick, shoot, skip_without_chromium, wait_text
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 skip_without_chromium()
@@ -87,8 +87,7 @@ def test_an_uploaded_file_is_the_conversation_of_every_page(tmp_path):
         # picking another conversation in a page's picker makes that one current everywhere just the same
         page.get_by_role("link", name="Explore", exact=True).click()
         on_the_loaded_conversation(page, "explore", "item(s) shown")
-        page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").filter(has_text="Conversation").click()
-        page.get_by_role("option", name="demo", exact=True).click()
+        pick(page, page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").filter(has_text="Conversation"), "demo")
         page.wait_for_url(re.compile(r"/explore\?(.*&)?conv=demo(&|$)"), timeout=60_000)
         nav.get_by_role("link", name="Ask", exact=True).click()
         page.wait_for_url(re.compile(r"/ask\?(.*&)?conv=demo(&|$)"), timeout=60_000)

@@ -18,7 +18,15 @@ from memcore.embed import HashingEmbedder
 from memcore.settings import Settings
 from memcore.workbench import Workbench
 from tests.app.test_browser_annotate import button_named
-from tests.browser_util import app_server, keep_screenshots, launch, shoot, skip_without_chromium, wait_text
+from tests.browser_util import (
+    app_server,
+    keep_screenshots,
+    launch,
+    pick,
+    shoot,
+    skip_without_chromium,
+    wait_text,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 skip_without_chromium()
@@ -74,8 +82,7 @@ def test_exports_hold_what_the_pages_show(tmp_path):
             # Export (same session, through the sidebar): the comparison's CSV holds the same
             page.get_by_test_id("stSidebarNav").get_by_role("link", name="Export", exact=True).click()
             wait_text(page, "What to export", 60)
-            main.get_by_test_id("stSelectbox").first.click()
-            page.get_by_role("option", name=re.compile(r"^Comparison · 2 systems")).click()
+            pick(page, main.get_by_test_id("stSelectbox").first, re.compile(r"^Comparison · 2 systems"))
             page.wait_for_timeout(1000)
             shoot(page, shots, "exports-02-export")
             rows = {r["system"]: r for r in download(page, "CSV", tmp_path)}

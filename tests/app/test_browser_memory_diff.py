@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser_util import demo_app, offsite, shoot, skip_without_chromium, wait_text
+from tests.browser_util import demo_app, offsite, pick, shoot, skip_without_chromium, wait_text
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 pytest.importorskip("playwright.sync_api")
@@ -29,8 +29,7 @@ def test_replay_diff_and_the_compare_runs_memory_diff(tmp_path):
         page.get_by_role("button", name="Build memory").click(timeout=60_000)
         wait_text(page, "What changed between two steps", 900)
         main = page.get_by_test_id("stMain")
-        main.get_by_test_id("stSelectbox").filter(has_text="Memory of").click()
-        page.get_by_role("option", name="xmemory", exact=True).click()
+        pick(page, main.get_by_test_id("stSelectbox").filter(has_text="Memory of"), "xmemory")
         _number(page, "From step", 30)
         _number(page, "To step", 40)
         wait_text(page, "xmemory on demo from step 30 to step 40:", 60)
