@@ -68,9 +68,9 @@ class CommitMixin:
         links = dict.fromkeys((it.id, s, int(it.updated_step)) for it in upserts for s in it.sources)
         self._append_keyed("links", base, LINK_KEY, [
             {"space": space, "conv_id": conv_id, "item_id": i, "source_id": s, "step": st} for i, s, st in links],
-            get)
+            get, held)
         self._append_keyed("events", base, EVENT_KEY, [self._event_row(space, e, i) for i, e in enumerate(events)],
-                           get)
+                           get, held)
         self.save_checkpoint(space, system, conv_id, step, state, config or {}, done, table=get("checkpoints"))
 
     def _commit_items(self, t: Any, base: str, space: str, items: list[MemoryItem], deleted: dict[str, int],
@@ -109,17 +109,32 @@ class CommitMixin:
             .when_not_matched_insert_all().execute(closed + rows)
 
     def _append_keyed(self, name: str, base: str, key: list[str], rows: list[dict],
-                      get: Callable[[str], Any] | None = None) -> None:
+                      get: Callable[[str], Any] | None = None, held: Any = None) -> None:
         """Append rows, or merge them on `key` when rows of their steps are already stored (a replay);
-        `get` opens the table (default: checked out at its latest version)."""
+        `get` opens the table (default: checked out at its latest version).
+
+        Under a lease (`held`: no other process writes this memory) the first write counts the stored rows
+        of its steps and every later step; when there are none, later batches of later steps are appended
+        without a count (this process is the only writer of those steps until its lease ends), which
+        spares a LanceDB call per table and commit. Any other batch is counted as without a lease.
+        """
         if not rows:
             return
         t = (get or self._fresh)(name)
         steps = [r["step"] for r in rows]
-        if t.count_rows(f"{base} AND step >= {min(steps)} AND step <= {max(steps)}") == 0:
+        lo, hi = min(steps), max(steps)
+        marks: dict = self.__dict__.setdefault("_clear_after", {})  # (table, base) -> (lease, last step written)
+        mark = marks.get((name, base)) if held is not None else None
+        if mark is not None and mark[0] is held and lo > mark[1]:
             t.add(rows)
+            marks[(name, base)] = (held, hi)
+        elif t.count_rows(f"{base} AND step >= {lo}" + ("" if held is not None else f" AND step <= {hi}")) == 0:
+            t.add(rows)
+            if held is not None:
+                marks[(name, base)] = (held, hi)
         else:
             t.merge_insert(key).when_matched_update_all().when_not_matched_insert_all().execute(rows)
+            marks.pop((name, base), None)
         self._after_write(name, len(rows))
 
     def save_checkpoint(self, space: str, system: str, conv_id: str, step: int, state: dict,

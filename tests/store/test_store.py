@@ -215,3 +215,33 @@ def test_a_commit_writes_each_table_in_a_bounded_number_of_calls(store, monkeypa
     assert {i.id for i in store.items("sp", "c", "episode", at_step=11)} == {f"episode-{i}" for i in range(12)} - {
         "episode-6", "episode-7"}
     assert [v.text for v in store.item_history("sp", "c", "episode", "episode-5")] == ["text 5", "text 5 changed"]
+
+
+def test_under_a_lease_later_batches_append_without_a_count_and_replays_still_merge(store, monkeypatch):
+    """Under a lease only the first batch counts stored rows of its steps (and later ones); later batches
+    of later steps append without a count. A retried batch, or a batch after a rollback, is counted and
+    merged: events and links are never duplicated."""
+    import lancedb.table
+
+    counts: list[str] = []  # filtered counts (an unfiltered one is the scope index's size check)
+    real = lancedb.table.LanceTable.count_rows
+    monkeypatch.setattr(lancedb.table.LanceTable, "count_rows",
+                        lambda self, *a, **k: (a or k) and counts.append(self.name) or real(self, *a, **k))
+
+    def batch(step: int) -> tuple[list[MemoryItem], list[Event]]:
+        return ([item(f"episode-{step}", f"text {step}", step, sources=[f"D1:{step}"])],
+                [Event(step, "created", [f"episode-{step}"], "x", "s", "c")])
+
+    with store.lease("sp", "c"):
+        for step in (1, 2, 3):
+            store.commit("sp", "s", "c", step, *batch(step)[:1], [], batch(step)[1], {})
+        first_three = [n for n in counts if n in ("events", "links")]
+        store.commit("sp", "s", "c", 3, *batch(3)[:1], [], batch(3)[1], {})  # a retried commit: merged
+        store.rollback("sp", "c", 1)
+        for step in (2, 3, 4):
+            store.commit("sp", "s", "c", step, *batch(step)[:1], [], batch(step)[1], {})
+    assert sorted(first_three) == ["events", "links"]  # one count per table, on the first batch only
+    assert [e.step for e in store.events("sp", "c")] == [1, 2, 3, 4]
+    assert sorted(store.derived_from("sp", "c", f"D1:{s}")[0] for s in (1, 2, 3, 4)) == [
+        f"episode-{s}" for s in (1, 2, 3, 4)]
+    assert all(len(store.derived_from("sp", "c", f"D1:{s}")) == 1 for s in (1, 2, 3, 4))
