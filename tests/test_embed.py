@@ -130,6 +130,15 @@ def test_minilm_preload_loads_the_model_once_in_the_background():
     assert out.split() == ["True", "1", "True"]
 
 
+def test_the_tokenizer_thread_pool_is_off_unless_the_user_set_it():
+    """Issue 28: the tokenizer's own threads spin beside the encoding thread on a busy machine."""
+    pytest.importorskip("sentence_transformers")
+    code = ("import os\nfrom memcore.embed import minilm_model\n{}minilm_model()\n"
+            "print(os.environ['TOKENIZERS_PARALLELISM'])")
+    assert _run(code.format("os.environ.pop('TOKENIZERS_PARALLELISM', None)\n")).split() == ["false"]
+    assert _run(code.format(""), TOKENIZERS_PARALLELISM="true").split() == ["true"]
+
+
 def test_app_launcher_warms_imports_and_the_model_before_serving():
     code = ("import sys\nimport ui.launch as L\nbefore = 'lancedb' in sys.modules\nL.warm(log=False)\n"
             "print(before, all(m in sys.modules for m in L.WARM_MODULES), 'torch' in sys.modules)")
