@@ -2,8 +2,14 @@
 
 For each system (offline engine, its own retrieval) on the shared LoCoMo conversations, categories 1-4:
 questions, abstentions ("No information available"), abstentions with every gold evidence turn in the
-context (a turn is in the context when a passage given to the `answer` role cites it: its `turn_ids`),
-and LoCoMo F1. An abstention with all the evidence in hand is the reader's fault, not the memory's.
+context, and LoCoMo F1. An abstention with all the evidence in hand is the reader's fault, not the memory's.
+
+"In the context" is counted two ways: by citation (a passage given to the `answer` role cites the turn: its
+`turn_ids`) and by content (the turn's content words are in the rendered context, the content-recall rule of
+memcore.eval.content, the same for every system). They differ for systems whose items cite turns without
+holding their words (a triple "John | has | kids" cites the turn it came from): counted by citation, such a
+system seems to abstain with its evidence in hand when the evidence's words never reached the reader.
+`abst+ans` also asks that the gold answer's tokens be in the context.
 
     python bench/offline_reader_fairness.py [LOCOMO_FILE ...] [--systems naive_rag,memweaver,...]
         [--retriever dense] [--embedder minilm] [--inputs-dir DIR]   # inputs cached per conv/system
@@ -25,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from offline_answer_quality import DEFAULT_FILES, _modes, mode_inputs  # noqa: E402
 
 from memcore.datasets import load_dataset  # noqa: E402
+from memcore.eval.content import answer_in_context, evidence_texts, turns_present  # noqa: E402
 from memcore.eval.metrics import locomo_f1  # noqa: E402
 from memcore.llm.offline.answer import ABSTAIN  # noqa: E402
 from memcore.settings import Settings  # noqa: E402
@@ -35,6 +42,13 @@ def evidence_in_context(inputs: dict[str, Any], evidence: list[str]) -> bool:
     """Whether every gold evidence turn is cited by a passage of the answer role's inputs."""
     cited = {t for p in inputs.get("passages") or [] for t in p.get("turn_ids") or []}
     return bool(evidence) and set(evidence) <= cited
+
+
+def evidence_content_in_context(inputs: dict[str, Any], conv: Any, evidence: list[str]) -> bool:
+    """Whether every judgeable gold evidence turn's content is in the rendered context (memcore.eval.content)."""
+    present = [v for v in turns_present(evidence, evidence_texts(conv, evidence),
+                                        str(inputs.get("context", ""))).values() if v is not None]
+    return bool(present) and all(present)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -63,17 +77,25 @@ def main(argv: list[str] | None = None) -> None:
                     rows.append({"system": name, "conv": conv.id, "id": q.id, "category": int(q.category),
                                  "question": q.text, "gold": q.answer, "prediction": pred,
                                  "abstain": pred.strip() == ABSTAIN, "evidence": evidence_in_context(inp, q.evidence),
+                                 "content": evidence_content_in_context(inp, conv, q.evidence),
+                                 "answer_in": (answer_in_context(q.answer, str(inp.get("context", "")),
+                                                                 q.category) or 0.0) >= 1.0,
                                  "f1": locomo_f1(pred, q.answer, q.category)})
     by: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
         by[r["system"]].append(r)
     print(f"LoCoMo {', '.join(c.id for c in convs)}; categories 1-4; {args.retriever} retriever, {args.embedder} "
           f"embedder; {time.perf_counter() - t0:.0f} s")
-    print(f"{'system':12} {'n':>5} {'abstain':>8} {'abst+ev':>8} {'ev_in':>6} {'F1':>6}")
+    print("abst+ev: abstentions with every evidence turn in the context, by citation (cited) and by content "
+          "(content); ev_in: questions with it; abst+ans: by content and the gold answer's tokens in the context")
+    print(f"{'system':17} {'n':>5} {'abstain':>8} {'abst+ev cited':>13} {'ev_in cited':>11} "
+          f"{'abst+ev content':>15} {'ev_in content':>13} {'abst+ans':>8} {'F1':>6}")
     for name in systems:
         rs = by[name]
-        print(f"{name:12} {len(rs):5d} {sum(r['abstain'] for r in rs):8d} "
-              f"{sum(r['abstain'] and r['evidence'] for r in rs):8d} {sum(r['evidence'] for r in rs):6d} "
+        ab = [r for r in rs if r["abstain"]]
+        print(f"{name:17} {len(rs):5d} {len(ab):8d} {sum(r['evidence'] for r in ab):13d} "
+              f"{sum(r['evidence'] for r in rs):11d} {sum(r['content'] for r in ab):15d} "
+              f"{sum(r['content'] for r in rs):13d} {sum(r['content'] and r['answer_in'] for r in ab):8d} "
               f"{sum(r['f1'] for r in rs) / max(1, len(rs)):6.3f}")
     if args.dump:
         with args.dump.open("w") as fh:
