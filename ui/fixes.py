@@ -7,6 +7,7 @@ from memcore.datasets.checks import LENIENT_FIX
 from memcore.llm import fixes
 
 PROVIDER_FORM = "Home › LLM provider"
+FALLBACK_BOX = "Store the role's declared fallback when a reply stays unusable"  # the form's checkbox (ui/provider.py)
 
 IN_APP: dict[str, str] = {
     fixes.NEEDS_KEY: f"it needs an API key: type it in the API key field ({PROVIDER_FORM}), or give the Base "
@@ -17,6 +18,9 @@ IN_APP: dict[str, str] = {
     fixes.FIX_MODEL: f"Fix: check the Model, and that the Base URL ends in /v1 ({PROVIDER_FORM})",
     fixes.FIX_TIMEOUT: "Fix: check the server, or start the app with a longer read timeout "
                        "(MEMCORE_LLM_TIMEOUT, seconds)",
+    fixes.LARGER_MODEL: f"a larger model (Model, {PROVIDER_FORM})",
+    fixes.UNUSABLE_FALLBACK: f'tick "{FALLBACK_BOX}" ({PROVIDER_FORM}) to store the role\'s fallback output, named '
+                             "as such in the results",
     LENIENT_FIX: 'or tick "Accept format problems" (Home › Load a dataset file) and load it again to accept it '
                  "as it is, with a warning",
 }

@@ -30,6 +30,7 @@ class ProviderChoice:
     provider: str = ""
     model: str = ""
     base_url: str = ""
+    unusable: str = ""  # "fail" | "fallback" (llm_unusable); "" = the environment's (MEMCORE_LLM_UNUSABLE)
 
 
 def settings_for(pc: ProviderChoice | None, key: str = "") -> Settings:
@@ -38,7 +39,8 @@ def settings_for(pc: ProviderChoice | None, key: str = "") -> Settings:
     if pc is None or not pc.provider:
         return base
     return base.with_(llm_provider=pc.provider, llm_model=pc.model or base.llm_model,
-                      openai_base_url=pc.base_url, openai_api_key=key or base.openai_api_key)
+                      openai_base_url=pc.base_url, openai_api_key=key or base.openai_api_key,
+                      llm_unusable=pc.unusable or base.llm_unusable)
 
 
 def session_settings() -> Settings:
@@ -81,6 +83,17 @@ def start(s: Settings) -> None:
         check(CHECK_S)
 
 
+def caption(name: str) -> str:
+    """One line under a provider's name: what it is and, for models, what happens to an unusable reply."""
+    if name == "offline":
+        return "Rule-based, instant, no model: the test bed."
+    unusable = (f'a reply still unusable after repair fails its call (nothing stored) unless "{fixes.FALLBACK_BOX}" '
+                "is ticked below")
+    if name == "local":
+        return f"A small model on this machine's CPU (slow), replies constrained by JSON schema; {unusable}."
+    return f"A hosted model or a local server; {unusable}."
+
+
 def form() -> None:
     """Choose the LLM provider; a choice that cannot start is refused with its error shown here, and the
     session keeps the provider it had. The API key stays in this browser session only."""
@@ -91,13 +104,18 @@ def form() -> None:
     now = cur.provider or base.provider
     with st.form("provider", enter_to_submit=False):
         prov = st.radio("LLM provider", options, index=options.index(now) if now in options else 0,
-                        format_func=label, horizontal=True)
+                        format_func=label, horizontal=True, captions=[caption(p) for p in options])
         c1, c2 = st.columns(2)
         url = c1.text_input("Base URL (OpenAI-compatible)", cur.base_url or base.openai_base_url,
                             placeholder="https://api.openai.com/v1")
         model = c2.text_input("Model", cur.model or base.llm_model)
         key = st.text_input("API key", type="password", placeholder="kept in this session only, never stored",
                             help="Held in memory for this browser session; never written to disk.")
+        fallback = st.checkbox(fixes.FALLBACK_BOX, value=base.llm_unusable == "fallback",
+                               help="A model's reply that stays unusable after repair (no valid JSON for the role) "
+                                    "fails its call by default: nothing is stored, the memory or run stays "
+                                    "incomplete. Ticked, the role's declared fallback is stored instead, counted "
+                                    "and named in every result (llm_unusable=fallback: a separate memory and run).")
         if err := st.session_state.get(ERROR):
             st.error(md_escape(err), icon=":material/error:")
         go = st.form_submit_button("Use this provider")
@@ -105,7 +123,7 @@ def form() -> None:
         st.radio("Not available on this server", [label(name)], index=None, disabled=True, key=f"na_{name}",
                  captions=[md_escape(fixes.in_app(why))])
     if go:
-        _use(ProviderChoice(prov, model.strip(), url.strip()), key.strip())
+        _use(ProviderChoice(prov, model.strip(), url.strip(), "fallback" if fallback else "fail"), key.strip())
 
 
 def _use(choice: ProviderChoice, key: str) -> None:

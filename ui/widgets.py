@@ -67,7 +67,8 @@ def sidebar_status() -> None:
         except Exception as e:  # noqa: BLE001
             st.error(md_escape(fixes.in_app(f"memcore is not ready: {e}")))
             return
-        st.caption(f"**LLM:** {md_escape(wb.provider_label)}")
+        opts = wb.llm.options()  # e.g. unusable=fallback: part of every memory and run id, so named here too
+        st.caption(f"**LLM:** {md_escape(wb.provider_label)}" + (f" · {md_escape(', '.join(opts))}" if opts else ""))
         if st.session_state.get(provider.FELL_BACK):  # the chosen provider broke: say so on every page
             st.warning("The chosen LLM provider could not start: this session runs on the offline engine.")
             st.page_link(nav.page(nav.HOME).path, label="See why, and choose again", icon=":material/settings:")

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from memcore.errors import LLMCallFailed, LLMError
+from memcore.llm import fixes
 from memcore.llm.ahead import Ahead, Stream, current_depth, set_depth
 from memcore.llm.base import ChatResult, RoleResult, capabilities
 from memcore.llm.cache import CallCache, call_key
@@ -89,12 +90,11 @@ def unusable_fix(request_format: str, fallback: bool = True) -> str:
     """What to change when a greedy (temperature 0) call's reply stays unusable: a rerun gets the same reply.
     `fallback`: whether the role has something `llm_unusable=fallback` could use (Role.default)."""
     fmt = f"this call sent response_format {request_format}" if request_format else "no response_format was sent"
-    fix = (f". At temperature 0 a rerun gets the same reply ({fmt}). Fix: a larger model (MEMCORE_LLM_MODEL) or "
+    fix = (f". At temperature 0 a rerun gets the same reply ({fmt}). Fix: {fixes.LARGER_MODEL} or "
            "a schema-constrained request (MEMCORE_LLM_STRUCTURED=auto finds the form the endpoint honours)")
     if not fallback:
         return fix
-    return fix.replace(" or a schema", ", a schema") + (", or MEMCORE_LLM_UNUSABLE=fallback to store the role's "
-                                                         "fallback output, named as such in the results")
+    return fix.replace(" or a schema", ", a schema") + f", or {fixes.UNUSABLE_FALLBACK}"
 
 
 class LLMClient:

@@ -9,3 +9,6 @@ FIX_URL = "Fix: start the server, correct OPENAI_BASE_URL (or --base-url), or us
 FIX_KEY = "Fix: check OPENAI_API_KEY"
 FIX_MODEL = "Fix: check MEMCORE_LLM_MODEL and that OPENAI_BASE_URL ends in /v1"
 FIX_TIMEOUT = "Fix: check the server, or raise --llm-timeout"
+LARGER_MODEL = "a larger model (MEMCORE_LLM_MODEL)"  # in an unusable reply's fix (memcore.llm.client.unusable_fix)
+UNUSABLE_FALLBACK = ("MEMCORE_LLM_UNUSABLE=fallback to store the role's fallback output, named as such in the "
+                     "results")

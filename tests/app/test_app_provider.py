@@ -150,3 +150,22 @@ def test_a_file_refused_for_its_format_names_the_checkbox_not_the_flag(app_env):
     next(b for b in at.button if b.label == "Load file").click().run()
     err = shown_errors(at)
     assert "Accept format problems" in err and "--lenient" not in err.replace("\\", ""), err
+
+
+def test_the_fallback_for_unusable_replies_is_a_named_choice_of_the_form(app_env):
+    """An unusable reply's fix names the form's checkbox in the app; ticking it makes the session's settings
+    llm_unusable=fallback, named in the sidebar beside the provider."""
+    from memcore.llm.client import unusable_fix
+    from ui.provider import settings_for
+
+    shown = fixes.in_app("call failed: no JSON" + unusable_fix('{"type": "json_schema"}'))
+    assert fixes.FALLBACK_BOX in shown and "MEMCORE_LLM_UNUSABLE" not in shown and not CLI_WORDS.search(shown)
+    with MockOpenAIServer() as srv:
+        at = home()
+        assert "unless" in plain(provider_radio(at).proto.captions[1])  # the endpoint's caption says what happens
+        next(c for c in at.checkbox if c.label == fixes.FALLBACK_BOX).check()
+        at = use(at, "openai", key="sk-test", url=srv.base_url)
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        assert at.session_state["provider_choice"].unusable == "fallback"
+        assert settings_for(at.session_state["provider_choice"], "k").llm_unusable == "fallback"
+        assert "unusable=fallback" in llm_caption(at), llm_caption(at)
