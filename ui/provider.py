@@ -123,7 +123,8 @@ def form() -> None:
         st.radio("Not available on this server", [label(name)], index=None, disabled=True, key=f"na_{name}",
                  captions=[md_escape(fixes.in_app(why))])
     if go:
-        _use(ProviderChoice(prov, model.strip(), url.strip(), "fallback" if fallback else "fail"), key.strip())
+        unusable = "" if prov == "offline" else "fallback" if fallback else "fail"  # the offline rules' replies are usable
+        _use(ProviderChoice(prov, model.strip(), url.strip(), unusable), key.strip())
 
 
 def _use(choice: ProviderChoice, key: str) -> None:
