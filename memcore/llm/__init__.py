@@ -40,12 +40,12 @@ def _local(s: Settings) -> Any:
 
     url, model = local_server.ensure_running()
     timeout = max(s.llm_timeout_s, local_server.LOCAL_TIMEOUT_S)
-    provider = OpenAIProvider(model, "local", url, timeout, label="local SmolLM2-135M (llama.cpp)",
-                              connect_timeout_s=s.llm_connect_timeout_s, structured=s.llm_structured)
-    provider.check_busy_s = timeout  # shared by every memcore process: busy with another's request, not dead
-    provider.on_connect_error = local_server.ensure_running  # its owner exited: start one on the same port
-    provider.name = "local"  # booked as `local` in the ledger (priced free; the run's actual calls are found)
-    return provider
+    # booked as `local` (priced free; the run's actual calls are found); shared by every memcore process, so a
+    # check waits while it is busy with another's request; when its owner exited, a refused call starts one
+    # on the same port
+    return OpenAIProvider(model, "local", url, timeout, label="local SmolLM2-135M (llama.cpp)",
+                          connect_timeout_s=s.llm_connect_timeout_s, structured=s.llm_structured, name="local",
+                          check_busy_s=timeout, on_connect_error=local_server.ensure_running)
 
 
 def _simulated(s: Settings) -> Any:

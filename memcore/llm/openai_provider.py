@@ -68,9 +68,15 @@ class OpenAIProvider:
         label: str = "",
         connect_timeout_s: float = 5.0,
         structured: str = "auto",
+        name: str = "",
+        check_busy_s: float = 0.0,
+        on_connect_error: Callable[[], object] | None = None,
     ) -> None:
+        """`name`: how the ledger books the calls (default "openai"); `check_busy_s` and `on_connect_error`:
+        see below (the bundled local server sets both)."""
         if not api_key and not base_url:
             raise ConfigError(NEEDS_KEY)
+        self.name = name or type(self).name
         self.model = model
         self.base_url = base_url or "https://api.openai.com/v1"
         self.url = redact_url(self.base_url)  # what may be shown and stored
@@ -84,11 +90,11 @@ class OpenAIProvider:
         self.supports_logprobs = True
         # a server answering one request at a time (the bundled local one) may be busy with another process's
         # request: `check` then waits up to this long for its answer once connected (a dead port still fails fast)
-        self.check_busy_s = 0.0
+        self.check_busy_s = check_busy_s
         # called when the endpoint refuses the connection (the bundled local server sets it: a server another
         # memcore process started goes away when that process exits; the hook starts one on the same port); the
         # call still fails transiently, so the scheduler's retry reaches the new server
-        self.on_connect_error: Callable[[], object] | None = None
+        self.on_connect_error = on_connect_error
         self.structured = check_mode(structured)
         self._probes: list[dict[str, Any]] = []  # probe requests not yet taken by the client (take_probes)
 
