@@ -77,6 +77,8 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
         self._searcher = ScopedSearch(self.db)
         self._indexes = IndexKeeper()  # scope indexes, built after writes (memcore.store_indexes)
         self._leases: dict[str, Lease] = {}
+        # (table, scope) -> (lease, last step written): steps after it hold no rows (store_commit._append_keyed)
+        self._clear_after: dict[tuple[str, str], tuple[Lease, int]] = {}
         self.lease_mode = lease_mode(uri)  # 'file' (local path) or 'row' (remote URI); tests may force 'row'
 
     # ---------------------------------------------------------------- tables

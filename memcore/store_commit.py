@@ -23,7 +23,8 @@ from memcore.types import Event, MemoryItem
 
 
 class CommitMixin:
-    """Ingest writes (needs `table`, `_fresh`, `_df`, `_item_row`, `_event_row`, `_leases`, `_after_write`)."""
+    """Ingest writes (needs `table`, `_fresh`, `_df`, `_item_row`, `_event_row`, `_leases`, `_after_write`,
+    `_clear_after`)."""
 
     def commit(self, space: str, system: str, conv_id: str, step: int, upserts: Sequence[MemoryItem],
                deletes: Sequence[tuple[str, str]], events: Sequence[Event], state: dict,
@@ -123,7 +124,7 @@ class CommitMixin:
         t = (get or self._fresh)(name)
         steps = [r["step"] for r in rows]
         lo, hi = min(steps), max(steps)
-        marks: dict = self.__dict__.setdefault("_clear_after", {})  # (table, base) -> (lease, last step written)
+        marks = self._clear_after
         mark = marks.get((name, base)) if held is not None else None
         if mark is not None and mark[0] is held and lo > mark[1]:
             t.add(rows)
