@@ -27,9 +27,13 @@ FIT_SCRIPT = """<script type="text/javascript">
       .sort(function (a, b) { return (a.__rank || 0) - (b.__rank || 0); });
     nodes.update(named.map(function (n) { return {id: n.id, __label: n.__label, label: n.__label}; }));
     var kept = [], hide = [], pos = window.network.getPositions(named.map(function (n) { return n.id; }));
-    named.forEach(function (n) {  // the label's box in canvas units: under a dot or diamond, inside a box
-      var size = (n.font && n.font.size) || 14, w = n.__label.length * size * 0.56, p = pos[n.id];
-      var top = n.shape === "box" ? p.y - size * 0.7 : p.y + (n.size || 11) + 2;
+    var ctx = document.createElement("canvas").getContext("2d");
+    named.forEach(function (n) {  // the label's box in canvas units, placed as vis-network places it: under a dot,
+      // diamond or triangle (top at y + radius + size/2 + 4), centred inside a box; its width measured in its font
+      var size = (n.font && n.font.size) || 14, p = pos[n.id];
+      ctx.font = size + "px " + ((n.font && n.font.face) || "arial");
+      var w = ctx.measureText(n.__label).width + 2;
+      var top = n.shape === "box" ? p.y - size * 0.7 : p.y + (n.size || 11) + size / 2 + 4;
       var b = {left: p.x - w / 2, right: p.x + w / 2, top: top, bottom: top + size * 1.3};
       var meets = kept.some(function (k) {
         return b.left < k.right && k.left < b.right && b.top < k.bottom && k.top < b.bottom; });
@@ -45,8 +49,27 @@ FIT_SCRIPT = """<script type="text/javascript">
       readable(); declutter(); window.__memcoreFitted = true;
     }
   }
+  // the simulation goes on after the first layout (and after a drag): once it stops, labels are decluttered at the
+  // nodes' final places (if any node moved since the last declutter: a declutter restarts the simulation, which
+  // then stops at once) and __memcoreSettled is set
+  var placed = null;
+  function moved(now) {
+    if (!placed) { return true; }
+    return Object.keys(now).some(function (id) {
+      var a = now[id], b = placed[id];
+      return !b || Math.abs(a.x - b.x) > 1 || Math.abs(a.y - b.y) > 1; });
+  }
+  function settled() {
+    var now = window.network.getPositions();
+    if (moved(now)) {
+      if (placed) { readable(); declutter(); } else { fit(); }
+      placed = window.network.getPositions();
+    }
+    window.__memcoreSettled = true;
+  }
   if (window.network) {
     window.network.once("stabilizationIterationsDone", fit);
+    window.network.on("stabilized", settled);
     window.network.on("zoom", function () { readable(); declutter(); });
   }
   var box = document.getElementById("mynetwork");
