@@ -83,7 +83,7 @@ def wait_text(page: Any, text: str, seconds: float) -> None:
 
 
 def pick(page: Any, box: Any, option: Any, seconds: float = 90.0) -> None:
-    """Open the selectbox `box` and click the option `option` (a name, or a compiled pattern), exact by name.
+    """Open the selectbox `box` and click the option `option` (a name, exact; a compiled pattern; or an index).
 
     A Streamlit rerun can replace the box between the click that opens it and the option's appearing (the list
     then closes); on a busy machine that happens often, so the box is opened again until the option shows.
@@ -92,10 +92,14 @@ def pick(page: Any, box: Any, option: Any, seconds: float = 90.0) -> None:
     exact = isinstance(option, str)
     while True:
         box.click(timeout=max(1_000, (deadline - time.monotonic()) * 1000))
-        item = page.get_by_role("option", name=option, exact=exact) if exact else page.get_by_role("option", name=option)
+        if isinstance(option, int):
+            item = page.get_by_role("option").nth(option)
+        else:
+            item = (page.get_by_role("option", name=option, exact=exact) if exact
+                    else page.get_by_role("option", name=option)).first
         try:
-            item.first.wait_for(state="visible", timeout=10_000)
-            item.first.click(timeout=10_000)
+            item.wait_for(state="visible", timeout=10_000)
+            item.click(timeout=10_000)
             return
         except Exception:
             if time.monotonic() > deadline:

@@ -36,8 +36,8 @@ def test_compare_runs_in_the_browser(tmp_path):
             wait_text(page, "Deltas are B - A", 60)
             # the data grid draws on a canvas; its cells sit in an accessible (hidden) table
             page.get_by_text("8 R->W, 2 W->R, p=0.109").first.wait_for(state="attached", timeout=30_000)
-            page.wait_for_timeout(1500)
-            assert page.locator("[data-testid='stDataFrame']").count() >= 2  # deltas and flipped questions
+            page.locator("[data-testid='stDataFrame']").nth(1).wait_for(timeout=60_000)  # deltas and flipped questions
+            page.wait_for_timeout(1500)  # drawn, for the screenshot
             shoot(page, shots, "compare_runs")
             assert not offsite(requests, base)
     finally:

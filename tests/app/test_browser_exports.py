@@ -107,7 +107,7 @@ def test_exports_hold_what_the_pages_show(tmp_path):
             button_named(main, "Previous").click()
             wait_text(page, "Your label: Helpful", 60)
             button_named(main, "Not helpful").click()
-            page.wait_for_timeout(1500)
+            wait_text(page, "labelled · item 2", 60)  # the label is stored and the queue moved on
 
             # Annotation results: one current label per item and annotator; the log keeps both
             page.get_by_test_id("stSidebarNav").get_by_role("link", name="Annotation results", exact=True).click()

@@ -18,7 +18,7 @@ from memcore.embed import HashingEmbedder
 from memcore.settings import Settings
 from memcore.workbench import Workbench
 from tests.app.test_app_escaping import CONV, hostile_file
-from tests.browser_util import CHROMIUM, app_server, launch, shoot, wait_text
+from tests.browser_util import CHROMIUM, app_server, launch, pick, shoot, wait_text
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -136,8 +136,7 @@ def test_graphs_have_a_legend_and_an_ego_filter(env):
             wait_text(page, "Entity neighbourhood (ego graph)", 90)
         finally:
             shoot(page, env / "screenshots", "explore")
-        page.locator("[data-testid='stSelectbox']").filter(has_text="Entity neighbourhood").first.click()
-        page.locator("[role='option']").nth(1).click()
+        pick(page, page.locator("[data-testid='stSelectbox']").filter(has_text="Entity neighbourhood").first, 1)
         frame = page.frame_locator("iframe").last
         frame.get_by_text("picked entity").wait_for(timeout=60_000)  # the legend
         page.wait_for_timeout(4000)  # layout, then fit
