@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -46,7 +47,7 @@ class ItemsMixin:
     def _row_item(r: dict, with_vectors: bool) -> MemoryItem:
         return MemoryItem(
             id=r["id"], kind=r["kind"], text=r["text"], system=r["system"], conv_id=r["conv_id"],
-            embedding=[float(x) for x in r["vector"]] if with_vectors else None,
+            embedding=_floats(r["vector"]) if with_vectors else None,
             sources=list(r["sources"] if r["sources"] is not None else []),
             turn_ids=list(r["turn_ids"] if r["turn_ids"] is not None else []),
             created_step=int(r["created_step"]), updated_step=int(r["valid_from"]),
@@ -121,3 +122,8 @@ class ItemsMixin:
             return []
         filt = self._at(space, conv_id, None)
         return [(self._row_item(r, True), s) for r, s in self._search(name, filt, query, vector, k, retriever)]
+
+
+def _floats(v: Any) -> list[float]:
+    """A stored vector as Python floats (a search gives a list of them, a table read a float32 array)."""
+    return list(v) if isinstance(v, list) else np.asarray(v, dtype=np.float64).tolist()

@@ -11,8 +11,9 @@ address), when they say it in the first person, or when the other speaker says i
 
 from __future__ import annotations
 
+import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -31,7 +32,7 @@ _FIRST = re.compile(r"\b(I|I'm|I've|I'd|I'll|me|my|mine|myself|we|we're|we've|ou
 _SECOND = re.compile(r"\b(you|your|yours|you're|you've|you'd|you'll|yourself)\b", re.I)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Sent:
     """One sentence of a passage with its stems."""
 
@@ -44,7 +45,7 @@ class Sent:
     pairs: frozenset[tuple[str, str]] = frozenset()
 
 
-@dataclass
+@dataclass(frozen=True)
 class Passage:
     """One evidence passage: body text, speaker, date, retrieval score and sentences."""
 
@@ -52,19 +53,41 @@ class Passage:
     speaker: str
     date: str
     score: float
-    sents: list[Sent] = field(default_factory=list)
+    sents: tuple[Sent, ...] = ()
     stems: frozenset[str] = frozenset()
 
 
 def parse_passages(inputs: dict[str, Any]) -> list[Passage]:
-    """Passages from the role inputs ("passages", else the dated lines of "context"), in order."""
+    """Passages from the role inputs ("passages", else the dated lines of "context"), in order.
+
+    Parsed once per distinct input (a full-context reader gets the same context for every question); passages
+    and sentences are frozen, so the cached ones cannot be changed by a caller."""
     raw = inputs.get("passages")
-    if not raw:
-        raw = []
-        for line in str(inputs.get("context", "")).splitlines():
-            m = _DATED_LINE.match(line)
-            if line.strip():
-                raw.append({"text": m.group(2) if m else line, "date": m.group(1) if m else "", "score": 0.0})
+    if raw:
+        try:
+            key = json.dumps(raw, sort_keys=True)  # exact for JSON values (floats round-trip)
+        except (TypeError, ValueError):  # other values (numpy numbers): parsed as they are, not cached
+            return list(_parse(raw))
+        return list(_parsed_passages(key))
+    return list(_parsed_context(str(inputs.get("context", ""))))
+
+
+@lru_cache(maxsize=32)
+def _parsed_passages(raw_json: str) -> tuple[Passage, ...]:
+    return _parse(json.loads(raw_json))
+
+
+@lru_cache(maxsize=32)
+def _parsed_context(context: str) -> tuple[Passage, ...]:
+    raw = []
+    for line in context.splitlines():
+        m = _DATED_LINE.match(line)
+        if line.strip():
+            raw.append({"text": m.group(2) if m else line, "date": m.group(1) if m else "", "score": 0.0})
+    return _parse(raw)
+
+
+def _parse(raw: list[dict[str, Any]]) -> tuple[Passage, ...]:
     out: list[Passage] = []
     for r in _split_dialogues(raw):
         text, speaker = str(r.get("text", "") or ""), str(r.get("speaker", "") or "")
@@ -79,13 +102,12 @@ def parse_passages(inputs: dict[str, Any]) -> list[Passage]:
             score = float(r.get("score") or 0.0)
         except (TypeError, ValueError):
             score = 0.0
-        p = Passage(text=text, speaker=speaker, date=date, score=score)
         i = len(out)
-        p.sents = [Sent(t, i, j, st, q, caption=c, pairs=pr) for j, (t, st, q, c, pr) in enumerate(_sentences_of(text))]
-        if p.sents:
-            p.stems = frozenset().union(*(s.stems for s in p.sents))
-            out.append(p)
-    return out
+        sents = tuple(Sent(t, i, j, st, q, caption=c, pairs=pr) for j, (t, st, q, c, pr) in enumerate(_sentences_of(text)))
+        if sents:
+            out.append(Passage(text=text, speaker=speaker, date=date, score=score, sents=sents,
+                               stems=frozenset().union(*(s.stems for s in sents))))
+    return tuple(out)
 
 
 @lru_cache(maxsize=65536)
