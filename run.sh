@@ -26,7 +26,9 @@ case "${1:-app}" in
       .venv/bin/pip install --quiet -r requirements-ray.txt || echo "note: ray not installed; its tests will skip"
     fi
     set +e
-    .venv/bin/python -m pytest -q -ra "$@"
+    # Standard input from /dev/null: CI runs with none, and a closed fd 0 breaks pytest's stdin stand-in (IPython,
+    # imported by pyvis, asks it for an encoding) and hands the next file a child opens the number 0.
+    .venv/bin/python -m pytest -q -ra "$@" </dev/null
     rc=$?
     set -e
     if [ "$rc" -eq 5 ]; then echo "pytest collected no tests"; exit 0; fi

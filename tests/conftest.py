@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,11 @@ from memcore.workbench import Workbench
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
+
+if sys.__stdin__ is None:  # started with fd 0 closed (CI has no standard input; ./run.sh test gives /dev/null)
+    # pytest's stand-in for sys.stdin asserts sys.__stdin__ when asked its encoding, which IPython (imported by pyvis
+    # for the graph pages) does at import: every AppTest drawing a graph would fail.
+    sys.__stdin__ = open(os.devnull)  # noqa: SIM115 - kept open for the session
 
 
 def make_conversation(conv_id: str = "tiny") -> Conversation:
