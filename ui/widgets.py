@@ -247,7 +247,17 @@ def question_picker(conv: Conversation, key: str) -> Question | None:
 
 
 def ingest_panel(wb: Workbench, conv: Conversation, systems: list[str]) -> bool:
-    """Status of each system's memory, a build button with progress and cancel; True when all built."""
+    """Status of each system's memory, a build button with progress and cancel; True when all built.
+
+    Drawn in one container whatever it shows (progress, an outcome, a button, nothing), so what follows it keeps its
+    place on the page: a fragment's id is its place, and Replay's step viewer, drawn below while a build runs, must
+    keep its id when the build ends and reruns the page (else a step picked then is dropped as an unknown fragment).
+    """
+    with st.container():
+        return _ingest_panel(wb, conv, systems)
+
+
+def _ingest_panel(wb: Workbench, conv: Conversation, systems: list[str]) -> bool:
     status = {s: state.ingest_status(wb, s, conv) for s in systems}
     todo = [s for s, (_, done) in status.items() if not done]
     job = jobs.get(state.ingest_job_id(conv))
