@@ -18,7 +18,6 @@ def test_a_graph_page_draws_under_pytest_started_without_standard_input(tmp_path
     test = "tests/app/test_app_graphs.py::test_ego_graph_in_explore_and_replay"
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp", str(tmp_path / "t"), test],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, preexec_fn=lambda: os.close(0),
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+        cwd=ROOT, capture_output=True, text=True, timeout=300, preexec_fn=lambda: os.close(0))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "1 passed" in proc.stdout
