@@ -110,7 +110,7 @@ def child(args: argparse.Namespace) -> dict:
     import lancedb.table
 
     import memcore.eval.runner as runner
-    import memcore.ingest as ingest
+    import memcore.ingest.driver as ingest
     from memcore.settings import Settings
     from memcore.store import LanceStore
     from memcore.workbench import Workbench

@@ -14,7 +14,7 @@ with Gaussian noise (sigma 0.02, renormalised); items take the mean of their tur
 Latency does not depend on the vector values, only on their count and layout (`--embedder hashing`
 gives 384-d vectors in a second, for a machine too busy to embed). At each size the searches are
 timed twice: "before", with the scope indexes dropped (what memcore did until it built them), and
-"after", with the indexes memcore keeps (memcore.store_indexes; index_scopes() refreshes them).
+"after", with the indexes memcore keeps (memcore.store.indexes; index_scopes() refreshes them).
 Cells: wall p50/p95 ms (CPU ms p50). The first lexical search of a scope never searched before builds
 its snapshot: a scope searched in an earlier run over the same --path reuses its stored snapshot.
 

@@ -27,8 +27,9 @@ from lancedb.index import FTS  # noqa: E402
 
 from memcore.datasets import load_dataset  # noqa: E402
 from memcore.embed import HashingEmbedder  # noqa: E402
-from memcore.store import LanceStore, match  # noqa: E402
-from memcore.store_search import fts_query  # noqa: E402
+from memcore.store import LanceStore
+from memcore.store.schema import match  # noqa: E402
+from memcore.store.search import fts_query  # noqa: E402
 
 EMB = HashingEmbedder(384)
 

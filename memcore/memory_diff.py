@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from memcore.errors import MemcoreError
-from memcore.store_view import MemoryView
+from memcore.store.view import MemoryView
 from memcore.types import Conversation, Event, MemoryItem
 
 Change = Literal["added", "changed", "removed"]

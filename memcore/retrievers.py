@@ -9,7 +9,7 @@ Two words, two things:
   of that name): it calls the store's search, with the configured retriever, as many times as its
   paper says, and then filters, expands, chains or iterates.
 
-A retriever receives a `SearchScope` (memcore.store_search builds it): `scope.table` is the main
+A retriever receives a `SearchScope` (memcore.store.search builds it): `scope.table` is the main
 LanceDB table, `scope.filter` the rows the search may return, and `scope.snapshot()` the scope's
 FTS-indexed snapshot table (built lazily; None when the scope is empty). Register a new one with
 `register_retriever(Retriever(name, search=fn, title=...))`; `SystemConfig.validate`, the CLI option

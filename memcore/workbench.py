@@ -14,8 +14,8 @@ from memcore.ingest import IngestReport, ProgressFn, StageFn, ensure_turns, inge
 from memcore.llm import LLMClient, UsageLedger, make_client
 from memcore.settings import Settings
 from memcore.store import LanceStore
-from memcore.store_variants import is_saved_name, save_variant, saved_variant, saved_variants
-from memcore.store_view import MemoryView
+from memcore.store.variants import is_saved_name, save_variant, saved_variant, saved_variants
+from memcore.store.view import MemoryView
 from memcore.systems import get_system, load_all, make_config
 from memcore.systems.base import BaseSystem, Runtime, SystemConfig, query_dict
 from memcore.systems.variants import Variant, parse_variant, presets
@@ -195,7 +195,7 @@ class Workbench:
         `progress(turn, total, events)` follows every turn, `stage(name, done, total)` the shared turn
         embedding (per batch) and the system's finishing step (memcore.ingest).
 
-        One process at a time builds a memory (memcore.lease): when another holds it, wait up to
+        One process at a time builds a memory (memcore.store.lease): when another holds it, wait up to
         `wait_timeout` s (default MEMCORE_LEASE_WAIT_S) and then find it done, or with wait=False
         raise MemoryBusy at once.
         """

@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from memcore.annotate import Annotations, stratified_sample
-from memcore.annotate_stats import cohen_kappa, fleiss_kappa, wilson_interval
+from memcore.annotate.stats import cohen_kappa, fleiss_kappa, wilson_interval
 from memcore.store import LanceStore
 from memcore.types import Question
 

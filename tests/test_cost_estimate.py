@@ -139,7 +139,7 @@ def test_benchmark_shows_the_run_estimate_before_start(monkeypatch):
 
 
 def test_a_failed_estimate_does_not_block_the_real_run(tmp_path, monkeypatch):
-    import memcore.eval.cli as eval_cli
+    import memcore.cli.eval as eval_cli
 
     def broken(*_a, **_k):
         raise RuntimeError("offline estimate broke")

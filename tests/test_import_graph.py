@@ -14,13 +14,13 @@ The floors, bottom up (docs/architecture.md draws the same house):
     0  types, errors                         the vocabulary
     1  text, settings, serialize, sqlite_util the toolbox: text library, settings, (de)serialisation,
        plugins                                entry-point loading (the registries above call it)
-    2  datasets, embed, llm                  loaders, embedders, LLM client + roles + offline engine
-    3  store (store*.py, lease, retrievers)  LanceDB
+    2  datasets, embed, llm, retrievers      loaders, embedders, LLM client + roles + offline engine, retrievers
+    3  store/                                LanceDB: LanceStore, schema, items, records, search, leases
     4  systems                               the memory systems
-    5  ingest                                replay a conversation into a system
+    5  ingest/                               replay a conversation into a system
     6  workbench, memory_diff                store + embedder + LLM + systems: what the app calls; memory diffs
     7  eval, viz, annotate                   evaluation, figures, human labels (viz draws eval's numbers)
-    8  cli, testing                          the `memcore` command; the contract tests shipped for plugins
+    8  cli/, testing                         the `memcore` command; the contract tests shipped for plugins
 
 A module may import its own group, anything on a lower floor, and sideways only where SIDEWAYS says.
 RULES adds the arrows the floors alone would allow but the house forbids. The app (app.py, ui/,
@@ -51,7 +51,7 @@ PACKAGE = ROOT / "memcore"
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("types", "errors"),
     ("text", "settings", "serialize", "sqlite_util", "plugins"),
-    ("datasets", "embed", "llm"),
+    ("datasets", "embed", "llm", "retrievers"),
     ("store",),
     ("systems",),
     ("ingest",),
@@ -73,24 +73,14 @@ def is_system_view(module: str) -> bool:
 
 
 def group_of(module: str) -> str:
-    """The floor group of a memcore module: memcore.<top> with store*.py, lease and retrievers in
-    `store`, annotate*.py in `annotate`, ingest*.py in `ingest`, cli*.py in `cli` and a system's view modules
-    (is_system_view) in `viz`; the package itself (its version) is `types`."""
+    """The floor group of a memcore module: memcore.<top> (a top-level module or package), except a system's view
+    modules (is_system_view) in `viz`; the package itself (its version) is `types`."""
     parts = module.split(".")
     if len(parts) == 1:
         return "types"
     if is_system_view(module):
         return "viz"
-    top = parts[1]
-    if top.startswith("store") or top in ("lease", "retrievers"):
-        return "store"
-    if top.startswith("annotate"):
-        return "annotate"
-    if top.startswith("ingest"):
-        return "ingest"
-    if top.startswith("cli"):
-        return "cli"
-    return top
+    return parts[1]
 
 
 def _under(module: str, prefix: str) -> bool:

@@ -1,9 +1,9 @@
-"""SQL is written in the store modules only (memcore/store*.py).
+"""SQL is written in the store package only (memcore/store/).
 
 The library outside the store, the app (app.py, ui/, pages/) and the benchmarks say which rows they
 want with the store's typed queries (`store.llm_calls(system=..., stage=...)`, `store.results(run_id,
 systems=...)`, `store.rows(table, **columns)`, `wb.memory(system, conv).events()`, ...) or, on a raw
-LanceDB table, with `memcore.store_schema.match(...)`. This test parses every module there and fails
+LanceDB table, with `memcore.store.schema.match(...)`. This test parses every module there and fails
 on SQL built by hand: the quoting helpers, SQL comparisons in string literals or f-strings, and
 string filters passed to LanceDB's where / delete / update / count_rows.
 """
@@ -33,11 +33,12 @@ FILTER_KEYWORDS = {"where", "filter"}
 
 
 def scanned_files() -> list[Path]:
-    """Every Python file of the library, app and benchmarks, except the store modules."""
+    """Every Python file of the library, app and benchmarks, except the store package's."""
     files = [ROOT / "app.py"] if (ROOT / "app.py").exists() else []
     for d in SCANNED:
         files += sorted((ROOT / d).rglob("*.py"))
-    return [f for f in files if not (f.parent.name == "memcore" and f.name.startswith("store"))]
+    store = ROOT / "memcore" / "store"
+    return [f for f in files if store not in f.parents]
 
 
 def string_shape(node: ast.AST) -> str | None:
@@ -107,4 +108,4 @@ def test_the_check_sees_sql() -> None:
 def test_no_sql_outside_the_store(path: Path) -> None:
     found = sql_built_in(path.read_text(encoding="utf-8"))
     assert not found, (f"{path.relative_to(ROOT)} builds SQL: " + "; ".join(f"line {n}: {w}" for n, w in found)
-                       + ". Fix: use a typed store query (memcore/store*.py) or store_schema.match(...)")
+                       + ". Fix: use a typed store query (memcore/store/) or memcore.store.schema.match(...)")

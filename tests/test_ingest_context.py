@@ -15,7 +15,7 @@ import pytest
 
 from memcore.embed import HashingEmbedder
 from memcore.ingest import ingest_conversation
-from memcore.ingest_context import IngestContext, LegacySystem, ends_session
+from memcore.ingest.context import IngestContext, LegacySystem, ends_session
 from memcore.llm.fake import FakeLLM
 from memcore.settings import Settings
 from memcore.store import LanceStore

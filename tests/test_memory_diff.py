@@ -8,7 +8,7 @@ import pytest
 from memcore.errors import MemcoreError
 from memcore.memory_diff import Cause, diff_memories, diff_steps, word_diff
 from memcore.store import LanceStore
-from memcore.store_view import MemoryView
+from memcore.store.view import MemoryView
 from memcore.types import Conversation, Event, MemoryItem, Turn
 from memcore.viz.memory_diff import changes_frame, counts_frame, headline, summary_text, word_diff_html
 

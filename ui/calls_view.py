@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from memcore.settings import LEDGER_TEXT_ENV
-from memcore.store_view import MemoryView
+from memcore.store.view import MemoryView
 from memcore.types import Conversation
 from memcore.viz.calls import call_label, calls_summary, calls_table, waterfall
 from memcore.viz.safe import md_escape

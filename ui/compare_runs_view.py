@@ -8,7 +8,7 @@ from typing import Any
 import streamlit as st
 
 from memcore.errors import MemcoreError
-from memcore.eval.compare_cli import build_comparison
+from memcore.eval.compare import build_comparison
 from memcore.eval.compare_export import comparison_html
 from memcore.viz.run_diff import delta_frame, flip_sides, flips_frame
 from memcore.viz.safe import md_escape

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from memcore.store_view import MemoryView
+from memcore.store.view import MemoryView
 from memcore.types import Conversation
 from memcore.viz.provenance import indent, walk
 from memcore.viz.safe import shorten

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from memcore.store_view import MemoryView
+from memcore.store.view import MemoryView
 from memcore.systems import get_system
 from memcore.types import Conversation
 from memcore.viz.graph import ego_subgraph, frame_height, graph_html, node_choices, relation_subgraph

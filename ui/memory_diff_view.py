@@ -10,7 +10,7 @@ import streamlit as st
 from memcore.errors import MemcoreError
 from memcore.eval.run_record import get_run
 from memcore.memory_diff import MemoryDiff, diff_memories, diff_steps
-from memcore.store_view import MemoryView
+from memcore.store.view import MemoryView
 from memcore.systems import load_all
 from memcore.systems.variants import Variant, parse_variant, presets, variant_name
 from memcore.types import Conversation

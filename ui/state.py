@@ -15,8 +15,8 @@ from memcore.errors import MemcoreError, MemoryBusy
 from memcore.ingest import FINISHING
 from memcore.llm.ledger import CallRecord, UsageLedger
 from memcore.settings import Settings
-from memcore.store_schema import INF_STEP
-from memcore.store_view import MemoryView
+from memcore.store.schema import INF_STEP
+from memcore.store.view import MemoryView
 from memcore.types import Answer, Conversation, Question
 from memcore.viz.replay import ReplayData, build_replay
 from memcore.viz.safe import md_escape

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memcore.store_variants import PREFIX as SAVED
+from memcore.store.variants import PREFIX as SAVED
 from memcore.systems import load_all
 from memcore.systems.variants import Variant
 from memcore.workbench import Workbench

@@ -8,9 +8,12 @@ rows' `correct` (the judge's label when it ran, else F1 >= 0.5: memcore.eval.rep
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
+from memcore.errors import ConfigError
 from memcore.eval.cost import cost_usd
 from memcore.eval.diagnostics import locate_missed_evidence, split_evidence
 from memcore.eval.metric_registry import COMPARE, get_metric, metric_names
@@ -137,3 +140,37 @@ def compare_runs(rows_a: list[dict], rows_b: list[dict], systems: list[str] | No
                      "only_a": sum(variant_of(r) == name for r in rows_a) - len(pairs),
                      "only_b": sum(variant_of(r) == name for r in rows_b) - len(pairs)}
     return out
+
+
+def load_run(arg: str, store: Any, systems: list[str] | None) -> tuple[dict[str, Any], list[dict], Callable]:
+    """(side info, rows, full(row) -> row with trace) of a run id in `store` or a results JSON file."""
+    path = Path(arg)
+    if path.suffix == ".json" or path.is_file():
+        if not path.is_file():
+            raise ConfigError(f"no results file {arg}")
+        data = json.loads(path.read_text(encoding="utf-8"))
+        rows = data.get("rows")
+        if not isinstance(rows, list):
+            raise ConfigError(f"{arg} holds no per-question rows; pass its run id ({data.get('run_id', '?')}) "
+                              "with --store, or export the run with its rows")
+        rows = [r for r in rows if not systems or variant_of(r) in systems]
+        return {"label": f"{path.name} ({data.get('run_id', '')})", "run_id": data.get("run_id"),
+                "source": str(path)}, rows, lambda r: r
+    rows = store.results(arg, systems, traces=False)
+    if not rows:
+        raise ConfigError(f"no stored rows for run {arg!r} in store {store.uri}" + (f" (systems {systems})"
+                          if systems else "") + "; check the run id (Benchmark page) or pass --store")
+
+    def full(row: dict) -> dict:
+        return store.result(arg, variant_of(row), row["question_id"]) or row
+
+    return {"label": arg, "run_id": arg, "source": str(store.uri)}, rows, full
+
+
+def build_comparison(run_a: str, run_b: str, store: Any, systems: list[str] | None = None) -> dict[str, Any]:
+    """The comparison of run B against run A (deltas B - A), with both sides named."""
+    side_a, rows_a, full_a = load_run(run_a, store, systems)
+    side_b, rows_b, full_b = load_run(run_b, store, systems)
+    fulls = {"a": full_a, "b": full_b}
+    return {"a": side_a, "b": side_b,
+            "systems": compare_runs(rows_a, rows_b, systems, full=lambda side, row: fulls[side](row))}

@@ -110,7 +110,7 @@ def eval_plan(wb: Any, args: dict[str, Any]) -> dict[str, Any]:
     from memcore.errors import ConfigError
     from memcore.eval.runner import load_conversations, resolve_variants, run_meta, select_questions
     from memcore.eval.runs import run_fingerprint
-    from memcore.store_variants import saved_variant
+    from memcore.store.variants import saved_variant
     from memcore.systems import load_all
     from memcore.systems.base import config_to_dict
 

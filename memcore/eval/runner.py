@@ -37,7 +37,7 @@ from memcore.eval.runs import (
 )
 from memcore.eval.workers import evaluate_conversation, run_parallel, score_question
 from memcore.settings import Settings
-from memcore.store_variants import is_saved_name, saved_variant
+from memcore.store.variants import is_saved_name, saved_variant
 from memcore.systems.variants import Variant, parse_variant
 from memcore.types import Conversation, Question
 
@@ -174,7 +174,7 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
     run_id = run_id or make_run_id(fingerprint)
     meta["run_id"] = run_id
     # one writer per run: a second `memcore eval` of this run waits here (or fails at once with wait=False) and
-    # then reads what the first stored, so no question is answered twice (memcore.lease, key run|<run_id>)
+    # then reads what the first stored, so no question is answered twice (memcore.store.lease, key run|<run_id>)
     with wb.store.run_lease(run_id, wait=wait):
         have, old = existing_rows(wb.store, run_id)
         check_compatible(run_id, old, meta)

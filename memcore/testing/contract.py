@@ -23,7 +23,7 @@ from typing import Any
 
 from memcore.embed import HashingEmbedder
 from memcore.ingest import IngestReport, ingest_conversation
-from memcore.ingest_context import adapt
+from memcore.ingest.context import adapt
 from memcore.retrievers import retriever_names
 from memcore.settings import Settings
 from memcore.systems import BaseSystem, MemorySystem, get_system, make_config
@@ -172,7 +172,7 @@ def _memory(case: ContractCase, system: Any) -> tuple[list, list]:
 def check_stop_and_resume_through_the_protocol(case: ContractCase) -> None:
     """Seen through the MemorySystem protocol alone, the system is ingested 4 turns, stopped, and resumed by a
     new instance (as after a kill): the memory is the one an uninterrupted ingest builds. (A system written to
-    the protocol before TurnContext is seen through its adapter, memcore.ingest_context.LegacySystem.)"""
+    the protocol before TurnContext is seen through its adapter, memcore.ingest.context.LegacySystem.)"""
     name, conv = case.name, case.conv
     whole, _ = case.built()
     other = ContractCase(name, contract_workbench(Path(case.workbench.settings.store_uri).parent / "resumed"), conv)

@@ -1,4 +1,4 @@
-"""Run and system comparisons (memcore.eval.compare, compare_export, compare_cli) on hand-made rows."""
+"""Run and system comparisons (memcore.eval.compare, compare_export, memcore.cli.compare) on hand-made rows."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from memcore.eval.runner import run_eval
 from memcore.eval.runs import assemble
 from memcore.settings import Settings
 from memcore.store import LanceStore
-from memcore.store_variants import save_variant
+from memcore.store.variants import save_variant
 from memcore.systems.variants import register_preset, unregister_preset
 
 NAMES = ["com", "com[max_len=4,beta=0.8]", "com:test-long", "memweaver", "memweaver[review=false]"]
@@ -137,7 +137,7 @@ def test_the_cli_splits_variant_lists_and_fails_bad_names_with_exit_2(tmp_path, 
 
 
 def test_compare_pairs_rows_by_variant(run) -> None:
-    from memcore.eval.compare_cli import build_comparison
+    from memcore.eval.compare import build_comparison
 
     res, tmp = run
     store = LanceStore(str(tmp / "store"), dim=256)

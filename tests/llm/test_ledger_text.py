@@ -70,7 +70,7 @@ def test_a_store_without_the_text_columns_is_upgraded(tmp_path):
     import lancedb
     import pyarrow as pa
 
-    from memcore.store_schema import SCHEMAS
+    from memcore.store.schema import SCHEMAS
 
     old_schema = pa.schema([f for f in SCHEMAS["llm_calls"]
                            if f.name not in ("prompt", "completion", "request_format", "outcome", "variant")])

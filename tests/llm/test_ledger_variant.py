@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from memcore.llm.ledger import CallRecord, UsageLedger
 from memcore.store import LanceStore
-from memcore.store_schema import SCHEMAS
+from memcore.store.schema import SCHEMAS
 
 
 def test_records_booked_in_a_variant_block_carry_it_and_others_read_as_their_system(tmp_path) -> None:

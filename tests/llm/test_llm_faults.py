@@ -52,7 +52,7 @@ from memcore.llm.mock_server import MockOpenAIServer, OfflineResponder, messages
 from memcore.llm.roles.readers import reader_for
 from memcore.llm.scheduler import CallScheduler, SchedulerConfig
 from memcore.settings import Settings
-from memcore.store_schema import INF_STEP
+from memcore.store.schema import INF_STEP
 from memcore.types import Conversation
 from memcore.workbench import Workbench
 

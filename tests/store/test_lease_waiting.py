@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 from memcore.cli import app
 from memcore.embed import HashingEmbedder
 from memcore.errors import MemoryBusy
-from memcore.lease import Lease, set_wait_reporter
 from memcore.settings import Settings
 from memcore.store import LanceStore
+from memcore.store.lease import Lease, set_wait_reporter
 from memcore.workbench import Workbench
 
 

@@ -14,9 +14,9 @@ import pytest
 
 from memcore.embed import HashingEmbedder
 from memcore.errors import MemoryBusy
-from memcore.lease import Lease
 from memcore.settings import Settings
 from memcore.store import LanceStore
+from memcore.store.lease import Lease
 from memcore.types import Event, MemoryItem
 from memcore.workbench import Workbench
 
@@ -125,7 +125,7 @@ def test_no_wait_fails_at_once_while_another_holds_the_lease(tmp_path, monkeypat
 
 
 def test_a_killed_holder_releases_its_file_lock(tmp_path):
-    code = ("import sys, time; from memcore.lease import Lease; "
+    code = ("import sys, time; from memcore.store.lease import Lease; "
             "held = Lease(sys.argv[1], 'sp|c', 'memory s/c', wait=False).acquire(); print('held', flush=True); "
             "time.sleep(60)")
     p = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], cwd=ROOT, env=_env(), stdout=subprocess.PIPE,

@@ -8,7 +8,8 @@ import pytest
 from memcore.embed import HashingEmbedder
 from memcore.errors import StoreError
 from memcore.retrievers import retriever_names
-from memcore.store import LanceStore, match
+from memcore.store import LanceStore
+from memcore.store.schema import match
 from memcore.types import Event, MemoryItem
 
 EMB = HashingEmbedder()
@@ -116,7 +117,7 @@ def test_a_store_written_before_a_column_existed_is_upgraded_without_loss(tmp_pa
     import pyarrow as pa
 
     from memcore.llm.ledger import CallRecord
-    from memcore.store_schema import SCHEMAS
+    from memcore.store.schema import SCHEMAS
 
     old_schema = pa.schema([f for f in SCHEMAS["llm_calls"] if f.name not in ("attempt", "prompt", "completion",
                                                                           "request_format", "outcome",

@@ -1,4 +1,4 @@
-"""Scope indexes (memcore.store_indexes): built by the store after writes once a table is large, refreshed
+"""Scope indexes (memcore.store.indexes): built by the store after writes once a table is large, refreshed
 as it grows, and invisible in results (dense search stays exact)."""
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ import pytest
 from lancedb.index import FTS
 
 from memcore.embed import HashingEmbedder
-from memcore.store import LanceStore, match
+from memcore.store import LanceStore
+from memcore.store.schema import match
 from memcore.types import MemoryItem, Turn
 
 EMB = HashingEmbedder()

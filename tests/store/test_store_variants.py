@@ -1,4 +1,4 @@
-"""Saved variants in the store (memcore.store_variants): a name kept for a canonical variant, replaced when saved
+"""Saved variants in the store (memcore.store.variants): a name kept for a canonical variant, replaced when saved
 again, listed by name, seen by another handle, refused with one line when malformed or unknown."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memcore.store import LanceStore
-from memcore.store_variants import (
+from memcore.store.variants import (
     check_name,
     delete_variant,
     is_saved_name,

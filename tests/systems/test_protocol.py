@@ -11,7 +11,7 @@ import pytest
 
 from memcore.embed import HashingEmbedder
 from memcore.ingest import ingest_conversation
-from memcore.ingest_context import IngestContext
+from memcore.ingest.context import IngestContext
 from memcore.settings import Settings
 from memcore.systems import BaseSystem, get_system, load_all, make_config
 from memcore.systems.base import turn_row, turn_trace_item

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from memcore.ingest import ingest_conversation
-from memcore.ingest_context import IngestContext
+from memcore.ingest.context import IngestContext
 from memcore.llm.fake import FakeLLM
 from memcore.settings import Settings
 from memcore.systems.recmem import RecMemConfig, RecMemSystem

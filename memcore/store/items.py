@@ -10,7 +10,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memcore.store_schema import INF_STEP, KIND_EXTRA, sql_str
+from memcore.store.schema import INF_STEP, KIND_EXTRA, sql_str
 from memcore.types import MemoryItem
 
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import pandas as pd
 
-from memcore.store_records import json_default
-from memcore.store_schema import EVENT_KEY, INF_STEP, ITEM_KEY, LINK_KEY, sql_in, sql_str
+from memcore.store.records import json_default
+from memcore.store.schema import EVENT_KEY, INF_STEP, ITEM_KEY, LINK_KEY, sql_in, sql_str
 from memcore.types import Event, MemoryItem
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from memcore.eval.cli import _dataset_warnings, _split, stop_flag
+from memcore.cli.eval import _dataset_warnings, _split, stop_flag
 from memcore.llm.redact import redact
 from memcore.settings import Settings
 from memcore.text.terminal import echo

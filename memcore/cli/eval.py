@@ -141,7 +141,7 @@ def eval_command(
     """Evaluate memory systems on a dataset: resumable, per-category scores, evidence recall, cost."""
     from memcore.eval.report import format_table
     from memcore.eval.runner import run_eval
-    from memcore.store_variants import is_saved_name
+    from memcore.store.variants import is_saved_name
     from memcore.systems.variants import parse_variant, split_names
 
     try:  # a bad name fails here in one line (a saved @NAME is looked up in the store by run_eval)

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 
 import pyarrow as pa
 
-from memcore.annotate_stats import agreement, wilson_interval
+from memcore.annotate.stats import agreement, wilson_interval
 from memcore.errors import LLMError, MemoryNotBuilt
 from memcore.store import LanceStore
 from memcore.types import Conversation, Question

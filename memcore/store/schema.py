@@ -96,7 +96,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         pa.field("attempt", pa.int32()), pa.field("prompt", pa.string()), pa.field("completion", pa.string()),
         pa.field("request_format", pa.string()), pa.field("outcome", pa.string()), pa.field("variant", pa.string()),
     ]),
-    "leases": pa.schema([  # memcore.lease: one row per held write lease of a remote store
+    "leases": pa.schema([  # memcore.store.lease: one row per held write lease of a remote store
         pa.field("key", pa.string()), pa.field("holder", pa.string()), pa.field("pid", pa.int64()),
         pa.field("host", pa.string()), pa.field("since", pa.float64()), pa.field("expires_at", pa.float64()),
     ]),

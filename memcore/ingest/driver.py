@@ -3,7 +3,7 @@
 It talks to a system only through the MemorySystem protocol (memcore/systems/protocol.py) and to the
 store only for checkpoints, rollback, commits and the conversation's shared rows. What one ingest owns
 besides the system (the store it commits to, the LLM-call records, work issued ahead, session
-boundaries) is its IngestContext (memcore/ingest_context.py).
+boundaries) is its IngestContext (memcore/ingest/context.py).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 
 from memcore.embed import Embedder, embedding_order
 from memcore.errors import LLMError
-from memcore.ingest_context import IngestContext, adapt
+from memcore.ingest.context import IngestContext, adapt
 from memcore.llm.ledger import UsageLedger
 from memcore.store import LanceStore
 from memcore.systems.protocol import MemorySystem

@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from memcore.store_schema import match
+from memcore.store.schema import match
 
 TABLE = "variants"
 SCHEMA = pa.schema([pa.field("name", pa.string()), pa.field("variant", pa.string()),

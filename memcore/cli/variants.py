@@ -1,7 +1,7 @@
 """`memcore variants save/list/delete` and the variant listing of `memcore systems --variants`.
 
 A variant is a system with config overrides (`com[beta=0.8]`) or a paper's ablation preset (`com:no-apt`),
-memcore.systems.variants; a saved variant is a name kept in the store for one (memcore.store_variants),
+memcore.systems.variants; a saved variant is a name kept in the store for one (memcore.store.variants),
 written `@NAME` wherever a system name is accepted.
 """
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from memcore.store_variants import (
+from memcore.store.variants import (
     check_name,
     delete_variant,
     is_saved_name,

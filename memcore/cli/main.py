@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from memcore.cli_common import (
+from memcore.cli.common import (
     LENIENT,
     LLM_CONCURRENCY,
     PROVIDER,
@@ -20,13 +20,13 @@ from memcore.cli_common import (
     settings_from,
     workbench_from,
 )
-from memcore.cli_tools import doctor, llm_serve, optimize
-from memcore.cli_variants import fail, open_store, resolve, resolve_names, variant_lines, variants_app
+from memcore.cli.compare import compare_command
+from memcore.cli.eval import eval_command
+from memcore.cli.sweep import sweep_command
+from memcore.cli.tools import doctor, llm_serve, optimize
+from memcore.cli.variants import fail, open_store, resolve, resolve_names, variant_lines, variants_app
 from memcore.datasets.checks import DatasetWarning
 from memcore.errors import MemcoreError
-from memcore.eval.cli import eval_command
-from memcore.eval.compare_cli import compare_command
-from memcore.eval.sweep_cli import sweep_command
 from memcore.llm.redact import redact
 from memcore.settings import LEDGER_TEXT_ENV
 from memcore.text.terminal import echo, visible
@@ -289,7 +289,3 @@ def main() -> None:
     except MemcoreError as e:
         echo(f"error: {redact(str(e))}", err=True)
         sys.exit(2)
-
-
-if __name__ == "__main__":
-    main()

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from memcore.store_schema import match, sql_str
+from memcore.store.schema import match, sql_str
 from memcore.types import Event
 
 

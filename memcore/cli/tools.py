@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from memcore.cli_common import PROVIDER, STORE, settings_from, workbench_from
+from memcore.cli.common import PROVIDER, STORE, settings_from, workbench_from
 from memcore.llm.redact import redact
 from memcore.text.terminal import echo
 

@@ -1,5 +1,5 @@
-"""The two lease backends behind memcore.lease.Lease: an OS file lock (local stores) and a lease row with
-expiry in the store's `leases` table (remote stores); see memcore.lease for the protocol."""
+"""The two lease backends behind memcore.store.lease.Lease: an OS file lock (local stores) and a lease row with
+expiry in the store's `leases` table (remote stores); see memcore.store.lease for the protocol."""
 
 from __future__ import annotations
 
@@ -110,7 +110,7 @@ class RowBackend:
     """A lease row with expiry in the store's `leases` table (works on any LanceDB URI)."""
 
     def __init__(self, db: Any, key: str, ttl: float) -> None:
-        from memcore.store_schema import SCHEMAS, match
+        from memcore.store.schema import SCHEMAS, match
 
         self.db, self.key, self.ttl = db, key, ttl
         self.where = match(key=key)

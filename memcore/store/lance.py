@@ -6,7 +6,7 @@ valid_to, so the store answers both "what is in memory now" (valid_to = INF_STEP
 checkpoint; resuming rolls back anything written after the last checkpoint, so a killed
 ingest never leaves duplicates or loses committed items.
 
-One writer per memory: `lease(space, conv_id)` (memcore.lease) serialises ingests of the same
+One writer per memory: `lease(space, conv_id)` (memcore.store.lease) serialises ingests of the same
 memory across processes, and commits are idempotent besides (store_commit: rows have keys, a
 replayed batch never adds rows twice).
 """
@@ -28,14 +28,14 @@ os.environ.setdefault("LANCE_LOG", "error")
 import lancedb  # noqa: E402
 
 from memcore.errors import StoreError  # noqa: E402
-from memcore.lease import Lease, lease_mode  # noqa: E402
 from memcore.llm.redact import redact  # noqa: E402
 from memcore.settings import storage_options_from_env, storage_secrets  # noqa: E402
-from memcore.store_commit import CommitMixin  # noqa: E402
-from memcore.store_indexes import IndexKeeper, scope_column  # noqa: E402
-from memcore.store_items import ItemsMixin  # noqa: E402
-from memcore.store_records import RecordsMixin  # noqa: E402
-from memcore.store_schema import (  # noqa: E402
+from memcore.store.commit import CommitMixin  # noqa: E402
+from memcore.store.indexes import IndexKeeper, scope_column  # noqa: E402
+from memcore.store.items import ItemsMixin  # noqa: E402
+from memcore.store.lease import Lease, lease_mode  # noqa: E402
+from memcore.store.records import RecordsMixin  # noqa: E402
+from memcore.store.schema import (  # noqa: E402
     ADDED_COLUMNS,
     INF_STEP,
     SCHEMAS,
@@ -44,7 +44,7 @@ from memcore.store_schema import (  # noqa: E402
     sql_str,
     turns_schema,
 )
-from memcore.store_search import SNAPSHOT_PREFIX, ScopedSearch, list_table_names  # noqa: E402
+from memcore.store.search import SNAPSHOT_PREFIX, ScopedSearch, list_table_names  # noqa: E402
 
 __all__ = ["INF_STEP", "LanceStore", "match"]
 
@@ -75,7 +75,7 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
         self._tables: dict[str, Any] = {}
         self._lock = threading.RLock()
         self._searcher = ScopedSearch(self.db)
-        self._indexes = IndexKeeper()  # scope indexes, built after writes (memcore.store_indexes)
+        self._indexes = IndexKeeper()  # scope indexes, built after writes (memcore.store.indexes)
         self._leases: dict[str, Lease] = {}
         # (table, scope) -> (lease, last step written): steps after it hold no rows (store_commit._append_keyed)
         self._clear_after: dict[tuple[str, str], tuple[Lease, int]] = {}
@@ -128,7 +128,7 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
         """Hold the exclusive write lease of one memory (space, conversation) for a `with` block.
 
         Raises MemoryBusy when another process holds it: at once with wait=False, else after
-        `timeout` seconds (default MEMCORE_LEASE_WAIT_S, see memcore.lease). Once acquired, open
+        `timeout` seconds (default MEMCORE_LEASE_WAIT_S, see memcore.store.lease). Once acquired, open
         tables are refreshed (the previous holder's rows are seen); while held, `commit` of this
         memory raises MemoryBusy if the lease was lost (a remote lease that expired).
         """
@@ -156,7 +156,7 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
                 self._leases.pop(lease.key, None)
 
     def _after_write(self, name: str, added: int | None = None) -> None:
-        """Keep the table's scope index (memcore.store_indexes: built once it is large, rebuilt as it grows);
+        """Keep the table's scope index (memcore.store.indexes: built once it is large, rebuilt as it grows);
         `added` = rows this write added, when known (spares a row count on most writes)."""
         self._indexes.after_write(name, self.table(name), added=added)
 
@@ -206,7 +206,7 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
 
     def rows(self, name: str, schema=None, *, columns: list[str] | None = None,  # noqa: ANN001 - pyarrow schema
              **where: Any) -> pd.DataFrame:
-        """Rows of a table whose columns match `where` (memcore.store_schema.match: `task_id="t"`,
+        """Rows of a table whose columns match `where` (memcore.store.schema.match: `task_id="t"`,
         `system=["a", "b"]`, `step__gt=3`), all rows without conditions. A table with a `schema` is
         created when missing (a plugin's own table); a known table that does not exist yet reads empty."""
         if schema is not None:

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memcore.errors import MemoryBusy
-from memcore.store_leases import LEASES_TABLE, FileBackend, Holder, RowBackend, new_holder, safe_name
+from memcore.store.leases import LEASES_TABLE, FileBackend, Holder, RowBackend, new_holder, safe_name
 
 __all__ = ["LEASES_TABLE", "Holder", "Lease", "lease_mode", "safe_name", "set_wait_reporter"]
 

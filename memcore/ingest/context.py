@@ -117,7 +117,7 @@ def adapt(system: Any) -> MemorySystem:
         "the MemorySystem protocol of memcore 0.1.0; the ingest driver now calls ingest(turn, ctx) and finish(ctx) "
         "with a memcore.systems.protocol.TurnContext (ctx.session_end: the turn ends its session; ctx.ahead: the "
         "ingest's pool of work issued ahead) and no longer uses store, flush_calls, llm_mark, failed_calls or "
-        "degraded_calls. It is adapted for now (memcore.ingest_context.LegacySystem); take the ctx, or subclass "
+        "degraded_calls. It is adapted for now (memcore.ingest.context.LegacySystem); take the ctx, or subclass "
         "BaseSystem and override on_turn (self.session_end), before this adapter is removed.",
         DeprecationWarning, stacklevel=3)
     return LegacySystem(system)

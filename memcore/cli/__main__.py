@@ -1,0 +1,5 @@
+"""`python -m memcore.cli ...`: the same as the `memcore` command."""
+
+from memcore.cli.main import main
+
+main()
