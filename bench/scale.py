@@ -166,7 +166,7 @@ def store_part(a: argparse.Namespace) -> list[dict]:
         for n in a.sizes:
             if n < built:
                 continue
-            t0, n_built = time.perf_counter(), len(st._indexes.built)
+            t0, n_built = time.perf_counter(), len(st.tables.indexes.built)
             for i in range(built, n):
                 conv, tv, items = synthetic(i, convs[i % len(convs)], vec)
                 st.save_turns(conv.turns, tv)
@@ -175,7 +175,7 @@ def store_part(a: argparse.Namespace) -> list[dict]:
             built = n
             row = {"conversations": n, "turns": st.table("turns").count_rows(), "build_s": build_s,
                    "items": sum(st.table(f"mem_{k}").count_rows() for k in ("unit", "episode", "semantic")),
-                   "built_while_writing": st._indexes.built[n_built:]}
+                   "built_while_writing": st.tables.indexes.built[n_built:]}
             for name in ("turns", "mem_unit"):  # before: no scope index (what memcore did until now)
                 for ix in st.table(name).list_indices():
                     st.table(name).drop_index(ix.name)

@@ -1,4 +1,4 @@
-"""LanceStore parts that write ingest work: commit a batch, checkpoints (rollback: store.py).
+"""The store part that writes ingest work: commit a batch, checkpoints (rollback: lance.py).
 
 Commits are idempotent: every row has a key (store_schema.ITEM_KEY, EVENT_KEY, LINK_KEY) and a
 batch whose keys may already be stored (a retried commit, a writer that lost its lease) is
@@ -17,14 +17,20 @@ from typing import Any
 
 import pandas as pd
 
-from memcore.store.records import json_default
+from memcore.store.items import item_row
+from memcore.store.records import event_row, json_default
 from memcore.store.schema import EVENT_KEY, INF_STEP, ITEM_KEY, LINK_KEY, sql_in, sql_str
+from memcore.store.tables import Tables
 from memcore.types import Event, MemoryItem
 
 
-class CommitMixin:
-    """Ingest writes (needs `table`, `_fresh`, `_df`, `_item_row`, `_event_row`, `_leases`, `_after_write`,
-    `_clear_after`)."""
+class CommitPart:
+    """Ingest writes and checkpoints, through the store's Tables."""
+
+    def __init__(self, tables: Tables) -> None:
+        self.tables = tables
+        # (table, scope) -> (lease, last step written): steps after it hold no rows (_append_keyed)
+        self._clear_after: dict[tuple[str, str], tuple[Any, int]] = {}
 
     def commit(self, space: str, system: str, conv_id: str, step: int, upserts: Sequence[MemoryItem],
                deletes: Sequence[tuple[str, str]], events: Sequence[Event], state: dict,
@@ -37,7 +43,7 @@ class CommitMixin:
         Committing the same batch again leaves the same rows. Raises MemoryBusy, writing
         nothing, when this process held the memory's lease and lost it.
         """
-        held = self._leases.get(f"{space}|{conv_id}")
+        held = self.tables.held(f"{space}|{conv_id}")
         if held is not None:
             held.check()
         base = f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)}"
@@ -61,16 +67,16 @@ class CommitMixin:
                 del_by_kind.setdefault(d[0], {})[d[1]] = del_step[d[1]]
         # Under this process's lease the tables were checked out at their latest version when it was taken
         # (LanceStore.lease) and no other process writes this memory's rows: no checkout per write.
-        get = self.table if held is not None else self._fresh
+        get = self.tables.table if held is not None else self.tables.fresh
         for kind in sorted(set(by_kind) | set(del_by_kind)):
             items = by_kind.get(kind, [])
             self._commit_items(get(f"mem_{kind}"), base, space, items, del_by_kind.get(kind, {}), ends)
-            self._after_write(f"mem_{kind}", len(items))
+            self.tables.after_write(f"mem_{kind}", len(items))
         links = dict.fromkeys((it.id, s, int(it.updated_step)) for it in upserts for s in it.sources)
         self._append_keyed("links", base, LINK_KEY, [
             {"space": space, "conv_id": conv_id, "item_id": i, "source_id": s, "step": st} for i, s, st in links],
             get, held)
-        self._append_keyed("events", base, EVENT_KEY, [self._event_row(space, e, i) for i, e in enumerate(events)],
+        self._append_keyed("events", base, EVENT_KEY, [event_row(space, e, i) for i, e in enumerate(events)],
                            get, held)
         self.save_checkpoint(space, system, conv_id, step, state, config or {}, done, table=get("checkpoints"))
 
@@ -97,7 +103,7 @@ class CommitMixin:
             if iid in live:
                 closing[iid] = st
         closed = [{**live[i], "valid_to": st} for i, st in closing.items()]
-        rows = [self._item_row(space, it) for it in items]
+        rows = [item_row(space, it, self.tables.dim) for it in items]
         for r in rows:
             r["valid_to"] = ends.get((r["id"], r["valid_from"]), INF_STEP)
         again = [r for r in rows if (r["id"], r["valid_from"]) in stored]
@@ -121,7 +127,7 @@ class CommitMixin:
         """
         if not rows:
             return
-        t = (get or self._fresh)(name)
+        t = (get or self.tables.fresh)(name)
         steps = [r["step"] for r in rows]
         lo, hi = min(steps), max(steps)
         marks = self._clear_after
@@ -136,7 +142,7 @@ class CommitMixin:
         else:
             t.merge_insert(key).when_matched_update_all().when_not_matched_insert_all().execute(rows)
             marks.pop((name, base), None)
-        self._after_write(name, len(rows))
+        self.tables.after_write(name, len(rows))
 
     def save_checkpoint(self, space: str, system: str, conv_id: str, step: int, state: dict,
                         config: dict, done: bool, table: Any = None) -> None:
@@ -145,12 +151,12 @@ class CommitMixin:
         row = {"key": f"{space}|{conv_id}", "space": space, "system": system, "conv_id": conv_id,
                "step": int(step), "done": bool(done), "state": json.dumps(state, default=json_default),
                "config": json.dumps(config, default=str), "updated": time.time()}
-        (table or self._fresh("checkpoints")).merge_insert("key").when_matched_update_all() \
+        (table or self.tables.fresh("checkpoints")).merge_insert("key").when_matched_update_all() \
             .when_not_matched_insert_all().execute([row])
 
     def checkpoint(self, space: str, conv_id: str) -> dict | None:
         """The last checkpoint {step, done, state, config, system, updated} of an ingest, or None."""
-        df = self._df("checkpoints", where=f"key = {sql_str(space + '|' + conv_id)}")
+        df = self.tables.df("checkpoints", where=f"key = {sql_str(space + '|' + conv_id)}")
         if df.empty:
             return None
         r = df.sort_values("updated").iloc[-1]  # the newest, should an older store hold several
@@ -159,4 +165,4 @@ class CommitMixin:
 
     def checkpoints(self) -> pd.DataFrame:
         """All ingest checkpoints (one row per memory space and conversation)."""
-        return self._df("checkpoints")
+        return self.tables.df("checkpoints")

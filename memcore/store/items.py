@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memcore.store.schema import INF_STEP, KIND_EXTRA, sql_str
+from memcore.store.tables import Tables
 from memcore.types import MemoryItem
 
 
@@ -24,62 +25,64 @@ def _payload_bytes(col: pa.ChunkedArray) -> int:
     return (t.bit_width // 8) * (len(col) - col.null_count)
 
 
-class ItemsMixin:
-    """Reading `mem_<kind>` tables (needs `table`, `table_names`, `_df`, `_search` and `dim`)."""
+def item_row(space: str, it: MemoryItem, dim: int) -> dict:
+    """The stored row of one item version (a `dim`-d zero vector when it has no embedding)."""
+    vec = it.embedding if it.embedding is not None else [0.0] * dim
+    row = {
+        "id": it.id, "space": space, "system": it.system, "conv_id": it.conv_id, "kind": it.kind,
+        "text": it.text, "vector": [float(x) for x in vec], "sources": list(it.sources),
+        "turn_ids": list(it.turn_ids), "created_step": int(it.created_step),
+        "valid_from": int(it.updated_step), "valid_to": INF_STEP, "timestamp": it.timestamp,
+        "metadata": json.dumps(it.metadata, ensure_ascii=False, default=str),
+    }
+    for f in KIND_EXTRA.get(it.kind, []):
+        row[f.name] = str(it.metadata.get(f.name, ""))
+    return row
 
-    def _has_table(self, name: str) -> bool:
-        return name in self._tables or name in self.table_names()
+def row_item(r: dict, with_vectors: bool) -> MemoryItem:
+    """The item version a stored row holds (its vector read only `with_vectors`)."""
+    return MemoryItem(
+        id=r["id"], kind=r["kind"], text=r["text"], system=r["system"], conv_id=r["conv_id"],
+        embedding=_floats(r["vector"]) if with_vectors else None,
+        sources=list(r["sources"] if r["sources"] is not None else []),
+        turn_ids=list(r["turn_ids"] if r["turn_ids"] is not None else []),
+        created_step=int(r["created_step"]), updated_step=int(r["valid_from"]),
+        timestamp=r["timestamp"] or "", metadata=json.loads(r["metadata"] or "{}"),
+    )
 
-    def _item_row(self, space: str, it: MemoryItem) -> dict:
-        vec = it.embedding if it.embedding is not None else [0.0] * self.dim
-        row = {
-            "id": it.id, "space": space, "system": it.system, "conv_id": it.conv_id, "kind": it.kind,
-            "text": it.text, "vector": [float(x) for x in vec], "sources": list(it.sources),
-            "turn_ids": list(it.turn_ids), "created_step": int(it.created_step),
-            "valid_from": int(it.updated_step), "valid_to": INF_STEP, "timestamp": it.timestamp,
-            "metadata": json.dumps(it.metadata, ensure_ascii=False, default=str),
-        }
-        for f in KIND_EXTRA.get(it.kind, []):
-            row[f.name] = str(it.metadata.get(f.name, ""))
-        return row
+def at_filter(space: str, conv_id: str, at_step: int | None) -> str:
+    """The filter of a memory's item versions current now (at_step None) or at a step."""
+    return f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)} AND " + (
+        f"valid_to = {INF_STEP}" if at_step is None else f"valid_from <= {at_step} AND valid_to > {at_step}")
 
-    @staticmethod
-    def _row_item(r: dict, with_vectors: bool) -> MemoryItem:
-        return MemoryItem(
-            id=r["id"], kind=r["kind"], text=r["text"], system=r["system"], conv_id=r["conv_id"],
-            embedding=_floats(r["vector"]) if with_vectors else None,
-            sources=list(r["sources"] if r["sources"] is not None else []),
-            turn_ids=list(r["turn_ids"] if r["turn_ids"] is not None else []),
-            created_step=int(r["created_step"]), updated_step=int(r["valid_from"]),
-            timestamp=r["timestamp"] or "", metadata=json.loads(r["metadata"] or "{}"),
-        )
 
-    @staticmethod
-    def _at(space: str, conv_id: str, at_step: int | None) -> str:
-        return f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)} AND " + (
-            f"valid_to = {INF_STEP}" if at_step is None else f"valid_from <= {at_step} AND valid_to > {at_step}")
+class ItemsPart:
+    """Reading `mem_<kind>` tables, through the store's Tables."""
+
+    def __init__(self, tables: Tables) -> None:
+        self.tables = tables
 
     def items(self, space: str, conv_id: str, kind: str, at_step: int | None = None,
               with_vectors: bool = True) -> list[MemoryItem]:
         """Items of one kind now (or as they were at `at_step`)."""
         name = f"mem_{kind}"
-        if not self._has_table(name):
+        if not self.tables.has(name):
             return []
-        df = self._df(name, where=self._at(space, conv_id, at_step))
-        return [self._row_item(r, with_vectors) for r in df.to_dict("records")]
+        df = self.tables.df(name, where=at_filter(space, conv_id, at_step))
+        return [row_item(r, with_vectors) for r in df.to_dict("records")]
 
     def item_history(self, space: str, conv_id: str, kind: str, item_id: str) -> list[MemoryItem]:
         """Every stored version of one item, oldest first."""
         where = f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)} AND id = {sql_str(item_id)}"
-        df = self._df(f"mem_{kind}", where=where)
-        return [self._row_item(r, False) for r in df.sort_values("valid_from").to_dict("records")]
+        df = self.tables.df(f"mem_{kind}", where=where)
+        return [row_item(r, False) for r in df.sort_values("valid_from").to_dict("records")]
 
     def kind_counts(self, space: str, conv_id: str, at_step: int | None = None) -> dict[str, int]:
         """Number of current items per kind (or at `at_step`)."""
         out = {}
-        for name in self.table_names():
+        for name in self.tables.names():
             if name.startswith("mem_"):
-                n = self.table(name).count_rows(self._at(space, conv_id, at_step))
+                n = self.tables.table(name).count_rows(at_filter(space, conv_id, at_step))
                 if n:
                     out[name[4:]] = n
         return out
@@ -91,12 +94,12 @@ class ItemsMixin:
         if space is None:
             names = {"turns": ("turns", f"conv_id = {sql_str(conv_id)}")}
         else:
-            names = {n[4:]: (n, self._at(space, conv_id, None)) for n in self.table_names() if n.startswith("mem_")}
+            names = {n[4:]: (n, at_filter(space, conv_id, None)) for n in self.tables.names() if n.startswith("mem_")}
         out = {}
         for kind, (name, where) in names.items():
-            if not self._has_table(name):
+            if not self.tables.has(name):
                 continue
-            tab = self.table(name).search().where(where).limit(None).to_arrow()
+            tab = self.tables.table(name).search().where(where).limit(None).to_arrow()
             if tab.num_rows:
                 out[kind] = {"rows": tab.num_rows, "bytes": sum(_payload_bytes(c) for c in tab.columns)}
         return out
@@ -104,8 +107,8 @@ class ItemsMixin:
     def item_versions(self, space: str, conv_id: str) -> pd.DataFrame:
         """Every stored item version of a memory space: kind, id, valid_from, valid_to."""
         where = f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)}"
-        frames = [self._df(name, where=where, columns=["id", "valid_from", "valid_to"]).assign(kind=name[4:])
-                  for name in self.table_names() if name.startswith("mem_")]
+        frames = [self.tables.df(name, where=where, columns=["id", "valid_from", "valid_to"]).assign(kind=name[4:])
+                  for name in self.tables.names() if name.startswith("mem_")]
         frames = [f for f in frames if len(f)]
         if not frames:
             return pd.DataFrame(columns=["id", "valid_from", "valid_to", "kind"])
@@ -115,13 +118,13 @@ class ItemsMixin:
                      k: int, retriever: str = "dense") -> list[tuple[MemoryItem, float]]:
         """Top-k current items of one kind by a registered retriever (memcore.retrievers).
 
-        Lexical and hybrid scores depend only on this space's live items of this kind (see store_search).
+        Lexical and hybrid scores depend only on this space's live items of this kind (see memcore.store.search).
         """
         name = f"mem_{kind}"
-        if not self._has_table(name):
+        if not self.tables.has(name):
             return []
-        filt = self._at(space, conv_id, None)
-        return [(self._row_item(r, True), s) for r, s in self._search(name, filt, query, vector, k, retriever)]
+        filt = at_filter(space, conv_id, None)
+        return [(row_item(r, True), s) for r, s in self.tables.search(name, filt, query, vector, k, retriever)]
 
 
 def _floats(v: Any) -> list[float]:

@@ -7,15 +7,18 @@ checkpoint; resuming rolls back anything written after the last checkpoint, so a
 ingest never leaves duplicates or loses committed items.
 
 One writer per memory: `lease(space, conv_id)` (memcore.store.lease) serialises ingests of the same
-memory across processes, and commits are idempotent besides (store_commit: rows have keys, a
+memory across processes, and commits are idempotent besides (commit.py: rows have keys, a
 replayed batch never adds rows twice).
+
+LanceStore is composed of parts that share one `Tables` (tables.py: the connection, open tables, scope
+indexes, searches, leases held) and use nothing of each other: ItemsPart (items.py), RecordsPart
+(records.py), CommitPart (commit.py); conversations, turns and rollback are its own.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -30,26 +33,17 @@ import lancedb  # noqa: E402
 from memcore.errors import StoreError  # noqa: E402
 from memcore.llm.redact import redact  # noqa: E402
 from memcore.settings import storage_options_from_env, storage_secrets  # noqa: E402
-from memcore.store.commit import CommitMixin  # noqa: E402
-from memcore.store.indexes import IndexKeeper, scope_column  # noqa: E402
-from memcore.store.items import ItemsMixin  # noqa: E402
+from memcore.store.commit import CommitPart  # noqa: E402
+from memcore.store.items import ItemsPart  # noqa: E402
 from memcore.store.lease import Lease, lease_mode  # noqa: E402
-from memcore.store.records import RecordsMixin  # noqa: E402
-from memcore.store.schema import (  # noqa: E402
-    ADDED_COLUMNS,
-    INF_STEP,
-    SCHEMAS,
-    match,
-    memory_schema,
-    sql_str,
-    turns_schema,
-)
-from memcore.store.search import SNAPSHOT_PREFIX, ScopedSearch, list_table_names  # noqa: E402
+from memcore.store.records import RecordsPart  # noqa: E402
+from memcore.store.schema import INF_STEP, match, sql_str  # noqa: E402
+from memcore.store.tables import Tables  # noqa: E402
 
 __all__ = ["INF_STEP", "LanceStore", "match"]
 
 
-class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
+class LanceStore(CommitPart, ItemsPart, RecordsPart):
     """The memcore store. `dim` is the embedding size; it is fixed when tables are created.
 
     `uri` is a local path or any LanceDB URI (s3://, gs://, az://...). `storage_options` are LanceDB's
@@ -72,54 +66,19 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
             raise StoreError(f"cannot open the store at {redact(uri, secrets)!r}: {redact(str(e), secrets)}. Fix: "
                              "choose a writable path or URI with --store or MEMCORE_STORE (a remote store's "
                              "options: $MEMCORE_STORAGE_OPTIONS or the AWS_*/GOOGLE_*/AZURE_* variables)") from None
-        self._tables: dict[str, Any] = {}
-        self._lock = threading.RLock()
-        self._searcher = ScopedSearch(self.db)
-        self._indexes = IndexKeeper()  # scope indexes, built after writes (memcore.store.indexes)
-        self._leases: dict[str, Lease] = {}
-        # (table, scope) -> (lease, last step written): steps after it hold no rows (store_commit._append_keyed)
-        self._clear_after: dict[tuple[str, str], tuple[Lease, int]] = {}
         self.lease_mode = lease_mode(uri)  # 'file' (local path) or 'row' (remote URI); tests may force 'row'
+        self.tables = Tables(self.db, uri, dim, self.lease_mode)
+        CommitPart.__init__(self, self.tables)
+        ItemsPart.__init__(self, self.tables)
+        RecordsPart.__init__(self, self.tables)
 
-    # ---------------------------------------------------------------- tables
     def table(self, name: str, schema=None):  # noqa: ANN001 - pyarrow schema
         """Open or create a table by name (schema needed only to create it)."""
-        with self._lock:
-            if name in self._tables:
-                return self._tables[name]
-            if schema is None:
-                schema = self._schema_for(name)
-            try:
-                t = self.db.open_table(name)
-            except (ValueError, FileNotFoundError):
-                t = self.db.create_table(name, schema=schema, exist_ok=True)
-            self._check_dim(name, t)
-            missing = {c: v for c, v in ADDED_COLUMNS.get(name, {}).items() if c not in t.schema.names}
-            if missing:  # a store written before these columns existed
-                try:
-                    t.add_columns(missing)
-                except Exception:  # noqa: BLE001 - another process may have added them first
-                    t = self.db.open_table(name)
-                    if any(c not in t.schema.names for c in missing):
-                        raise
-            self._tables[name] = t
-            return t
-
-    def _fresh(self, name: str):  # noqa: ANN202 - a LanceDB table
-        """A table at its latest version: writes keyed on rows must see other processes' commits."""
-        t = self.table(name)
-        t.checkout_latest()
-        return t
+        return self.tables.table(name, schema)
 
     def refresh(self) -> None:
         """Point every open table at its latest version (rows other processes committed since)."""
-        with self._lock:
-            tables = list(self._tables.values())
-        for t in tables:
-            try:
-                t.checkout_latest()
-            except Exception:  # noqa: BLE001 - a table that cannot refresh is read as it is
-                pass
+        self.tables.refresh()
 
     # ---------------------------------------------------------------- leases
     @contextmanager
@@ -132,7 +91,7 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
         tables are refreshed (the previous holder's rows are seen); while held, `commit` of this
         memory raises MemoryBusy if the lease was lost (a remote lease that expired).
         """
-        with self._hold(Lease(self.uri, f"{space}|{conv_id}", what or f"memory {space}/{conv_id}", db=self.db,
+        with self.tables.holding(Lease(self.uri, f"{space}|{conv_id}", what or f"memory {space}/{conv_id}", db=self.db,
                               wait=wait, timeout=timeout, mode=mode or self.lease_mode, ttl=ttl)) as lease:
             yield lease
 
@@ -141,68 +100,18 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
         """Hold the exclusive lease of one evaluation run (key `run|<run_id>`) for a `with` block: one process
         answers a run's questions at a time (MemoryBusy as for `lease`); while held, `save_results` of the
         run raises MemoryBusy if the lease was lost (a remote lease that expired)."""
-        with self._hold(Lease(self.uri, f"run|{run_id}", f"eval run {run_id}", db=self.db, wait=wait,
+        with self.tables.holding(Lease(self.uri, f"run|{run_id}", f"eval run {run_id}", db=self.db, wait=wait,
                               timeout=timeout, mode=self.lease_mode, activity="being evaluated")) as lease:
             yield lease
-
-    @contextmanager
-    def _hold(self, lease: Lease) -> Iterator[Lease]:
-        with lease:
-            self.refresh()  # the previous holder's rows are seen
-            self._leases[lease.key] = lease
-            try:
-                yield lease
-            finally:
-                self._leases.pop(lease.key, None)
-
-    def _after_write(self, name: str, added: int | None = None) -> None:
-        """Keep the table's scope index (memcore.store.indexes: built once it is large, rebuilt as it grows);
-        `added` = rows this write added, when known (spares a row count on most writes)."""
-        self._indexes.after_write(name, self.table(name), added=added)
 
     def index_scopes(self) -> list[tuple[str, str, int]]:
         """Build or rebuild every table's scope index now, whatever its size (e.g. after a bulk import);
         returns (table, column, rows) of the indexes built by this store handle so far."""
-        for name in filter(scope_column, self.table_names()):
-            self._indexes.after_write(name, self.table(name), force=True)
-        return list(self._indexes.built)
-
-    def _store_lock(self, name: str) -> Lease:
-        """A short exclusive lock on some shared rows (a conversation, its turns) for one write."""
-        return Lease(self.uri, f"store|{name}", f"the store's {name} rows", db=self.db, wait=True,
-                     timeout=120, mode=self.lease_mode, ttl=30)
-
-    def _schema_for(self, name: str):  # noqa: ANN202
-        if name == "turns":
-            return turns_schema(self.dim)
-        if name.startswith("mem_"):
-            return memory_schema(name[4:], self.dim)
-        if name in SCHEMAS:
-            return SCHEMAS[name]
-        raise StoreError(f"unknown table {name!r}")
-
-    def _check_dim(self, name: str, t) -> None:  # noqa: ANN001
-        if "vector" not in t.schema.names:
-            return
-        got = t.schema.field("vector").type.list_size
-        if got != self.dim:
-            raise StoreError(
-                f"table {name!r} in {redact(self.uri)} holds {got}-d vectors but the embedder gives {self.dim}-d. "
-                "Fix: use another --store path for this embedder, or delete the store folder")
+        return self.tables.index_all()
 
     def table_names(self) -> list[str]:
         """Names of the tables that exist (without the internal search snapshots)."""
-        return [n for n in list_table_names(self.db) if not n.startswith(SNAPSHOT_PREFIX)]
-
-    def _df(self, name: str, where: str | None = None, columns: list[str] | None = None) -> pd.DataFrame:
-        if name not in self._tables and name not in self.table_names():
-            return pd.DataFrame(columns=columns or self._schema_for(name).names)
-        q = self.table(name).search()
-        if where:
-            q = q.where(where)
-        if columns:
-            q = q.select(columns)
-        return q.limit(None).to_pandas()
+        return self.tables.names()
 
     def rows(self, name: str, schema=None, *, columns: list[str] | None = None,  # noqa: ANN001 - pyarrow schema
              **where: Any) -> pd.DataFrame:
@@ -211,7 +120,7 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
         created when missing (a plugin's own table); a known table that does not exist yet reads empty."""
         if schema is not None:
             self.table(name, schema)
-        return self._df(name, where=match(**where) or None, columns=columns)
+        return self.tables.df(name, where=match(**where) or None, columns=columns)
 
     # --------------------------------------------------------- conversations
     def save_conversation(self, conv) -> None:  # noqa: ANN001 - Conversation
@@ -227,12 +136,12 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
         where = f"conv_id = {sql_str(conv.id)}"
 
         def stored() -> list[dict]:
-            self._fresh("conversations")
-            return self._df("conversations", where=where).to_dict("records")
+            self.tables.fresh("conversations")
+            return self.tables.df("conversations", where=where).to_dict("records")
 
         if stored() == [row]:  # unchanged (Workbench.load, then ingest): no write
             return
-        with self._store_lock(f"conversations|{conv.id}"):  # two processes must not both insert it
+        with self.tables.lock_rows(f"conversations|{conv.id}"):  # two processes must not both insert it
             have = stored()
             if have == [row]:
                 return
@@ -251,7 +160,7 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
         from memcore.serialize import conversation_from_json
 
         if payload is None:
-            df = self._df("conversations", where=f"conv_id = {sql_str(conv.id)}", columns=["payload"])
+            df = self.tables.df("conversations", where=f"conv_id = {sql_str(conv.id)}", columns=["payload"])
             if df.empty:
                 return
             payload = df["payload"].iloc[0]
@@ -262,14 +171,14 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
 
     def conversations(self) -> pd.DataFrame:
         """One row per stored conversation: conv_id, source, n_turns, n_questions."""
-        df = self._df("conversations", columns=["conv_id", "source", "n_turns", "n_questions"])
+        df = self.tables.df("conversations", columns=["conv_id", "source", "n_turns", "n_questions"])
         return df.drop_duplicates("conv_id", ignore_index=True)
 
     def load_conversation(self, conv_id: str):  # noqa: ANN201 - Conversation
         """A stored conversation, or StoreError naming the ones that exist."""
         from memcore.serialize import conversation_from_json
 
-        df = self._df("conversations", where=f"conv_id = {sql_str(conv_id)}")
+        df = self.tables.df("conversations", where=f"conv_id = {sql_str(conv_id)}")
         if df.empty:
             have = ", ".join(self.conversations()["conv_id"]) or "none"
             raise StoreError(f"no conversation {conv_id!r} in {redact(self.uri)} (have: {have}). Fix: load it first")
@@ -291,17 +200,17 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
             "vector": v.astype(np.float32).tolist(),
         } for t, v in zip(turns, vectors, strict=True)]
         if rows:
-            with self._store_lock(f"turns|{rows[0]['conv_id']}"):  # merge on a fresh table, one process at a time
-                t = self._fresh("turns")
+            with self.tables.lock_rows(f"turns|{rows[0]['conv_id']}"):  # merge on a fresh table, one process at a time
+                t = self.tables.fresh("turns")
                 if t.count_rows(f"conv_id = {sql_str(rows[0]['conv_id'])}") == 0:
                     t.add(rows)  # a new conversation (the normal case): nothing to merge with
                 else:
                     t.merge_insert("uid").when_matched_update_all().when_not_matched_insert_all().execute(rows)
-            self._after_write("turns")
+            self.tables.after_write("turns")
 
     def turn_matrix(self, conv_id: str) -> tuple[list[str], np.ndarray]:
         """Turn ids in conversation order and their embedding matrix."""
-        df = self._df("turns", where=f"conv_id = {sql_str(conv_id)}", columns=["turn_id", "idx", "vector"])
+        df = self.tables.df("turns", where=f"conv_id = {sql_str(conv_id)}", columns=["turn_id", "idx", "vector"])
         df = df.sort_values("idx")
         mat = np.stack(df["vector"].to_numpy()).astype(np.float32) if len(df) else np.zeros((0, self.dim))
         return df["turn_id"].tolist(), mat
@@ -310,8 +219,8 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
                      retriever: str = "dense") -> list[tuple[dict, float]]:
         """Top-k turns of one conversation by a registered retriever (memcore.retrievers: dense cosine,
         lexical BM25, hybrid RRF, ...). Lexical and hybrid scores depend only on this conversation's
-        turns (see store_search)."""
-        return self._search("turns", f"conv_id = {sql_str(conv_id)}", query, vector, k, retriever)
+        turns (see memcore.store.search)."""
+        return self.tables.search("turns", f"conv_id = {sql_str(conv_id)}", query, vector, k, retriever)
 
     # ---------------------------------------------------------------- memory
     def rollback(self, space: str, conv_id: str, step: int) -> None:
@@ -321,18 +230,14 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
         for name in existing:
             if not name.startswith("mem_"):
                 continue
-            t = self._fresh(name)
+            t = self.tables.fresh(name)
             t.delete(f"{base} AND valid_from > {int(step)}")
             t.update(where=f"{base} AND valid_to > {int(step)} AND valid_to < {INF_STEP}",
                      values={"valid_to": INF_STEP})
         for name in ("events", "links"):
             if name in existing:
-                self._fresh(name).delete(f"{base} AND step > {int(step)}")
+                self.tables.fresh(name).delete(f"{base} AND step > {int(step)}")
         self.rollback_llm_calls(space, conv_id, step)
-
-    def _search(self, name: str, filt: str, query: str, vector: np.ndarray | None, k: int,
-                retriever: str) -> list[tuple[dict, float]]:
-        return self._searcher.search(self.table(name), name, filt, query, vector, k, retriever)
 
     def optimize(self) -> dict[str, str]:
         """Compact tables after a large ingest (fewer fragments, faster scans); table -> "" when

@@ -11,37 +11,41 @@ import numpy as np
 import pandas as pd
 
 from memcore.store.schema import match, sql_str
+from memcore.store.tables import Tables
 from memcore.types import Event
 
 
-class RecordsMixin:
-    """Events, provenance, usage ledger and per-question results (needs `table`, `_df`, `_fresh`, `_store_lock`,
-    `_leases`, `_after_write`)."""
+def event_row(space: str, e: Event, seq: int) -> dict:
+    """The stored row of an ingest event (`seq`: its place among its batch's events)."""
+    return {"space": space, "system": e.system, "conv_id": e.conv_id, "step": int(e.step), "seq": seq,
+            "kind": e.kind, "item_kind": e.item_kind, "item_ids": list(e.item_ids), "turn_id": e.turn_id,
+            "reason": e.reason, "data": json.dumps(e.data, ensure_ascii=False, default=json_default)}
+
+
+class RecordsPart:
+    """Events, provenance, usage ledger and per-question results, through the store's Tables."""
+
+    def __init__(self, tables: Tables) -> None:
+        self.tables = tables
 
     # ------------------------------------------------------------ provenance
     def sources_of(self, space: str, conv_id: str, item_id: str) -> list[str]:
         """Direct sources (turn ids or item ids) of an item: walking down."""
         where = f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)} AND item_id = {sql_str(item_id)}"
-        return list(dict.fromkeys(self._df("links", where=where, columns=["source_id"])["source_id"]))
+        return list(dict.fromkeys(self.tables.df("links", where=where, columns=["source_id"])["source_id"]))
 
     def derived_from(self, space: str, conv_id: str, source_id: str) -> list[str]:
         """Items built directly from a turn or item: walking up."""
         where = f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)} AND source_id = {sql_str(source_id)}"
-        return list(dict.fromkeys(self._df("links", where=where, columns=["item_id"])["item_id"]))
+        return list(dict.fromkeys(self.tables.df("links", where=where, columns=["item_id"])["item_id"]))
 
     # ---------------------------------------------------------------- events
-    @staticmethod
-    def _event_row(space: str, e: Event, seq: int) -> dict:
-        return {"space": space, "system": e.system, "conv_id": e.conv_id, "step": int(e.step), "seq": seq,
-                "kind": e.kind, "item_kind": e.item_kind, "item_ids": list(e.item_ids), "turn_id": e.turn_id,
-                "reason": e.reason, "data": json.dumps(e.data, ensure_ascii=False, default=json_default)}
-
     def events(self, space: str, conv_id: str, upto: int | None = None) -> list[Event]:
         """Ingest events in order (optionally up to a step)."""
         where = f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)}"
         if upto is not None:
             where += f" AND step <= {int(upto)}"
-        df = self._df("events", where=where)
+        df = self.tables.df("events", where=where)
         if df.empty:
             return []
         df = df.sort_values(["step", "seq"], kind="stable")
@@ -53,8 +57,8 @@ class RecordsMixin:
     def add_llm_calls(self, records: Sequence) -> None:
         """Persist usage-ledger records."""
         if records:
-            self.table("llm_calls").add([r.to_dict() for r in records])
-            self._after_write("llm_calls", len(records))
+            self.tables.table("llm_calls").add([r.to_dict() for r in records])
+            self.tables.after_write("llm_calls", len(records))
 
     def rollback_llm_calls(self, space: str, conv_id: str, step: int) -> None:
         """Delete the ledger rows of a killed ingest's lost steps (construction calls after `step`).
@@ -64,10 +68,10 @@ class RecordsMixin:
         the last checkpoint of any other memory space of the same system and conversation (so
         another configuration's finished or stopped ingest keeps its calls).
         """
-        if "llm_calls" not in self.table_names():
+        if "llm_calls" not in self.tables.names():
             return
         key = f"{space}|{conv_id}"
-        cks = self._df("checkpoints", where=f"conv_id = {sql_str(conv_id)}", columns=["key", "system", "updated"])
+        cks = self.tables.df("checkpoints", where=f"conv_id = {sql_str(conv_id)}", columns=["key", "system", "updated"])
         own = cks[cks["key"] == key]
         system = str(own["system"].iloc[0]) if len(own) else space.rsplit("-", 1)[0]
         others = cks[(cks["key"] != key) & (cks["system"] == system)]
@@ -75,7 +79,7 @@ class RecordsMixin:
                  f"AND step > {int(step)}")
         if len(others):
             where += f" AND ts > {float(others['updated'].max())!r}"
-        t = self.table("llm_calls")
+        t = self.tables.table("llm_calls")
         t.checkout_latest()
         t.delete(where)
 
@@ -90,7 +94,7 @@ class RecordsMixin:
             variant = list(variant)
         where = match(system=system, conv_id=conv_id, stage=stage, provider=provider, role=role,
                       step__gt=after_step, variant=variant)
-        return self._df("llm_calls", where=where or None)
+        return self.tables.df("llm_calls", where=where or None)
 
     def save_results(self, run_id: str, rows: Sequence[dict]) -> None:
         """Upsert per-question results of an evaluation run (keyed by run, variant, question).
@@ -101,7 +105,7 @@ class RecordsMixin:
         never wait, and a second run of the same conversation (a rerun racing a running one) updates
         the rows the first inserted instead of adding them again.
         """
-        held = self._leases.get(f"run|{run_id}")
+        held = self.tables.held(f"run|{run_id}")
         if held is not None:
             held.check()  # a run lease that expired and was taken over: write nothing (MemoryBusy)
         # keyed by the result set: the row's canonical variant (its plain system for rows without one); the
@@ -113,16 +117,16 @@ class RecordsMixin:
         for r in out:
             by_conv.setdefault(r["conv_id"], []).append(r)
         for conv_id, group in by_conv.items():
-            with self._store_lock(f"results|{run_id}|{conv_id}"):
-                self._fresh("results").merge_insert("key").when_matched_update_all() \
+            with self.tables.lock_rows(f"results|{run_id}|{conv_id}"):
+                self.tables.fresh("results").merge_insert("key").when_matched_update_all() \
                     .when_not_matched_insert_all().execute(group)
         if out:
-            self._after_write("results")
+            self.tables.after_write("results")
 
     def results_table(self) -> Any:
         """The results table at its latest version: rows other processes (eval workers, `memcore eval`
         while the app is open) committed since this handle opened it are visible."""
-        t = self.table("results")
+        t = self.tables.table("results")
         try:
             t.checkout_latest()
         except Exception:  # noqa: BLE001 - a table that cannot refresh is read as it is
@@ -133,7 +137,7 @@ class RecordsMixin:
         """One stored per-question result (with its trace) of a result set (`system`: a canonical variant name,
         a plain system's being its own), or None."""
         self.results_table()
-        df = self._df("results", where=f"key = {sql_str(f'{run_id}|{system}|{question_id}')}", columns=["payload"])
+        df = self.tables.df("results", where=f"key = {sql_str(f'{run_id}|{system}|{question_id}')}", columns=["payload"])
         return json.loads(df.iloc[0]["payload"]) if len(df) else None
 
     def results(self, run_id: str, systems: Sequence[str] | None = None, *, traces: bool = True,
@@ -145,18 +149,15 @@ class RecordsMixin:
 
     def result_keys(self, run_id: str) -> set[tuple[str, str]]:
         """The (variant, question_id) pairs stored for a run (a plain system is its own variant)."""
-        if not self._has_results():
+        if not self.tables.has("results"):
             return set()
         df = self.results_table().search().where(match(run_id=run_id)).select(["system", "question_id"]) \
             .limit(None).to_pandas()
         return set(zip(df["system"], df["question_id"], strict=True))
 
-    def _has_results(self) -> bool:
-        return "results" in self._tables or "results" in self.table_names()
-
     def _result_rows(self, run_id: str, systems: Sequence[str] | None, traces: bool,
                      limit: int | None) -> Iterator[dict]:
-        if not self._has_results():
+        if not self.tables.has("results"):
             return
         where = match(run_id=run_id, system=None if systems is None else list(systems))
         q = self.results_table().search().where(where).select(["payload"]).limit(limit)

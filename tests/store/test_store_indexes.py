@@ -46,7 +46,7 @@ def test_scope_index_is_built_past_the_threshold_refreshed_as_it_grows_and_chang
     assert [r.id for r in st.items("space", "c3", "episode")] == [f"e{j}" for j in range(5)]
     commit_conv(st, "c4", n=10)  # 60 rows >= 1.25 x 45: rebuilt over every row
     assert indexed(st, "mem_episode") == [(["conv_id"], 0)]
-    assert ("mem_episode", "conv_id", 60) in st._indexes.built
+    assert ("mem_episode", "conv_id", 60) in st.tables.indexes.built
 
 
 def test_turns_and_results_tables_get_their_scope_index(tmp_path, monkeypatch):

@@ -126,9 +126,9 @@ def test_snapshots_are_reused_and_hidden(tmp_path):
     s1 = LanceStore(str(tmp_path / "db"), dim=EMB.dim)
     add_conv(s1, "a", A)
     want = results(s1, "lexical")
-    assert s1._searcher.builds == 2  # one snapshot for the turns, one for the items
+    assert s1.tables.searcher.builds == 2  # one snapshot for the turns, one for the items
     s2 = LanceStore(str(tmp_path / "db"), dim=EMB.dim)  # another process: same content, same snapshots
-    assert results(s2, "lexical") == want and s2._searcher.builds == 0
+    assert results(s2, "lexical") == want and s2.tables.searcher.builds == 0
     s1.commit("sp", "s", "a", 2, [item("episode-0", "pottery class changed", 2)], [], [], {})
     new = results(s1, "lexical")  # rebuilds the item snapshot and drops the old one, which s2 still holds
     assert new != want
