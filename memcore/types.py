@@ -14,7 +14,6 @@ CATEGORY_NAMES: dict[int, str] = {
 }
 
 EVENT_KINDS = ("created", "merged", "split", "moved", "deleted", "linked", "updated", "promoted", "indexed")
-STAGES = ("construction", "retrieval", "answer", "judge")
 
 
 @dataclass

@@ -95,17 +95,3 @@ class Provider(Protocol):
     def chat(self, messages: list[dict[str, str]], **opts: Unpack[ChatOptions]) -> ChatResult:
         """Send messages, return the reply with token usage (options and defaults: ChatOptions)."""
         ...
-
-
-class StructuredProvider(Protocol):
-    """A provider that computes role outputs directly (the offline engine)."""
-
-    name: str
-    model: str
-    label: str
-
-    capabilities: Capabilities  # offline_rules=True
-
-    def run_role(self, role: str, inputs: dict[str, Any]) -> BaseModel:
-        """Compute the role's output for these inputs without a model."""
-        ...

@@ -15,10 +15,6 @@ import pyarrow as pa
 
 INF_STEP = 2**31 - 1  # valid_to of the current version of an item
 
-MEMORY_KINDS = (
-    "session", "unit", "episode", "semantic", "theme", "entity", "relation", "passage", "experience",
-)
-
 # Columns some kinds carry on top of the common ones (filled from item.metadata).
 KIND_EXTRA: dict[str, list[pa.Field]] = {
     "relation": [pa.field("src", pa.string()), pa.field("rel", pa.string()), pa.field("tgt", pa.string()),

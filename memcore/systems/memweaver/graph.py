@@ -25,8 +25,6 @@ from memcore.llm.client import LLMClient
 from memcore.systems.memory import WorkingMemory
 from memcore.types import Conversation, Event, MemoryItem, Turn
 
-STRUCTURAL = ("contains", "about")
-
 
 def norm_name(name: str) -> str:
     """The key an entity name is matched on: lower case, single spaces, no outer punctuation."""
