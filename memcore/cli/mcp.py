@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from memcore.cli.common import PROVIDER, STORE, workbench_from
 from memcore.errors import MemcoreError
@@ -77,10 +77,26 @@ class MemoryServer:
                 raise ToolError(_one_line(e)) from None
 
 
+class _Server(MCPServer):
+    """MCPServer whose argument errors are one line per call: `argument: what is wrong` (no value echoed)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """Call a tool; a validation error of its arguments becomes a one-line ToolError."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as e:
+            cause = e.__cause__
+            if isinstance(cause, ValidationError):
+                raise ToolError(f"{name}: invalid arguments: " + "; ".join(
+                    f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+                    for err in cause.errors())) from None
+            raise
+
+
 def build_server(wb: Any, systems: list[str], session: str = DEFAULT_SESSION) -> MCPServer:
     """The MCPServer with memcore's memory tools over `wb` for `systems` (canonical variant names)."""
     ms = MemoryServer(wb, systems, session)
-    server = MCPServer("memcore", instructions=INSTRUCTIONS)
+    server = _Server("memcore", instructions=INSTRUCTIONS)
 
     @server.tool()
     def remember(text: Annotated[str, Field(min_length=1, description="the message text")],

@@ -25,6 +25,7 @@ from memcore.ingest.context import OPEN
 from memcore.live.log import ToolCall, log_calls
 from memcore.llm.ledger import UsageLedger
 from memcore.llm.redact import redact
+from memcore.systems.base import render_context
 from memcore.types import Answer, Conversation, Event, Question, Trace, Turn
 from memcore.workbench import Workbench
 
@@ -201,6 +202,8 @@ class LiveMemory:
                     self._fail("recall", name, query, e, t1)
                     raise LiveError(f"recall with {name} failed: {e}") from None
             trace.variant = name
+            if not trace.context:  # as the answer step renders it (BaseSystem.answer)
+                trace.context = render_context(trace.items)
             call = ToolCall(self.conv_id, "recall", name, (time.perf_counter() - t1) * 1000, step=len(conv.turns),
                             request={"query": query}, result={"trace": trace.to_dict()},
                             calls=[r.to_dict() for r in records], client=self.client)
