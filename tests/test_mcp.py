@@ -110,7 +110,8 @@ async def drive(client: Client, msgs: list[dict[str, Any]], session_id: str = "c
             r = await client.call_tool("recall", {"query": f"What about {TOPICS[i % 5]}?", "session_id": session_id})
             assert not r.is_error, r.content
             got = r.structured_content["systems"]
-            assert set(got) == set(SYSTEMS.split(",")) and all(v["trace_id"] and v["items"] for v in got.values())
+            assert set(got) == set(SYSTEMS.split(",")) and all(v["trace_id"] for v in got.values())
+            assert got["naive_rag"]["items"] and all(it["turn_ids"] for it in got["naive_rag"]["items"])
             traces.append(got["naive_rag"]["trace_id"])
     return traces
 
