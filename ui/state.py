@@ -13,6 +13,7 @@ import streamlit as st
 
 from memcore.errors import MemcoreError, MemoryBusy
 from memcore.ingest import FINISHING
+from memcore.ingest.context import is_open
 from memcore.llm.ledger import CallRecord, UsageLedger
 from memcore.settings import Settings
 from memcore.store.schema import INF_STEP
@@ -86,10 +87,13 @@ def workbench_or_stop() -> Workbench:
 
 # ---------------------------------------------------------------- conversations
 def conversation(wb: Workbench, conv_id: str) -> Conversation:
-    """A stored conversation, parsed once per session."""
+    """A stored conversation, parsed once per session (a live one that is still growing, memcore.live, each time:
+    an agent or a followed log may have added turns)."""
     cache: dict = st.session_state.setdefault("_convs", {})
     key = (wb.store.uri, conv_id)
-    if key not in cache:
+    if key not in cache or is_open(cache[key]):
+        if key in cache:
+            wb.store.refresh()  # the rows other processes committed since
         cache[key] = wb.conversation(conv_id)
     return cache[key]
 

@@ -71,6 +71,16 @@ def read_calls(store: LanceStore, conv_id: str, since: float = 0.0) -> pd.DataFr
     return df.sort_values("ts", ignore_index=True)
 
 
+def live_conv_ids(store: LanceStore) -> list[str]:
+    """Conversations written live (a row in the tool-call log), newest activity first."""
+    if LIVE_CALLS not in store.table_names():
+        return []
+    t = store.table(LIVE_CALLS, SCHEMA)
+    t.checkout_latest()
+    df = t.search().select(["conv_id", "ts"]).limit(None).to_pandas()
+    return list(df.sort_values("ts", ascending=False)["conv_id"].drop_duplicates()) if len(df) else []
+
+
 def find_call(store: LanceStore, call_id: str) -> dict[str, Any] | None:
     """One stored tool call by id (a trace id), parsed, or None."""
     if LIVE_CALLS not in store.table_names():
