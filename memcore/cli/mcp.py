@@ -171,9 +171,12 @@ def mcp_command(
     memory_status; stdio by default). Each agent session is a live conversation in the store: the Live page
     watches it, and replay, ask, eval and export work on it."""
     from memcore.cli.variants import resolve_names
+    from memcore.llm import check_endpoint
 
     wb = workbench_from(store, provider)
     names = resolve_names(systems, wb.store, list(wb.systems()))
+    if wb.settings.llm_check:  # a dead endpoint fails here (exit 2, the URL and the fix), not at the first tool call
+        check_endpoint(wb.llm)
     default = " (the default; --systems picks others)" if systems == DEFAULT_SYSTEM else ""
     where = f"http://{host}:{port}/mcp" if http else "stdio"
     print(f"memcore mcp: serving {', '.join(names)}{default} on {where} | store: {redact(wb.settings.store_uri)} | "
