@@ -53,3 +53,22 @@ def test_replay_shows_a_live_memory_built_to_its_newest_turn(app_env):
     assert not at.exception, [e.value for e in at.exception]
     assert not [b for b in at.button if b.label.startswith("Build memory")]
     assert any("Turn" in m.value and "of 2" in m.value for m in [*at.markdown, *at.caption])
+
+
+def test_chat_box_on_a_fresh_store_remembers_then_answers_from_memory(app_env):
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.switch_page("pages/live.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    conv_id = at.selectbox(key="live_conv").value
+    assert conv_id.startswith("live-chat-") and "Waiting for the first message" in " ".join(i.value for i in at.info)
+    at.chat_input(key="live_chat").set_value("I adopted a dog named Rex.").run()
+    assert "nothing to answer from" in " ".join(c.value for c in at.caption)  # the first turn: no reply invented
+    at.chat_input(key="live_chat").set_value("What is my dog called?").run()
+    assert not at.exception, [e.value for e in at.exception]
+    captions = " ".join(c.value for c in at.caption)
+    assert "answered by offline engine" in captions
+    wb = Workbench(Settings(store_uri=str(app_env / "store"), llm_provider="offline", embedder="hashing"),
+                   embedder=HashingEmbedder())
+    turns = wb.conversation(conv_id).turns
+    assert [t.speaker for t in turns] == ["User", "User", "Assistant"]
+    assert turns[-1].text == at.text[-1].value  # the reply shown is the reply remembered
