@@ -56,7 +56,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("systems",),
     ("ingest",),
     ("workbench", "memory_diff"),
-    ("eval", "viz", "annotate"),
+    ("eval", "viz", "annotate", "live"),
     ("cli", "testing"),
 )
 FLOOR = {group: n for n, groups in enumerate(FLOORS) for group in groups}

@@ -12,6 +12,7 @@ REPLAY = "Replay"
 EXPLORE = "Explore"
 ASK = "Ask"
 COMPARE = "Compare"
+LIVE = "Live"
 BENCHMARK = "Benchmark"
 COMPARE_RUNS = "Compare runs"
 ANNOTATE = "Annotate"  # built by another helper: shown once pages/annotate.py exists
@@ -41,6 +42,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec(EXPLORE, "pages/explore.py", ":material/travel_explore:", "explore"),
     PageSpec(ASK, "pages/ask.py", ":material/question_answer:", "ask"),
     PageSpec(COMPARE, "pages/compare.py", ":material/compare:", "compare"),
+    PageSpec(LIVE, "pages/live.py", ":material/sensors:", "live"),
     PageSpec(BENCHMARK, "pages/benchmark.py", ":material/leaderboard:", "benchmark", "Evaluate"),
     PageSpec(COMPARE_RUNS, "pages/compare_runs.py", ":material/difference:", "compare-runs", "Evaluate"),
     PageSpec(ANNOTATE, "pages/annotate.py", ":material/rate_review:", "annotate", "Evaluate"),

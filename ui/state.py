@@ -13,6 +13,7 @@ import streamlit as st
 
 from memcore.errors import MemcoreError, MemoryBusy
 from memcore.ingest import FINISHING
+from memcore.ingest.context import is_open
 from memcore.llm.ledger import CallRecord, UsageLedger
 from memcore.settings import Settings
 from memcore.store.schema import INF_STEP
@@ -86,10 +87,13 @@ def workbench_or_stop() -> Workbench:
 
 # ---------------------------------------------------------------- conversations
 def conversation(wb: Workbench, conv_id: str) -> Conversation:
-    """A stored conversation, parsed once per session."""
+    """A stored conversation, parsed once per session (a live one that is still growing, memcore.live, each time:
+    an agent or a followed log may have added turns)."""
     cache: dict = st.session_state.setdefault("_convs", {})
     key = (wb.store.uri, conv_id)
-    if key not in cache:
+    if key not in cache or is_open(cache[key]):
+        if key in cache:
+            wb.store.refresh()  # the rows other processes committed since
         cache[key] = wb.conversation(conv_id)
     return cache[key]
 
@@ -161,12 +165,15 @@ def _status(_mem: MemoryView, store_uri: str, space: str, conv_id: str) -> tuple
 
 
 def ingest_status(wb: Workbench, system: str, conv: Conversation) -> tuple[int, bool]:
-    """(last committed step, complete) of a system's ingest (re-read at most every 2 s)."""
+    """(last committed step, complete) of a system's ingest (re-read at most every 2 s). A live conversation that
+    is still growing (memcore.live) counts as complete once its memory is built up to the newest turn: there is no
+    end-of-conversation step while it is open, and Replay, Ask, Explore and Export show it."""
     job = jobs.get(ingest_job_id(conv))
     if job is not None and (job.running or time.time() - (job.finished or 0) < 10):
         _status.clear()  # memory is being (or was just) built: read the checkpoint afresh
     mem = memory_of(wb, system, conv)
-    return _status(mem, wb.store.uri, mem.space, conv.id)
+    step, done = _status(mem, wb.store.uri, mem.space, conv.id)
+    return step, done or (is_open(conv) and 0 < len(conv.turns) <= step)
 
 
 def ingest_job_id(conv: Conversation) -> str:

@@ -22,6 +22,7 @@ from memcore.cli.common import (
 )
 from memcore.cli.compare import compare_command
 from memcore.cli.eval import eval_command
+from memcore.cli.mcp import mcp_command
 from memcore.cli.sweep import sweep_command
 from memcore.cli.tools import doctor, llm_serve, optimize
 from memcore.cli.variants import fail, open_store, resolve, resolve_names, variant_lines, variants_app
@@ -39,6 +40,7 @@ app.add_typer(variants_app, name="variants")
 app.command("eval")(eval_command)
 app.command("compare")(compare_command)
 app.command("sweep")(sweep_command)
+app.command("mcp")(mcp_command)
 app.command()(optimize)
 app.command()(doctor)
 llm_app.command("serve")(llm_serve)
@@ -146,8 +148,16 @@ def ingest(
                                  "and system, from an earlier real build of the same memory in the store, else "
                                  "the offline engine's ledger of the same ingest, times the price table; the "
                                  "source is named) and exit without calling the provider"),
+    follow: bool = typer.Option(False, "--follow", help="SOURCE is a JSONL chat log that grows: remember each new "
+                                "message as it is written (a live conversation: the Live page watches it; no "
+                                "end-of-conversation step while it is followed); Ctrl-C stops, a rerun continues"),
+    idle_exit: float | None = typer.Option(None, "--idle-exit", help="with --follow: stop after the file has not "
+                                           "grown for this many seconds"),
 ) -> None:
     """Build memory for conversations (resumes an interrupted ingest; never duplicates)."""
+    if follow:
+        _follow(source, systems, store, provider, lenient, idle_exit)
+        return
     if dry_run:
         from memcore.eval.estimate import estimate_ingest, format_estimate
 
@@ -184,6 +194,40 @@ def ingest(
     wb.ledger.flush()
     if failures:
         raise typer.Exit(4)
+
+
+def _follow(source: str, systems: str, store: str | None, provider: str | None, lenient: bool,
+            idle_exit: float | None) -> None:
+    """`ingest --follow`: remember a growing JSONL chat log (memcore.live.follow); exit 4 when a memory could not
+    be built (the turns stay stored; a rerun resumes)."""
+    from pathlib import Path
+
+    from memcore.live import LiveError
+    from memcore.live.follow import follow
+
+    path = Path(source)
+    if source == "demo" or path.suffix != ".jsonl":
+        raise typer.BadParameter(f"--follow reads a JSONL chat log (*.jsonl), not {source!r}")
+    wb = workbench_from(store, provider)
+    echo(f"LLM: {wb.provider_label} | embedder: {wb.embedder.name} | store: {redact(wb.settings.store_uri)}")
+    _check(wb)
+    names = _system_names(systems, wb.store)
+    echo(f"following {visible(str(path))} for {', '.join(names)} (Ctrl-C stops)")
+
+    def shown(conv_id: str, n: int, counts: dict) -> None:
+        echo(f"  {visible(conv_id)}: +{n} turn(s); memory: " + "; ".join(f"{k} {v or 'turn index'}"
+                                                                       for k, v in counts.items()))
+    try:
+        n = follow(wb, path, names, idle_exit_s=idle_exit, lenient=lenient, report=shown)
+    except KeyboardInterrupt:
+        echo("stopped; a rerun continues from the stored turns")
+        return
+    except LiveError as e:
+        echo(f"error: {redact(str(e))}", err=True)
+        raise typer.Exit(4) from None
+    finally:
+        wb.ledger.flush()
+    echo(f"stopped after {idle_exit}s without growth: {n} turn(s) remembered")
 
 
 def _stage(bar: Any, label: str, what: str, done: int, total: int) -> None:

@@ -16,11 +16,20 @@ from memcore.llm.ledger import CallRecord, UsageLedger
 from memcore.systems.protocol import MemorySystem, RunAhead, TurnContext
 from memcore.types import Conversation, Event, Turn
 
+OPEN = "memcore_live_open"  # Conversation.metadata key: a live conversation still growing (memcore.live)
+
+
+def is_open(conv: Conversation) -> bool:
+    """Whether `conv` is a live conversation that is still growing: its newest turn ends no session (the next
+    message may continue it) and an ingest stops after its turns without the end-of-conversation step."""
+    return conv.metadata.get(OPEN) is True
+
 
 def ends_session(conv: Conversation, turn: Turn) -> bool:
-    """Whether `turn` is the last of its session (the next turn has another session, or there is none)."""
+    """Whether `turn` is the last of its session (the next turn has another session, or there is none; in an
+    open live conversation the newest turn does not: its session goes on)."""
     nxt = conv.turns[turn.index + 1] if turn.index + 1 < len(conv.turns) else None
-    return nxt is None or nxt.session != turn.session
+    return (nxt is None and not is_open(conv)) or (nxt is not None and nxt.session != turn.session)
 
 
 class IngestContext:

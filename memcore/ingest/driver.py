@@ -16,7 +16,7 @@ import numpy as np
 
 from memcore.embed import Embedder, embedding_order
 from memcore.errors import LLMError
-from memcore.ingest.context import IngestContext, adapt
+from memcore.ingest.context import IngestContext, adapt, is_open
 from memcore.llm.ledger import UsageLedger
 from memcore.store import LanceStore
 from memcore.systems.protocol import MemorySystem
@@ -112,7 +112,9 @@ def ingest_conversation(
     those made while it runs. Commits at every session end and every `commit_every` turns. `should_stop()`
     (checked after each turn) or `stop_after` (turn count, for tests) end the call early after a
     commit; calling again resumes. An ingest killed between commits resumes from the last
-    checkpoint: partial writes after it are rolled back first. `progress(turn, total, events)`
+    checkpoint: partial writes after it are rolled back first. An open live conversation (memcore.live,
+    ingest.context.is_open) commits after its newest turn and stops there: no end-of-conversation step, the
+    checkpoint stays not done, and the next call ingests the turns added meanwhile. `progress(turn, total, events)`
     follows every turn; `stage` the steps around them (embedding the shared turns, finishing). `embedder`, the
     runtime's (the one behind `system.embed_texts`), only orders the shared turns' embedding (ensure_turns); the
     driver never reaches past the protocol into the system for it.
@@ -130,6 +132,11 @@ def ingest_conversation(
         report.counts = store.kind_counts(space, conv.id)
         return report
     start = ck["step"] if ck else 0
+    live = is_open(conv)
+    if live and start >= total:  # an open live conversation with no new turn: nothing to do
+        report.turns_done, report.committed_step = total, start
+        report.counts = store.kind_counts(space, conv.id)
+        return report
     ctx = IngestContext(conv, ledger)
     ctx.flush_calls()  # a crashed ingest's unflushed calls reach the store before they are rolled back
     store.rollback(space, conv.id, start)
@@ -173,7 +180,7 @@ def ingest_conversation(
             if progress is not None:
                 progress(turn.index + 1, total, evs)
             stopping = (should_stop is not None and should_stop()) or (
-                stop_after is not None and turn.index + 1 - start >= stop_after)
+                stop_after is not None and turn.index + 1 - start >= stop_after) or (live and turn.index + 1 == total)
             if turn_ctx.session_end or since_commit >= commit_every or stopping:
                 commit(turn.index + 1)
                 since_commit = 0
@@ -181,6 +188,8 @@ def ingest_conversation(
                 ctx.discard_ahead()
                 report.seconds = time.perf_counter() - t0
                 report.degraded_calls = ctx.degraded_calls()
+                if live:
+                    report.counts = store.kind_counts(space, conv.id)
                 return report
         if stage is not None:
             stage(FINISHING, 0, 1)

@@ -123,11 +123,12 @@ class LanceStore(CommitPart, ItemsPart, RecordsPart):
         return self.tables.df(name, where=match(**where) or None, columns=columns)
 
     # --------------------------------------------------------- conversations
-    def save_conversation(self, conv) -> None:  # noqa: ANN001 - Conversation
+    def save_conversation(self, conv, extend: bool = False) -> None:  # noqa: ANN001 - Conversation
         """Store a conversation (turns and questions) so the app can list and reload it.
 
         A stored conversation of the same id may change its questions, never its turns: StoreError (the
-        memories and results of that id were built from the stored turns)."""
+        memories and results of that id were built from the stored turns). `extend=True` (a live conversation,
+        memcore.live) also accepts new turns after the stored ones, never a change to those."""
         from memcore.serialize import conversation_to_json
 
         row = {"conv_id": conv.id, "source": conv.source, "n_turns": len(conv.turns),
@@ -146,7 +147,7 @@ class LanceStore(CommitPart, ItemsPart, RecordsPart):
             if have == [row]:
                 return
             if have:
-                self.check_turns(conv, have[0]["payload"])
+                self.check_turns(conv, have[0]["payload"], prefix=extend)
             t = self.table("conversations")
             if len(have) > 1:  # duplicates from an older memcore: keep one
                 t.delete(where)
@@ -154,9 +155,10 @@ class LanceStore(CommitPart, ItemsPart, RecordsPart):
             else:
                 t.merge_insert("conv_id").when_matched_update_all().when_not_matched_insert_all().execute([row])
 
-    def check_turns(self, conv, payload: str | None = None) -> None:  # noqa: ANN001 - Conversation
+    def check_turns(self, conv, payload: str | None = None, prefix: bool = False) -> None:  # noqa: ANN001
         """StoreError when the store holds conversation `conv.id` with other turns (its memories were built from
-        those, so they must not answer for `conv`); `payload` is the stored row's, read when None."""
+        those, so they must not answer for `conv`); `payload` is the stored row's, read when None. `prefix=True`:
+        the stored turns need only begin `conv.turns` (a live conversation that grew)."""
         from memcore.serialize import conversation_from_json
 
         if payload is None:
@@ -164,7 +166,8 @@ class LanceStore(CommitPart, ItemsPart, RecordsPart):
             if df.empty:
                 return
             payload = df["payload"].iloc[0]
-        if conversation_from_json(payload).turns != conv.turns:
+        stored = conversation_from_json(payload).turns
+        if (conv.turns[:len(stored)] if prefix else conv.turns) != stored:
             raise StoreError(f"conversation {conv.id!r} is already in {redact(self.uri)} with other turns, and "
                              "memories built from those would answer for this one. Fix: load it into another "
                              "store (--store or MEMCORE_STORE), or give it its own id in the file")
@@ -207,6 +210,14 @@ class LanceStore(CommitPart, ItemsPart, RecordsPart):
                 else:
                     t.merge_insert("uid").when_matched_update_all().when_not_matched_insert_all().execute(rows)
             self.tables.after_write("turns")
+
+    def drop_turns_from(self, conv_id: str, index: int) -> None:
+        """Delete the stored turn rows of a conversation from position `index` on (a live append killed after
+        writing its turn row and before its conversation row leaves one; the append that follows redoes it)."""
+        if "turns" in self.table_names():
+            with self._store_lock(f"turns|{conv_id}"):
+                self._fresh("turns").delete(f"conv_id = {sql_str(conv_id)} AND idx >= {int(index)}")
+            self._after_write("turns")
 
     def turn_matrix(self, conv_id: str) -> tuple[list[str], np.ndarray]:
         """Turn ids in conversation order and their embedding matrix."""
