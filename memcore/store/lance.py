@@ -215,9 +215,9 @@ class LanceStore(CommitPart, ItemsPart, RecordsPart):
         """Delete the stored turn rows of a conversation from position `index` on (a live append killed after
         writing its turn row and before its conversation row leaves one; the append that follows redoes it)."""
         if "turns" in self.table_names():
-            with self._store_lock(f"turns|{conv_id}"):
-                self._fresh("turns").delete(f"conv_id = {sql_str(conv_id)} AND idx >= {int(index)}")
-            self._after_write("turns")
+            with self.tables.lock_rows(f"turns|{conv_id}"):
+                self.tables.fresh("turns").delete(f"conv_id = {sql_str(conv_id)} AND idx >= {int(index)}")
+            self.tables.after_write("turns")
 
     def turn_matrix(self, conv_id: str) -> tuple[list[str], np.ndarray]:
         """Turn ids in conversation order and their embedding matrix."""
