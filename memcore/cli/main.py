@@ -22,6 +22,7 @@ from memcore.cli.common import (
 )
 from memcore.cli.compare import compare_command
 from memcore.cli.eval import eval_command
+from memcore.cli.new_system import new_system_command
 from memcore.cli.sweep import sweep_command
 from memcore.cli.tools import doctor, llm_serve, optimize
 from memcore.cli.variants import fail, open_store, resolve, resolve_names, variant_lines, variants_app
@@ -39,6 +40,7 @@ app.add_typer(variants_app, name="variants")
 app.command("eval")(eval_command)
 app.command("compare")(compare_command)
 app.command("sweep")(sweep_command)
+app.command("new-system")(new_system_command)
 app.command()(optimize)
 app.command()(doctor)
 llm_app.command("serve")(llm_serve)
