@@ -1,5 +1,5 @@
-"""The `memcore` command line: systems, ingest, ask, diff here; eval, compare, sweep (memcore.eval), variants
-(cli_variants), doctor, optimize, llm serve (cli_tools)."""
+"""The `memcore` command line: systems, ingest, ask, diff here; eval, compare, sweep, new-system, variants,
+doctor, optimize, llm serve in the other modules of memcore.cli."""
 
 from __future__ import annotations
 
