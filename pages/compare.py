@@ -8,18 +8,8 @@ from memcore.eval.diagnostics import locate_missed_evidence
 from memcore.viz.evidence import STATUS_TEXT, answer_summary, compare_bar, cost_bar
 from memcore.viz.safe import md_escape
 from memcore.viz.views import COMPARE
-from ui import settings_panel, state, widgets
-from ui.ask_view import (
-    answer_marks,
-    ask_link,
-    build_cards,
-    default_picks,
-    evidence_line,
-    judge_name,
-    shown,
-    verdict,
-    verdict_line,
-)
+from ui import state, widgets
+from ui.ask_view import answer_marks, ask_link, evidence_line, question_flow, verdict_line
 from ui.variant_names import label as variant_label
 
 st.title("Compare")
@@ -36,23 +26,10 @@ if q is None:
     st.stop()
 if q.answer:
     st.markdown(f"**Gold answer:** {md_escape(q.answer)} · evidence: {md_escape(', '.join(q.evidence) or 'none')}")
-systems = settings_panel.variant_picker(wb, "Systems", default_picks(wb, conv, COMPARE, at_least=2), key="cmp_systems")
-retriever = widgets.retriever_picker("cmp_retriever")
-settings_panel.settings_panel(wb, "cmp_systems", systems, conv)
-built = build_cards(wb, conv, systems, key="cmp") if systems else []
-if not built:
-    st.info("Choose at least one system whose memory is built (or build one above) to compare.")
-    st.stop()
-clicked = st.button("Compare", type="primary", icon=":material/compare:")
-if not shown("cmp_active", (conv.id, q.id, q.text, retriever), clicked):
-    st.stop()
-
-answers = widgets.answers_for(wb, conv, q, built, retriever)
-verdicts = {s: verdict(wb, q, a) for s, a in answers.items()}
+answers, verdicts, retriever = question_flow(wb, conv, q, key="cmp", page_name=COMPARE, verb="Compare",
+                                             icon=":material/compare:", at_least=2)
 rows = [answer_summary(s, a, q.evidence, verdicts[s]) for s, a in answers.items()]
 st.session_state["cmp_rows"] = rows
-st.caption(f"Answers by: **{md_escape(wb.provider_label)}** · retriever: **{md_escape(retriever)}**"
-           + (f" · verdicts by the **{md_escape(judge_name(wb))}**" if q.answer else ""))
 st.dataframe(rows, hide_index=True)
 c1, c2 = st.columns(2)
 c1.plotly_chart(compare_bar(rows, "context tokens"), key="cmp_ctx")

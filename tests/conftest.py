@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
+import openai
 import pytest
 
 from memcore.testing import contract_workbench, tiny_conversation
@@ -19,6 +22,61 @@ if sys.__stdin__ is None:  # started with fd 0 closed (CI has no standard input;
     # pytest's stand-in for sys.stdin asserts sys.__stdin__ when asked its encoding, which IPython (imported by pyvis
     # for the graph pages) does at import: every AppTest drawing a graph would fail.
     sys.__stdin__ = open(os.devnull)  # noqa: SIM115 - kept open for the session
+
+
+LOCAL_HOSTS = frozenset({"127.0.0.1"})  # the mock server and the bundled local server listen here
+ENDPOINT_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL")  # what would point a test (or its child process) elsewhere
+
+
+class EndpointRefused(RuntimeError):
+    """A test built an LLM or embedding client for an endpoint that is not on 127.0.0.1."""
+
+
+REFUSED: list[str] = []  # clients the guard refused, taken by the test during which they were built
+
+
+def _guard_client(cls: type, mp: pytest.MonkeyPatch) -> None:
+    """Refuse `cls` (an openai client class) at construction unless its base URL is on 127.0.0.1."""
+    init = cls.__init__
+
+    def guarded(self: object, *args: object, **kwargs: object) -> None:
+        init(self, *args, **kwargs)
+        host = urlsplit(str(getattr(self, "base_url", ""))).hostname or ""
+        if host not in LOCAL_HOSTS:
+            REFUSED.append(f"{cls.__name__} for {host or '?'}")
+            raise EndpointRefused(f"tests reach no endpoint but one on 127.0.0.1 (a mock server); "
+                                  f"this {cls.__name__} client points at {host or 'an unknown host'}")
+
+    mp.setattr(cls, "__init__", guarded)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _endpoint_guard() -> Iterator[None]:
+    """For the whole session (so module fixtures and the processes they start are covered too): the developer's
+    OPENAI_API_KEY and OPENAI_BASE_URL are removed (child processes and the default provider cannot reach an
+    endpoint: with no key the provider is `offline`), and every `openai` client (the openai provider's and the
+    OpenAI embedder's: all of memcore's endpoints) is refused at construction unless its base URL is on
+    127.0.0.1."""
+    with pytest.MonkeyPatch.context() as mp:
+        for name in ENDPOINT_ENV:
+            mp.delenv(name, raising=False)
+        _guard_client(openai.OpenAI, mp)
+        _guard_client(openai.AsyncOpenAI, mp)
+        yield
+
+
+@pytest.fixture(autouse=True)
+def no_remote_endpoints(_endpoint_guard: None) -> Iterator[list[str]]:
+    """Every test: no LLM or embedding endpoint other than one on 127.0.0.1. A test opts in to an endpoint by
+    starting a mock server (memcore.llm.mock_server, on 127.0.0.1) and naming its URL (a test that sets
+    OPENAI_API_KEY itself still gets no client off 127.0.0.1). A refused client raises EndpointRefused and fails
+    the test at teardown even when the code under test caught the error; yields the refusals (a test of the guard
+    clears them)."""
+    yield REFUSED  # refusals while module or session fixtures were built count against the first test
+    if REFUSED:
+        refused = ", ".join(REFUSED)
+        REFUSED.clear()
+        pytest.fail(f"endpoint guard refused: {refused}")
 
 
 def make_conversation(conv_id: str = "tiny") -> Conversation:

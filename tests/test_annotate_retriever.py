@@ -57,7 +57,6 @@ def test_task_header_names_the_retriever_on_both_pages(tmp_path, monkeypatch, wo
     monkeypatch.setenv("MEMCORE_STORE", workbench.settings.store_uri)
     monkeypatch.setenv("MEMCORE_EMBEDDER", "hashing")
     monkeypatch.setenv("MEMCORE_LLM_PROVIDER", "offline")
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     workbench.store.save_conversation(tiny_conv)
     Annotations(workbench.store).create_task("t", [tiny_conv], SYSTEMS,
                                              workbench_retriever(workbench, "hybrid", build=True), per_category=2)

@@ -15,7 +15,6 @@ def isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMCORE_STORE", str(tmp_path / "store"))
     monkeypatch.setenv("MEMCORE_EMBEDDER", "hashing")
     monkeypatch.setenv("MEMCORE_LLM_PROVIDER", "offline")
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
 
 
 def test_systems_lists_the_registry():

@@ -19,7 +19,6 @@ def built(tmp_path_factory):
     mp.setenv("MEMCORE_STORE", str(tmp_path_factory.mktemp("diff") / "store"))
     mp.setenv("MEMCORE_EMBEDDER", "hashing")
     mp.setenv("MEMCORE_LLM_PROVIDER", "offline")
-    mp.delenv("OPENAI_API_KEY", raising=False)
     from memcore.settings import Settings
     from memcore.workbench import Workbench
 

@@ -26,7 +26,6 @@ def isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMCORE_EMBEDDER", "hashing")
     monkeypatch.setenv("MEMCORE_SIM_DELAY_MS", "0")
     monkeypatch.setenv("MEMCORE_SIM_JITTER_MS", "0")
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("MEMCORE_LLM_PROVIDER", raising=False)
 
 

@@ -113,7 +113,7 @@ def test_work_issued_ahead_belongs_to_the_ingest_and_is_dropped_when_it_stops(wo
 def test_degraded_calls_count_the_fallbacks_of_work_issued_ahead(tmp_path) -> None:
     """MemWeaver's extraction chain is work issued ahead (run by a detached client): its fallbacks count. The old
     count (the system's own client's) said 0 for every unusable mw_entities reply replaced by the fallback."""
-    fake = FakeLLM(by_role={"mw_entities": "no json here"})
+    fake = FakeLLM(by_role={"mw_entities": "no json here"}, fallback="offline")  # MemWeaver's other roles: offline
     wb = Workbench(Settings(store_uri=str(tmp_path / "s"), llm_provider="fake", embedder="hashing",
                             llm_unusable="fallback"), embedder=HashingEmbedder(), provider=fake)
     conv = make_conversation()

@@ -46,7 +46,9 @@ def test_the_names_are_the_paper_systems() -> None:
 
 @pytest.mark.parametrize("line,hit", [("CoM chains", True), ("from memcore.systems.com import x", True),
                                       ("xMemory's themes", True), ("https://api.openai.com/v1", False),
-                                      ("compute the common memory", False), ("memcore/systems/recmem/x.py", True)])
+                                      ("compute the common memory", False), ("memcore/systems/recmem/x.py", True),
+                                      ("from memcore.systems.com.view import x", True),
+                                      ("memcore/systems/recmem/view.py", True)])
 def test_the_pattern(line: str, hit: bool) -> None:
     assert bool(_pattern(paper_systems()).search(line)) is hit
 

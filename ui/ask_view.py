@@ -19,7 +19,7 @@ from memcore.viz.evidence import context_table, evidence_table, missed_table, ve
 from memcore.viz.safe import md_escape
 from memcore.viz.views import get_view
 from memcore.workbench import Workbench
-from ui import cost_view, jobs, state, widgets
+from ui import cost_view, jobs, settings_panel, state, widgets
 from ui.calls_view import calls_panel
 from ui.nav import ASK as ASK_PAGE
 from ui.nav import page
@@ -211,3 +211,31 @@ def ask_link(conv: Conversation, q: Question, system: str, retriever: str) -> st
     params = {"conv": conv.id, **({"text": q.text} if q.id == "adhoc" else {"q": q.id}), "systems": system,
               **({"retriever": retriever} if retriever != "dense" else {}), "run": "1"}
     return f"{page(ASK_PAGE).url_path}?{urlencode(params)}"
+
+
+def question_flow(wb: Workbench, conv: Conversation, q: Question, *, key: str, page_name: str, verb: str,
+                  icon: str, at_least: int = 1) -> tuple[dict[str, Answer], dict[str, dict[str, Any] | None], str]:
+    """The question flow Ask and Compare share, below the question: the systems (variant picker, at least
+    `at_least` picked by default for `page_name`), the retriever, the settings panel, the build cards, the `verb`
+    button; once clicked (and while the question, systems' answers and retriever stay the same), every built
+    system's answer and verdict, under a caption naming the provider, the retriever and the judge. Stops the page
+    where there is nothing to show (no built system, not asked yet, no answer). Widget keys start with `key`.
+    Returns (answers, verdicts, retriever)."""
+    picks = default_picks(wb, conv, page_name, at_least=at_least)
+    systems = settings_panel.variant_picker(wb, "Systems", picks, key=f"{key}_systems")
+    retriever = widgets.retriever_picker(f"{key}_retriever")
+    settings_panel.settings_panel(wb, f"{key}_systems", systems, conv)
+    built = build_cards(wb, conv, systems, key=key) if systems else []
+    if not built:
+        st.info(f"Choose at least one system whose memory is built (or build one above) to {verb.lower()}.")
+        st.stop()
+    clicked = st.button(verb, type="primary", icon=icon)
+    if not shown(f"{key}_active", (conv.id, q.id, q.text, retriever), clicked):
+        st.stop()
+    answers = widgets.answers_for(wb, conv, q, built, retriever)
+    if not answers:
+        st.stop()
+    verdicts = {s: verdict(wb, q, a) for s, a in answers.items()}
+    st.caption(f"Answers by: **{md_escape(wb.provider_label)}** · retriever: **{md_escape(retriever)}**"
+               + (f" · verdicts by the **{md_escape(judge_name(wb))}**" if q.answer else ""))
+    return answers, verdicts, retriever

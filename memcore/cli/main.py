@@ -1,5 +1,5 @@
-"""The `memcore` command line: systems, ingest, ask, diff here; eval, compare, sweep (memcore.eval), variants
-(cli_variants), doctor, optimize, llm serve (cli_tools)."""
+"""The `memcore` command line: systems, ingest, ask, diff here; eval, compare, sweep, new-system, variants,
+doctor, optimize, llm serve in the other modules of memcore.cli."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from memcore.cli.common import (
 from memcore.cli.compare import compare_command
 from memcore.cli.eval import eval_command
 from memcore.cli.mcp import mcp_command
+from memcore.cli.new_system import new_system_command
 from memcore.cli.sweep import sweep_command
 from memcore.cli.tools import doctor, llm_serve, optimize
 from memcore.cli.variants import fail, open_store, resolve, resolve_names, variant_lines, variants_app
@@ -41,6 +42,7 @@ app.command("eval")(eval_command)
 app.command("compare")(compare_command)
 app.command("sweep")(sweep_command)
 app.command("mcp")(mcp_command)
+app.command("new-system")(new_system_command)
 app.command()(optimize)
 app.command()(doctor)
 llm_app.command("serve")(llm_serve)

@@ -29,7 +29,8 @@ class FakeCall:
 
 class FakeLLM:
     """Replies from a script. Per-role queues win over the global queue; when both are
-    empty the fake answers with the offline engine (`fallback="offline"`) or raises.
+    empty the fake raises LLMError naming the role, unless the test asks for a fallback
+    explicitly (`fallback="offline"`: the offline engine answers the unscripted call).
 
     A reply may be a string (sent as is, so malformed JSON can be scripted), a dict or
     pydantic model (sent as JSON), an Exception (raised), or a callable
@@ -39,19 +40,21 @@ class FakeLLM:
     name = "fake"
     model = "fake"
     label = "fake (scripted test replies)"
-    capabilities = Capabilities(needs_embedder=True)  # a chat provider; unscripted replies come from the offline engine
+    capabilities = Capabilities(needs_embedder=True)  # a chat provider; with fallback="offline" the engine needs it
 
     def __init__(
         self,
         replies: list[Reply] | None = None,
         by_role: dict[str, list[Reply] | Reply] | None = None,
-        fallback: str = "offline",
+        fallback: str | None = None,
         logprobs: list[float] | None = None,
     ) -> None:
         self.queue: deque[Reply] = deque(replies or [])
         self.by_role: dict[str, deque[Reply] | Reply] = {}
         for k, v in (by_role or {}).items():
             self.by_role[k] = deque(v) if isinstance(v, list) else v
+        if fallback not in (None, "offline"):
+            raise ValueError(f"FakeLLM fallback must be None (raise) or 'offline', not {fallback!r}")
         self.fallback = fallback
         self.fixed_logprobs = logprobs
         self.history: list[FakeCall] = []
@@ -77,7 +80,8 @@ class FakeLLM:
         reply = self._next(role)
         if reply is None:
             if self.fallback != "offline" or not role:
-                raise LLMError(f"fake LLM has no scripted reply for role {role!r}")
+                raise LLMError(f"fake LLM has no scripted reply for role {role!r} (script it, or pass "
+                               f"fallback=\"offline\" to let the offline engine answer unscripted calls)")
             reply = self.engine.run_role(role, inputs)
         if callable(reply) and not isinstance(reply, BaseModel):
             reply = reply(role, inputs, messages)

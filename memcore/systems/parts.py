@@ -49,10 +49,13 @@ class FidelityRow:
 
 @dataclass(frozen=True)
 class Fidelity:
-    """A system's fidelity rows and the docs/fidelity.md section (`## section`) that shows them."""
+    """A system's fidelity rows and the docs/fidelity.md section (`## section`) that shows them, with the prose
+    above its table (`intro`: the paper, its appendices, where the config lives); scripts/gen_docs.py writes
+    the section from these."""
 
     section: str
     rows: tuple[FidelityRow, ...]
+    intro: str = ""
 
 
 def mean(values: list[float | int | None]) -> float | None:

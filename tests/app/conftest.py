@@ -11,6 +11,5 @@ def app_env(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMCORE_STORE", str(tmp_path / "store"))
     monkeypatch.setenv("MEMCORE_EMBEDDER", "hashing")
     monkeypatch.setenv("MEMCORE_LLM_PROVIDER", "offline")
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.chdir(tmp_path)
     return tmp_path

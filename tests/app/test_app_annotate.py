@@ -23,7 +23,6 @@ def task(tmp_path, monkeypatch, tiny_conv):
     monkeypatch.setenv("MEMCORE_STORE", str(tmp_path / "store"))
     monkeypatch.setenv("MEMCORE_EMBEDDER", "hashing")
     monkeypatch.setenv("MEMCORE_LLM_PROVIDER", "offline")
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     wb = Workbench(Settings(store_uri=str(tmp_path / "store"), llm_provider="offline", embedder="hashing"),
                    embedder=HashingEmbedder())
     from memcore.annotate import workbench_retriever

@@ -28,7 +28,6 @@ def env(tmp_path, monkeypatch) -> Settings:
     monkeypatch.setenv("MEMCORE_STORE", str(tmp_path / "store"))
     monkeypatch.setenv("MEMCORE_EMBEDDER", "hashing")
     monkeypatch.setenv("MEMCORE_LLM_PROVIDER", "offline")
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.chdir(tmp_path)
     return Settings(store_uri=str(tmp_path / "store"), llm_provider="offline", embedder="hashing")
 

@@ -85,9 +85,14 @@ def test_unrepairable_reply_uses_fallback_only_when_named():
     assert "unusable reply after one repair attempt" in res.error and "llm_unusable=fallback" in res.error
 
 
-def test_fake_falls_back_to_offline_engine_when_unscripted():
-    res = LLMClient(FakeLLM()).run("test_merge", {"a": "z", "b": "z"}, stage="construction")
-    assert res.output.merge is True
+def test_fake_raises_on_an_unscripted_call_unless_a_fallback_is_asked_for():
+    with pytest.raises(LLMCallFailed, match="no scripted reply for role 'test_merge'"):
+        LLMClient(FakeLLM()).run("test_merge", {"a": "z", "b": "z"}, stage="construction")
+    fake = FakeLLM(fallback="offline")
+    res = LLMClient(fake).run("test_merge", {"a": "z", "b": "z"}, stage="construction")
+    assert res.ok and res.output.merge is True and [c.role for c in fake.calls()] == ["test_merge"]
+    with pytest.raises(ValueError, match="fallback"):
+        FakeLLM(fallback="offlne")
 
 
 def test_openai_provider_usage_from_http_response():

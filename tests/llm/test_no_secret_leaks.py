@@ -46,7 +46,6 @@ def env(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMCORE_EMBEDDER", "hashing")
     monkeypatch.setenv("MEMCORE_LLM_PROVIDER", "openai")
     monkeypatch.setenv("MEMCORE_LLM_MODEL", "mock-model")
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     return tmp_path
 
 

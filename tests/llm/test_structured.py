@@ -48,7 +48,9 @@ def _walk(node):
 
 
 def test_every_json_role_has_a_strict_schema():
-    for role in _json_roles():
+    roles = _json_roles()
+    assert roles, "no JSON role registered: the loop below would pass without checking anything"
+    for role in roles:
         schema = role.schema()
         assert schema == strict_schema(role.output) and schema["type"] == "object"
         for node in _walk(schema):
@@ -64,7 +66,9 @@ def _placeholders(role) -> dict[str, str]:
 
 
 def test_prompts_show_an_example_not_the_schema():
-    for role in _json_roles():
+    roles = _json_roles()
+    assert roles, "no JSON role registered: the loop below would pass without checking anything"
+    for role in roles:
         system = role.messages(_placeholders(role))[0]["content"]
         assert '"properties"' not in system and '"$defs"' not in system, role.name
         assert "Reply with one JSON object only, in this form: {" in system, role.name

@@ -71,7 +71,9 @@ def test_two_processes_ingesting_one_memory_write_it_once(tmp_path, monkeypatch)
     with wb.store.lease(wb.space(SYSTEMS[0], conv), conv.id):
         procs = [_cli(shared, "--systems", ",".join(SYSTEMS)) for _ in range(2)]
         lines: list[list[str]] = [[], []]
+        errs: list[list[str]] = [[], []]
         pumps = [threading.Thread(target=lambda i=i, p=p: lines[i].extend(p.stdout)) for i, p in enumerate(procs)]
+        pumps += [threading.Thread(target=lambda i=i, p=p: errs[i].extend(p.stderr)) for i, p in enumerate(procs)]
         for t in pumps:
             t.start()
         ref = _workbench(alone, monkeypatch)  # the reference: one ingest in this process, while they start
@@ -79,14 +81,13 @@ def test_two_processes_ingesting_one_memory_write_it_once(tmp_path, monkeypatch)
         for name in SYSTEMS:
             ref.ingest(name, rconv)
         ref.ledger.flush()
-        started = time.monotonic()  # both print their header, then load the demo and wait for the lease
-        while time.monotonic() - started < 60 and not all(any(x.startswith("LLM:") for x in ls) for ls in lines):
+        started = time.monotonic()  # both wait for the lease: each reports it on standard error at once
+        while time.monotonic() - started < 120 and not all(any(x.startswith("waiting:") for x in e) for e in errs):
             time.sleep(0.1)
-        time.sleep(1.5)
+        assert all(any(x.startswith("waiting:") for x in e) for e in errs), (lines, errs)
         assert all(p.poll() is None for p in procs), lines
     for t in pumps:
         t.join(timeout=120)
-    errs = [p.stderr.read() for p in procs]
     assert [p.wait(timeout=30) for p in procs] == [0, 0], (lines, errs)
     text = "".join("".join(ls) for ls in lines)
     for name in SYSTEMS:  # each memory was built by exactly one of the two processes

@@ -61,7 +61,6 @@ def bucket(s3, monkeypatch, tmp_path) -> str:  # noqa: ANN001
     monkeypatch.setenv("MEMCORE_EMBEDDER", "hashing")
     monkeypatch.setenv("MEMCORE_LLM_PROVIDER", "offline")
     monkeypatch.setenv("MEMCORE_CACHE", str(tmp_path / "cache"))
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.chdir(tmp_path)
     return name
 

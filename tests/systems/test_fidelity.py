@@ -1,8 +1,9 @@
 """Fidelity rows stay true. Each system declares its rows on its class (`fidelity`, built-ins in
 memcore/systems/<name>/fidelity.py); for every registered system (plugins included) every config default
 its rows name is the code's, every role named is registered and every row carries a status from
-docs/fidelity.md's vocabulary; docs/fidelity.md holds exactly the built-in systems' rows, section by
-section; and the doc's reader table is what BaseSystem.reader picks."""
+docs/fidelity.md's vocabulary; the doc's hand-written reader table is what BaseSystem.reader picks. The
+systems' sections of docs/fidelity.md are generated from the rows (scripts/gen_docs.py; tests/test_gen_docs.py
+fails when the committed file is stale)."""
 
 from __future__ import annotations
 
@@ -90,25 +91,10 @@ def test_the_paper_systems_rows_name_their_defaults() -> None:
     assert all(v >= 2 for v in seen.values()) and seen["xmemory"] >= 10 and seen["memweaver"] >= 10, seen
 
 
-def test_the_doc_holds_exactly_the_builtin_systems_rows() -> None:
-    """Each section of docs/fidelity.md that a built-in system's rows name holds exactly the rows of its
-    systems, in rank order; every built-in paper system has rows."""
+def test_every_builtin_paper_system_has_rows() -> None:
     builtins = builtin_systems()
-    by_section: dict[str, list[FidelityRow]] = {}
-    for name in with_rows():
-        if name in builtins:
-            fid = load_all()[name].fidelity
-            by_section.setdefault(fid.section, []).extend(fid.rows)
-    assert {"CoM", "xMemory", "MemWeaver", "MemCoT", "RecMem", "Baselines"} <= set(by_section)
-    doc = sections()
-    for title, want in by_section.items():
-        assert title in doc, f"docs/fidelity.md has no '## {title}' section"
-        got, cells = doc[title], [list(r.cells()) for r in want]
-        missing = [r[0] for r in cells if r not in got]
-        extra = [r[0] for r in got if r not in cells]
-        assert not missing and not extra, (f"docs/fidelity.md '## {title}' differs from the packages' rows: "
-                                           f"not in the doc {missing}, only in the doc {extra}")
-        assert got == cells, f"'## {title}': the rows are in another order than the packages'"
+    sections = {load_all()[n].fidelity.section for n in with_rows() if n in builtins}
+    assert {"CoM", "xMemory", "MemWeaver", "MemCoT", "RecMem", "Baselines"} <= sections
 
 
 def test_the_shared_sections_name_the_code() -> None:

@@ -28,7 +28,7 @@ def run(tmp_path, tiny_conv, judges: list[Any], zoom_in: Any = None, q: int = 0,
         **config: Any):
     """Ingest the tiny conversation and retrieve with scripted judges (zoom roles fixed unless given)."""
     fake = FakeLLM(by_role={"memcot_zoom_in": zoom_in if zoom_in is not None else ZI, "memcot_zoom_out": ZO,
-                            "memcot_judge": judges})
+                            "memcot_judge": judges, "answer_locomo_standard": "golden retriever"})
     wb = Workbench(Settings(store_uri=str(tmp_path / "s"), llm_provider="fake", embedder="hashing",
                             llm_unusable=unusable), embedder=HashingEmbedder(), provider=fake)
     wb.ingest("memcot", tiny_conv)

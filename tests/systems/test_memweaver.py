@@ -56,7 +56,8 @@ def test_dbscan_groups_clusters_then_noise() -> None:
 
 def _system_with_cluster(tmp_path, router_reply: str):  # noqa: ANN202
     conv = load_demo()
-    fake = FakeLLM(by_role={"mw_router": {"cluster_id": router_reply, "reason": "scripted"}})
+    fake = FakeLLM(by_role={"mw_router": {"cluster_id": router_reply, "reason": "scripted"}},
+                   fallback="offline")  # experiences (mw_experience) from the offline engine
     wb = bench(tmp_path, provider=fake)
     sys_ = wb.system("memweaver", conv, restore=False)
     ids = [t.turn_id for t in conv.turns[:5]]

@@ -115,7 +115,7 @@ def test_review_deny_removes_a_relation(tmp_path) -> None:
         rid = inputs["relations"][0]["id"]
         return {"add": [], "update": [], "deny": [{"relation_id": rid, "reason": "not in the dialogue"}]}
 
-    fake = FakeLLM(by_role={"mw_review": deny_first})
+    fake = FakeLLM(by_role={"mw_review": deny_first}, fallback="offline")  # the rest of construction: offline
     conv = conv_of([(1, "8 May, 2023", "Ana", "I adopted a puppy named Biscuit."),
                     (1, "8 May, 2023", "Ben", "I started a pottery class at the community center.")])
     wb = bench(tmp_path, provider=fake)
@@ -138,7 +138,7 @@ def test_review_update_and_add(tmp_path) -> None:
                 "update": [{"relation_id": rid, "time": "May, 2023", "reason": "session month"}], "deny": []}
 
     conv = conv_of([(1, "8 May, 2023", "Ana", "I adopted a puppy named Biscuit.")])
-    wb = bench(tmp_path, provider=FakeLLM(by_role={"mw_review": review}))
+    wb = bench(tmp_path, provider=FakeLLM(by_role={"mw_review": review}, fallback="offline"))
     wb.ingest("memweaver", conv)
     sys_ = wb.system("memweaver", conv)
     rels = {r.text: r for r in sys_.memory.of_kind("relation")}

@@ -74,8 +74,8 @@ def test_selector_choice_plus_backfill_is_the_triple_context(tmp_path) -> None:
     conv = load_demo()
     q = conv.questions[0]
     fake = FakeLLM(by_role={"mw_select": lambda role, inputs, messages: {
-        "selected": [inputs["triples"][-1].split(" | ")[0], "r-unknown"], "reason": "scripted"}})
-    scripted = bench(tmp_path, provider=fake)  # construction falls back to the offline engine
+        "selected": [inputs["triples"][-1].split(" | ")[0], "r-unknown"], "reason": "scripted"}}, fallback="offline")
+    scripted = bench(tmp_path, provider=fake)  # construction: the offline engine, asked for above
     scripted.ingest("memweaver", conv)
     sys_ = scripted.system("memweaver", conv, select_backfill=2)
     tr = sys_.retrieve(q)

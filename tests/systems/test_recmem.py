@@ -289,7 +289,8 @@ def test_offline_merge_needs_shared_salient_words():
 def test_failed_calls_build_nothing_and_the_ingest_says_so(tmp_path):
     from memcore.ingest import ingest_conversation
 
-    fake = FakeLLM(by_role={"recmem_refine": RuntimeError("model down")})
+    fake = FakeLLM(by_role={"recmem_refine": RuntimeError("model down")},
+                   fallback="offline")  # episodes and merge checks: offline
     conv = topic_conv([pair("puppy", 1) + pair("puppy", 2), pair("puppy", 3)])
     system = make(tmp_path, conv, fake, theta_count=2)
     rep = ingest_conversation(system, system.store, system.llm.ledger)
@@ -302,7 +303,8 @@ def test_failed_calls_build_nothing_and_the_ingest_says_so(tmp_path):
 
 
 def test_unusable_replies_fall_back_only_when_named(tmp_path):
-    fake = FakeLLM(by_role={"recmem_episodes": "no json here", "recmem_merge": "nope"})
+    fake = FakeLLM(by_role={"recmem_episodes": "no json here", "recmem_merge": "nope"},
+                   fallback="offline")  # refine: offline
     conv = topic_conv([pair("puppy", 1) + pair("puppy", 2), pair("puppy", 3)])
     system = make(tmp_path, conv, fake, theta_count=2)
     system.llm.unusable = "fallback"

@@ -202,7 +202,7 @@ def test_retrieve_trace_is_the_hierarchy_path(workbench, tiny_conv) -> None:
 
 def test_stage_two_uses_token_logprobs_when_the_model_returns_them(tmp_path, tiny_conv) -> None:
     wb = Workbench(Settings(store_uri=str(tmp_path / "s"), llm_provider="fake", embedder="hashing"),
-                   embedder=HashingEmbedder(), provider=FakeLLM(logprobs=[-0.5, -1.5]))
+                   embedder=HashingEmbedder(), provider=FakeLLM(logprobs=[-0.5, -1.5], fallback="offline"))  # replies: offline
     tr = wb.ask("xmemory", tiny_conv, tiny_conv.questions[0]).trace
     st = tr.structure
     assert st["uncertainty"] == "logprobs" and st["H0"] == pytest.approx(1.0)
