@@ -1,4 +1,5 @@
-"""Shared test fixtures: a tiny conversation, an isolated workbench, the shared datasets dir."""
+"""Shared test fixtures: a tiny conversation, an isolated workbench, the shared datasets dir; installed plugins off
+unless a test opts in (the `plugins` fixture or marker)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from memcore.registry import PLUGINS_ENV
 from memcore.testing import contract_workbench, tiny_conversation
 from memcore.types import Conversation
 from memcore.workbench import Workbench
@@ -19,6 +21,24 @@ if sys.__stdin__ is None:  # started with fd 0 closed (CI has no standard input;
     # pytest's stand-in for sys.stdin asserts sys.__stdin__ when asked its encoding, which IPython (imported by pyvis
     # for the graph pages) does at import: every AppTest drawing a graph would fail.
     sys.__stdin__ = open(os.devnull)  # noqa: SIM115 - kept open for the session
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "plugins: the test sees installed memcore plugins (off otherwise)")
+
+
+@pytest.fixture(autouse=True)
+def _installed_plugins(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Installed plugins (the example one in CI) neither load nor show, so a list a test reads from a registry
+    holds memcore's own entries and what the test registers; a test opts in with the `plugins` fixture or
+    marker. Through the environment (MEMCORE_PLUGINS), so the processes a test starts see the same."""
+    monkeypatch.setenv(PLUGINS_ENV, "1" if request.node.get_closest_marker("plugins") else "0")
+
+
+@pytest.fixture
+def plugins(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opt in: installed plugins load and show in this test (and in the processes it starts)."""
+    monkeypatch.setenv(PLUGINS_ENV, "1")
 
 
 def make_conversation(conv_id: str = "tiny") -> Conversation:

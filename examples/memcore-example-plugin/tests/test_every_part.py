@@ -36,7 +36,7 @@ SOURCE = "example plugin (memcore-example-plugin)"
 if NAME not in load_all():
     pytest.fail("the example plugin is not installed: pip install --no-deps -e examples/memcore-example-plugin",
                 pytrace=False)
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "MEMCORE_PLUGINS": "1"}  # plugins on
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:

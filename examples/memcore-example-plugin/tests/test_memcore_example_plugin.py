@@ -20,7 +20,7 @@ NAME = "recent_k"
 if NAME not in load_all():
     pytest.fail("the example plugin is not installed: pip install --no-deps -e examples/memcore-example-plugin "
                 "(scripts/setup.sh does)", pytrace=False)
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "MEMCORE_PLUGINS": "1"}  # plugins on
 
 
 def memcore_cli(*args: str, cwd: str | None = None) -> subprocess.CompletedProcess:
