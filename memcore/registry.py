@@ -205,11 +205,12 @@ def plugins_enabled() -> bool:
 
 
 def plugin_packages() -> frozenset[str]:
-    """The top-level packages that installed plugins' entry points name (read once per process from the
-    installed distributions' metadata; nothing is imported)."""
+    """The top-level packages that installed plugins' entry points name, in memcore's groups and every declared
+    kind's (read once per process from the installed distributions' metadata; nothing is imported)."""
     global _plugin_packages
     if _plugin_packages is None:
-        found = {ep.value.split(":")[0].split(".")[0].strip() for g in GROUPS for ep in entry_points(group=g)}
+        groups = dict.fromkeys([*GROUPS, *(k.group for k in kinds() if k.group)])
+        found = {ep.value.split(":")[0].split(".")[0].strip() for g in groups for ep in entry_points(group=g)}
         _plugin_packages = frozenset(found - {"memcore"})
     return _plugin_packages
 
