@@ -338,7 +338,7 @@ def load_plugins(group: str, accept: Callable[[Any], None]) -> list[str]:
                 obj = ep.load()
             with _as("forced", who):
                 accept(obj)
-        except Exception as e:  # noqa: BLE001 - any failure of a third-party plugin must not break memcore
+        except Exception as e:  # any failure of a third-party plugin must not break memcore
             err = PluginError(group, ep.name, ep.value, pkg, f"{type(e).__name__}: {e}")
             with _LOCK:
                 _ERRORS.append(err)

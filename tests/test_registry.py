@@ -5,6 +5,8 @@ enabled, one lock makes registering and loading thread-safe, and no other module
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
 import itertools
 import sys
 import textwrap
@@ -286,3 +288,46 @@ def test_no_module_but_the_registry_keeps_a_register_unregister_table() -> None:
     assert len(files) > 50  # the scan sees memcore's modules
     bad = {str(p.relative_to(ROOT)): t for p in files if (t := own_tables(p.read_text()))}
     assert not bad, f"registries kept outside memcore/registry.py (use registry.define/register): {bad}"
+
+
+# ------------------------------------------------------------------------------- the extension points file
+def _resolve(path: str):
+    module, name = path.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def test_memcore_extensions_lists_every_kind_with_its_real_signature() -> None:
+    from memcore.extensions import EXTENSION_POINTS, extension_point
+
+    test_every_kind_of_extension_is_declared_in_the_one_registry()  # imports every module that declares a kind
+    assert sorted(p.kind for p in EXTENSION_POINTS) == sorted(k.name for k in registry.kinds()
+                                                              if not k.name.startswith("test-kind-"))
+    for point in EXTENSION_POINTS:
+        assert str(inspect.signature(_resolve(point.register))) == point.signature, point.kind
+        assert all(callable(_resolve(p)) for p in (point.unregister, *point.read))
+        kind = registry._kind(point.kind)
+        assert (point.group, bool(point.group)) == (kind.group, kind.accept is not None), point.kind
+    with pytest.raises(KeyError, match="kinds: system, retriever"):
+        extension_point("hook")
+
+
+@pytest.mark.parametrize("kind", ["system", "retriever", "view", "metric", "role", "reader family", "preset",
+                                  "sweep"])
+def test_each_extension_point_example_runs_and_registers_its_kind(kind) -> None:
+    from memcore.extensions import extension_point
+
+    point = extension_point(kind)
+    registry.ensure(kind)
+    before = {e.key for e in registry.entries(kind)}
+    exec(compile(point.example, f"<example {kind}>", "exec"), {"__name__": "tests.extension_example"})
+    added = [e for e in registry.entries(kind) if e.key not in before]
+    try:
+        assert added and all(e.owner == "tests.extension_example" for e in added), kind
+    finally:
+        for e in registry.entries(kind):
+            if e.owner == "tests.extension_example":
+                registry.unregister(kind, e.key)
+        for other in ("role",):  # the reader-family example registers its reader role too
+            for e in registry.entries(other):
+                if e.owner == "tests.extension_example":
+                    registry.unregister(other, e.key)
