@@ -23,8 +23,22 @@ if sys.__stdin__ is None:  # started with fd 0 closed (CI has no standard input;
     sys.__stdin__ = open(os.devnull)  # noqa: SIM115 - kept open for the session
 
 
+_PLUGINS_BEFORE = os.environ.get(PLUGINS_ENV)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    """The `plugins` marker; installed plugins off from collection on (tests parametrized by a registry's list
+    collect memcore's own entries, as their runs see them)."""
     config.addinivalue_line("markers", "plugins: the test sees installed memcore plugins (off otherwise)")
+    os.environ[PLUGINS_ENV] = "0"
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The environment as it was before the session."""
+    if _PLUGINS_BEFORE is None:
+        os.environ.pop(PLUGINS_ENV, None)
+    else:
+        os.environ[PLUGINS_ENV] = _PLUGINS_BEFORE
 
 
 @pytest.fixture(autouse=True)
