@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 import json
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -164,8 +164,8 @@ def get_role(name: str) -> Role:
         raise KeyError(f"unknown LLM role {name!r}; known: {sorted(ROLES)}") from None
 
 
-def load_all() -> dict[str, Role]:
-    """Import every module in memcore.llm.roles so that their roles are registered.
+def load_all() -> MutableMapping[str, Role]:
+    """Import every module in memcore.llm.roles so that their roles are registered; the roles (`ROLES`).
 
     Roles defined above the LLM layer register when their module is imported: each system's own
     (memcore/systems/<name>/roles.py, imported with its package; the systems registry adds itself with
