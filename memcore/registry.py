@@ -215,7 +215,12 @@ def plugin_packages() -> frozenset[str]:
     return _plugin_packages
 
 
-def _visible(entry: Entry, enabled: bool) -> bool:
+def _visible(entry: Entry, enabled: bool | None = None) -> bool:
+    """Whether an entry shows: memcore's own always; another package's unless it is an installed plugin's and
+    plugins are off (`enabled` None: read the switch only when it matters, reads stay cheap)."""
+    if entry.module.startswith("memcore."):
+        return True
+    enabled = plugins_enabled() if enabled is None else enabled
     return enabled or entry.module.split(".")[0] not in plugin_packages()
 
 
@@ -248,10 +253,9 @@ def entries(kind: str, *, load: bool = True) -> list[Entry]:
     plugins' entries only when plugins are enabled."""
     if load:
         ensure(kind)
-    enabled = plugins_enabled()
     with _LOCK:
         found = list(_TABLES[kind].values())
-    return [e for e in found if _visible(e, enabled)]
+    return [e for e in found if _visible(e)]
 
 
 def get(kind: str, key: Hashable, *, load: bool = True) -> Any | None:
@@ -260,7 +264,7 @@ def get(kind: str, key: Hashable, *, load: bool = True) -> Any | None:
         ensure(kind)
     with _LOCK:
         entry = _TABLES[kind].get(key)
-    return entry.obj if entry is not None and _visible(entry, plugins_enabled()) else None
+    return entry.obj if entry is not None and _visible(entry) else None
 
 
 def names(kind: str) -> list[Hashable]:
