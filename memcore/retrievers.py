@@ -14,8 +14,9 @@ LanceDB table, `scope.filter` the rows the search may return, and `scope.snapsho
 FTS-indexed snapshot table (built lazily; None when the scope is empty). Register a new one with
 `register_retriever(Retriever(name, search=fn, title=...))`; `SystemConfig.validate`, the CLI option
 help, the benchmarks and the contract test read the registry. Installed packages add retrievers
-through the `memcore.retrievers` entry-point group (a Retriever, or a module that registers some;
-memcore.plugins): they are loaded the first time the registry is read, after the built-ins.
+through the `memcore.retrievers` entry-point group (a Retriever, or a module that registers some): they are
+loaded the first time the registry is read, after the built-ins. The table lives in the one registry
+(memcore.registry: a taken name is refused, naming both owners).
 
 Room for a reranker: a retriever may wrap another and reorder its candidates. `reranking(...)`
 builds one (nothing registers one: there is no reranking model in memcore yet):
@@ -34,7 +35,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from memcore.plugins import RETRIEVERS_GROUP, LoadOnce, is_module, load_plugins
+from memcore import registry
+from memcore.registry import RETRIEVERS_GROUP, is_module
 
 if TYPE_CHECKING:  # numpy and lancedb are imported when a search runs: the CLI starts without them
     import numpy as np
@@ -65,8 +67,7 @@ class Retriever:
     title: str = ""
 
 
-_REGISTRY: dict[str, Retriever] = {}
-_once = LoadOnce()
+KIND = "retriever"
 
 
 def _accept(obj: object) -> None:
@@ -77,37 +78,30 @@ def _accept(obj: object) -> None:
         raise TypeError(f"a memcore.retrievers entry point must name a Retriever or a module; got {obj!r}")
 
 
-def _load_plugins() -> None:
-    """The installed plugins' retrievers, once, after the built-ins (a failing plugin is skipped with a warning)."""
-    _once(lambda: load_plugins(RETRIEVERS_GROUP, _accept))
+registry.define(KIND, "retriever", group=RETRIEVERS_GROUP, accept=_accept)
 
 
 def register_retriever(r: Retriever) -> Retriever:
-    """Add a retriever under `r.name` (registering another one under a taken name is an error)."""
-    if r.name in _REGISTRY and _REGISTRY[r.name] is not r:
-        raise ValueError(f"retriever {r.name!r} registered twice")
-    _REGISTRY[r.name] = r
-    return r
+    """Add a retriever under `r.name` (another one under a taken name: registry.NameTaken, naming both owners)."""
+    return registry.register(KIND, r.name, r, skip=(__name__,))
 
 
 def unregister_retriever(name: str) -> None:
     """Remove a retriever (tests and plugins that register one for a while)."""
-    _REGISTRY.pop(name, None)
+    registry.unregister(KIND, name)
 
 
 def retriever_names() -> tuple[str, ...]:
     """Registered retriever names, in registration order (dense first: the papers' mode; plugins last)."""
-    _load_plugins()
-    return tuple(_REGISTRY)
+    return tuple(registry.names(KIND))
 
 
 def get_retriever(name: str) -> Retriever:
     """The retriever registered under `name`, or ValueError naming the registered ones."""
-    _load_plugins()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"retriever must be one of {retriever_names()}, not {name!r}") from None
+    r = registry.get(KIND, name)
+    if r is None:
+        raise ValueError(f"retriever must be one of {retriever_names()}, not {name!r}")
+    return r
 
 
 def fts_query(q: str) -> str:
@@ -167,7 +161,7 @@ def reranking(name: str, base: str, rerank: Callable[[str, Hits], Hits], pool: i
 register_retriever(Retriever("dense", dense_search, "cosine similarity of embeddings (the papers' mode)"))
 register_retriever(Retriever("lexical", lexical_search, "BM25 full-text search"))
 register_retriever(Retriever("hybrid", hybrid_search, "dense + BM25 fused by reciprocal rank (RRF)"))
-_BUILTIN = tuple(_REGISTRY)  # registered above, before any plugin loads
+_BUILTIN = tuple(e.key for e in registry.entries(KIND, load=False))  # registered above, before any plugin
 
 
 def builtin_retrievers() -> tuple[str, ...]:

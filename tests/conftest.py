@@ -1,4 +1,5 @@
-"""Shared test fixtures: a tiny conversation, an isolated workbench, the shared datasets dir."""
+"""Shared test fixtures: a tiny conversation, an isolated workbench, the shared datasets dir; installed plugins off
+unless a test opts in (the `plugins` fixture or marker)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from urllib.parse import urlsplit
 import openai
 import pytest
 
+from memcore.registry import PLUGINS_ENV
 from memcore.testing import contract_workbench, tiny_conversation
 from memcore.types import Conversation
 from memcore.workbench import Workbench
@@ -77,6 +79,38 @@ def no_remote_endpoints(_endpoint_guard: None) -> Iterator[list[str]]:
         refused = ", ".join(REFUSED)
         REFUSED.clear()
         pytest.fail(f"endpoint guard refused: {refused}")
+
+
+_PLUGINS_BEFORE = os.environ.get(PLUGINS_ENV)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The `plugins` marker; installed plugins off from collection on (tests parametrized by a registry's list
+    collect memcore's own entries, as their runs see them)."""
+    config.addinivalue_line("markers", "plugins: the test sees installed memcore plugins (off otherwise)")
+    os.environ[PLUGINS_ENV] = "0"
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The environment as it was before the session."""
+    if _PLUGINS_BEFORE is None:
+        os.environ.pop(PLUGINS_ENV, None)
+    else:
+        os.environ[PLUGINS_ENV] = _PLUGINS_BEFORE
+
+
+@pytest.fixture(autouse=True)
+def _installed_plugins(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Installed plugins (the example one in CI) neither load nor show, so a list a test reads from a registry
+    holds memcore's own entries and what the test registers; a test opts in with the `plugins` fixture or
+    marker. Through the environment (MEMCORE_PLUGINS), so the processes a test starts see the same."""
+    monkeypatch.setenv(PLUGINS_ENV, "1" if request.node.get_closest_marker("plugins") else "0")
+
+
+@pytest.fixture
+def plugins(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opt in: installed plugins load and show in this test (and in the processes it starts)."""
+    monkeypatch.setenv(PLUGINS_ENV, "1")
 
 
 def make_conversation(conv_id: str = "tiny") -> Conversation:

@@ -13,8 +13,10 @@ The floors, bottom up (docs/architecture.md draws the same house):
 
     0  types, errors                         the vocabulary
     1  text, settings, serialize, sqlite_util the toolbox: text library, settings, (de)serialisation,
-       plugins                                entry-point loading (the registries above call it)
-    2  datasets, embed, llm, retrievers      loaders, embedders, LLM client + roles + offline engine, retrievers
+       registry, extensions                   the one registry of every extension + entry-point loading;
+                                              the list of extension points (imports nothing of memcore)
+    2  datasets, embed, llm, retrievers,     loaders, embedders, LLM client + roles + offline engine, retrievers,
+       plugins                                plugins (the names plugins import, from the registry)
     3  store/                                LanceDB: LanceStore, schema, items, records, search, leases
     4  systems                               the memory systems
     5  ingest/                               replay a conversation into a system
@@ -50,8 +52,8 @@ PACKAGE = ROOT / "memcore"
 
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("types", "errors"),
-    ("text", "settings", "serialize", "sqlite_util", "plugins"),
-    ("datasets", "embed", "llm", "retrievers"),
+    ("text", "settings", "serialize", "sqlite_util", "registry", "extensions"),
+    ("datasets", "embed", "llm", "retrievers", "plugins"),
     ("store",),
     ("systems",),
     ("ingest",),

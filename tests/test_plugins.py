@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from memcore import plugins
+from memcore import registry
 from memcore.plugins import PluginWarning, load_plugins, plugin_errors
 from memcore.systems import builtin_systems, load_all
 
@@ -53,9 +53,11 @@ VIEW = SystemView("zeta_plug", color="#010203", rank=15)
 BAD = 'raise ImportError("libfoo.so: cannot open shared object file")\n'
 TAKEN = '''
 from memcore.systems.naive_rag import NaiveRAGSystem
+from memcore.viz.views import SystemView
 class Impostor(NaiveRAGSystem):
     name = "com"
     title = "not CoM"
+STEAL = SystemView("com", color="#000000", rank=1)  # a plugin's view for a built-in system: refused
 '''
 ENTRY_POINTS = '''
 [memcore.systems]
@@ -68,6 +70,7 @@ wrong_type = fakeplug_views:VIEW
 [memcore.views]
 zeta = fakeplug_views:VIEW
 broken_view = fakeplug_bad:VIEW
+steal = fakeplug_taken:STEAL
 
 [memcore.retrievers]
 broken_retriever = fakeplug_missing_module:R
@@ -95,7 +98,7 @@ def run_with(site: Path, code: str) -> subprocess.CompletedProcess:
                           cwd=ROOT, timeout=300)
 
 
-def test_plugin_systems_load_after_the_built_ins_and_broken_ones_are_skipped(site) -> None:
+def test_plugin_systems_load_after_the_built_ins_and_broken_ones_are_skipped(site, plugins) -> None:
     res = run_with(site, """
         from memcore.plugins import plugin_errors
         from memcore.systems import builtin_systems, load_all
@@ -120,28 +123,34 @@ def test_plugin_systems_load_after_the_built_ins_and_broken_ones_are_skipped(sit
     # one clear warning per broken plugin, naming it, its package and its error
     assert "memcore plugin 'broken' (memcore.systems = fakeplug_bad:System) from package 'fakeplug 0.1' was not " \
            "loaded: ImportError: libfoo.so: cannot open shared object file" in res.stderr
-    assert "'impostor'" in res.stderr and "memory system 'com' registered twice" in res.stderr
+    assert "'impostor'" in res.stderr and ("memory system 'com' is already registered by memcore.systems.com; "
+                                          "plugin 'impostor' (memcore.systems = fakeplug_taken:Impostor) from "
+                                          "package 'fakeplug 0.1' cannot register another") in res.stderr
     assert "'wrong_type'" in res.stderr and "must name a BaseSystem subclass" in res.stderr
 
 
-def test_plugin_views_and_retrievers_load_and_broken_ones_warn(site) -> None:
+def test_plugin_views_and_retrievers_load_and_broken_ones_warn(site, plugins) -> None:
     res = run_with(site, """
         from memcore.retrievers import retriever_names
         from memcore.viz.views import get_view, has_view, view_order
         print("RETRIEVERS", list(retriever_names()))
         print("VIEW", has_view("zeta_plug"), get_view("zeta_plug").color, view_order(["com", "zeta_plug"]))
-        print("BUILTIN_VIEW", has_view("com"))
+        from memcore.registry import owner
+        print("BUILTIN_VIEW", has_view("com"), owner("view", "com"), get_view("com").rank)
     """)
     assert res.returncode == 0, res.stderr
     out = dict(line.split(" ", 1) for line in res.stdout.splitlines())
     assert eval(out["RETRIEVERS"])[:3] == ["dense", "lexical", "hybrid"]  # noqa: S307
-    assert out["VIEW"] == "True #010203 ['zeta_plug', 'com']" and out["BUILTIN_VIEW"] == "True"
+    assert out["VIEW"] == "True #010203 ['zeta_plug', 'com']"
+    assert out["BUILTIN_VIEW"] == "True memcore.systems.com.view 40"  # the plugin's view of com was refused, not swapped in
+    assert ("memcore plugin 'steal' (memcore.views = fakeplug_taken:STEAL) from package 'fakeplug 0.1' was not loaded: "
+            "NameTaken: view 'com' is already registered by memcore.systems.com.view; plugin 'steal'") in res.stderr
     assert "memcore plugin 'broken_view' (memcore.views = fakeplug_bad:VIEW)" in res.stderr
     assert "memcore plugin 'broken_retriever' (memcore.retrievers = fakeplug_missing_module:R)" in res.stderr
     assert "ModuleNotFoundError: No module named 'fakeplug_missing_module'" in res.stderr
 
 
-def test_the_cli_lists_plugin_systems_and_survives_a_broken_one(site) -> None:
+def test_the_cli_lists_plugin_systems_and_survives_a_broken_one(site, plugins) -> None:
     res = run_with(site, "import sys; sys.argv = ['memcore', 'systems']; from memcore.cli import main; main()")
     assert res.returncode == 0, res.stderr
     assert "alpha_plug" in res.stdout and "zeta_plug" in res.stdout and "memweaver" in res.stdout
@@ -152,7 +161,7 @@ def test_load_plugins_passes_each_object_on_and_keeps_going_after_a_failure(monk
     eps = [EntryPoint("b_fails", "memcore_no_such_module_xyz:thing", "memcore.test"),
            EntryPoint("a_ok", "os.path:join", "memcore.test"),
            EntryPoint("c_rejected", "os:sep", "memcore.test")]
-    monkeypatch.setattr(plugins, "entry_points", lambda group: [e for e in eps if e.group == group])
+    monkeypatch.setattr(registry, "entry_points", lambda group: [e for e in eps if e.group == group])
     seen = []
 
     def accept(obj: object) -> None:
@@ -191,7 +200,7 @@ def test_memcore_testing_imports_without_pytest() -> None:
     assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr
 
 
-def test_the_app_runs_with_a_broken_plugin_and_lists_the_good_ones(site, tmp_path) -> None:
+def test_the_app_runs_with_a_broken_plugin_and_lists_the_good_ones(site, tmp_path, plugins) -> None:
     code = f"""
         from streamlit.testing.v1 import AppTest
         at = AppTest.from_file({str(ROOT / "app.py")!r}, default_timeout=120).run()

@@ -45,7 +45,8 @@ def test_the_three_retrievers_are_registered_dense_first() -> None:
     assert all(get_retriever(n).name == n and get_retriever(n).title for n in retriever_names())
     with pytest.raises(ValueError, match="retriever must be one of .*dense.*not 'telepathy'"):
         get_retriever("telepathy")
-    with pytest.raises(ValueError, match="registered twice"):
+    with pytest.raises(ValueError, match="retriever 'dense' is already registered by memcore.retrievers; "
+                                         "tests.test_retrievers cannot register another"):
         register_retriever(Retriever("dense", lambda *a: []))
 
 

@@ -7,25 +7,26 @@ for the built-in fields the row builder computes together, e.g. the evidence dia
 its per-question value back from a row (`read`), how a group of rows aggregates it (mean, count, or a
 function returning block fields), its bounds, its labels, whether higher is better, which questions it
 applies to (all, or answerable ones: not LoCoMo category 5 nor LongMemEval abstention questions), and
-where it is shown (`show`). The built-in metrics live in memcore.eval.metric_builtins, registered
-first in the order the CSV lists them; plugins come after them.
+where it is shown (`show`). The built-in metrics live in memcore.eval.metric_builtins, which registers them
+when imported (memcore.eval imports it, so they come first, in the order the CSV lists them); plugins come
+after them. The table lives in the one registry (memcore.registry, kind "metric": a taken name is refused,
+naming both owners).
 
 Adding a metric: `register_metric(Metric("answer_words", "answer words", compute=lambda m:
 len(m.prediction.split()), bounds=None, higher_better=False))`, in the process that runs the evaluation
 and draws the results; or from an installed package, the entry-point group `memcore.metrics` naming a
-Metric or a module that registers some (memcore.plugins: a failing plugin is skipped with a warning).
+Metric or a module that registers some (a failing plugin is skipped with a warning).
 Rows stored before a metric existed have no value for it (None: left out of its mean).
 """
 
 from __future__ import annotations
 
-import importlib
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from memcore.plugins import METRICS_GROUP, LoadOnce, is_module, load_plugins
+from memcore import registry
+from memcore.registry import METRICS_GROUP, is_module
 from memcore.types import Answer, Question
 
 ALL, ANSWERABLE = "all", "answerable"  # which questions a metric applies to
@@ -126,9 +127,7 @@ class Metric:
         return self.bounds == (0.0, 1.0)
 
 
-_REGISTRY: dict[str, Metric] = {}
-_LOCK = threading.RLock()
-_once = LoadOnce()
+KIND = "metric"
 
 
 def _accept(obj: object) -> None:
@@ -139,39 +138,24 @@ def _accept(obj: object) -> None:
         raise TypeError(f"a memcore.metrics entry point must name a Metric or a module; got {obj!r}")
 
 
-def _load() -> None:
-    """The built-in metrics (their module imported by name: it imports this one), then the installed plugins'."""
-    def load() -> None:
-        for metric in importlib.import_module("memcore.eval.metric_builtins").BUILTIN:
-            register_metric(metric)
-        load_plugins(METRICS_GROUP, _accept)
-
-    _once(load)
+registry.define(KIND, "metric", group=METRICS_GROUP, accept=_accept)
 
 
 def register_metric(metric: Metric) -> Metric:
-    """Add a metric after those registered so far (another metric under a taken name is an error)."""
-    _load()
-    with _LOCK:
-        if metric.name in _REGISTRY and _REGISTRY[metric.name] is not metric:
-            raise ValueError(f"metric {metric.name!r} registered twice")
-        _REGISTRY[metric.name] = metric
-    return metric
+    """Add a metric after those registered so far (another metric under a taken name raises registry.NameTaken,
+    a ValueError naming both owners)."""
+    return registry.register(KIND, metric.name, metric, skip=(__name__,))
 
 
 def unregister_metric(name: str) -> Metric | None:
     """Remove a metric (tests and plugins that register one for a while); returns it."""
-    _load()
-    with _LOCK:
-        return _REGISTRY.pop(name, None)
+    return registry.unregister(KIND, name)
 
 
 def metrics(place: str | None = None, *, judge: bool = True) -> list[Metric]:
     """The registered metrics in order (built-ins first), those shown in `place` only when given; without
     `judge`, the metrics that need the judge are left out."""
-    _load()
-    with _LOCK:
-        out = list(_REGISTRY.values())
+    out = [e.obj for e in registry.entries(KIND)]
     return [m for m in out if (place is None or place in m.show) and (judge or not m.needs_judge)]
 
 
@@ -182,6 +166,4 @@ def metric_names(place: str | None = None, *, judge: bool = True) -> tuple[str, 
 
 def get_metric(name: str) -> Metric | None:
     """The metric registered under `name`, or None."""
-    _load()
-    with _LOCK:
-        return _REGISTRY.get(name)
+    return registry.get(KIND, name)

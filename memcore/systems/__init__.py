@@ -1,7 +1,8 @@
 """The registry of memory systems: name -> class. Each module registers itself.
 
 The built-in systems are the modules and packages of memcore/systems/; systems from outside come
-from installed packages through the `memcore.systems` entry-point group (memcore.plugins). Lists
+from installed packages through the `memcore.systems` entry-point group (memcore.registry: the one registry,
+which loads them once, after the built-ins, and refuses a taken name naming both owners). Lists
 are ordered by each class's `rank` (BaseSystem.rank; built-ins 10..80, plugins 1000 unless they
 declare one, also when they subclass a built-in: `rank_of`), ties by name.
 """
@@ -11,22 +12,25 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+from memcore import registry
 from memcore.llm.roles import add_loader
 from memcore.llm.roles.readers import set_paper_families
-from memcore.plugins import SYSTEMS_GROUP, LoadOnce, is_module, load_plugins
+from memcore.registry import SYSTEMS_GROUP, is_module
 from memcore.systems.base import BaseSystem, MemorySystem, Runtime, SystemConfig
 
-SYSTEMS: dict[str, type[BaseSystem]] = {}
+KIND = "system"
 _INFRA = {"base", "memory", "fields", "variants", "protocol", "parts"}
-_once = LoadOnce()
 
 
 def register_system(cls: type[BaseSystem]) -> type[BaseSystem]:
-    """Class decorator: add a system to the registry under `cls.name`."""
-    if cls.name in SYSTEMS and SYSTEMS[cls.name] is not cls:
-        raise ValueError(f"memory system {cls.name!r} registered twice")
-    SYSTEMS[cls.name] = cls
-    return cls
+    """Class decorator: add a system to the registry under `cls.name` (another class under a taken name raises
+    registry.NameTaken, naming both owners)."""
+    return registry.register(KIND, cls.name, cls, skip=(__name__,))
+
+
+def unregister_system(name: str) -> type[BaseSystem] | None:
+    """Remove a system (tests that register one for a while); returns its class."""
+    return registry.unregister(KIND, name)
 
 
 def _accept(obj: object) -> None:
@@ -39,17 +43,22 @@ def _accept(obj: object) -> None:
                         f"module that registers systems; got {obj!r}")
 
 
+def _import_builtins() -> None:
+    for mod in pkgutil.iter_modules(__path__):
+        if mod.name not in _INFRA and not mod.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{mod.name}")
+
+
+registry.define(KIND, "memory system", load=_import_builtins, group=SYSTEMS_GROUP, accept=_accept)
+SYSTEMS = registry.Table(KIND)  # name -> class (a live view of the registry)
+
+
 def load_all() -> dict[str, type[BaseSystem]]:
     """Register every built-in system (the modules of memcore/systems/), then the installed plugins'
-    (entry points `memcore.systems`; a failing plugin is skipped with a warning); ordered by rank."""
-    def load() -> None:
-        for mod in pkgutil.iter_modules(__path__):
-            if mod.name not in _INFRA and not mod.name.startswith("_"):
-                importlib.import_module(f"{__name__}.{mod.name}")
-        load_plugins(SYSTEMS_GROUP, _accept)
-
-    _once(load)  # a plugin being imported may ask for the systems: it gets those registered so far
-    return dict(sorted(SYSTEMS.items(), key=lambda kv: (rank_of(kv[1]), kv[0])))
+    (entry points `memcore.systems`; a failing plugin is skipped with a warning); ordered by rank. A plugin
+    being imported that asks for the systems gets those registered so far."""
+    found = {e.key: e.obj for e in registry.entries(KIND)}
+    return dict(sorted(found.items(), key=lambda kv: (rank_of(kv[1]), kv[0])))
 
 
 add_loader(load_all)  # a role looked up by name is found in whichever system package registers it
@@ -102,4 +111,4 @@ def make_config(name: str, **overrides: object) -> SystemConfig:
 
 
 __all__ = ["SYSTEMS", "BaseSystem", "MemorySystem", "Runtime", "SystemConfig", "builtin_systems", "get_system",
-           "load_all", "make_config", "rank_of", "register_system"]
+           "load_all", "make_config", "rank_of", "register_system", "unregister_system"]

@@ -5,9 +5,9 @@ Values are parsed by the field's type (int, float, bool: true/false, str, none f
 checked against its spec (memcore.systems.fields); any mistake is a ValueError of one line naming the field,
 its type, its paper default and the valid values. Names are canonical: keys sorted, values equal to the
 starting point (the preset's value, else the paper default) dropped, floats written by repr
-(`com[beta=0.50]` -> `com`). Presets live in one registry (`register_preset`), filled by the systems'
-packages; a paper's reported sweep is a named grid of field values (`register_sweep`), also filled by the
-packages. This module is pure: it builds names and configs, and runs nothing.
+(`com[beta=0.50]` -> `com`). Presets (`register_preset`) are filled by the systems' packages; a paper's
+reported sweep is a named grid of field values (`register_sweep`), also filled by the packages; both are kept
+by the one registry (memcore.registry, kinds "preset" and "sweep", keyed by (system, name)). This module is pure: it builds names and configs, and runs nothing.
 """
 
 from __future__ import annotations
@@ -15,12 +15,14 @@ from __future__ import annotations
 import difflib
 import itertools
 import math
+import operator
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from memcore import registry
 from memcore.systems import get_system, load_all
 from memcore.systems.fields import FieldSpec, field_specs, format_value
 from memcore.systems.protocol import SystemConfig
@@ -42,30 +44,30 @@ class Preset:
     description: str
 
 
-_PRESETS: dict[tuple[str, str], Preset] = {}
+PRESET, SWEEP = "preset", "sweep"
+registry.define(PRESET, "preset", same=operator.eq)  # the same preset again is a no-op
+registry.define(SWEEP, "sweep", same=operator.eq)
 
 
-def _add(table: dict[tuple[str, str], Any], entry: Preset | Sweep, kind: str) -> Any:
+def _add(kind: str, entry: Preset | Sweep) -> Any:
     """Register a preset or sweep: its name and source checked; the same entry again is a no-op, a
-    different one under a taken name a ValueError."""
+    different one under a taken name a registry.NameTaken (a ValueError) naming both owners."""
     label = f"{kind} {entry.system}:{entry.name}"
     if not _PRESET.fullmatch(entry.name):
         raise ValueError(f"{kind} name {entry.name!r} must match {_PRESET.pattern}")
     if not entry.source.strip():
         raise ValueError(f"{label} needs a source (the paper's figure or table)")
-    old = table.get((entry.system, entry.name))
-    if old is not None and old != entry:
-        raise ValueError(f"{label} registered twice")
-    return table.setdefault((entry.system, entry.name), entry)
+    return registry.register(kind, (entry.system, entry.name), entry, skip=(__name__,))
 
 
-def _listed(table: dict[tuple[str, str], Any], system: str | None) -> list[Any]:
+def _listed(kind: str, system: str | None) -> list[Any]:
     load_all()  # the systems' packages register theirs
-    return sorted((e for e in table.values() if system is None or e.system == system), key=lambda e: (e.system, e.name))
+    found = (e.obj for e in registry.entries(kind))
+    return sorted((e for e in found if system is None or e.system == system), key=lambda e: (e.system, e.name))
 
 
-def _find(table: dict[tuple[str, str], Any], system: str, name: str, kind: str) -> Any:
-    have = _listed(table, system)
+def _find(kind: str, system: str, name: str) -> Any:
+    have = _listed(kind, system)
     for e in have:
         if e.name == name:
             return e
@@ -75,22 +77,22 @@ def _find(table: dict[tuple[str, str], Any], system: str, name: str, kind: str) 
 def register_preset(system: str, name: str, overrides: Mapping[str, Any], source: str, description: str) -> Preset:
     """Add a preset `system:name` (its overrides are checked against the config when a name uses it).
     Registering the same preset again is a no-op; a different one under a taken name is a ValueError."""
-    return _add(_PRESETS, Preset(system, name, MappingProxyType(dict(overrides)), source, description), "preset")
+    return _add(PRESET, Preset(system, name, MappingProxyType(dict(overrides)), source, description))
 
 
 def unregister_preset(system: str, name: str) -> None:
     """Remove a preset (tests and plugins that replace one)."""
-    _PRESETS.pop((system, name), None)
+    registry.unregister(PRESET, (system, name))
 
 
 def presets(system: str | None = None) -> list[Preset]:
     """The registered presets (of one system), by system then name."""
-    return _listed(_PRESETS, system)
+    return _listed(PRESET, system)
 
 
 def get_preset(system: str, name: str) -> Preset:
     """The preset `system:name`, or ValueError naming that system's presets."""
-    return _find(_PRESETS, system, name, "preset")
+    return _find(PRESET, system, name)
 
 
 @dataclass(frozen=True)
@@ -117,9 +119,6 @@ class Sweep:
         return [variant_name(self.system, p) for p in self.points()]
 
 
-_SWEEPS: dict[tuple[str, str], Sweep] = {}
-
-
 def register_sweep(system: str, name: str, grid: Mapping[str, list[Any]], source: str, description: str,
                    paired: bool = False) -> Sweep:
     """Add a sweep `name` of `system` (its values are checked against the config when its points are parsed;
@@ -130,22 +129,22 @@ def register_sweep(system: str, name: str, grid: Mapping[str, list[Any]], source
     if paired and len({len(list(v)) for v in grid.values()}) > 1:
         raise ValueError(f"sweep {system}:{name} is paired: every field needs as many values")
     frozen = MappingProxyType({k: tuple(v) for k, v in grid.items()})
-    return _add(_SWEEPS, Sweep(system, name, frozen, source, description, paired), "sweep")
+    return _add(SWEEP, Sweep(system, name, frozen, source, description, paired))
 
 
 def unregister_sweep(system: str, name: str) -> None:
     """Remove a sweep (tests and plugins that replace one)."""
-    _SWEEPS.pop((system, name), None)
+    registry.unregister(SWEEP, (system, name))
 
 
 def sweeps(system: str | None = None) -> list[Sweep]:
     """The registered sweeps (of one system), by system then name."""
-    return _listed(_SWEEPS, system)
+    return _listed(SWEEP, system)
 
 
 def get_sweep(system: str, name: str) -> Sweep:
     """The sweep `name` of `system`, or ValueError naming that system's sweeps."""
-    return _find(_SWEEPS, system, name, "sweep")
+    return _find(SWEEP, system, name)
 
 
 @dataclass(frozen=True)

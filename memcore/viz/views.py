@@ -11,7 +11,9 @@ outside memcore:
     register_view(SystemView("my_system", color="#117733", rank=55, structure=my_structure))
 
 An installed package declares it under the `memcore.views` entry-point group instead (a SystemView,
-or a module that registers views; memcore.plugins): plugins' views load after the built-in ones.
+or a module that registers views): plugins' views load after the built-in ones. The table lives in the one
+registry (memcore.registry, kind "view"): a view under a taken name is refused, naming both owners, so a
+plugin cannot replace a built-in system's view (unregister_view first, deliberately, to replace one).
 
 A system that registers none gets `default_view(name)`: a stable fallback colour, listed after
 the registered ones, its structure shown as JSON, no growth view. Pure data -> figure functions,
@@ -23,12 +25,12 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memcore.plugins import VIEWS_GROUP, LoadOnce, is_module, load_plugins
+from memcore import registry
+from memcore.registry import VIEWS_GROUP, is_module
 from memcore.systems import builtin_systems, get_system
 from memcore.systems.variants import system_of
 from memcore.viz.parts import Block, Part, Text
@@ -92,10 +94,8 @@ class SystemView:
             object.__setattr__(self, "color", fallback_color(self.name))
 
 
-VIEWS: dict[str, SystemView] = {}
+KIND = "view"
 _DEFAULTS: dict[str, SystemView] = {}
-_LOCK = threading.RLock()  # guards VIEWS against a register racing a read
-_once = LoadOnce()
 BASELINE_VIEWS = "memcore.viz.baselines"  # the views of the baselines (modules, not packages, of memcore.systems)
 VIEW_MODULE = "view"  # a built-in system package's view: memcore.systems.<name>.view
 
@@ -111,17 +111,9 @@ def builtin_view_modules() -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def load_views() -> dict[str, SystemView]:
-    """Register the built-in views once (the baselines', then each built-in system package's view module), then
-    the installed plugins' (entry points `memcore.views`; a failing plugin is skipped with a warning); the
-    registered views."""
-    def load() -> None:
-        for module in (BASELINE_VIEWS, *builtin_view_modules()):
-            importlib.import_module(module)
-        load_plugins(VIEWS_GROUP, _accept)
-
-    _once(load)  # a module being imported registers its view (and may ask for the views so far)
-    return dict(VIEWS)
+def _import_builtin_views() -> None:
+    for module in (BASELINE_VIEWS, *builtin_view_modules()):
+        importlib.import_module(module)
 
 
 def _accept(obj: object) -> None:
@@ -132,19 +124,28 @@ def _accept(obj: object) -> None:
         raise TypeError(f"a memcore.views entry point must name a SystemView or a module; got {obj!r}")
 
 
+registry.define(KIND, "view", load=_import_builtin_views, group=VIEWS_GROUP, accept=_accept)
+VIEWS = registry.Table(KIND)  # system name -> SystemView (a live view of the registry)
+
+
+def load_views() -> dict[str, SystemView]:
+    """Register the built-in views once (the baselines', then each built-in system package's view module), then
+    the installed plugins' (entry points `memcore.views`; a failing plugin is skipped with a warning); the
+    registered views. A module being imported that asks for the views gets those registered so far."""
+    return {e.key: e.obj for e in registry.entries(KIND)}
+
+
 def register_view(view: SystemView) -> SystemView:
-    """Register a system's view under its name (after the built-in ones: a later one replaces them)."""
-    load_views()
-    with _LOCK:
-        VIEWS[view.name] = view
-    return view
+    """Register a system's view under its name. Another view under a taken name (a plugin's for a built-in
+    system) raises registry.NameTaken naming both owners: unregister_view first to replace one. The built-in
+    views are registered first (a view registered early cannot take a built-in system's name)."""
+    registry.ensure(KIND, plugins=False)
+    return registry.register(KIND, view.name, view, skip=(__name__,))
 
 
 def unregister_view(name: str) -> SystemView | None:
     """Remove a registered view (the system falls back to the default view); returns it."""
-    load_views()
-    with _LOCK:
-        return VIEWS.pop(name, None)
+    return registry.unregister(KIND, name)
 
 
 def default_view(name: str) -> SystemView:
@@ -158,8 +159,8 @@ def default_view(name: str) -> SystemView:
 def get_view(name: str) -> SystemView:
     """The view of a system (a variant, `sys[alpha=0.8]` or `sys:no-x`, gets its system's): its registered one,
     else the default view."""
-    load_views()
-    return VIEWS.get(name) or VIEWS.get(system_of(name)) or default_view(system_of(name))
+    return (registry.get(KIND, name) or registry.get(KIND, system_of(name), load=False)
+            or default_view(system_of(name)))
 
 
 def has_view(name: str) -> bool:

@@ -58,8 +58,18 @@ def test_plugin_systems_and_retrievers_are_labelled_as_plugins():
         assert widgets.retriever_label("plugin_x") == "plugin_x (plugin)"
     finally:
         unregister_retriever("plugin_x")
-    outside = [n for n in widgets.systems() if n not in builtin_systems()]  # the example plugin, when installed
-    assert all(widgets.system_label(n) == f"{n} (plugin)" for n in outside)
+    from memcore.systems import register_system, unregister_system
+    from memcore.systems.naive_rag import NaiveRAGSystem
+
+    class OutsideSystem(NaiveRAGSystem):  # a system from outside memcore (installed plugins are off in tests)
+        name = "plugin_sys_x"
+        title = "Outside"
+
+    register_system(OutsideSystem)
+    try:
+        assert widgets.system_label("plugin_sys_x") == "plugin_sys_x (plugin)"
+    finally:
+        unregister_system("plugin_sys_x")
 
 
 def test_an_explore_link_reopens_its_system_kind_and_item(app_env):

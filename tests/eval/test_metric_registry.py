@@ -11,8 +11,7 @@ from importlib.metadata import EntryPoint
 
 import pytest
 
-from memcore import plugins
-from memcore.eval import metric_registry as registry
+from memcore import registry as core
 from memcore.eval.compare import compare_runs, delta_scores
 from memcore.eval.metric_registry import (
     ANSWERABLE,
@@ -25,7 +24,7 @@ from memcore.eval.metric_registry import (
     unregister_metric,
 )
 from memcore.eval.report import aggregate, build_row, csv_fields, format_table, metric_labels, write_results
-from memcore.plugins import LoadOnce, PluginWarning
+from memcore.plugins import METRICS_GROUP, PluginWarning
 from memcore.types import Answer, Question, Trace, TraceItem
 from memcore.viz.bench import (
     category_table,
@@ -130,24 +129,32 @@ def test_the_builtin_metrics_keep_their_order_places_and_rules() -> None:
     assert [m for m in metric_choices()][:2] == ["f1", "judge"] and metric_choices()[-1] == "n"
     adv = _rows("a", ROWS_A)[2]
     assert adv["similarity"] is None and adv["f1"] == 0.0  # F1 on category 5 is the abstention rule
-    with pytest.raises(ValueError, match="registered twice"):
+    with pytest.raises(ValueError, match="metric 'f1' is already registered by memcore.eval.metric_builtins"):
         register_metric(Metric("f1"))
     with pytest.raises(ValueError, match="applies"):
         Metric("x", applies="some")
 
 
-def test_an_installed_package_adds_a_metric_through_the_entry_point_group(monkeypatch) -> None:
-    eps = [EntryPoint("plugin_len", f"{__name__}:PLUGIN_METRIC", plugins.METRICS_GROUP),
-           EntryPoint("broken", "os:sep", plugins.METRICS_GROUP)]
-    monkeypatch.setattr(plugins, "entry_points", lambda group: [e for e in eps if e.group == group])
-    monkeypatch.setattr(registry, "_REGISTRY", {})
-    monkeypatch.setattr(registry, "_once", LoadOnce())
+@pytest.fixture
+def fake_metric_plugins(monkeypatch, plugins):
+    """Installed entry points: one metric, one broken; plugins on, the metrics group read afresh (and after)."""
+    eps = [EntryPoint("plugin_len", f"{__name__}:PLUGIN_METRIC", METRICS_GROUP),
+           EntryPoint("broken", "os:sep", METRICS_GROUP)]
+    monkeypatch.setattr(core, "entry_points", lambda group: [e for e in eps if e.group == group])
+    core.reload_plugins(METRICS_GROUP)
+    yield
+    unregister_metric("plugin_len")
+    core.reload_plugins(METRICS_GROUP)
+
+
+def test_an_installed_package_adds_a_metric_through_the_entry_point_group(fake_metric_plugins) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         names = metric_names()
     assert names[0] == "f1" and names[-1] == "plugin_len"  # after the built-ins
     assert [w.category for w in caught] == [PluginWarning] and "os:sep" in str(caught[0].message)
     assert _rows("a", ROWS_A)[0]["plugin_len"] == len("7 May 2023")
+    assert core.owner("metric", "plugin_len").startswith("plugin 'plugin_len' (memcore.metrics = tests.eval")
 
 
 def test_direction_decides_greener_cells_and_the_best_system() -> None:

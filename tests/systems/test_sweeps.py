@@ -26,7 +26,7 @@ def test_registration_rules(grid) -> None:
     again = register_sweep("com", "test-grid", {"beta": [0.3, 0.5], "max_len": [4, 8]}, source="test",
                            description="a 2 x 2 test grid")
     assert again is grid  # the same sweep again: a no-op
-    with pytest.raises(ValueError, match="registered twice"):
+    with pytest.raises(ValueError, match="sweep 'com:test-grid' is already registered by tests.systems"):
         register_sweep("com", "test-grid", {"beta": [0.3]}, source="test", description="a 2 x 2 test grid")
     with pytest.raises(ValueError, match="needs a source"):
         register_sweep("com", "test-x", {"beta": [0.3]}, source="", description="y")

@@ -135,7 +135,7 @@ def test_preset_registration_rules(no_apt) -> None:
     again = register_preset("com", "test-long", {"beta": 0.0, "max_len": 12}, source="test (CoM Fig. 3 stand-in)",
                             description="chains grow to 12 nodes")
     assert again is get_preset("com", "test-long")  # the same preset again: a no-op
-    with pytest.raises(ValueError, match="registered twice"):
+    with pytest.raises(ValueError, match="preset 'com:test-long' is already registered by tests.systems"):
         register_preset("com", "test-long", {"beta": 0.1}, source="x", description="y")
     with pytest.raises(ValueError, match="needs a source"):
         register_preset("com", "test-nosource", {}, source=" ", description="y")

@@ -182,7 +182,7 @@ def test_memcot_loop_views():
 def test_view_registry_orders_colours_and_picks_registered_systems():
     import pytest
 
-    from memcore.systems import builtin_systems
+    from memcore.systems import load_all
     from memcore.viz.views import (
         ASK,
         DEFAULT_RANK,
@@ -196,7 +196,7 @@ def test_view_registry_orders_colours_and_picks_registered_systems():
         view_order,
     )
 
-    builtin = builtin_systems()  # installed plugins (the example one in CI) are not in these lists
+    builtin = list(load_all())  # the registry's list: installed plugins are off in tests (tests/conftest.py)
     assert all(has_view(n) for n in builtin)
     assert view_order(builtin) == ["full_context", "naive_rag", "naive_rag_session", "com", "recmem", "memcot",
                                    "xmemory", "memweaver"]
@@ -211,6 +211,10 @@ def test_view_registry_orders_colours_and_picks_registered_systems():
     finally:
         unregister_view("plugin_sys")
     assert system_color("plugin_sys") == fallback
+    with pytest.raises(ValueError, match="view 'com' is already registered by memcore.systems.com.view; "
+                                         "tests.viz.test_viz_views cannot register another"):
+        register_view(SystemView("com", color="#000000"))  # a later view never replaces a system's own
+    assert get_view("com").color != "#000000"
     with pytest.raises(ValueError, match="unknown page"):
         SystemView("x", picks=frozenset({"homepage"}))
 

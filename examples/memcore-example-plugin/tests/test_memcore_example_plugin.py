@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from importlib.metadata import entry_points
 
 import pytest
 
@@ -17,10 +18,10 @@ from memcore.viz.bundles import structure_sections
 from memcore.viz.views import get_view, has_view, view_order
 
 NAME = "recent_k"
-if NAME not in load_all():
+if NAME not in {ep.name for ep in entry_points(group="memcore.systems")}:  # installed (loads in tests: conftest)
     pytest.fail("the example plugin is not installed: pip install --no-deps -e examples/memcore-example-plugin "
                 "(scripts/setup.sh does)", pytrace=False)
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "MEMCORE_PLUGINS": "1"}  # plugins on
 
 
 def memcore_cli(*args: str, cwd: str | None = None) -> subprocess.CompletedProcess:

@@ -7,6 +7,7 @@ source checkout)."""
 from __future__ import annotations
 
 import sys
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
@@ -15,14 +16,13 @@ from streamlit.testing.v1 import AppTest
 import memcore
 from memcore.eval.runner import run_eval
 from memcore.settings import Settings
-from memcore.systems import load_all
 
 NAME, LABEL = "recent_k", "recent_k (plugin)"
 ROOT = Path(memcore.__file__).resolve().parents[1]
 APP = ROOT / "app.py"
 if not APP.is_file():
     pytest.skip("memcore's app.py is not next to the memcore package (not a source checkout)", allow_module_level=True)
-if NAME not in load_all():
+if NAME not in {ep.name for ep in entry_points(group="memcore.systems")}:  # installed (loads in tests: conftest)
     pytest.fail("the example plugin is not installed: pip install --no-deps -e examples/memcore-example-plugin",
                 pytrace=False)
 sys.path.insert(0, str(ROOT))  # the app's `ui` package and memcore's app tests' helpers

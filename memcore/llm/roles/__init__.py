@@ -5,7 +5,7 @@ owns the prompt template, the pydantic model of its output, and the offline engi
 implementation. Systems never build prompts by hand: they call
 `LLMClient.run(role_name, inputs, stage=...)`, which renders the prompt for real models
 and hands the inputs to the offline engine (`role.run_offline`), which computes its own cues. Role modules register themselves
-with `register`; `ROLES` is the one registry.
+with `register`; the table lives in the one registry (memcore.registry, kind "role"; `ROLES` is a live view of it).
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ from __future__ import annotations
 import importlib
 import json
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from memcore import registry
 from memcore.llm.structured import format_instruction, strict_schema
 
 
@@ -123,9 +124,17 @@ def render_value(v: Any) -> str:
     return str(v)
 
 
-ROLES: dict[str, Role] = {}
-_loaded = False
+KIND = "role"
 _LOADERS: list[Callable[[], object]] = []  # registries above this layer whose modules register roles
+
+
+def _import_role_modules() -> None:
+    for mod in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{mod.name}")
+
+
+registry.define(KIND, "LLM role", load=_import_role_modules)
+ROLES = registry.Table(KIND)  # name -> Role (a live view of the registry)
 
 
 def add_loader(loader: Callable[[], object]) -> None:
@@ -136,11 +145,14 @@ def add_loader(loader: Callable[[], object]) -> None:
 
 
 def register(role: Role) -> Role:
-    """Add a role to the registry (role names are unique)."""
-    if role.name in ROLES and ROLES[role.name] is not role:
-        raise ValueError(f"LLM role {role.name!r} is registered twice")
-    ROLES[role.name] = role
-    return role
+    """Add a role to the registry (role names are unique: another role under a taken name raises
+    registry.NameTaken, naming both owners)."""
+    return registry.register(KIND, role.name, role, skip=("memcore.llm.roles",))
+
+
+def unregister(name: str) -> Role | None:
+    """Remove a role (tests that register one for a while); returns it."""
+    return registry.unregister(KIND, name)
 
 
 def get_role(name: str) -> Role:
@@ -152,19 +164,15 @@ def get_role(name: str) -> Role:
         raise KeyError(f"unknown LLM role {name!r}; known: {sorted(ROLES)}") from None
 
 
-def load_all() -> dict[str, Role]:
-    """Import every module in memcore.llm.roles so that their roles are registered.
+def load_all() -> MutableMapping[str, Role]:
+    """Import every module in memcore.llm.roles so that their roles are registered; the roles (`ROLES`).
 
     Roles defined above the LLM layer register when their module is imported: each system's own
     (memcore/systems/<name>/roles.py, imported with its package; the systems registry adds itself with
     `add_loader`, so every system's roles are found once memcore.systems is imported) and the evaluation's
     `judge` (memcore.eval.judge_role, imported by memcore.eval.judge).
     """
-    global _loaded
-    if not _loaded:
-        for mod in pkgutil.iter_modules(__path__):
-            importlib.import_module(f"{__name__}.{mod.name}")
-        _loaded = True
+    registry.ensure(KIND)
     for loader in _LOADERS:
         loader()
     return ROLES

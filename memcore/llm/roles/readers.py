@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from memcore import registry
 from memcore.llm.offline.answer import ABSTAIN, offline_answer
 from memcore.llm.roles import Role, TextOutput, load_all, register
 from memcore.llm.roles.answer import ANSWER
@@ -76,16 +77,23 @@ class ReaderFamily:
     source: str = ""
 
 
-FAMILIES: dict[str, ReaderFamily] = {}
+FAMILY = "reader family"
+registry.define(FAMILY, "reader family")
+FAMILIES = registry.Table(FAMILY)  # name -> ReaderFamily (a live view of the registry)
 _paper_family: list[Callable[[str], str]] = []  # system name -> the family its class declares (set by memcore.systems)
 
 
 def register_family(family: ReaderFamily) -> ReaderFamily:
-    """Add a reader family to the registry (names are unique; "paper" is the config's word for a system's own)."""
-    if family.name == "paper" or (family.name in FAMILIES and FAMILIES[family.name] is not family):
-        raise ValueError(f"reader family {family.name!r} is registered twice (or is the reserved word 'paper')")
-    FAMILIES[family.name] = family
-    return family
+    """Add a reader family to the registry (names are unique: another family under a taken name raises
+    registry.NameTaken naming both owners; "paper" is the config's word for a system's own, refused)."""
+    if family.name == "paper":
+        raise ValueError("reader family 'paper' is the reserved word for a system's own paper's family")
+    return registry.register(FAMILY, family.name, family, skip=(__name__,))
+
+
+def unregister_family(name: str) -> ReaderFamily | None:
+    """Remove a reader family (tests that register one for a while); returns it."""
+    return registry.unregister(FAMILY, name)
 
 
 def set_paper_families(resolver: Callable[[str], str]) -> None:
