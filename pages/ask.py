@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from memcore.viz.evidence import answer_summary, cost_bar
+from memcore.eval.answer_rows import answer_summary
+from memcore.viz.evidence import cost_bar
 from memcore.viz.safe import md_escape
 from memcore.viz.views import ASK
 from ui import settings_panel, state, widgets
