@@ -29,6 +29,7 @@ import lancedb  # noqa: E402
 
 from memcore.errors import StoreError  # noqa: E402
 from memcore.llm.redact import redact  # noqa: E402
+from memcore.serialize import conversation_from_json, conversation_to_json
 from memcore.settings import storage_options_from_env, storage_secrets  # noqa: E402
 from memcore.store.commit import CommitMixin  # noqa: E402
 from memcore.store.indexes import IndexKeeper, scope_column  # noqa: E402
@@ -219,8 +220,6 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
 
         A stored conversation of the same id may change its questions, never its turns: StoreError (the
         memories and results of that id were built from the stored turns)."""
-        from memcore.serialize import conversation_to_json
-
         row = {"conv_id": conv.id, "source": conv.source, "n_turns": len(conv.turns),
                "n_questions": len(conv.questions), "speakers": json.dumps(conv.speakers),
                "payload": conversation_to_json(conv)}
@@ -248,8 +247,6 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
     def check_turns(self, conv, payload: str | None = None) -> None:  # noqa: ANN001 - Conversation
         """StoreError when the store holds conversation `conv.id` with other turns (its memories were built from
         those, so they must not answer for `conv`); `payload` is the stored row's, read when None."""
-        from memcore.serialize import conversation_from_json
-
         if payload is None:
             df = self._df("conversations", where=f"conv_id = {sql_str(conv.id)}", columns=["payload"])
             if df.empty:
@@ -267,8 +264,6 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
 
     def load_conversation(self, conv_id: str):  # noqa: ANN201 - Conversation
         """A stored conversation, or StoreError naming the ones that exist."""
-        from memcore.serialize import conversation_from_json
-
         df = self._df("conversations", where=f"conv_id = {sql_str(conv_id)}")
         if df.empty:
             have = ", ".join(self.conversations()["conv_id"]) or "none"
