@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from memcore.eval.content import CONTENT_LABELS
 from memcore.eval.judge import judge_stats
-from memcore.eval.metric_registry import (
+from memcore.eval.metric_types import (
     ANSWERABLE,
     CHART,
     COMPARE,

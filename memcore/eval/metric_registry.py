@@ -7,8 +7,9 @@ for the built-in fields the row builder computes together, e.g. the evidence dia
 its per-question value back from a row (`read`), how a group of rows aggregates it (mean, count, or a
 function returning block fields), its bounds, its labels, whether higher is better, which questions it
 applies to (all, or answerable ones: not LoCoMo category 5 nor LongMemEval abstention questions), and
-where it is shown (`show`). The built-in metrics live in memcore.eval.metric_builtins, registered
-first in the order the CSV lists them; plugins come after them.
+where it is shown (`show`); what a metric is lives in memcore.eval.metric_types (re-exported here). The
+built-in metrics live in memcore.eval.metric_builtins, registered first in the order the CSV lists them;
+plugins come after them.
 
 Adding a metric: `register_metric(Metric("answer_words", "answer words", compute=lambda m:
 len(m.prediction.split()), bounds=None, higher_better=False))`, in the process that runs the evaluation
@@ -19,112 +20,28 @@ Rows stored before a metric existed have no value for it (None: left out of its 
 
 from __future__ import annotations
 
-import importlib
 import threading
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
 
+from memcore.eval.metric_builtins import BUILTIN
+from memcore.eval.metric_types import (
+    ALL,
+    ANSWERABLE,
+    CHART,
+    COMPARE,
+    COUNT,
+    CSV,
+    MEAN,
+    PLACES,
+    REPORT,
+    ROWS,
+    SUMMARY,
+    Metric,
+    MetricInput,
+)
 from memcore.plugins import METRICS_GROUP, LoadOnce, is_module, load_plugins
-from memcore.types import Answer, Question
-
-ALL, ANSWERABLE = "all", "answerable"  # which questions a metric applies to
-MEAN, COUNT = "mean", "count"  # aggregations: mean of the non-None values (booleans 0/1); count of true values
-CSV, REPORT, CHART, SUMMARY, ROWS, COMPARE = "csv", "report", "chart", "summary", "rows", "compare"
-PLACES = frozenset({CSV, REPORT, CHART, SUMMARY, ROWS, COMPARE})
-Value = float | int | bool | None
 
 __all__ = ["ALL", "ANSWERABLE", "CHART", "COMPARE", "COUNT", "CSV", "MEAN", "PLACES", "REPORT", "ROWS", "SUMMARY",
            "Metric", "MetricInput", "get_metric", "metric_names", "metrics", "register_metric", "unregister_metric"]
-
-
-@dataclass(frozen=True)
-class MetricInput:
-    """What a metric's `compute` gets for one answered question: the question, the answer (its trace holds
-    the context), the prediction and gold texts, whether it is an abstention question, and the run's
-    embedder and gold turn texts when it has them."""
-
-    question: Question
-    answer: Answer
-    prediction: str
-    gold: Any
-    abstain: bool
-    embedder: Any = None
-    turn_texts: Mapping[str, str] = field(default_factory=dict)
-
-
-def _field(name: str) -> Callable[[dict], Value]:
-    def read(row: dict) -> Value:
-        v = row.get(name)
-        return v if v is None or isinstance(v, bool) else float(v)
-    return read
-
-
-@dataclass(frozen=True)
-class Metric:
-    """One per-question score.
-
-    - `name`: its field in result rows and results blocks; `label`: how pages name it ("citation
-      recall"); `column`: its header in the text report (default: the name); `description`: what it is,
-      written to results["metrics"] ("" leaves it out).
-    - `compute(MetricInput) -> value`: its per-question value (None: not applicable); None for fields
-      the row builder writes itself. Floats are rounded to 6 digits in the row.
-    - `read(row) -> value`: its per-question value from a stored row (default: the row's field).
-    - `aggregate`: MEAN, COUNT, or a function (rows) -> {block field: value} (the judge's mean over runs).
-    - `bounds` (None: unbounded), `higher_better`, `applies` (ALL or ANSWERABLE), `interval` (a 95%
-      bootstrap interval per block), `headline` (that interval shown in the CSV, the text report, the
-      Benchmark's interval table and run comparisons), `needs_judge` (only when the judge ran),
-      `extra` (further block fields its aggregate writes that the CSV and report carry, e.g. judge_std),
-      `digits` (decimals when drawn; 0 for token counts), `show` (PLACES it appears in).
-    """
-
-    name: str
-    label: str = ""
-    compute: Callable[[MetricInput], Value] | None = None
-    read: Callable[[dict], Value] | None = None
-    aggregate: str | Callable[[list[dict]], dict[str, Any]] = MEAN
-    bounds: tuple[float, float] | None = (0.0, 1.0)
-    higher_better: bool = True
-    applies: str = ALL
-    interval: bool = True
-    headline: bool = False
-    needs_judge: bool = False
-    extra: tuple[str, ...] = ()
-    column: str = ""
-    description: str = ""
-    digits: int = 3
-    show: frozenset[str] = PLACES - {COMPARE}
-
-    def __post_init__(self) -> None:
-        if not self.name:
-            raise ValueError("a Metric needs a name (its field in result rows)")
-        if self.applies not in (ALL, ANSWERABLE):
-            raise ValueError(f"metric {self.name!r}: applies must be {ALL!r} or {ANSWERABLE!r}, not {self.applies!r}")
-        if not callable(self.aggregate) and self.aggregate not in (MEAN, COUNT):
-            raise ValueError(f"metric {self.name!r}: aggregate must be {MEAN!r}, {COUNT!r} or a function")
-        unknown = set(self.show) - PLACES
-        if unknown:
-            raise ValueError(f"metric {self.name!r}: unknown place(s) {sorted(unknown)}; places: {sorted(PLACES)}")
-        object.__setattr__(self, "show", frozenset(self.show))
-        object.__setattr__(self, "label", self.label or self.name.replace("_", " "))
-        object.__setattr__(self, "column", self.column or self.name)
-        if self.read is None:
-            object.__setattr__(self, "read", _field(self.name))
-
-    def value(self, row: dict) -> Value:
-        """This metric's per-question value in a row (booleans as booleans), None when absent."""
-        return self.read(row)  # type: ignore[misc]
-
-    def score(self, row: dict) -> float | None:
-        """The per-question value as a number (booleans 0/1), what means and intervals use; None if absent."""
-        v = self.value(row)
-        return None if v is None else float(v)
-
-    @property
-    def bounded(self) -> bool:
-        """Whether its scores lie in [0, 1]."""
-        return self.bounds == (0.0, 1.0)
-
 
 _REGISTRY: dict[str, Metric] = {}
 _LOCK = threading.RLock()
@@ -140,9 +57,9 @@ def _accept(obj: object) -> None:
 
 
 def _load() -> None:
-    """The built-in metrics (their module imported by name: it imports this one), then the installed plugins'."""
+    """The built-in metrics (memcore.eval.metric_builtins, in the CSV's order), then the installed plugins'."""
     def load() -> None:
-        for metric in importlib.import_module("memcore.eval.metric_builtins").BUILTIN:
+        for metric in BUILTIN:
             register_metric(metric)
         load_plugins(METRICS_GROUP, _accept)
 

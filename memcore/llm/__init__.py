@@ -24,21 +24,21 @@ from memcore.settings import Settings
 def __getattr__(name: str) -> Any:
     """`OpenAIProvider` on first use: importing the openai package costs ~1 s at app start-up."""
     if name == "OpenAIProvider":
-        from memcore.llm.openai_provider import OpenAIProvider  # lazy: start-up (the openai package costs ~1 s)
+        from memcore.llm.openai_provider import OpenAIProvider  # lazy: start-up (openai ~1 s)
 
         return OpenAIProvider
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _openai(s: Settings) -> Any:
-    from memcore.llm.openai_provider import OpenAIProvider  # lazy: start-up (the openai package costs ~1 s)
+    from memcore.llm.openai_provider import OpenAIProvider  # lazy: start-up (openai ~1 s)
 
     return OpenAIProvider(s.llm_model, s.openai_api_key, s.openai_base_url, s.llm_timeout_s,
                           connect_timeout_s=s.llm_connect_timeout_s, structured=s.llm_structured)
 
 
 def _local(s: Settings) -> Any:
-    from memcore.llm.openai_provider import OpenAIProvider  # lazy: start-up (the openai package costs ~1 s)
+    from memcore.llm.openai_provider import OpenAIProvider  # lazy: start-up (openai ~1 s)
 
     url, model = local_server.ensure_running()
     timeout = max(s.llm_timeout_s, local_server.LOCAL_TIMEOUT_S)

@@ -24,7 +24,7 @@ from typing import Any
 from memcore.systems import get_system, load_all
 from memcore.systems.fields import FieldSpec, field_specs, format_value
 from memcore.systems.protocol import SystemConfig
-from memcore.types import system_of
+from memcore.types import system_of as system_of  # the name part of the grammar, public here too
 
 _NAME = re.compile(r"(?P<system>[^\s:\[\],=]+)(?::(?P<preset>[^\s:\[\],=]+))?(?:\[(?P<body>[^\[\]]*)\])?")
 _PRESET = re.compile(r"[A-Za-z0-9+][A-Za-z0-9_.+-]*")
