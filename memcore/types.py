@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -280,3 +281,9 @@ class Answer:
             error=d.get("error", ""),
             retrieve_ms=d.get("retrieve_ms"),
         )
+
+
+def system_of(name: str) -> str:
+    """The registered system of a canonical variant name (`com:no-apt[K=10]` -> `com`), without parsing it (the
+    grammar is memcore.systems.variants'; this part of it is vocabulary: views and pages key by the system)."""
+    return re.split(r"[:\[]", name.strip(), maxsplit=1)[0]

@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from memcore.datasets import load_dataset, load_demo
 from memcore.embed import Embedder, make_embedder, warm
 from memcore.errors import LLMError
 from memcore.ingest import IngestReport, ProgressFn, StageFn, ensure_turns, ingest_conversation
@@ -75,8 +76,6 @@ class Workbench:
 
         A file that breaks its format raises DatasetError naming each place; `lenient=True` accepts
         it with one DatasetWarning (memcore.datasets.checks)."""
-        from memcore.datasets import load_dataset
-
         convs = load_dataset(path, fmt, lenient=lenient)
         for c in convs:
             self.store.save_conversation(c)
@@ -84,8 +83,6 @@ class Workbench:
 
     def load_demo(self) -> Conversation:
         """The built-in demo conversation (stored on first use)."""
-        from memcore.datasets import load_demo
-
         conv = load_demo()
         self.store.save_conversation(conv)
         return conv

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from memcore.viz.evidence import answer_summary, cost_bar
+from memcore.eval.answer_rows import answer_summary
+from memcore.viz.evidence import cost_bar
 from memcore.viz.views import ASK
 from ui import state, widgets
 from ui.ask_view import answer_panel, gold_panel, question_flow

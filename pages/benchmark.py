@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from memcore.eval.bench_data import metric_choices, metric_look, rows_frame, summary_scores
+from memcore.eval.sweep_report import is_sweep
 from memcore.viz.bench import (
     accuracy_tokens_scatter,
     category_names,
@@ -11,14 +13,11 @@ from memcore.viz.bench import (
     count_table,
     excluded_note,
     failure_bars,
-    metric_choices,
     metric_heatmap,
     rounded,
-    rows_frame,
     summary_table,
 )
 from memcore.viz.safe import md_escape
-from memcore.viz.sweep import is_sweep
 from ui import bench_live, state, sweep_view
 from ui.bench_ci_view import content_section, intervals_section
 from ui.bench_paper_view import paper_section
@@ -43,16 +42,17 @@ def draw(results: dict) -> None:
                    + (f" · retriever: **{results['retriever']}**" if results.get("retriever") else "")
                    + (f" · judge: {results['judge'].get('label', '')}" if isinstance(results.get("judge"), dict) else ""))
 
-    st.dataframe(rounded(summary_table(results)), hide_index=True)
+    st.dataframe(rounded(summary_table(results, summary_scores())), hide_index=True)
     metric = st.selectbox("Metric", metric_choices(), key="bm_metric")
     intervals_section(results, metric)
     table = category_table(results, metric)
     st.session_state["bm_table"] = table
-    st.plotly_chart(metric_heatmap(table, metric, count_table(results)), key="bm_heat")
+    st.plotly_chart(metric_heatmap(table, metric, count_table(results), metric_look(metric)), key="bm_heat")
     st.caption("Rows: systems; columns: question categories and overall; n = questions behind each score. "
                + excluded_note(results))
     c1, c2 = st.columns(2)
-    c1.plotly_chart(accuracy_tokens_scatter(results, "judge" if metric == "judge" else "f1"), key="bm_scatter")
+    accuracy = "judge" if metric == "judge" else "f1"
+    c1.plotly_chart(accuracy_tokens_scatter(results, accuracy, look=metric_look(accuracy)), key="bm_scatter")
     cats = category_names(results)
     cat = c2.selectbox("Failures for", ["overall", *cats], format_func=lambda k: cats.get(k, k), key="bm_fcat")
     c2.plotly_chart(failure_bars(results, None if cat == "overall" else cat), key="bm_fail")

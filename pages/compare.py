@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from memcore.eval.answer_rows import answer_summary
 from memcore.eval.diagnostics import locate_missed_evidence
-from memcore.viz.evidence import STATUS_TEXT, answer_summary, compare_bar, cost_bar
+from memcore.viz.evidence import STATUS_TEXT, compare_bar, cost_bar
 from memcore.viz.safe import md_escape
 from memcore.viz.views import COMPARE
 from ui import state, widgets

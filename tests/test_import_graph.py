@@ -1,15 +1,18 @@
-"""The house: memcore's modules import downward, floor by floor, and no module is part of an import cycle.
+"""The house: memcore's modules import downward, floor by floor, no module is part of an import cycle, no folder
+(group) is part of a cycle of groups, and no memcore module imports another inside a function to dodge one.
 
 Every module under memcore/ is parsed (ast). Imports at module level and inside functions both
 count: an import moved into a function to dodge a cycle is still an arrow. Relative imports are
 resolved; `from pkg import name` is an arrow to the module pkg.name when there is one, else to pkg.
 Imports under `if TYPE_CHECKING:` are annotations only (never executed): they must point downward
 like any other, but they do not make a cycle (a system's helper modules annotate their functions
-with the system class they serve). Registries that import their own package's modules by name
-(memcore.systems.load_all, memcore.llm.roles.load_all) are not arrows, nor is the view registry's import of
-each built-in system's view module (memcore.viz.views.load_views; see "system views" below).
+with the system class they serve). Registries that import modules by name (memcore.systems.load_all,
+memcore.llm.roles.load_all, the view registry's built-in system views, memcore.plugins' entry points) make no
+arrow: they find a module by its name at run time, as a plugin is found.
 
-The floors, bottom up (docs/architecture.md draws the same house):
+A module's group is its folder or top-level module: memcore.<top> (memcore itself, its version, is `types`).
+No module is put in another group than its folder's. The floors, bottom up (docs/architecture.md draws the
+same house):
 
     0  types, errors                         the vocabulary
     1  text, settings, serialize, sqlite_util the toolbox: text library, settings, (de)serialisation,
@@ -18,26 +21,28 @@ The floors, bottom up (docs/architecture.md draws the same house):
     2  datasets, embed, llm, retrievers,     loaders, embedders, LLM client + roles + offline engine, retrievers,
        plugins                                plugins (the names plugins import, from the registry)
     3  store/                                LanceDB: LanceStore, schema, items, records, search, leases
-    4  systems                               the memory systems
-    5  ingest/                               replay a conversation into a system
-    6  workbench, memory_diff                store + embedder + LLM + systems: what the app calls; memory diffs
-    7  eval, viz, annotate                   evaluation, figures, human labels (viz draws eval's numbers)
-    8  cli/, testing                         the `memcore` command; the contract tests shipped for plugins
+    4  memory_diff                           what changed in a memory (reads MemoryViews)
+    5  viz/                                  figures and tables of plain data; the view registry
+    6  systems/                              the memory systems, each with its view (systems/<name>/view.py)
+    7  ingest/                               replay a conversation into a system
+    8  workbench                             store + embedder + LLM + systems: what the app calls
+    9  eval, annotate, live                  evaluation (hands viz its numbers), human labels, live conversations
+    10 cli/, testing                         the `memcore` command; the contract tests shipped for plugins
 
-A module may import its own group, anything on a lower floor, and sideways only where SIDEWAYS says.
-RULES adds the arrows the floors alone would allow but the house forbids. The app (app.py, ui/,
-pages/) sits above all of it and is never imported by the library, nor is streamlit.
+A module may import its own group and anything on a lower floor. RULES adds the arrows the floors alone
+would allow but the house forbids. The app (app.py, ui/, pages/) sits above all of it and is never imported
+by the library, nor is streamlit.
 
-System views: a system's view lives in its package, `memcore.systems.<name>.view` (with helper modules
-`memcore.systems.<name>.view_*`), but sits on the viz floor (group_of says "viz"): it draws with memcore.viz's
-parts and registers with memcore.viz.views. So nothing on a lower floor imports it (its own system package
-included), and no module outside that package's view modules imports it at all: the view registry imports it by
-name (load_views, after the baselines' views and before the plugins'), and memcore.systems.load_all never does.
+Imports inside functions: a memcore module imports another memcore module at module level. The only
+exception is a lazy load kept for start-up time, marked on its line with `# lazy: <reason>` (e.g. the
+CLI loading a command's heavy modules only when that command runs); lazy loads of third-party libraries
+(torch, lancedb, ray, sentence-transformers, ...) need no mark.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -55,16 +60,17 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("text", "settings", "serialize", "sqlite_util", "registry", "extensions"),
     ("datasets", "embed", "llm", "retrievers", "plugins"),
     ("store",),
+    ("memory_diff",),
+    ("viz",),
     ("systems",),
     ("ingest",),
-    ("workbench", "memory_diff"),
-    ("eval", "viz", "annotate", "live"),
+    ("workbench",),
+    ("eval", "annotate", "live"),
     ("cli", "testing"),
 )
 FLOOR = {group: n for n, groups in enumerate(FLOORS) for group in groups}
-# group -> groups on its own floor it may import
-SIDEWAYS = {"viz": {"eval"}}
 APP = ("streamlit", "ui", "pages", "app")  # never imported by the library
+LAZY = re.compile(r"#\s*lazy:\s*\S")  # the mark of a memcore import kept inside a function for start-up time
 
 
 def is_system_view(module: str) -> bool:
@@ -75,14 +81,10 @@ def is_system_view(module: str) -> bool:
 
 
 def group_of(module: str) -> str:
-    """The floor group of a memcore module: memcore.<top> (a top-level module or package), except a system's view
-    modules (is_system_view) in `viz`; the package itself (its version) is `types`."""
+    """The group (floor room) of a memcore module: memcore.<top>, its folder or top-level module; the package
+    itself (its version) is `types`."""
     parts = module.split(".")
-    if len(parts) == 1:
-        return "types"
-    if is_system_view(module):
-        return "viz"
-    return parts[1]
+    return "types" if len(parts) == 1 else parts[1]
 
 
 def _under(module: str, prefix: str) -> bool:
@@ -137,6 +139,8 @@ class Arrow:
     path: Path
     line: int
     type_only: bool
+    in_function: bool = False  # inside a function (or a method): run when called, not when the module loads
+    lazy: bool = False  # its line carries the `# lazy: <reason>` mark
 
     def where(self) -> str:
         """file:line of the import statement."""
@@ -195,16 +199,22 @@ def _type_checking(test: ast.expr) -> bool:
 
 def arrows_of(module: str, path: Path, is_pkg: bool, modules: dict, source: str | None = None) -> list[Arrow]:
     """Every import in a module (module level, in functions and classes), with its line."""
-    tree = ast.parse(source if source is not None else path.read_text(encoding="utf-8"), filename=str(path))
+    text = source if source is not None else path.read_text(encoding="utf-8")
+    tree = ast.parse(text, filename=str(path))
+    lines = text.splitlines()
     guarded: set[int] = set()
+    local: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and _type_checking(node.test):
             guarded |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            local |= {id(n) for n in ast.walk(node) if n is not node}
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
+            marked = any(LAZY.search(lines[n - 1]) for n in range(node.lineno, (node.end_lineno or node.lineno) + 1))
             for dst in _targets(node, module, is_pkg, modules):
-                out.append(Arrow(module, dst, path, node.lineno, id(node) in guarded))
+                out.append(Arrow(module, dst, path, node.lineno, id(node) in guarded, id(node) in local, marked))
     return sorted(out, key=lambda a: (a.line, a.dst))
 
 
@@ -228,6 +238,16 @@ def test_the_parser_sees_function_level_relative_and_guarded_imports() -> None:
     got = {(a.dst, a.line, a.type_only) for a in arrows_of("memcore.llm.roles", PACKAGE / "x.py", True, modules, src)}
     assert got == {("memcore.llm.roles.judge", 3, False), ("memcore.eval.metrics", 5, True),
                    ("memcore.eval.metrics", 7, False), ("streamlit", 8, False), ("memcore.llm.roles", 9, False)}
+    local = {(a.line, a.in_function, a.lazy) for a in arrows_of("memcore.llm.roles", PACKAGE / "x.py", True, modules,
+                                                                 src.replace("Role\n", "Role  # lazy: start-up\n"))}
+    assert local == {(3, False, False), (5, False, False), (7, True, False), (8, True, False), (9, True, True)}
+
+
+def test_group_is_the_folder_with_no_exception() -> None:
+    assert group_of("memcore") == "types" and group_of("memcore.workbench") == "workbench"
+    assert {group_of(m) for m in ("memcore.systems.com", "memcore.systems.com.view", "memcore.systems.com.view_x",
+                                  "memcore.systems.variants")} == {"systems"}
+    assert {group_of(m) for m in MODULES} == {m.split(".")[1] if "." in m else "types" for m in MODULES}
 
 
 def test_every_module_is_on_a_floor() -> None:
@@ -251,13 +271,62 @@ def test_no_import_cycles(arrows: list[Arrow]) -> None:
     assert not found, "import cycles:\n" + "\n".join(found)
 
 
+def folder_cycles(arrows: list[Arrow]) -> list[str]:
+    """The cycles of the folder-level graph (groups as nodes, an edge for every executed import between two
+    groups), each with one import per edge as file:line; [] when the groups form a DAG."""
+    graph = nx.DiGraph()
+    where: dict[tuple[str, str], str] = {}
+    for a in arrows:
+        src, dst = group_of(a.src), group_of(a.dst)
+        if not a.type_only and src != dst:
+            graph.add_edge(src, dst)
+            where.setdefault((src, dst), f"{a.where()} {a.src} -> {a.dst}")
+    found = []
+    for scc in nx.strongly_connected_components(graph):
+        if len(scc) > 1:
+            cycle = nx.find_cycle(graph.subgraph(scc))
+            found.append(" -> ".join(u for u, _ in cycle) + f" -> {cycle[0][0]}: "
+                         + "; ".join(where[u, v] for u, v in cycle))
+    return found
+
+
+def test_no_folder_cycles(arrows: list[Arrow]) -> None:
+    found = folder_cycles(_memcore(arrows))
+    assert not found, "cycles between folders (groups):\n" + "\n".join(found)
+
+
+def test_the_folder_check_fails_on_a_planted_cycle(tmp_path: Path) -> None:
+    """A synthetic package whose modules form no module cycle but a folder cycle (a/x -> b/y, b/z -> a/w): the
+    module check passes, the folder check names the loop."""
+    sources = {"memcore/a/x.py": "from memcore.b import y\n", "memcore/a/w.py": "X = 1\n",
+               "memcore/b/y.py": "Y = 2\n", "memcore/b/z.py": "def f():\n    from memcore.a import w\n",
+               "memcore/c.py": "from memcore.a import x\n"}
+    modules = {"memcore": None, "memcore.a": None, "memcore.b": None, **{
+        k.removesuffix(".py").replace("/", "."): None for k in sources}}
+    planted = [a for k, src in sources.items() for a in arrows_of(
+        k.removesuffix(".py").replace("/", "."), ROOT / k, False, modules, src)]
+    graph = nx.DiGraph([(a.src, a.dst) for a in planted])
+    assert nx.is_directed_acyclic_graph(graph)  # no module is in a cycle
+    found = folder_cycles(planted)
+    assert len(found) == 1 and set(found[0].split(":")[0].split(" -> ")) == {"a", "b"}, found
+    assert "memcore/b/z.py:2" in found[0] and "memcore/a/x.py:1" in found[0]
+    assert not folder_cycles([a for a in planted if a.src != "memcore.b.z"])  # the loop's one arrow removed: none
+
+
+def test_no_memcore_import_inside_a_function_unless_marked_lazy(arrows: list[Arrow]) -> None:
+    bad = [f"{a.where()}: {a.src} imports {a.dst} inside a function" for a in _memcore(arrows)
+           if a.in_function and not a.lazy]
+    assert not bad, ("memcore modules import each other at module level (move code to break a loop); a lazy load "
+                     "kept for start-up time says so on its line with `# lazy: <reason>`:\n" + "\n".join(bad))
+
+
 def test_imports_go_downward(arrows: list[Arrow]) -> None:
     bad = []
     for a in _memcore(arrows):
         src, dst = group_of(a.src), group_of(a.dst)
         if src == dst or src not in FLOOR or dst not in FLOOR:  # no floor: test_every_module_is_on_a_floor
             continue
-        if FLOOR[dst] < FLOOR[src] or dst in SIDEWAYS.get(src, ()):
+        if FLOOR[dst] < FLOOR[src]:
             continue
         way = "upward" if FLOOR[dst] > FLOOR[src] else "sideways"
         bad.append(f"{a.where()}: {a.src} imports {a.dst} ({way}: {src} on floor {FLOOR[src]}, "
@@ -285,14 +354,28 @@ def test_llm_roles_load_without_eval_and_eval_registers_the_judge() -> None:
     assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr
 
 
-def test_system_views_sit_on_the_viz_floor_and_only_the_registry_loads_them(arrows: list[Arrow]) -> None:
+def test_system_views_import_viz_downward_and_only_the_registry_loads_them(arrows: list[Arrow]) -> None:
     views = sorted(m for m in MODULES if is_system_view(m))
     assert {f"memcore.systems.{n}.view" for n in ("com", "memcot", "recmem", "xmemory", "memweaver")} <= set(views)
-    assert {group_of(m) for m in views} == {"viz"} and group_of("memcore.systems.com") == "systems"
+    assert {group_of(m) for m in views} == {"systems"} and FLOOR["viz"] < FLOOR["systems"]
+    assert any(a.src in views and group_of(a.dst) == "viz" for a in _memcore(arrows))  # they draw with viz's parts
     assert not is_system_view("memcore.systems.com.viewer") and not is_system_view("memcore.viz.views")
     bad = [f"{a.where()}: {a.src} imports {a.dst}" for a in _memcore(arrows) if is_system_view(a.dst)
            and not (is_system_view(a.src) and a.src.split(".")[2] == a.dst.split(".")[2])]
     assert not bad, "a system's view is imported by the view registry only (by name):\n" + "\n".join(bad)
+
+
+def test_viz_loads_no_system_eval_or_workbench() -> None:
+    """Importing viz's modules loads nothing above viz. Left out: baselines.py, the baselines' views, whose
+    register_view loads the view registry (and so, by name, every system's view, as load_views does)."""
+    mods = sorted(f"memcore.viz.{p.stem}" for p in (PACKAGE / "viz").glob("*.py") if p.stem not in ("__init__",
+                                                                                                   "baselines"))
+    code = (f"import importlib, sys\nfor m in {mods!r}:\n    importlib.import_module(m)\n"
+            "print(','.join(sorted(m for m in sys.modules if m.split('.')[:2] in (['memcore', 'systems'], "
+            "['memcore', 'eval'], ['memcore', 'workbench'], ['memcore', 'ingest']))))\n")
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "", f"importing memcore.viz loaded: {res.stdout.strip()}"
 
 
 def test_load_all_imports_no_view_and_load_views_imports_each_builtin_view() -> None:

@@ -80,7 +80,7 @@ def test_bad_names_fail_in_one_line(wb, conv, name: str, config: dict, words: st
 
 
 def test_an_answer_export_names_its_variant(wb, conv) -> None:
-    from memcore.viz.evidence import export_row
+    from memcore.eval.answer_rows import export_row
 
     q = conv.questions[0]
     row = export_row("com", wb.ask("com[K=10]", conv, q), q.evidence)

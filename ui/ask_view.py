@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from memcore.errors import MemcoreError
-from memcore.eval.diagnostics import evidence_hits
+from memcore.eval.diagnostics import evidence_hits, locate_missed_evidence
 from memcore.eval.fallbacks import answer_marks as answer_marks_of
 from memcore.eval.judge import make_judge
 from memcore.eval.metrics import locomo_f1
@@ -162,7 +162,7 @@ def answer_panel(wb: Workbench, conv: Conversation, q: Question, system: str, an
         st.caption(md_escape(f"Note: {note}"))
     texts = turn_texts(conv)
     if q.evidence:
-        missed = missed_table(ans.trace, q.evidence, texts)
+        missed = missed_table(locate_missed_evidence(ans.trace, q.evidence), texts)
         if len(missed):
             st.markdown(f"**Why was it missed?** {len(missed)} of {len(q.evidence)} evidence turn(s) "
                         "did not reach the context:")
@@ -171,11 +171,11 @@ def answer_panel(wb: Workbench, conv: Conversation, q: Question, system: str, an
                        "stage's candidates, and the system's own reason.")
         else:
             st.success(f"All {len(q.evidence)} gold evidence turn(s) reached the context.")
-        st.dataframe(_style_hits(evidence_table(ans.trace, q.evidence, texts)), hide_index=True)
+        st.dataframe(_style_hits(evidence_table(evidence_hits(ans.trace, q.evidence), texts)), hide_index=True)
     calls = state.answer_calls(ans)
     t1, t2, t3 = st.tabs(["Retrieved context", "System structure", f"LLM calls ({len(calls)})"])
     with t1:
-        st.dataframe(_style_hits(context_table(ans.trace, q.evidence)), hide_index=True, height=320)
+        st.dataframe(_style_hits(context_table(ans.trace, evidence_hits(ans.trace, q.evidence).gold)), hide_index=True, height=320)
         st.caption("position: the order the reader got the context in; score rank: the item's rank by its score "
                    "(1 = highest).")
     with t2:

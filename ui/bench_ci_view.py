@@ -7,11 +7,11 @@ from typing import Any
 
 import streamlit as st
 
+from memcore.eval.bench_data import headline_looks, interval_metrics
 from memcore.viz.bench_ci import (
     citation_content_table,
     disagreement_examples,
     interval_chart,
-    interval_metrics,
     interval_table,
 )
 from memcore.workbench import Workbench
@@ -20,7 +20,7 @@ from ui.bench_view import full_row, question_detail
 
 def intervals_section(results: dict[str, Any], metric: str) -> None:
     """The ranking table with 95% intervals and n, and the per-category error-bar chart of `metric`."""
-    st.dataframe(interval_table(results), hide_index=True)
+    st.dataframe(interval_table(results, headline_looks()), hide_index=True)
     st.caption("Scores with their 95% bootstrap interval over questions and n (questions that have the score). "
                "'tied with ...': the paired interval of the difference to the best system holds 0, so the "
                "ranking between them is not settled by these questions. 'GOLD': the system's reader picked its "

@@ -7,6 +7,7 @@ from typing import Any
 
 import streamlit as st
 
+from memcore.eval.paper_metrics import HIT_LABELS
 from memcore.viz.bench import category_names
 from memcore.viz.paper_metrics import density_chart, density_table, footprint_table
 
@@ -24,13 +25,13 @@ def paper_section(results: dict[str, Any]) -> None:
                "system can read, stored once, not counted in any system's memory. Retrieval: the retrieve step's "
                "time per question, without the answer call (papers/004, Table 2 reports both).")
     st.subheader("Evidence density")
-    dens = density_table(results)
+    dens = density_table(results, HIT_LABELS)
     if dens.empty:
         st.caption("This run has no evidence density (rows stored before it existed): rerun to get it.")
         return
     cats = category_names(results)
     cat = st.selectbox("Density for", ["overall", *cats], format_func=lambda k: cats.get(k, k), key="bm_density_cat")
-    st.plotly_chart(density_chart(results, cat), key="bm_density")
+    st.plotly_chart(density_chart(results, HIT_LABELS, cat), key="bm_density")
     st.dataframe(dens, hide_index=True)
     st.caption("Hu et al. (papers/001), Fig. 4: the reference answer's content words (stopwords removed) are the "
                "evidence units; a retrieved block holding exactly one distinct unit is 1-hit, two 2-hit, three or "

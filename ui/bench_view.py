@@ -8,6 +8,7 @@ from typing import Any
 
 import streamlit as st
 
+from memcore.eval.diagnostics import evidence_hits, locate_missed_evidence
 from memcore.eval.report import row_trace
 from memcore.types import Trace
 from memcore.viz.evidence import context_table, missed_table
@@ -148,11 +149,11 @@ def question_detail(row: dict[str, Any]) -> None:
         return
     trace = Trace.from_dict(tr)
     ev = row.get("evidence") or []
-    missed = missed_table(trace, ev)
+    missed = missed_table(locate_missed_evidence(trace, ev))
     if len(missed):
         st.markdown("**Why was it missed?**")
         st.dataframe(missed, hide_index=True)
-    st.dataframe(context_table(trace, ev), hide_index=True, height=280)
+    st.dataframe(context_table(trace, evidence_hits(trace, ev).gold), hide_index=True, height=280)
 
 
 def _stat(value: Any) -> str:

@@ -9,8 +9,8 @@ import streamlit as st
 
 from memcore.errors import MemcoreError
 from memcore.eval.compare import build_comparison
-from memcore.eval.compare_export import comparison_html
-from memcore.viz.run_diff import delta_frame, flip_sides, flips_frame
+from memcore.eval.compare_export import comparison_html, delta_frame
+from memcore.viz.run_diff import flip_sides, flips_frame
 from memcore.viz.safe import md_escape
 from memcore.workbench import Workbench
 from ui.bench_live import store_runs

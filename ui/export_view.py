@@ -12,10 +12,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from memcore.eval.bundles import answer_bundle, benchmark_bundle, comparison_bundle
 from memcore.eval.run_record import results_so_far
 from memcore.eval.runs import load_rows
 from memcore.types import Conversation
-from memcore.viz.bundles import Bundle, answer_bundle, benchmark_bundle, comparison_bundle, replay_bundle
+from memcore.viz.bundles import Bundle, replay_bundle
 from memcore.workbench import Workbench
 from ui import state, widgets
 from ui.ask_view import verdict

@@ -7,8 +7,9 @@ from typing import Any
 
 import streamlit as st
 
+from memcore.eval.bench_data import metric_choices
 from memcore.eval.sweep_report import memory_line, param_columns
-from memcore.viz.bench import category_names, metric_choices, rounded
+from memcore.viz.bench import category_names, rounded
 from memcore.viz.safe import md_escape
 from memcore.viz.sweep import FULL, ablation_chart, param_chart, sweep_frame
 
@@ -44,11 +45,11 @@ def show(results: dict[str, Any]) -> None:
     metric = c1.selectbox("Metric", metric_choices()[:-1], key="sw_metric")
     cats = category_names({"systems": {p["name"]: p.get("summary") or {} for p in results.get("points", [])}})
     category = c2.selectbox("Questions", ["overall", *cats], format_func=lambda k: cats.get(k, k), key="sw_cat")
-    st.dataframe(rounded(sweep_frame(results, metric, category)), hide_index=True)
+    params = param_columns(results)
+    st.dataframe(rounded(sweep_frame(results, metric, category, params=params)), hide_index=True)
     st.caption("One row per point (a variant name: paper defaults are dropped from it); lo-hi: the 95% bootstrap "
                "interval over questions, ci_n the questions that have the score; memory: the memory space the "
                "point answered from (points sharing one were built once).")
-    params = param_columns(results)
     if params:
         c1, c2 = st.columns(2)
         x = c1.selectbox("Against", params, key="sw_x")
@@ -60,11 +61,11 @@ def show(results: dict[str, Any]) -> None:
                  for k in rest}
         presets = [FULL, *results.get("presets", [])]
         preset = st.selectbox("Preset", presets, key="sw_preset") if len(presets) > 1 else FULL
-        st.plotly_chart(param_chart(results, metric, x, line, fixed, category, preset), key="sw_param_chart")
+        st.plotly_chart(param_chart(results, metric, x, line, fixed, category, preset, params=params), key="sw_param_chart")
     if results.get("presets"):
         st.subheader("Ablations")
         fixed = {k: st.selectbox(f"ablations at {k}", _values(results, k), index=_default(results, k),
                                  key=f"sw_abl_{k}") for k in params}
-        st.plotly_chart(ablation_chart(results, metric, fixed or None, category), key="sw_ablation_chart")
+        st.plotly_chart(ablation_chart(results, metric, fixed or None, category, params=params), key="sw_ablation_chart")
         st.caption("Each preset beside the full system, with its source (the paper's figure or table) under its "
                    "name; error bars: 95% bootstrap intervals over questions.")

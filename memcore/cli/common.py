@@ -6,6 +6,7 @@ import typer
 
 from memcore.retrievers import retriever_names
 from memcore.settings import Settings
+from memcore.workbench import Workbench
 
 RETRIEVER_HELP = " | ".join(retriever_names())  # the registered retrievers (memcore.retrievers)
 LENIENT = typer.Option(False, "--lenient", help="accept a dataset file with missing sessions, empty turns or "
@@ -31,6 +32,4 @@ def settings_from(store: str | None, provider: str | None, embedder: str | None 
 def workbench_from(store: str | None, provider: str | None, embedder: str | None = None,  # noqa: ANN202
                    llm_concurrency: int | None = None):
     """A Workbench on `settings_from` the command's options."""
-    from memcore.workbench import Workbench
-
     return Workbench(settings_from(store, provider, embedder, llm_concurrency))

@@ -13,6 +13,8 @@ import typer
 from memcore.errors import ConfigError
 from memcore.eval.compare import build_comparison
 from memcore.eval.compare_export import comparison_text, write_comparison
+from memcore.settings import Settings
+from memcore.store import LanceStore
 from memcore.systems.variants import canonical, split_names
 from memcore.text.terminal import echo
 
@@ -39,9 +41,6 @@ def compare_command(
 ) -> None:
     """Compare two evaluation runs: per system and category the paired delta with its 95% interval and
     McNemar's test on the verdicts, the flipped questions with both traces' evidence, token deltas."""
-    from memcore.settings import Settings
-    from memcore.store import LanceStore
-
     settings = Settings()
     uri = store or settings.store_uri
     try:

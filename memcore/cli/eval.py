@@ -15,10 +15,15 @@ import typer
 from memcore.datasets import DatasetWarning
 from memcore.errors import ConfigError
 from memcore.eval.estimate import FREE, estimate_eval, format_estimate, record_estimate
+from memcore.eval.report import format_table
 from memcore.eval.run_timing import timing_lines
+from memcore.eval.runner import run_eval
+from memcore.llm import check_endpoint, make_provider
 from memcore.llm.redact import redact
 from memcore.retrievers import retriever_names
 from memcore.settings import Settings
+from memcore.store.variants import is_saved_name
+from memcore.systems.variants import parse_variant, split_names
 from memcore.text.terminal import echo, visible
 
 RETRIEVER_HELP = " | ".join(retriever_names())  # the registered retrievers (memcore.retrievers)
@@ -55,8 +60,6 @@ def _reach_endpoint(settings: Settings) -> None:
     """Fail in seconds (ConfigError, exit 2) when the settings' endpoint is unreachable (the bundled local server
     is started here and waited for while busy: its provider's own check)."""
     if settings.llm_check:
-        from memcore.llm import check_endpoint, make_provider
-
         check_endpoint(make_provider(settings))
 
 
@@ -139,11 +142,6 @@ def eval_command(
                                   "it beside the actual in the results; --no-estimate skips it"),
 ) -> None:
     """Evaluate memory systems on a dataset: resumable, per-category scores, evidence recall, cost."""
-    from memcore.eval.report import format_table
-    from memcore.eval.runner import run_eval
-    from memcore.store.variants import is_saved_name
-    from memcore.systems.variants import parse_variant, split_names
-
     try:  # a bad name fails here in one line (a saved @NAME is looked up in the store by run_eval)
         names = "all" if systems == "all" else split_names(systems)
         for name in [] if names == "all" else names:

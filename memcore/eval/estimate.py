@@ -21,8 +21,12 @@ from typing import Any
 
 from memcore.eval.cost import Prices, cost_usd, price_for
 from memcore.eval.estimate_prior import FREE, Prior, eval_plan, prior_eval, prior_ingest
+from memcore.eval.report import write_results
+from memcore.eval.runner import run_eval
 from memcore.llm.ledger import PROBE_STAGE
 from memcore.settings import Settings
+from memcore.systems.variants import parse_variant
+from memcore.workbench import Workbench
 
 OFFLINE_SOURCE = "offline engine ledger of the same work (throwaway store)"
 NO_PRIOR = "no earlier real run of this configuration in the store"
@@ -84,7 +88,6 @@ def tally(records: Iterable[dict], provider: str, model: str, source: str,
         row.calls += int(r.get("calls", 1))
         row.prompt_tokens += int(r["prompt_tokens"])
         row.completion_tokens += int(r["completion_tokens"])
-    from memcore.systems.variants import parse_variant
 
     for name in systems:  # a variant's calls may be booked under its memory's name (a preset `sys:no-x` under `sys`)
         if not any(k[1] in (name, _memory_name(name, parse_variant)) for k in groups):
@@ -105,8 +108,6 @@ def offline_ledger(settings: Settings, work: Callable[[Any], None]) -> list[dict
 
     The throwaway store shares only the embedding cache with `settings` (same embedder); nothing is
     written to the real store and no provider is called."""
-    from memcore.workbench import Workbench
-
     with tempfile.TemporaryDirectory(prefix="memcore-estimate-") as tmp:
         off = settings.with_(llm_provider="offline", store_uri=tmp, cache_dir=str(settings.cache_path),
                              llm_check=False)
@@ -123,8 +124,6 @@ def _lookup(settings: Settings, workbench: Any, find: Callable[[Any], Prior]) ->
         return Prior(), NO_PRIOR
     try:
         if workbench is None:
-            from memcore.workbench import Workbench
-
             workbench = Workbench(settings.with_(llm_check=False))
         return find(workbench), NO_PRIOR
     except Exception as e:  # noqa: BLE001 - the lookup is advisory: the offline ledger stands in, saying why
@@ -177,8 +176,6 @@ def estimate_eval(settings: Settings, prices: Prices | None = None, workbench: A
     """Calls and tokens `run_eval(settings, **eval_args)` makes (construction of memories not yet built,
     answers, judge): per result set from an earlier real run of the same configuration that answered the same
     questions (memcore.eval.estimate_prior.prior_eval), else from the offline engine's ledger of the same eval."""
-    from memcore.eval.runner import run_eval
-
     plan: dict[str, Any] = {}
 
     def find(wb: Any) -> Prior:
@@ -207,8 +204,6 @@ def actual_usage(store: Any, conv_ids: list[str], systems: list[str], provider: 
                  since_ts: float, prices: Prices | None = None) -> Estimate:
     """The calls a real run made (ledger rows of these conversations and systems on `provider` after
     `since_ts`), counted like an estimate."""
-    from memcore.systems.variants import parse_variant
-
     names = {*systems, *(_memory_name(s, parse_variant) for s in systems)}  # a variant builds under its memory's name
     df = store.llm_calls(provider=provider, conv_id=list(conv_ids)) if conv_ids else None
     recs: list[dict] = []
@@ -264,9 +259,6 @@ def record_estimate(res: dict, estimate: Estimate, settings: Settings, started: 
                     out: str | None) -> tuple[dict, dict]:
     """Put the estimate beside the run's actual calls (ledger rows since `started`) into the results
     (res["cost_estimate"] = {"estimate", "actual"}), rewrite `out` with them, and return both."""
-    from memcore.eval.report import write_results
-    from memcore.workbench import Workbench
-
     store = Workbench(settings.with_(llm_provider="offline", llm_check=False)).store
     actual = actual_usage(store, list(res.get("conversations") or []), list(res.get("systems") or []),
                           settings.provider, settings.llm_model, started)

@@ -21,7 +21,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from memcore.errors import ConfigError
 from memcore.eval.cost import construction_usage
+from memcore.eval.run_record import list_runs
+from memcore.eval.runner import load_conversations, resolve_variants, run_meta, select_questions
+from memcore.eval.runs import run_fingerprint
+from memcore.store.variants import saved_variant
+from memcore.systems import load_all
+from memcore.systems.base import config_to_dict
 
 FREE = frozenset({"offline", "fake"})  # providers whose calls cost nothing (and need no preview)
 STAGE_KEYS = ("calls", "prompt_tokens", "completion_tokens")
@@ -107,13 +114,6 @@ def prior_ingest(wb: Any, convs: list, names: list[str], config: dict) -> Prior:
 def eval_plan(wb: Any, args: dict[str, Any]) -> dict[str, Any]:
     """What `run_eval(settings, **args)` on this workbench would run: conversations, selected question ids,
     result sets (canonical names, their Variant, keyword settings and the name given) and the run's fingerprint."""
-    from memcore.errors import ConfigError
-    from memcore.eval.runner import load_conversations, resolve_variants, run_meta, select_questions
-    from memcore.eval.runs import run_fingerprint
-    from memcore.store.variants import saved_variant
-    from memcore.systems import load_all
-    from memcore.systems.base import config_to_dict
-
     convs, fmt, path, sha = load_conversations(args.get("dataset", "locomo"), args.get("file"),
                                                 bool(args.get("lenient")))
     if args.get("conversations"):
@@ -161,8 +161,6 @@ def prior_eval(wb: Any, plan: dict) -> Prior:
 
     `plan` (eval_plan): the new run's `fingerprint`, `names`, `variants`
     (name -> Variant), `settings` (name -> keyword settings), `selected` (conv id -> question ids) and `convs`."""
-    from memcore.eval.run_record import list_runs
-
     prior = Prior()
     want = plan["fingerprint"]
     if want["provider"] in FREE:

@@ -1,5 +1,5 @@
-"""memcore's own metrics, in the order results and the CSV list them, registered when this module is imported
-(memcore.eval imports it, so they come first, before any plugin's).
+"""memcore's own metrics, in the order results and the CSV list them: the metric registry
+(memcore.eval.metric_registry) registers `BUILTIN` first, before any plugin.
 
 Answer metrics are computed here per question (memcore.eval.metrics); the judge's verdicts, the evidence
 diagnostics (memcore.eval.diagnostics) and the content measures (memcore.eval.content) are written by the
@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from memcore.eval.content import CONTENT_LABELS
 from memcore.eval.judge import judge_stats
-from memcore.eval.metric_registry import (
+from memcore.eval.metric_types import (
     ANSWERABLE,
     CHART,
     COMPARE,
@@ -27,7 +27,6 @@ from memcore.eval.metric_registry import (
     SUMMARY,
     Metric,
     MetricInput,
-    register_metric,
 )
 from memcore.eval.metrics import METRIC_LABELS, bleu1, exact_match, locomo_f1, meteor, rouge_2, similarity
 from memcore.eval.paper_metrics import latency_block
@@ -103,6 +102,3 @@ BUILTIN: tuple[Metric, ...] = (
     _failure("reasoning_failure", "reasoning_failures", frozenset({CSV, CHART})),
     _failure("no_evidence", "no_evidence_failures", frozenset()),
 )
-
-for _metric in BUILTIN:
-    register_metric(_metric)

@@ -30,8 +30,10 @@ from typing import Any
 from memcore.errors import ConfigError
 from memcore.eval.run_record import get_run
 from memcore.eval.workers import evaluate_conversation
+from memcore.serialize import conversation_from_json, conversation_to_json
 from memcore.settings import Settings
 from memcore.types import Conversation
+from memcore.workbench import Workbench
 
 StopCb = Callable[[], bool]
 INSTALL_HINT = "pip install -r requirements-ray.txt"
@@ -103,8 +105,6 @@ def _task(settings: Settings, conv_json: str, todo_ids: dict[str, list[str]], jo
     """One Ray task: evaluate some systems on one conversation, reporting through `queue`."""
     import ray
 
-    from memcore.serialize import conversation_from_json
-    from memcore.workbench import Workbench
 
     key = repr(settings)
     if key not in _CACHE:
@@ -139,8 +139,6 @@ def run_ray(settings: Settings, convs: list[Conversation], todo: dict, job: dict
     A task that fails is reported as one `phase: error` message with the number of questions it
     left without rows; the other tasks go on.
     """
-    from memcore.serialize import conversation_to_json
-
     ray = import_ray()
     from ray.util.queue import Empty, Queue
 

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from memcore.datasets import DEMO_PATH, detect_format, load_dataset, load_demo
 from memcore.errors import ConfigError
 from memcore.eval.judge import LEXICAL_JUDGE, make_judge
 from memcore.eval.ray_engine import import_ray, run_ray
@@ -36,10 +37,14 @@ from memcore.eval.runs import (
     run_meta,
 )
 from memcore.eval.workers import evaluate_conversation, run_parallel, score_question
+from memcore.llm import check_endpoint
 from memcore.settings import Settings
 from memcore.store.variants import is_saved_name, saved_variant
+from memcore.systems import load_all
+from memcore.systems.base import config_to_dict
 from memcore.systems.variants import Variant, parse_variant
 from memcore.types import Conversation, Question
+from memcore.workbench import Workbench
 
 __all__ = ["DATASETS", "ENGINES", "LEXICAL_JUDGE", "assemble", "check_compatible", "evaluate_conversation",
            "load_conversations", "load_rows", "make_judge", "make_run_id", "resolve_variants", "run_eval", "run_meta",
@@ -56,8 +61,6 @@ def load_conversations(dataset: str, file: str | Path | None,
                        lenient: bool = False) -> tuple[list[Conversation], str, str, str]:
     """(conversations, format, file path, sha256 of the file) for a dataset name and file; `lenient`
     accepts missing sessions, empty turns and dangling evidence with a warning (memcore.datasets.checks)."""
-    from memcore.datasets import DEMO_PATH, detect_format, load_dataset, load_demo
-
     if dataset not in DATASETS:
         raise ConfigError(f"unknown dataset {dataset!r}; choose one of {', '.join(DATASETS)}")
     if dataset == "demo":
@@ -134,10 +137,6 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
     One process writes a run at a time (a run lease): `wait` waits for another process evaluating the same run
     (up to MEMCORE_LEASE_WAIT_S, saying so) and then answers only what it left; `wait=False` raises MemoryBusy.
     """
-    from memcore.systems import load_all
-    from memcore.systems.base import config_to_dict
-    from memcore.workbench import Workbench
-
     if engine not in ENGINES:
         raise ConfigError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
     if engine == "ray":
@@ -163,8 +162,6 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
     for c in convs:  # an id stored with other turns is refused before anything runs (StoreError, as in Workbench.load)
         wb.store.save_conversation(c)
     if settings.llm_check:
-        from memcore.llm import check_endpoint
-
         check_endpoint(wb.llm)  # a dead endpoint fails here, in seconds, not question by question
     meta = run_meta(wb, settings)
     _, jinfo = make_judge(wb, judge)  # fails early when the judge cannot run

@@ -6,11 +6,13 @@ import hashlib
 import json
 from typing import Any
 
+from memcore import __version__
 from memcore.errors import ConfigError
 from memcore.eval.compare import rank_systems
 from memcore.eval.cost import construction_usage
 from memcore.eval.paper_metrics import memory_footprint
 from memcore.eval.report import CORRECT_RULE, aggregate, metric_labels, variant_of
+from memcore.llm.redact import redact
 from memcore.settings import Settings
 from memcore.systems.variants import parse_variant, system_of
 from memcore.types import Conversation, Question
@@ -70,9 +72,6 @@ def check_compatible(run_id: str, old: dict | None, meta: dict) -> None:
 
 def run_meta(wb: Any, settings: Settings) -> dict[str, Any]:
     """Run-level fields copied into every row: provider, model, engine label, embedder, store, version."""
-    from memcore import __version__
-    from memcore.llm.redact import redact
-
     return {"provider": settings.provider, "provider_name": wb.llm.provider.name, "model": wb.llm.provider.model,
             "engine": wb.provider_label, "embedder": wb.embedder.name, "store": redact(wb.settings.store_uri),
             "memcore_version": __version__, "llm_options": wb.llm.options()}

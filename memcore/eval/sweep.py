@@ -24,12 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from memcore.errors import ConfigError
+from memcore.eval.ray_engine import connect
 from memcore.eval.runner import load_conversations, run_eval
 from memcore.eval.sweep_report import KIND, write_sweep
 from memcore.settings import Settings
-from memcore.systems import load_all
+from memcore.systems import load_all, make_config
 from memcore.systems.fields import field_specs, format_value
 from memcore.systems.variants import get_preset, get_sweep, parse_value, presets, variant_name
+from memcore.workbench import Workbench
 
 ABLATIONS = "ablations"  # --presets ablations: every registered preset of the system
 PointCb = Callable[[int, int, dict], None]
@@ -159,8 +161,6 @@ def run_sweep(settings: Settings, system: str, grid: list[str] | dict[str, list[
     name, swept values, memory space, run id and the system's summary (metrics with n and intervals,
     mechanism statistics, tokens). `progress(i, n, info)` is called before and after each point; `on_question`
     is run_eval's progress of the point being run; `should_stop` ends after the current question (rerun to go on)."""
-    from memcore.workbench import Workbench
-
     t0, created = time.perf_counter(), time.time()
     texts, paper = paper_grid(system, sweep, grid)
     typed = parse_grid(system, texts)
@@ -173,7 +173,6 @@ def run_sweep(settings: Settings, system: str, grid: list[str] | dict[str, list[
     groups = _by_memory(points, lambda p: spaces[p.name])
     started = False
     if engine == "ray":  # one Ray for every point (run_ray joins it instead of starting its own)
-        from memcore.eval.ray_engine import connect
 
         started = connect(ray_address, workers if workers > 1 else None)
     out_points: list[dict] = []
@@ -214,8 +213,6 @@ def run_sweep(settings: Settings, system: str, grid: list[str] | dict[str, list[
 
 
 def _config(p: Point) -> Any:
-    from memcore.systems import make_config
-
     return make_config(p.system, **p.settings)
 
 

@@ -12,6 +12,11 @@ from memcore.eval.report import _cell, _fmt, csv_fields, csv_rows, write_json_cs
 KIND = "memcore-sweep"  # a sweep result's "kind" (the Benchmark page tells it from one run's results)
 
 
+def is_sweep(results: Any) -> bool:
+    """Whether a loaded results JSON is a sweep's (memcore sweep) rather than one run's."""
+    return isinstance(results, dict) and results.get("kind") == KIND
+
+
 def param_columns(results: dict[str, Any]) -> list[str]:
     """The swept fields, in grid order (the retriever last when swept)."""
     cols = list(results.get("grid") or {})

@@ -25,8 +25,10 @@ from memcore.eval.metrics import similarity_texts
 from memcore.eval.report import build_row, is_abstention_question
 from memcore.llm.ahead import current_depth, set_depth
 from memcore.llm.ledger import UsageLedger
+from memcore.serialize import conversation_from_json, conversation_to_json
 from memcore.settings import Settings
 from memcore.types import Answer, Conversation, Question
+from memcore.workbench import Workbench
 
 StopCb = Callable[[], bool]
 FLUSH_ROWS, FLUSH_SECONDS = 20, 10.0
@@ -230,9 +232,6 @@ def _worker_init(queue: Any, stop_event: Any, threads: int) -> None:
 
 
 def _worker_job(settings: Settings, conv_json: str, todo_ids: dict[str, list[str]], job: dict) -> int:
-    from memcore.serialize import conversation_from_json
-    from memcore.workbench import Workbench
-
     if "wb" not in _W:
         _W["wb"] = Workbench(settings)
         if "torch" in sys.modules:
@@ -245,7 +244,6 @@ def _worker_job(settings: Settings, conv_json: str, todo_ids: dict[str, list[str
 
 def run_parallel(settings: Settings, convs: list[Conversation], todo: dict, job: dict, workers: int,
                   on_msg: Callable[[dict], None], should_stop: StopCb) -> None:
-    from memcore.serialize import conversation_to_json
 
     ctx = mp.get_context("spawn")
     queue, stop_event = ctx.Queue(), ctx.Event()

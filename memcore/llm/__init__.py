@@ -8,35 +8,37 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from memcore.llm import local_server
 from memcore.llm.base import capabilities
 from memcore.llm.cache import CallCache
 from memcore.llm.client import LLMClient
 from memcore.llm.fake import FakeLLM
 from memcore.llm.ledger import CallRecord, UsageLedger
+from memcore.llm.local_server import LOCAL_DEADLINE_S
 from memcore.llm.offline_provider import OFFLINE_LABEL, OfflineEngine
 from memcore.llm.scheduler import CallScheduler, SchedulerConfig
+from memcore.llm.simulated import SimulatedProvider
 from memcore.settings import Settings
 
 
 def __getattr__(name: str) -> Any:
     """`OpenAIProvider` on first use: importing the openai package costs ~1 s at app start-up."""
     if name == "OpenAIProvider":
-        from memcore.llm.openai_provider import OpenAIProvider
+        from memcore.llm.openai_provider import OpenAIProvider  # lazy: start-up (openai ~1 s)
 
         return OpenAIProvider
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _openai(s: Settings) -> Any:
-    from memcore.llm.openai_provider import OpenAIProvider
+    from memcore.llm.openai_provider import OpenAIProvider  # lazy: start-up (openai ~1 s)
 
     return OpenAIProvider(s.llm_model, s.openai_api_key, s.openai_base_url, s.llm_timeout_s,
                           connect_timeout_s=s.llm_connect_timeout_s, structured=s.llm_structured)
 
 
 def _local(s: Settings) -> Any:
-    from memcore.llm import local_server
-    from memcore.llm.openai_provider import OpenAIProvider
+    from memcore.llm.openai_provider import OpenAIProvider  # lazy: start-up (openai ~1 s)
 
     url, model = local_server.ensure_running()
     timeout = max(s.llm_timeout_s, local_server.LOCAL_TIMEOUT_S)
@@ -49,8 +51,6 @@ def _local(s: Settings) -> Any:
 
 
 def _simulated(s: Settings) -> Any:
-    from memcore.llm.simulated import SimulatedProvider
-
     return SimulatedProvider(delay_ms=s.sim_delay_ms, jitter_ms=s.sim_jitter_ms, rate_429=s.sim_429_rate)
 
 
@@ -76,7 +76,6 @@ def make_scheduler(settings: Settings) -> CallScheduler:
     """The call scheduler for these settings (concurrency, rate limits, retries, deadline)."""
     deadline = settings.llm_deadline_s
     if settings.provider == "local":  # one request at a time on 2 cores: a long prompt takes minutes
-        from memcore.llm.local_server import LOCAL_DEADLINE_S
 
         deadline = max(deadline, LOCAL_DEADLINE_S)
     return CallScheduler(SchedulerConfig(

@@ -32,6 +32,7 @@ import lancedb  # noqa: E402
 
 from memcore.errors import StoreError  # noqa: E402
 from memcore.llm.redact import redact  # noqa: E402
+from memcore.serialize import conversation_from_json, conversation_to_json  # noqa: E402
 from memcore.settings import storage_options_from_env, storage_secrets  # noqa: E402
 from memcore.store.commit import CommitPart  # noqa: E402
 from memcore.store.items import ItemsPart  # noqa: E402
@@ -129,8 +130,6 @@ class LanceStore(CommitPart, ItemsPart, RecordsPart):
         A stored conversation of the same id may change its questions, never its turns: StoreError (the
         memories and results of that id were built from the stored turns). `extend=True` (a live conversation,
         memcore.live) also accepts new turns after the stored ones, never a change to those."""
-        from memcore.serialize import conversation_to_json
-
         row = {"conv_id": conv.id, "source": conv.source, "n_turns": len(conv.turns),
                "n_questions": len(conv.questions), "speakers": json.dumps(conv.speakers),
                "payload": conversation_to_json(conv)}
@@ -159,8 +158,6 @@ class LanceStore(CommitPart, ItemsPart, RecordsPart):
         """StoreError when the store holds conversation `conv.id` with other turns (its memories were built from
         those, so they must not answer for `conv`); `payload` is the stored row's, read when None. `prefix=True`:
         the stored turns need only begin `conv.turns` (a live conversation that grew)."""
-        from memcore.serialize import conversation_from_json
-
         if payload is None:
             df = self.tables.df("conversations", where=f"conv_id = {sql_str(conv.id)}", columns=["payload"])
             if df.empty:
@@ -179,8 +176,6 @@ class LanceStore(CommitPart, ItemsPart, RecordsPart):
 
     def load_conversation(self, conv_id: str):  # noqa: ANN201 - Conversation
         """A stored conversation, or StoreError naming the ones that exist."""
-        from memcore.serialize import conversation_from_json
-
         df = self.tables.df("conversations", where=f"conv_id = {sql_str(conv_id)}")
         if df.empty:
             have = ", ".join(self.conversations()["conv_id"]) or "none"

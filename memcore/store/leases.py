@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memcore.store.schema import SCHEMAS, match
+
 LEASES_TABLE = "leases"
 
 
@@ -110,8 +112,6 @@ class RowBackend:
     """A lease row with expiry in the store's `leases` table (works on any LanceDB URI)."""
 
     def __init__(self, db: Any, key: str, ttl: float) -> None:
-        from memcore.store.schema import SCHEMAS, match
-
         self.db, self.key, self.ttl = db, key, ttl
         self.where = match(key=key)
         self._match = match

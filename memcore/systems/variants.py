@@ -26,6 +26,7 @@ from memcore import registry
 from memcore.systems import get_system, load_all
 from memcore.systems.fields import FieldSpec, field_specs, format_value
 from memcore.systems.protocol import SystemConfig
+from memcore.types import system_of as system_of  # the name part of the grammar, public here too
 
 _NAME = re.compile(r"(?P<system>[^\s:\[\],=]+)(?::(?P<preset>[^\s:\[\],=]+))?(?:\[(?P<body>[^\[\]]*)\])?")
 _PRESET = re.compile(r"[A-Za-z0-9+][A-Za-z0-9_.+-]*")
@@ -327,11 +328,6 @@ def split_names(text: str) -> list[str]:
         raise ValueError(f"{_one_line(text)!r}: a '[' without its ']'; {SYNTAX}")
     names.append("".join(cur).strip())
     return [n for n in names if n]
-
-
-def system_of(name: str) -> str:
-    """The registered system of a canonical variant name (`com:no-apt[K=10]` -> `com`), without parsing it."""
-    return re.split(r"[:\[]", name.strip(), maxsplit=1)[0]
 
 
 def variant_config(name: str) -> SystemConfig:

@@ -1,17 +1,19 @@
 """Benchmark views over a results JSON (memcore.eval.report): tables, accuracy vs tokens, failures.
 
-Which metrics the tables and the metric picker offer comes from the metric registry
-(memcore.eval.metric_registry): a registered metric appears here without editing this module."""
+Plain data in, figures and tables out: which metrics to show and how each is drawn (`MetricLook`: label,
+decimals, better up or down, bounded) are handed in by the caller; memcore.eval.bench_data reads them from the
+metric registry, so a registered metric appears here without editing this module (viz never imports eval)."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
-from memcore.eval.metric_registry import CHART, ROWS, SUMMARY, get_metric, metric_names, metrics
-from memcore.eval.report import variant_of
 from memcore.types import CATEGORY_NAMES
 from memcore.viz.labels import label_annotations, place_labels
 from memcore.viz.safe import esc
@@ -21,18 +23,19 @@ from memcore.viz.views import system_color
 SYSTEM_FIGURES = ("construction_tokens", "query_tokens_per_question", "llm_calls", "latency_ms_p50", "cost_usd")
 
 
-def metric_choices() -> list[str]:
-    """The Benchmark page's metric picker: the registered metrics shown in charts, the headline ones (with
-    intervals: F1, judge, citation and content recall, answer in context) first, then the rest in registry
-    order, then n."""
-    shown = metrics(CHART)
-    return [m.name for m in shown if m.headline] + [m.name for m in shown if not m.headline] + ["n"]
+@dataclass(frozen=True)
+class MetricLook:
+    """How a metric is drawn: its field `name`, its `label` on pages, its `digits` (decimals), whether higher is
+    better (colour scales), whether it is `bounded` in [0, 1] (the full range shown), and whether it exists only
+    when the judge ran (`needs_judge`). The default is an unknown metric's look (memcore.eval.bench_data.metric_look
+    gives a registered one's)."""
 
-
-def row_columns() -> list[str]:
-    """Columns of the drill-down's per-question rows: ids, texts, the registry's row metrics, failure, fallback."""
-    return ["system", "conv_id", "question_id", "category", "question", "gold", "answer", *metric_names(ROWS),
-            "failure", "fallback"]
+    name: str = ""
+    label: str = ""
+    digits: int = 3
+    higher_better: bool = True
+    bounded: bool = False
+    needs_judge: bool = False
 
 
 def systems_of(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -80,9 +83,10 @@ def category_table(results: dict[str, Any], metric: str = "f1") -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["system", *names.values(), "overall"])
 
 
-def summary_table(results: dict[str, Any]) -> pd.DataFrame:
-    """One row per system: overall scores and cost figures."""
-    cols = ["n", *metric_names(SUMMARY)]
+def summary_table(results: dict[str, Any], scores: Sequence[str]) -> pd.DataFrame:
+    """One row per system: n, the overall `scores` (the registry's summary metrics:
+    memcore.eval.bench_data.summary_scores) and cost figures."""
+    cols = ["n", *scores]
     rows = []
     for sysname, s in systems_of(results).items():
         o = s.get("overall") or {}
@@ -105,10 +109,10 @@ def rounded(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def accuracy_tokens_scatter(results: dict[str, Any], accuracy: str = "f1",
-                            tokens: str = "query_tokens_per_question") -> go.Figure:
+                            tokens: str = "query_tokens_per_question", look: MetricLook = MetricLook()) -> go.Figure:
     """Accuracy (y) against tokens (x, log scale), one labelled point per system; labels are placed so they
-    do not overlap each other or leave the plot (the x range is padded by a third of a decade)."""
-    import math
+    do not overlap each other or leave the plot (the x range is padded by a third of a decade). `look` is the
+    accuracy metric's (a bounded one shows the full [0, 1] range)."""
 
     points = []
     for sysname, s in systems_of(results).items():
@@ -116,8 +120,7 @@ def accuracy_tokens_scatter(results: dict[str, Any], accuracy: str = "f1",
         y = (s.get("overall") or {}).get(accuracy)
         if x is not None and y is not None:
             points.append((sysname, max(float(x), 1.0), float(y)))
-    metric = get_metric(accuracy)
-    bounded = metric is not None and metric.bounded  # scores in [0, 1]: the full range shown
+    bounded = look.bounded  # scores in [0, 1]: the full range shown
     fig = go.Figure()
     if points:
         lx = [math.log10(x) for _, x, _ in points]
@@ -147,7 +150,6 @@ def accuracy_tokens_scatter(results: dict[str, Any], accuracy: str = "f1",
 def log_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
     """Readable ticks for a log axis from lo to hi: 1, 2 and 5 times powers of ten, as 500 / 2k / 1M
     (never the bare '4 5 6 7 8 9 1000 2 3' of a default log axis), thinned to at most 8."""
-    import math
 
     lo, hi = max(lo, 1.0), max(hi, 1.0)
     vals = [m * 10**e for e in range(int(math.floor(math.log10(lo / 2))), int(math.ceil(math.log10(hi * 2))) + 1)
@@ -189,20 +191,20 @@ def failure_bars(results: dict[str, Any], category: str | None = None) -> go.Fig
     return fig
 
 
-def metric_heatmap(table: pd.DataFrame, metric: str, counts: pd.DataFrame | None = None) -> go.Figure:
-    """The systems x categories table as a heatmap (better = greener: higher, or lower for a metric the
-    registry marks lower-is-better, e.g. failures, context tokens); each cell shows n when `counts`
-    (count_table) is given."""
+def metric_heatmap(table: pd.DataFrame, metric: str, counts: pd.DataFrame | None = None,
+                   look: MetricLook = MetricLook()) -> go.Figure:
+    """The systems x categories table as a heatmap (better = greener: higher, or lower for a metric whose `look`
+    says lower-is-better, e.g. failures, context tokens; its decimals from `look`); each cell shows n when
+    `counts` (count_table) is given."""
     cols = [c for c in table.columns if c != "system"]
     z = table[cols].astype(float).to_numpy() if len(table) else [[]]
     n = None
     if counts is not None and len(table):
         n = counts.set_index("system").reindex(list(table["system"]))[cols].to_numpy()
         n = [["" if v is None or v != v else f"{int(v)}" for v in row] for row in n]
-    m = get_metric(metric)
-    digits = 0 if metric == "n" else m.digits if m is not None else 3
+    digits = look.digits
     fmt = f"%{{z:.{digits}f}}" if digits else "%{z:,.0f}"
-    scale = [[0, "#F8DCCB"], [1, HIT]] if m is None or m.higher_better else [[0, HIT], [1, "#F8DCCB"]]
+    scale = [[0, "#F8DCCB"], [1, HIT]] if look.higher_better else [[0, HIT], [1, "#F8DCCB"]]
     # the counts ride in `text`: plotly.js heatmaps fill %{text} in texttemplate but draw "-" for %{customdata}
     fig = go.Figure(go.Heatmap(z=z, x=[esc(c) for c in cols], y=[esc(s) for s in table["system"]], text=n,
                                colorscale=scale, showscale=False,
@@ -210,21 +212,3 @@ def metric_heatmap(table: pd.DataFrame, metric: str, counts: pd.DataFrame | None
                                hovertemplate="%{y} · %{x}: " + fmt + (" (n=%{text})" if n is not None else "")
                                + "<extra></extra>"))
     return style(fig, f"{metric} by category", height=120 + 40 * len(table))
-
-
-def rows_frame(rows: list[dict[str, Any]], system: str | None = None, category: str | None = None) -> pd.DataFrame:
-    """Per-question rows of a run, filtered to one system (a result set: its canonical variant name, as
-    results["systems"] keys it) and category (a drill-down from a table cell)."""
-    scores = metric_names(ROWS)
-    out = []
-    for r in rows:
-        if system and variant_of(r) != system:
-            continue
-        if category and str(r.get("category")) != str(category) and r.get("category_name") != category:
-            continue
-        out.append({"system": variant_of(r), "conv_id": r.get("conv_id"), "question_id": r.get("question_id"),
-                    "category": r.get("category_name", r.get("category")), "question": r.get("question", ""),
-                    "gold": r.get("gold", r.get("gold_answer", "")), "answer": r.get("answer", r.get("prediction", "")),
-                    **{m: r.get(m) for m in scores},
-                    "failure": r.get("failure"), "fallback": ", ".join(r.get("fallbacks") or [])})
-    return pd.DataFrame(out, columns=row_columns())

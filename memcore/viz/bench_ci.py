@@ -1,27 +1,23 @@
 """Benchmark views of uncertainty and content: scores with 95% intervals and n, error-bar charts, ties
-the intervals do not separate, and where citation and content measures disagree (results JSON input). The metrics come from the metric
-registry (memcore.eval.metric_registry): its headline metrics make the interval table."""
+the intervals do not separate, and where citation and content measures disagree (results JSON input). The caller
+hands in the metrics: the registry's headline metrics make the interval table, its interval metrics the chart's
+choices (memcore.eval.bench_data.headline_looks, interval_metrics)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
-from memcore.eval.metric_registry import metrics
-from memcore.viz.bench import category_names, systems_of
+from memcore.viz.bench import MetricLook, category_names, systems_of
 from memcore.viz.safe import esc
 from memcore.viz.theme import style
 from memcore.viz.views import system_color
 
-__all__ = ["ci_cell", "interval_metrics", "citation_content_table", "disagreement_examples", "interval_chart",
+__all__ = ["ci_cell", "citation_content_table", "disagreement_examples", "interval_chart",
            "interval_table"]
-
-
-def interval_metrics() -> tuple[str, ...]:
-    """The metrics the interval chart can draw: registered, bounded, with a bootstrap interval."""
-    return tuple(m.name for m in metrics() if m.interval and m.bounds is not None)
 
 
 def ci_cell(block: dict[str, Any], metric: str) -> str:
@@ -52,15 +48,16 @@ def _fallbacks(s: dict[str, Any]) -> str:
     return f"{n} of {(s.get('overall') or {}).get('n')}" if n else ""
 
 
-def interval_table(results: dict[str, Any]) -> pd.DataFrame:
-    """One row per system (ranking order when the results have one): each main score with its 95% interval
-    and n, and whether the paired interval of its difference to the best system holds 0 ("tied")."""
+def interval_table(results: dict[str, Any], headline: Sequence[MetricLook]) -> pd.DataFrame:
+    """One row per system (ranking order when the results have one): each main score (`headline`: the registry's
+    headline metrics, memcore.eval.bench_data.headline_looks) with its 95% interval and n, and whether the paired
+    interval of its difference to the best system holds 0 ("tied")."""
     ties = _ties(results)
     metric = (results.get("ranking") or [{}])[0].get("metric", "f1")
     order = [r["system"] for r in results.get("ranking") or []]
     systems = systems_of(results)
     names = [s for s in order if s in systems] + [s for s in systems if s not in order]
-    table = [m for m in metrics() if m.headline]
+    table = list(headline)
     rows = []
     for name in names:
         o = systems[name].get("overall") or {}

@@ -1,6 +1,7 @@
-"""Ready-made export bundles: a question's answer, a comparison, a replay, a benchmark run.
+"""Ready-made export bundles drawn from plain data: a replay, a system's retrieval structure, a run's header.
 
-Each returns (object for JSON, table for CSV, sections for the standalone HTML page).
+Each bundle is (object for JSON, table for CSV, sections for the standalone HTML page). The bundles that need
+eval's rows and metrics (a question's answer, a comparison, a benchmark run) are memcore.eval.bundles.
 """
 
 from __future__ import annotations
@@ -10,16 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from memcore.types import Answer, Question, Trace
-from memcore.viz.bench import accuracy_tokens_scatter, category_table, failure_bars, summary_table
-from memcore.viz.evidence import (
-    compare_bar,
-    context_table,
-    cost_bar,
-    evidence_table,
-    export_row,
-    missed_table,
-)
+from memcore.types import Trace
 from memcore.viz.export import Section, block_sections
 from memcore.viz.replay import ReplayData, cumulative_cost_figure, layer_counts_figure
 from memcore.viz.views import get_view
@@ -32,40 +24,6 @@ def structure_sections(system: str, trace: Trace, texts: Mapping[str, str] | Non
     return block_sections(get_view(system).structure(trace, dict(texts or {})))
 
 
-def answer_bundle(q: Question, system: str, ans: Answer, provider: str,
-                  texts: Mapping[str, str] | None = None, verdict: Mapping[str, Any] | None = None) -> Bundle:
-    """One system's answer to one question: JSON of everything (the page's verdict included), CSV of the
-    context, HTML report."""
-    obj = {"question": q, "system": system, "retriever": ans.trace.retriever, "provider": provider, "answer": ans,
-           "summary": export_row(system, ans, q.evidence, verdict)}
-    ctx = context_table(ans.trace, q.evidence)
-    sections: list[Section] = [
-        ("Question", f"{q.text}\n\nGold answer: {q.answer or '(none)'}\nEvidence: {', '.join(q.evidence) or '(none)'}"),
-        (f"Answer by {system}, {ans.trace.retriever} retriever ({provider})", ans.text),
-        ("Summary", pd.DataFrame([obj["summary"]])),
-    ]
-    if q.evidence:
-        missed = missed_table(ans.trace, q.evidence, texts)
-        sections += [("Why was it missed?", missed if len(missed) else "All gold evidence turns reached the context."),
-                     ("Gold evidence", evidence_table(ans.trace, q.evidence, texts))]
-    sections += [("Retrieved context", ctx), ("Cost by stage", cost_bar({system: ans.usage}))]
-    sections += structure_sections(system, ans.trace, texts)
-    return obj, ctx, sections
-
-
-def comparison_bundle(q: Question, answers: Mapping[str, Answer], provider: str,
-                      verdicts: Mapping[str, Mapping[str, Any] | None] | None = None) -> Bundle:
-    """The same question across systems: per system the evidence hit and missed, the verdict with F1, judge and
-    reason (`verdicts`: system -> the page's verdict, None for a question without a gold answer), the answer,
-    context size and cost."""
-    rows = [export_row(s, a, q.evidence, (verdicts or {}).get(s)) for s, a in answers.items()]
-    table = pd.DataFrame(rows)
-    obj = {"question": q, "provider": provider, "rows": rows, "answers": dict(answers)}
-    return obj, table, [("Question", f"{q.text}\n\nGold answer: {q.answer or '(none)'}"), ("Comparison", table),
-                        ("Context size", compare_bar(rows, "context tokens")),
-                        ("Cost by stage", cost_bar({s: a.usage for s, a in answers.items()}))]
-
-
 def replay_bundle(data: Mapping[str, ReplayData]) -> Bundle:
     """Replay of one or more systems: events, layer counts and construction cost."""
     events = pd.concat([rd.events for rd in data.values()], ignore_index=True) if data else pd.DataFrame()
@@ -73,18 +31,6 @@ def replay_bundle(data: Mapping[str, ReplayData]) -> Bundle:
                "notes": rd.notes} for s, rd in data.items()}
     return obj, events, [("Memory layers over time", layer_counts_figure(dict(data))),
                          ("Construction cost", cumulative_cost_figure(dict(data))), ("Events", events)]
-
-
-def benchmark_bundle(results: dict[str, Any]) -> Bundle:
-    """A benchmark run: summary, per-category tables, accuracy vs tokens, failure attribution."""
-    summary = summary_table(results)
-    sections: list[Section] = [("Run", run_header(results)), ("Summary", summary)]
-    for metric in ("f1", "judge", "evidence_recall"):
-        t = category_table(results, metric)
-        if t.drop(columns="system").notna().any().any():
-            sections.append((f"{metric} by category", t))
-    sections += [("Accuracy vs tokens", accuracy_tokens_scatter(results)), ("Failures", failure_bars(results))]
-    return results, category_table(results, "f1"), sections
 
 
 def run_header(results: dict[str, Any]) -> str:

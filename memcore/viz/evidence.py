@@ -1,17 +1,19 @@
-"""Ask / Compare views: context with gold evidence marked, the missed-evidence table, cost by stage."""
+"""Ask / Compare views: context with gold evidence marked, the missed-evidence table, cost by stage.
+
+Plain data in: the caller hands in what eval worked out (memcore.eval.diagnostics: `evidence_hits(trace,
+evidence)` for the gold turns and where each sits, `locate_missed_evidence` for the missed ones); the rows of the
+comparison table and the export are eval's (memcore.eval.answer_rows)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, is_dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 import plotly.graph_objects as go
 
-from memcore.eval.diagnostics import evidence_hits, locate_missed_evidence
-from memcore.text.tokens import count_tokens
-from memcore.types import Answer, Trace
+from memcore.types import Trace
 from memcore.viz.safe import esc
 from memcore.viz.theme import STAGE_COLORS, stage_color, style
 from memcore.viz.views import system_color
@@ -23,11 +25,19 @@ STATUS_TEXT = {
 }
 
 
-def context_table(trace: Trace, evidence: list[str] | str | None = None) -> pd.DataFrame:
+class Hits(Protocol):
+    """Where a context holds the gold evidence (memcore.eval.diagnostics.EvidenceHits): the gold turns in
+    evidence order, and for each one in the context its first item (1-based context position, item id)."""
+
+    gold: tuple[str, ...]
+    first_item: Mapping[str, tuple[int, str]]
+
+
+def context_table(trace: Trace, gold: Collection[str] = ()) -> pd.DataFrame:
     """The retrieved context in the order the reader got it (`position`), each item's rank by its score
     (`score rank`, 1 = highest: systems order context by time, chain or hierarchy, not always by score), with
-    gold evidence turns marked."""
-    gold = set(evidence_hits(trace, evidence).gold)
+    the `gold` evidence turns (evidence_hits(trace, evidence).gold) marked."""
+    gold = set(gold)
     order = sorted(range(len(trace.items)), key=lambda i: -float(trace.items[i].score))
     rank = {i: r for r, i in enumerate(order, start=1)}
     rows = []
@@ -42,10 +52,10 @@ def context_table(trace: Trace, evidence: list[str] | str | None = None) -> pd.D
 CONTEXT_COLUMNS = ["position", "score rank", "evidence", "origin", "kind", "id", "score", "text", "turns"]
 
 
-def evidence_table(trace: Trace, evidence: list[str] | str | None, texts: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """One row per gold evidence turn: hit or miss, and the first context item that holds it."""
+def evidence_table(hits: Hits, texts: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """One row per gold evidence turn (`hits`: evidence_hits(trace, evidence)): hit or miss, and the first context
+    item that holds it."""
     rows = []
-    hits = evidence_hits(trace, evidence)
     for tid in hits.gold:
         pos = hits.first_item.get(tid)
         rows.append({"turn": tid, "result": "hit" if pos else "miss",
@@ -54,10 +64,11 @@ def evidence_table(trace: Trace, evidence: list[str] | str | None, texts: Mappin
     return pd.DataFrame(rows, columns=["turn", "result", "context position", "in item", "text"])
 
 
-def missed_table(trace: Trace, evidence: list[str] | str | None, texts: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """Why each missed gold evidence turn was lost: stage that dropped it, its rank and score, the reason."""
+def missed_table(missed: Sequence[Mapping[str, Any]], texts: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Why each missed gold evidence turn (`missed`: locate_missed_evidence(trace, evidence)) was lost: stage that
+    dropped it, its rank and score, the reason."""
     rows = []
-    for m in locate_missed_evidence(trace, evidence):
+    for m in missed:
         rows.append({"turn": m["turn_id"], "where lost": STATUS_TEXT.get(m["status"], m["status"]),
                      "stage": m["stage"] or "", "rank": m["rank"],
                      "score": None if m["score"] is None else round(float(m["score"]), 4),
@@ -66,12 +77,14 @@ def missed_table(trace: Trace, evidence: list[str] | str | None, texts: Mapping[
     return pd.DataFrame(rows, columns=["turn", "where lost", "stage", "rank", "score", "candidate", "reason", "text"])
 
 
-def _usage_dict(u: Any) -> dict[str, Any]:
+def usage_dict(u: Any) -> dict[str, Any]:
+    """A stage's usage (memcore.types.Usage or its dict) as a dict."""
     return asdict(u) if is_dataclass(u) else dict(u)
 
 
-def _tokens(u: Any) -> int:
-    d = _usage_dict(u)
+def usage_tokens(u: Any) -> int:
+    """A stage's tokens: prompt plus completion."""
+    d = usage_dict(u)
     return int(d.get("prompt_tokens", 0)) + int(d.get("completion_tokens", 0))
 
 
@@ -107,8 +120,8 @@ def cost_bar(usage: Mapping[str, Mapping[str, Any]], title: str = "Tokens per qu
     systems = list(usage)
     fig = go.Figure()
     for stage in stages:
-        ys = [_tokens(usage[s][stage]) if stage in usage[s] else 0 for s in systems]
-        calls = [_usage_dict(usage[s][stage]).get("calls", 0) if stage in usage[s] else 0 for s in systems]
+        ys = [usage_tokens(usage[s][stage]) if stage in usage[s] else 0 for s in systems]
+        calls = [usage_dict(usage[s][stage]).get("calls", 0) if stage in usage[s] else 0 for s in systems]
         fig.add_trace(_by_system(systems, ys, name=stage, marker_color=stage_color(stage), customdata=calls,
                                  hovertemplate=f"{stage}: %{{y}} tokens, %{{customdata}} calls<extra></extra>"))
     fig.update_layout(barmode="stack")
@@ -121,45 +134,6 @@ def verdict_text(verdict: Mapping[str, Any] | None) -> str:
         return ""
     ok = verdict.get("correct")
     return "not judged" if ok is None else ("correct" if ok else "incorrect")
-
-
-def answer_summary(system: str, answer: Answer, evidence: list[str] | str | None,
-                   verdict: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """One row of the comparison table: the retriever, evidence hits first, then the verdict and F1 when
-    given ({"correct", "f1"}: a dataset question's judgement), the answer, context size, tokens, latency."""
-    tr = answer.trace
-    hits = evidence_hits(tr, evidence)
-    rec = hits.recall
-    row: dict[str, Any] = {"system": system, "retriever": tr.retriever,
-                           "evidence hits": f"{len(hits.hit)}/{len(hits.gold)}" if hits.gold else "n/a",
-                           "evidence recall": None if rec is None else round(rec, 3)}
-    if verdict is not None:
-        f1 = verdict.get("f1")
-        row |= {"verdict": verdict_text(verdict), "F1": None if f1 is None else round(float(f1), 3)}
-    return row | {"answer": answer.text, "context items": len(tr.items),
-                  "context tokens": count_tokens(tr.context) if tr.context else 0,
-                  "tokens": sum(_tokens(u) for u in answer.usage.values()),
-                  "LLM calls": sum(_usage_dict(u).get("calls", 0) for u in answer.usage.values()),
-                  "latency ms": round(answer.latency_ms, 1), "error": answer.error}
-
-
-def export_row(system: str, answer: Answer, evidence: list[str] | str | None,
-               verdict: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """answer_summary's row as exported, with what the page shows beside it: each gold evidence turn hit or
-    missed (a miss with where it was lost), and the verdict's judge and its reason (or why it could not judge);
-    `variant` is the answer's canonical variant name (its system for a plain one)."""
-    row = answer_summary(system, answer, evidence, verdict)
-    hits = evidence_hits(answer.trace, evidence)
-    lost = {m["turn_id"]: STATUS_TEXT.get(m["status"], m["status"]) + (f" at {m['stage']}" if m["stage"] else "")
-            for m in locate_missed_evidence(answer.trace, evidence)}
-    head = {k: row.pop(k) for k in ("system", "retriever", "evidence hits", "evidence recall")}
-    head = {"system": head.pop("system"), "variant": answer.trace.variant, **head}  # the canonical variant answering
-    head |= {"evidence hit": ", ".join(hits.hit),
-             "evidence missed": "; ".join(f"{t} ({lost[t]})" for t in hits.gold if t in lost)}
-    if verdict is not None:
-        head |= {"verdict": row.pop("verdict"), "F1": row.pop("F1"), "judge": verdict.get("judge") or "",
-                 "judge reason": verdict.get("error") or verdict.get("reason") or ""}
-    return head | row
 
 
 def compare_bar(rows: list[dict[str, Any]], metric: str = "context tokens") -> go.Figure:

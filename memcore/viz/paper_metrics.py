@@ -1,14 +1,15 @@
 """Benchmark views of the papers' further metrics (memcore.eval.paper_metrics): memory footprint and retrieval
-latency per system, and the evidence density of Hu et al. (papers/001, Fig. 4) for every system (results JSON input)."""
+latency per system, and the evidence density of Hu et al. (papers/001, Fig. 4) for every system (results JSON input;
+the caller hands in the hit classes' labels: memcore.eval.paper_metrics.HIT_LABELS)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
-from memcore.eval.paper_metrics import HIT_CLASSES, HIT_LABELS
 from memcore.viz.bench import category_names
 from memcore.viz.safe import esc
 from memcore.viz.theme import style
@@ -40,9 +41,9 @@ def _kb(n: int | None) -> float | None:
     return None if n is None else round(n / 1024, 1)
 
 
-def density_table(results: dict[str, Any]) -> pd.DataFrame:
+def density_table(results: dict[str, Any], hit_labels: Mapping[str, str]) -> pd.DataFrame:
     """Per system and category (and overall): questions, retrieved blocks and the 1-hit / 2-hit / multi-hit
-    shares of those blocks."""
+    shares of those blocks (`hit_labels`: each hit class's key in the results -> its column, in order)."""
     names = category_names(results)
     out = []
     for name, s in (results.get("systems") or {}).items():
@@ -51,19 +52,19 @@ def density_table(results: dict[str, Any]) -> pd.DataFrame:
         for label, block in groups:
             if block and block.get("blocks"):
                 out.append({"system": name, "category": label, "questions": block["questions"],
-                            "blocks": block["blocks"], **{HIT_LABELS[k]: round(block[k], 3) for k in HIT_CLASSES}})
-    return pd.DataFrame(out, columns=["system", "category", "questions", "blocks", *HIT_LABELS.values()])
+                            "blocks": block["blocks"], **{label: round(block[k], 3) for k, label in hit_labels.items()}})
+    return pd.DataFrame(out, columns=["system", "category", "questions", "blocks", *hit_labels.values()])
 
 
-def density_chart(results: dict[str, Any], category: str = "overall") -> go.Figure:
+def density_chart(results: dict[str, Any], hit_labels: Mapping[str, str], category: str = "overall") -> go.Figure:
     """Stacked bars per system: the share of its retrieved blocks that are 1-hit, 2-hit and multi-hit, over all
-    questions or one category (the paper's Fig. 4 has one panel per category)."""
-    table = density_table(results)
+    questions or one category (the paper's Fig. 4 has one panel per category); `hit_labels` as density_table's."""
+    table = density_table(results, hit_labels)
     label = category_names(results).get(category, category)
     table = table[table["category"] == label]
-    fig = go.Figure([go.Bar(x=[esc(s) for s in table["system"]], y=table[HIT_LABELS[k]], name=HIT_LABELS[k],
-                            marker_color=_HIT_COLORS[k], hovertemplate="%{x}: %{y:.1%}<extra>" + HIT_LABELS[k]
-                            + "</extra>") for k in HIT_CLASSES])
+    fig = go.Figure([go.Bar(x=[esc(s) for s in table["system"]], y=table[label], name=label,
+                            marker_color=_HIT_COLORS.get(k), hovertemplate="%{x}: %{y:.1%}<extra>" + label
+                            + "</extra>") for k, label in hit_labels.items()])
     fig.update_layout(barmode="stack")
     fig.update_yaxes(title="share of retrieved blocks", tickformat=".0%")
     return style(fig, f"Evidence density · {esc(label)}", height=340)

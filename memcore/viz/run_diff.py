@@ -1,5 +1,6 @@
-"""Tables of a run comparison (memcore.eval.compare.compare_runs): deltas per category, flipped questions,
-and one flip's two sides (evidence each kept or lost, and where)."""
+"""Tables of a run comparison (memcore.eval.compare.compare_runs): the flipped questions and one flip's two
+sides (evidence each kept or lost, and where). The deltas per category are eval's text
+(memcore.eval.compare_export.delta_frame)."""
 
 from __future__ import annotations
 
@@ -7,24 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from memcore.eval.compare import delta_scores
-from memcore.eval.compare_export import delta_text, mcnemar_text
-
-__all__ = ["delta_frame", "flip_sides", "flips_frame"]
-
-
-def delta_frame(system: dict[str, Any]) -> pd.DataFrame:
-    """One row per category and overall: n, each delta (B - A) with its 95% interval ('*' = excludes 0), McNemar."""
-    rows = []
-    for key, block in [("overall", system["overall"]), *system["categories"].items()]:
-        row: dict[str, Any] = {"category": "overall" if key == "overall" else str(block.get("name", key)),
-                               "n": block["n"]}
-        for m in delta_scores():
-            if block.get(m):
-                row[f"Δ {m}"] = delta_text(block[m])
-        row["McNemar"] = mcnemar_text(block["mcnemar"])
-        rows.append(row)
-    return pd.DataFrame(rows)
+__all__ = ["flip_sides", "flips_frame"]
 
 
 def flips_frame(system: dict[str, Any]) -> pd.DataFrame:

@@ -1,15 +1,17 @@
 """Figures of a sweep result (memcore.eval.sweep): a metric against one swept parameter, one line per value of a
-second, and the ablation chart (the system's presets beside the full system), both with 95% intervals."""
+second, and the ablation chart (the system's presets beside the full system), both with 95% intervals. The caller
+hands in the swept fields (`params`: memcore.eval.sweep_report.param_columns); memcore.eval.sweep_report.is_sweep
+tells a sweep's results from one run's."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
-from memcore.eval.sweep_report import KIND, param_columns
 from memcore.viz.safe import esc
 from memcore.viz.theme import style
 from memcore.viz.views import system_color
@@ -17,20 +19,16 @@ from memcore.viz.views import system_color
 FULL = "(full system)"
 
 
-def is_sweep(results: Any) -> bool:
-    """Whether a loaded results JSON is a sweep's (memcore sweep) rather than one run's."""
-    return isinstance(results, dict) and results.get("kind") == KIND
-
-
 def _block(point: dict[str, Any], category: str) -> dict[str, Any]:
     summary = point.get("summary") or {}
     return summary.get("overall") if category == "overall" else (summary.get("categories") or {}).get(category) or {}
 
 
-def sweep_frame(results: dict[str, Any], metric: str = "f1", category: str = "overall") -> pd.DataFrame:
-    """One row per point: point, preset, each swept field, n, the metric, its interval (lo, hi) and the
-    interval's n, memory space (category: a question category key or "overall")."""
-    cols = param_columns(results)
+def sweep_frame(results: dict[str, Any], metric: str = "f1", category: str = "overall", *,
+                params: Sequence[str]) -> pd.DataFrame:
+    """One row per point: point, preset, each swept field (`params`, in grid order), n, the metric, its interval
+    (lo, hi) and the interval's n, memory space (category: a question category key or "overall")."""
+    cols = list(params)
     rows = []
     for p in results.get("points", []):
         block = _block(p, category) or {}
@@ -50,10 +48,12 @@ def _errors(df: pd.DataFrame, metric: str) -> dict[str, Any]:
 
 
 def param_chart(results: dict[str, Any], metric: str, x: str, line: str | None = None,
-                fixed: dict[str, Any] | None = None, category: str = "overall", preset: str = FULL) -> go.Figure:
+                fixed: dict[str, Any] | None = None, category: str = "overall", preset: str = FULL, *,
+                params: Sequence[str]) -> go.Figure:
     """`metric` against the swept field `x`, one line per value of `line` (None: one line), over the points of
-    `preset` whose other swept fields equal `fixed`; error bars: 95% bootstrap intervals (hover: point, n)."""
-    df = sweep_frame(results, metric, category)
+    `preset` whose other swept fields (`params`) equal `fixed`; error bars: 95% bootstrap intervals (hover: point,
+    n)."""
+    df = sweep_frame(results, metric, category, params=params)
     df = df[df["preset"] == preset]
     for key, value in (fixed or {}).items():
         if key not in (x, line):
@@ -77,11 +77,12 @@ def param_chart(results: dict[str, Any], metric: str, x: str, line: str | None =
 
 
 def ablation_chart(results: dict[str, Any], metric: str, fixed: dict[str, Any] | None = None,
-                   category: str = "overall") -> go.Figure:
-    """The full system and each preset at the swept values `fixed` (default: the first point's), as bars with
-    95% intervals; the axis names each preset's source (the paper's figure or table)."""
-    df = sweep_frame(results, metric, category)
-    cols = param_columns(results)
+                   category: str = "overall", *, params: Sequence[str]) -> go.Figure:
+    """The full system and each preset at the swept values `fixed` (default: the first point's) of the swept
+    fields `params`, as bars with 95% intervals; the axis names each preset's source (the paper's figure or
+    table)."""
+    df = sweep_frame(results, metric, category, params=params)
+    cols = list(params)
     first = results["points"][0].get("params", {}) if results.get("points") else {}
     held = {p["name"]: set(p.get("held") or ()) for p in results.get("points", [])}
     for key in cols:  # a preset's held field keeps the preset's value: it matches any

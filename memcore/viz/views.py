@@ -3,8 +3,8 @@
 A `SystemView` says how a memory system looks everywhere: its colour, its place in system lists,
 the structure of one retrieval (drawn on Ask and written by the export: the same blocks), its
 growth view on Replay, and on which pages it starts selected. A system's view lives in its own package
-(memcore/systems/<name>/view.py registers it; the registry imports that module by name: "system
-views" in tests/test_import_graph.py), the baselines' in memcore/viz/baselines.py, or it comes from
+(memcore/systems/<name>/view.py registers it; the registry finds that module by name in the
+memcore.systems folder and imports it, as an entry point: no import arrow from viz up to systems), the baselines' in memcore/viz/baselines.py, or it comes from
 outside memcore:
 
     from memcore.viz.views import SystemView, register_view
@@ -24,15 +24,15 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import sys
+import pkgutil
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memcore import registry
 from memcore.registry import VIEWS_GROUP, is_module
-from memcore.systems import builtin_systems, get_system
-from memcore.systems.variants import system_of
+from memcore.types import system_of
 from memcore.viz.parts import Block, Part, Text
 from memcore.viz.theme import fallback_color
 
@@ -97,18 +97,22 @@ class SystemView:
 KIND = "view"
 _DEFAULTS: dict[str, SystemView] = {}
 BASELINE_VIEWS = "memcore.viz.baselines"  # the views of the baselines (modules, not packages, of memcore.systems)
+SYSTEMS_PACKAGE = "memcore.systems"  # memcore's own systems: one package each under this folder
 VIEW_MODULE = "view"  # a built-in system package's view: memcore.systems.<name>.view
 
 
 def builtin_view_modules() -> list[str]:
-    """The view modules of memcore's own systems: `<package>.view` of each built-in system that is a package
-    under memcore.systems and has one (found by name; memcore.systems itself never imports them)."""
+    """The view modules of memcore's own systems, by name: `memcore.systems.<name>.view` for each package in the
+    memcore.systems folder that has one, in name order. Found in the folder without importing memcore.systems
+    (viz sits below systems: the registry imports these by name, as it does plugins' entry points)."""
+    spec = importlib.util.find_spec(SYSTEMS_PACKAGE)  # imports `memcore` only, not memcore.systems
+    locations = list(spec.submodule_search_locations or []) if spec else []
     out = []
-    for name in builtin_systems():
-        package = ".".join(get_system(name).__module__.split(".")[:3])  # memcore.systems.<name>
-        if hasattr(sys.modules.get(package), "__path__") and importlib.util.find_spec(f"{package}.{VIEW_MODULE}"):
-            out.append(f"{package}.{VIEW_MODULE}")
-    return list(dict.fromkeys(out))
+    for pkg in sorted(pkgutil.iter_modules(locations), key=lambda m: m.name):
+        if pkg.ispkg and any(m.name == VIEW_MODULE for m in pkgutil.iter_modules(
+                [str(Path(loc) / pkg.name) for loc in locations])):
+            out.append(f"{SYSTEMS_PACKAGE}.{pkg.name}.{VIEW_MODULE}")
+    return out
 
 
 def _import_builtin_views() -> None:

@@ -18,10 +18,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from memcore.embed import HashingEmbedder
+from memcore.eval.bundles import answer_bundle
 from memcore.settings import Settings
 from memcore.systems import SYSTEMS, get_system, load_all
 from memcore.types import Trace
-from memcore.viz.bundles import answer_bundle, replay_bundle, structure_sections
+from memcore.viz.bundles import replay_bundle, structure_sections
 from memcore.viz.export import block_sections, standalone_html
 from memcore.viz.parts import Choice, Html, Part, Row, Text
 from memcore.viz.replay import build_replay

@@ -182,7 +182,7 @@ def test_the_papers_presets_run_as_result_sets_with_their_own_mechanism(tmp_path
 
 
 def test_the_drill_down_rows_of_a_result_set_are_its_variants(run) -> None:
-    from memcore.viz.bench import rows_frame
+    from memcore.eval.bench_data import rows_frame
 
     res, tmp = run
     rows = LanceStore(str(tmp / "store"), dim=256).results(res["run_id"], traces=False)

@@ -4,9 +4,10 @@ every view and diagnostic reads that one result."""
 from __future__ import annotations
 
 import memcore.eval.diagnostics as diag
+from memcore.eval.answer_rows import answer_summary, export_row
 from memcore.eval.diagnostics import evidence_hits, evidence_recall, locate_missed_evidence
 from memcore.types import Answer, Candidate, Trace, TraceItem
-from memcore.viz.evidence import answer_summary, evidence_table, export_row, missed_table
+from memcore.viz.evidence import evidence_table, missed_table
 
 GOLD = ["D1:3", "D2:1; D1:1", "D9:9", "D1:3"]  # a malformed entry and a repeat, as datasets have them
 
@@ -42,8 +43,8 @@ def test_every_view_reads_one_computation(monkeypatch):
     ans = Answer("a", tr)
     summary = answer_summary("recmem", ans, GOLD)
     row = export_row("recmem", ans, GOLD)
-    table = evidence_table(tr, GOLD)
-    missed = missed_table(tr, GOLD)
+    table = evidence_table(evidence_hits(tr, GOLD))
+    missed = missed_table(locate_missed_evidence(tr, GOLD))
     lost = locate_missed_evidence(tr, GOLD)
     assert evidence_recall(tr, GOLD) == 0.5
     assert len(made) == 1

@@ -12,6 +12,14 @@ from importlib.metadata import EntryPoint
 import pytest
 
 from memcore import registry as core
+from memcore.eval.bench_data import (
+    headline_looks,
+    interval_metrics,
+    metric_choices,
+    metric_look,
+    rows_frame,
+    summary_scores,
+)
 from memcore.eval.compare import compare_runs, delta_scores
 from memcore.eval.metric_registry import (
     ANSWERABLE,
@@ -26,15 +34,8 @@ from memcore.eval.metric_registry import (
 from memcore.eval.report import aggregate, build_row, csv_fields, format_table, metric_labels, write_results
 from memcore.plugins import METRICS_GROUP, PluginWarning
 from memcore.types import Answer, Question, Trace, TraceItem
-from memcore.viz.bench import (
-    category_table,
-    count_table,
-    metric_choices,
-    metric_heatmap,
-    rows_frame,
-    summary_table,
-)
-from memcore.viz.bench_ci import interval_chart, interval_metrics, interval_table
+from memcore.viz.bench import category_table, count_table, metric_heatmap, summary_table
+from memcore.viz.bench_ci import interval_chart, interval_table
 
 
 def _has_digit(m) -> float:
@@ -99,12 +100,13 @@ def test_a_registered_metric_feeds_the_benchmark_tables_and_charts(toy) -> None:
     assert "says_number" in metric_choices() and "says_number" in interval_metrics()
     t = category_table(res, "says_number").set_index("system")
     assert t.loc["a", "overall"] == 0.5 and t.loc["b", "single-hop"] == 1.0
-    heat = metric_heatmap(category_table(res, "says_number"), "says_number", count_table(res)).data[0]
+    heat = metric_heatmap(category_table(res, "says_number"), "says_number", count_table(res),
+                          metric_look("says_number")).data[0]
     assert [list(r) for r in heat.z][1][1] == 1.0 and heat.texttemplate.startswith("%{z:.3f}")
     chart = interval_chart(res, "says_number")
     assert [tr.name for tr in chart.data] == ["a", "b"] and list(chart.data[0].y)[-1] == 0.5
-    assert "says a number" in interval_table(res).columns
-    assert summary_table(res).set_index("system").loc["b", "says_number"] == 0.5
+    assert "says a number" in interval_table(res, headline_looks()).columns
+    assert summary_table(res, summary_scores()).set_index("system").loc["b", "says_number"] == 0.5
     assert "says_number" in rows_frame(rows, "a").columns
 
 
@@ -161,8 +163,9 @@ def test_direction_decides_greener_cells_and_the_best_system() -> None:
     from memcore.eval.compare import rank_systems
 
     res = _results(_rows("a", ROWS_A) + _rows("b", ROWS_B))
-    f1 = metric_heatmap(category_table(res, "f1"), "f1").data[0].colorscale
-    fails = metric_heatmap(category_table(res, "retrieval_failures"), "retrieval_failures").data[0].colorscale
+    f1 = metric_heatmap(category_table(res, "f1"), "f1", look=metric_look("f1")).data[0].colorscale
+    fails = metric_heatmap(category_table(res, "retrieval_failures"), "retrieval_failures",
+                           look=metric_look("retrieval_failures")).data[0].colorscale
     assert f1[-1][1] == fails[0][1] and f1[0][1] == fails[-1][1]  # fewer failures is the green end
     rows = _rows("a", ROWS_A) + _rows("b", ROWS_B)
     for r in rows:

@@ -66,9 +66,10 @@ def test_no_secret_of_the_base_url_in_any_output_store_file_cache_or_export(env,
     outputs += [res.output, message]
     assert res.exit_code != 0 and "cannot connect to http://***@127.0.0.1" in message and "v1?" in message
 
+    from memcore.eval.bundles import benchmark_bundle
     from memcore.eval.run_record import list_runs
     from memcore.settings import Settings
-    from memcore.viz.bundles import benchmark_bundle, replay_bundle
+    from memcore.viz.bundles import replay_bundle
     from memcore.viz.export import standalone_html, write_bundle
     from memcore.workbench import Workbench
     from ui.export_view import stored_run

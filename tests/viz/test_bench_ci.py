@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from memcore.eval.bench_data import headline_looks
 from memcore.eval.compare import rank_systems
 from memcore.eval.report import aggregate
 from memcore.viz.bench_ci import (
@@ -33,7 +34,7 @@ def results_with_intervals() -> dict:
 
 
 def test_interval_table_marks_ties_and_shows_n() -> None:
-    t = interval_table(results_with_intervals()).set_index("system")
+    t = interval_table(results_with_intervals(), headline_looks()).set_index("system")
     assert list(t.index) == ["a", "b", "c"]
     assert t.loc["a", "rank by f1"] == "best" and t.loc["b", "rank by f1"] == "tied with a"
     assert t.loc["c", "rank by f1"] == ""

@@ -80,7 +80,7 @@ def test_offline_answer_calls_in_the_inspector(workbench, tiny_conv):
 
 
 def test_the_answer_export_names_the_retriever(workbench, tiny_conv):
-    from memcore.viz.bundles import answer_bundle, comparison_bundle
+    from memcore.eval.bundles import answer_bundle, comparison_bundle
 
     q = tiny_conv.questions[0]
     ans = workbench.ask("naive_rag", tiny_conv, q, retriever="lexical")

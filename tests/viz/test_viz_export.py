@@ -6,16 +6,17 @@ import json
 
 import pandas as pd
 
+from memcore.eval.bench_data import metric_look, rows_frame, summary_scores
+from memcore.eval.bundles import answer_bundle, benchmark_bundle, comparison_bundle
 from memcore.types import Answer, Question, Trace, TraceItem, Usage
 from memcore.viz.bench import (
     accuracy_tokens_scatter,
     category_table,
     failure_bars,
     metric_heatmap,
-    rows_frame,
     summary_table,
 )
-from memcore.viz.bundles import answer_bundle, benchmark_bundle, comparison_bundle, replay_bundle
+from memcore.viz.bundles import replay_bundle
 from memcore.viz.export import CSP, plain, remote_references, standalone_html, to_csv, to_json, write_bundle
 from memcore.viz.replay import build_replay
 
@@ -48,14 +49,14 @@ def test_category_and_summary_tables():
     t = category_table(r, "f1")
     assert list(t.columns) == ["system", "multi-hop", "single-hop", "overall"]
     assert t.set_index("system").loc["com", "single-hop"] == 0.65
-    s = summary_table(r)
+    s = summary_table(r, summary_scores())
     assert list(s["system"]) == ["naive_rag", "com"] and s.iloc[1]["query_tokens_per_question"] == 1200.0
-    assert len(metric_heatmap(t, "f1").data) == 1
+    assert len(metric_heatmap(t, "f1", look=metric_look("f1")).data) == 1
 
 
 def test_scatter_and_failure_bars():
     r = results_fixture()
-    fig = accuracy_tokens_scatter(r)
+    fig = accuracy_tokens_scatter(r, look=metric_look("f1"))
     assert [t.name for t in fig.data] == ["naive_rag", "com"] and fig.layout.xaxis.type == "log"
     fb = failure_bars(r, "1")
     assert list(fb.data[0].y) == [1, 1] and list(fb.data[1].y) == [0, 0]

@@ -6,8 +6,8 @@ import csv
 import io
 import json
 
+from memcore.eval.bundles import answer_bundle, comparison_bundle
 from memcore.types import Answer, Question, Trace, TraceItem, Usage
-from memcore.viz.bundles import answer_bundle, comparison_bundle
 from memcore.viz.export import file_stem, standalone_html, to_csv, to_json
 
 Q = Question("conv-26:q0", "conv-26", "What breed?", "poodle", ["D1:1", "D2:3"], 4)

@@ -6,12 +6,14 @@ import re
 
 import plotly.graph_objects as go
 
+from memcore.eval.answer_rows import answer_summary
+from memcore.eval.diagnostics import evidence_hits, locate_missed_evidence
 from memcore.systems.com.view import chain_figure, chain_steps_table, chain_table
 from memcore.systems.memweaver.view import memweaver_subgraph
 from memcore.systems.recmem.view import promotions_frame, stores_figure
 from memcore.systems.xmemory.view import hierarchy_sunburst, path_sunburst, stage_one_tables, stage_two_figure
 from memcore.types import Candidate, Event, MemoryItem, Trace, TraceItem, Usage
-from memcore.viz.evidence import answer_summary, context_table, cost_bar, evidence_table, missed_table
+from memcore.viz.evidence import context_table, cost_bar, evidence_table, missed_table
 from memcore.viz.graph import graph_html, relation_subgraph, strip_remote
 from memcore.viz.replay import build_replay
 
@@ -49,12 +51,12 @@ def test_context_and_evidence_tables_mark_hits_and_misses():
     assert list(ctx["score rank"]) == [1, 2]  # scores 0.9, 0.8
     tr.items.reverse()  # a context in time order: its position and its rank by score differ
     assert list(context_table(tr)["score rank"]) == [2, 1]
-    ev = evidence_table(tr, ["D1:2", "D1:3"], {"D1:3": "Ana: the park"})
+    ev = evidence_table(evidence_hits(tr, ["D1:2", "D1:3"]), {"D1:3": "Ana: the park"})
     assert list(ev["result"]) == ["hit", "miss"] and ev.iloc[1]["text"] == "Ana: the park"
 
 
 def test_missed_table_says_where_evidence_was_lost():
-    m = missed_table(_trace(), ["D1:3", "D2:9", "D9:9"])
+    m = missed_table(locate_missed_evidence(_trace(), ["D1:3", "D2:9", "D9:9"]))
     assert list(m["turn"]) == ["D1:3", "D2:9", "D9:9"]
     assert m.iloc[0]["stage"] == "chains" and m.iloc[0]["reason"] == "gate dropped below beta"
     assert m.iloc[1]["stage"] == "pool" and m.iloc[1]["rank"] == 41

@@ -16,6 +16,7 @@ from collections import Counter
 from difflib import SequenceMatcher
 from typing import Any
 
+from memcore.systems.memweaver.experience import cohesion as mean_cosine
 from memcore.text.sentences import sentences, third_person
 from memcore.text.terms import keywords, stems, term_set, terms
 
@@ -64,8 +65,6 @@ def offline_review(inputs: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 def offline_coherence(inputs: dict[str, Any], embedder: Any) -> dict[str, Any]:
     """Coherent when the members' mean cosine to their centroid reaches COHERENCE_MIN (the turns embedded as
     the system embeds them: "Speaker: text")."""
-    from memcore.systems.memweaver.experience import cohesion as mean_cosine
-
     turns = [str(t) for t in inputs.get("turns", []) or []]
     cohesion = mean_cosine(embedder.embed(turns)) if turns else 0.0
     label = ", ".join(keywords([str(t) for t in inputs.get("turns", []) or []], k=3))

@@ -11,7 +11,10 @@ import json
 import re
 from typing import Any
 
+from memcore.systems.memweaver.graph import norm_name
+from memcore.systems.memweaver.offline_extract import offline_entities, offline_relations
 from memcore.text.dates import MONTHS, RELATIVE, normalize_time, parse_date
+from memcore.text.sentences import sentences
 
 _ABS_DAY = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(" + "|".join(MONTHS) + r"),?\s+(\d{4})\b", re.I)
 _ABS_DAY_US = re.compile(r"\b(" + "|".join(MONTHS) + r")\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b", re.I)
@@ -75,9 +78,6 @@ def _num_word(n: int) -> str:
 def _targets(base_json: str) -> dict[str, str]:
     """{"source relation target": target} of the relations the offline extraction finds in one turn's inputs
     (json): one extraction per turn, not one per relation."""
-    from memcore.systems.memweaver.graph import norm_name
-    from memcore.systems.memweaver.offline_extract import offline_entities, offline_relations
-
     base = json.loads(base_json)
     names = list(dict.fromkeys(n for n in offline_entities(base)["entities"] if norm_name(n)))
     found: dict[str, str] = {}
@@ -90,8 +90,6 @@ def relation_sentence(inputs: dict[str, Any]) -> str:
     """The sentence of the turn that mentions the relation's target, '' when unknown. The input names the
     relation as "source relation target"; the target is found by redoing the offline extraction of the turn
     (the same inputs give the same entities and relations) and matching the relation's text."""
-    from memcore.text.sentences import sentences
-
     base = json.dumps({k: v for k, v in inputs.items() if k != "relation"}, sort_keys=True, default=str)
     target = _targets(base).get(str(inputs.get("relation", "")), "")
     low = target.lower()

@@ -30,6 +30,7 @@ import numpy as np
 from memcore.llm.offline.answer import offline_answer
 from memcore.llm.offline.memory_writing import narrative, title_of
 from memcore.llm.offline.sentence_quality import clean, fact_worthy, has_date
+from memcore.systems.xmemory.themes import unit
 from memcore.text.dates import day_of
 from memcore.text.sentences import sentences
 from memcore.text.terms import terms
@@ -48,8 +49,6 @@ MIN_TOPIC_MESSAGES = 4  # no topic split before the episode has this many messag
 def centroid_similarity(history: list[str], new: str, embedder: Any) -> float:
     """Cosine of the new message to the episode's centroid (the mean of the unit history vectors, made
     unit), 4 decimals; each rendered turn is embedded as the system embeds turns ("Speaker: text")."""
-    from memcore.systems.xmemory.themes import unit
-
     vecs = embedder.embed([_STAMPED.sub("", m, count=1) if _STAMPED.match(m) else m for m in [*history, new]])
     cen = unit(np.mean([unit(v) for v in vecs[:-1]], axis=0))
     return round(float(unit(vecs[-1]) @ cen), 4)
