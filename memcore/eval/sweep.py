@@ -3,8 +3,8 @@
     run_sweep(Settings(), SYSTEM, ["beta=0.3,0.5,0.8", "max_len=4,8"], presets="ablations", dataset="demo")
 
 Each point is a canonical variant name (memcore.systems.variants: `SYSTEM[beta=0.8,max_len=4]`, a preset
-`SYSTEM:PRESET`, paper defaults dropped) evaluated by `run_eval` (any engine: local, `workers`, Ray) with the
-point's settings as the system's config; its rows are stored under its own deterministic run id, so a killed
+`SYSTEM:PRESET`, paper defaults dropped) evaluated by `run_eval` (any engine: local, `workers`, Ray) under that
+name (its rows, run record and ledger name the variant); its rows are stored under its own deterministic run id, so a killed
 sweep rerun with the same arguments redoes only what no run stored and ends with identical results. Points are
 ordered by memory space (the construction settings, memcore.systems.protocol.memory_space): the first point
 of a space builds its memory, every other point of that space (its query-time settings, such as the
@@ -189,9 +189,11 @@ def run_sweep(settings: Settings, system: str, grid: list[str] | dict[str, list[
                 if progress is not None:
                     progress(i, len(points), {"phase": "point", "point": p.name, "memory": space,
                                               "builds": missing})
-                res = run_eval(settings, dataset, file, [system], conversations=conversations, categories=categories,
+                # the point runs under its own variant name: its run record, rows and ledger say which
+                # configuration answered, and its construction cost is that of the memory it answered from
+                res = run_eval(settings, dataset, file, [p.name], conversations=conversations, categories=categories,
                                limit=limit, workers=workers, retriever=p.settings.get("retriever", "dense"),
-                               judge=judge, configs={system: dict(p.settings)}, workbench=wb, engine=engine,
+                               judge=judge, workbench=wb, engine=engine,
                                ray_address=ray_address, progress=on_question, should_stop=stop)
                 done = [c for c in missing if wb.is_ingested(system, next(x for x in convs if x.id == c),
                                                              **p.settings)]
