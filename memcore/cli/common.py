@@ -34,3 +34,16 @@ def workbench_from(store: str | None, provider: str | None, embedder: str | None
     from memcore.workbench import Workbench
 
     return Workbench(settings_from(store, provider, embedder, llm_concurrency))
+
+
+def read_only_workbench(store: str | None):  # noqa: ANN201 - a Workbench
+    """A Workbench for a command that only reads (diff): its store opened read-only (a missing store or table is
+    an error naming the fix, never created), no embedding or LLM-call cache written."""
+    from memcore.embed import make_embedder
+    from memcore.store import LanceStore
+    from memcore.workbench import Workbench
+
+    s = settings_from(store, None).with_(use_cache=False)
+    emb = make_embedder(s, cached=False)
+    return Workbench(s, embedder=emb, store=LanceStore(s.store_uri, dim=emb.dim, storage_options=s.storage_options,
+                                                       read_only=True))

@@ -161,7 +161,15 @@ def load_run(arg: str, store: Any, systems: list[str] | None) -> tuple[dict[str,
     if path.suffix == ".json" or path.is_file():
         if not path.is_file():
             raise ConfigError(f"no results file {arg}")
-        data = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, ValueError) as err:
+            raise ConfigError(f"{arg} is not a results JSON file ({type(err).__name__}: "
+                              f"{' '.join(str(err).split())[:120]}). Fix: pass a run id, or a results JSON that "
+                              "embeds its rows (memcore eval --out, the Export page)") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{arg} holds a JSON {type(data).__name__}, not a results object with its rows. Fix: "
+                              "pass a run id, or a results JSON that embeds its rows (memcore eval --out)")
         rows = data.get("rows")
         if not isinstance(rows, list):
             raise ConfigError(f"{arg} holds no per-question rows; pass its run id ({data.get('run_id', '?')}) "
@@ -169,6 +177,9 @@ def load_run(arg: str, store: Any, systems: list[str] | None) -> tuple[dict[str,
         rows = [r for r in rows if not systems or variant_of(r) in systems]
         return {"label": f"{path.name} ({data.get('run_id', '')})", "run_id": data.get("run_id"),
                 "source": str(path)}, rows, lambda r: r
+    if store is None:
+        raise ConfigError(f"no results file {arg!r}, and no store to look the run id up in. Fix: pass a results "
+                          "JSON path, or --store with the store holding the run")
     rows = store.results(arg, systems, traces=False)
     if not rows:
         raise ConfigError(f"no stored rows for run {arg!r} in store {store.uri}" + (f" (systems {systems})"

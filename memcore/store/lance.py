@@ -59,12 +59,19 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
     """
 
     def __init__(self, uri: str = ".memcore", dim: int = 384,
-                 storage_options: dict[str, str] | Sequence[tuple[str, str]] | None = None) -> None:
+                 storage_options: dict[str, str] | Sequence[tuple[str, str]] | None = None,
+                 read_only: bool = False) -> None:
+        """`read_only` (the rule of every command that only reads: compare, diff, doctor): a local store that
+        does not exist is a StoreError naming the fix, not a new folder, and a table it lacks is not created."""
         self.uri = uri
         self.dim = dim
+        self.read_only = read_only
         opts = dict(storage_options_from_env() if storage_options is None else storage_options)
+        if read_only and "://" not in uri and not os.path.isdir(uri):
+            raise StoreError(f"no store at {redact(uri)!r} (this command only reads: it creates none). Fix: pass "
+                             "--store (or MEMCORE_STORE) naming the store your memories and runs were written to")
         try:
-            if "://" not in uri:
+            if "://" not in uri and not read_only:
                 os.makedirs(uri, exist_ok=True)
             self.db = lancedb.connect(uri, storage_options=opts or None)
         except Exception as e:
@@ -92,6 +99,9 @@ class LanceStore(CommitMixin, ItemsMixin, RecordsMixin):
             try:
                 t = self.db.open_table(name)
             except (ValueError, FileNotFoundError):
+                if self.read_only:
+                    raise StoreError(f"the store at {redact(self.uri)!r} holds no {name} table yet (nothing of "
+                                     "that kind was stored there). Fix: check --store, or write it first") from None
                 t = self.db.create_table(name, schema=schema, exist_ok=True)
             self._check_dim(name, t)
             missing = {c: v for c, v in ADDED_COLUMNS.get(name, {}).items() if c not in t.schema.names}
