@@ -138,6 +138,37 @@ def sweep_points(system: str, grid: dict[str, list[Any]], retrievers: list[str] 
     return list(points.values())
 
 
+def plan_sweep(system: str, grid: list[str] | dict[str, list[str]] | None = None, *,
+               retrievers: list[str] | None = None, presets: str | list[str] | None = None, sweep: str | None = None,
+               dataset: str = "demo", file: str | Path | None = None, conversations: list[str] | None = None,
+               categories: list | None = None, limit: int | None = None) -> dict[str, Any]:
+    """What a sweep would run, before anything runs or is written (no store, no model): its points (canonical
+    names), its construction points (distinct memories: Variant.memory_name), the conversations and questions
+    selected, and the work as counts: memories to build at most (construction points x conversations; a
+    memory already stored is reused) and answers to produce (points x questions). ConfigError as run_sweep."""
+    from memcore.eval.runner import select_questions
+    from memcore.systems.variants import parse_variant
+
+    texts, _ = paper_grid(system, sweep, grid)
+    points = sweep_points(system, parse_grid(system, texts), retrievers, preset_names(system, presets))
+    convs, *_ = load_conversations(dataset, file)
+    convs = [c for c in convs if not conversations or c.id in conversations]
+    questions = sum(len(select_questions(c, categories, limit)) for c in convs)
+    memories = len({parse_variant(p.name).memory_name for p in points})
+    return {"system": system, "points": [p.name for p in points], "points_total": len(points),
+            "construction_points": memories, "conversations": len(convs), "questions": questions,
+            "memory_builds_at_most": memories * len(convs), "answers": len(points) * questions}
+
+
+def plan_text(plan: dict[str, Any]) -> str:
+    """One line: the point count and the estimate of the work, in counts."""
+    return (f"sweep plan: {plan['points_total']} point(s) of {plan['system']} ({plan['construction_points']} "
+            f"construction point(s)) x {plan['conversations']} conversation(s), {plan['questions']} question(s) "
+            f"each point: estimate {plan['answers']} answer(s) to produce and at most "
+            f"{plan['memory_builds_at_most']} memory build(s) (memories already stored are reused; each point's "
+            "rows are stored under its own run, so a stopped sweep resumes)")
+
+
 def _by_memory(points: list[Point], space: Callable[[Point], str]) -> list[tuple[str, list[Point]]]:
     """Points grouped by memory space, groups in order of first appearance."""
     groups: dict[str, list[Point]] = {}
