@@ -91,3 +91,10 @@ def test_doctor_in_an_empty_folder_creates_nothing(tmp_path) -> None:
     res = run("doctor", cwd=empty, env={"MEMCORE_STORE": ".memcore"})
     assert "does not exist yet" in res.stdout, res.stdout
     assert list(empty.iterdir()) == []
+
+
+def test_an_empty_systems_list_is_refused_before_anything_is_stored(tmp_path) -> None:
+    for names in ("", ",,"):
+        one_line_error(run("ingest", "demo", "-s", names, cwd=tmp_path), "names no system or variant")
+        one_line_error(run("eval", "-d", "demo", "-s", names, cwd=tmp_path), "names no system or variant")
+    assert not (tmp_path / "store").exists()  # no conversation row, no eval_runs row

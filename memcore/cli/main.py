@@ -157,6 +157,8 @@ def ingest(
                               names)
         echo(format_estimate(est))
         return
+    if "@" not in systems:  # a bad or empty --systems fails before a store is opened (@NAME needs the store)
+        _system_names(systems, None)
     wb = workbench_from(store, provider, llm_concurrency=llm_concurrency)
     echo(f"LLM: {wb.provider_label} | embedder: {wb.embedder.name} | store: {redact(wb.settings.store_uri)}")
     _check(wb)

@@ -313,7 +313,8 @@ def parse_variant(name: str) -> Variant:
 
 def split_names(text: str) -> list[str]:
     """Variant names from a comma-separated list; a comma inside brackets belongs to its name
-    (`com,com[beta=0.8,max_len=4],com:no-apt` -> three names). Unbalanced brackets: ValueError (one line)."""
+    (`com,com[beta=0.8,max_len=4],com:no-apt` -> three names). Unbalanced brackets, or no name at all ('', ','):
+    ValueError (one line)."""
     names, depth, cur = [], 0, []
     for ch in text:
         if ch == "[":
@@ -330,7 +331,11 @@ def split_names(text: str) -> list[str]:
     if depth:
         raise ValueError(f"{_one_line(text)!r}: a '[' without its ']'; {SYNTAX}")
     names.append("".join(cur).strip())
-    return [n for n in names if n]
+    out = [n for n in names if n]
+    if not out:  # '' or ',,' names nothing: an error, never a run or build of nothing
+        raise ValueError(f"{_one_line(text)!r} names no system or variant; give at least one, e.g. com or "
+                         "com,com[beta=0.8] (`memcore systems` lists them)")
+    return out
 
 
 def system_of(name: str) -> str:
