@@ -23,7 +23,7 @@ KEY = "cr_report"
 
 def _pairs(rec_a: dict, rec_b: dict) -> list[tuple[str, str]]:
     """The result sets the two runs can be compared on: same name, or the same system under another variant
-    (A's `com` against B's `com[beta=0.3]`)."""
+    (A's `SYSTEM` against B's `SYSTEM[field=value]`)."""
     a, b = list(rec_a["systems"]), list(rec_b["systems"])
     return [(x, y) for x in a for y in b if x == y or (system_of(x) == system_of(y) and x not in b and y not in a)]
 

@@ -126,7 +126,7 @@ def compare_runs(rows_a: list[dict], rows_b: list[dict], systems: list[str] | No
                  full: Callable[[str, dict], dict] | None = None,
                  pairs: list[tuple[str, str]] | None = None) -> dict[str, Any]:
     """Run B against run A, per system present in both (or `systems`, or `pairs` of result sets: A's name,
-    B's name, e.g. ("com", "com[beta=0.3]")): overall and per category, the paired deltas (B - A) of
+    B's name, e.g. ("SYSTEM", "SYSTEM[field=value]")): overall and per category, the paired deltas (B - A) of
     delta_scores() (query cost for priced models only) with 95% intervals and McNemar's test, and the
     flipped questions with both sides' evidence. Keyed by pair_key; each entry names its `a_name` and
     `b_name`. `full(side, row)` returns a row with its trace ("a"/"b"), for the flips only (default: the rows

@@ -16,8 +16,8 @@ __all__ = ["ran_as", "run_label", "run_variants"]
 
 def ran_as(name: str, config: dict[str, Any] | None) -> str:
     """The configuration result set `name` ran with: `name` itself when its config is the one the name stands
-    for, else the canonical variant of `config` (a run of `com` given settings beside the name ran as
-    `com[beta=0.3]`); `name` when neither can be read (a system not registered in this process)."""
+    for, else the canonical variant of `config` (a run of `SYSTEM` given settings beside the name ran as
+    `SYSTEM[field=value]`); `name` when neither can be read (a system not registered in this process)."""
     if not config:
         return name
     try:
