@@ -156,9 +156,9 @@ def _indexed(mem: MemoryView, lo: int, hi: int) -> int:
 
 def diff_steps(mem: MemoryView, conv: Conversation, a: int, b: int) -> MemoryDiff:
     """What changed in one memory from step `a` to step `b` (a < b; swapped when given the other way)."""
-    a, b = min(a, b), max(a, b)
-    for s, lab in ((a, "from"), (b, "to")):
+    for s, lab in ((a, "from"), (b, "to")):  # checked as given, so an error names the step the user gave
         _check_step(mem, s, f"{mem.system} ({lab} step {s})")
+    a, b = min(a, b), max(a, b)
     out = MemoryDiff("steps", conv.id, Side(f"step {a}", mem.system, mem.space, a),
                      Side(f"step {b}", mem.system, mem.space, b))
     versions = mem.versions()

@@ -77,6 +77,8 @@ c1, c2 = st.columns(2)
 fk = agr["fleiss_kappa"]
 c1.metric("Fleiss' kappa (all annotators)", "—" if fk is None else f"{fk:.3f}")
 c2.metric("Items labelled by every annotator", agr["n_items_all_raters"])
+if agr.get("caveat"):
+    st.warning(agr["caveat"], icon=":material/warning:")
 if agr["pairs"]:
     st.caption("Pairwise Cohen's kappa")
     st.dataframe(pd.DataFrame(agr["pairs"]), hide_index=True)

@@ -35,7 +35,9 @@ def test_current_labels_hold_one_row_per_item_and_annotator(relabelled, fmt):
     keys = [(r["item_id"], r["annotator"]) for r in rows]
     assert sorted(keys) == sorted([(first.item_id, "ann"), (first.item_id, "bob"), (second.item_id, "ann")])
     mine = next(r for r in rows if (r["item_id"], r["annotator"]) == (first.item_id, "ann"))
-    assert mine["label"] == "not_helpful" and mine["note"] == "changed my mind" and int(mine["changes"]) == 2
+    assert mine["label"] == "not_helpful" and mine["note"] == "changed my mind" and int(mine["changes"]) == 1
+    bob = next(r for r in rows if (r["item_id"], r["annotator"]) == (first.item_id, "bob"))
+    assert int(bob["changes"]) == 0  # given once: never changed (issue 37)
     assert (mine["question"], mine["system"], mine["retriever"]) == (first.question, first.system, "lexical")
     assert mine["category"] == (first.category_name or first.category) and mine["conv_id"] == first.conv_id
     assert mine["labelled_at"].endswith("UTC")

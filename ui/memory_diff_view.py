@@ -12,7 +12,7 @@ from memcore.eval.run_record import get_run
 from memcore.memory_diff import MemoryDiff, diff_memories, diff_steps
 from memcore.store.view import MemoryView
 from memcore.systems import load_all
-from memcore.systems.variants import Variant, parse_variant, presets, variant_name
+from memcore.systems.variants import Variant, parse_variant, presets, system_of, variant_name
 from memcore.types import Conversation
 from memcore.viz.memory_diff import cause_text, changes_frame, counts_frame, headline, word_diff_html
 from memcore.viz.replay import ReplayData
@@ -176,10 +176,12 @@ def run_pair_links(wb: Workbench, report: dict[str, Any]) -> None:
     recs = [get_run(wb.store, report[side]["run_id"]) if report[side].get("run_id") else None for side in "ab"]
     if None in recs:
         return
-    for system in report["systems"]:
-        cfgs = [(r.get("payload") or {}).get("fingerprint", {}).get("configs", {}).get(system) for r in recs]
+    for key, entry in report["systems"].items():
+        sets = [entry.get("a_name", key), entry.get("b_name", key)]
+        cfgs = [(r.get("payload") or {}).get("fingerprint", {}).get("configs", {}).get(n)
+                for r, n in zip(recs, sets, strict=True)]
         try:
-            names = [variant_name(system, c) for c in cfgs] if None not in cfgs else []
+            names = [variant_name(system_of(n), c) for n, c in zip(sets, cfgs, strict=True)] if None not in cfgs else []
         except ValueError:
             continue
         if names and names[0] != names[1]:

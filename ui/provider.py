@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from memcore.llm import local_server, make_provider
+from memcore.llm.redact import redact_url
 from memcore.settings import Settings
 from memcore.viz.safe import md_escape
 from ui import fixes
@@ -106,8 +107,11 @@ def form() -> None:
         prov = st.radio("LLM provider", options, index=options.index(now) if now in options else 0,
                         format_func=label, horizontal=True, captions=[caption(p) for p in options])
         c1, c2 = st.columns(2)
-        url = c1.text_input("Base URL (OpenAI-compatible)", cur.base_url or base.openai_base_url,
-                            placeholder="https://api.openai.com/v1")
+        real_url = cur.base_url or base.openai_base_url
+        shown_url = redact_url(real_url)  # a password or token in the URL is never shown (nor sent to the browser)
+        url = c1.text_input("Base URL (OpenAI-compatible)", shown_url, placeholder="https://api.openai.com/v1",
+                            help="Credentials in the URL (user:password@, token values) are masked as *** here; "
+                                 "left as shown, the URL keeps them.")
         model = c2.text_input("Model", cur.model or base.llm_model)
         key = st.text_input("API key", type="password", placeholder="kept in this session only, never stored",
                             help="Held in memory for this browser session; never written to disk.")
@@ -124,7 +128,8 @@ def form() -> None:
                  captions=[md_escape(fixes.in_app(why))])
     if go:
         unusable = "" if prov == "offline" else "fallback" if fallback else "fail"  # the offline rules' replies are usable
-        _use(ProviderChoice(prov, model.strip(), url.strip(), unusable), key.strip())
+        kept = real_url if url.strip() == shown_url.strip() else url.strip()  # unchanged: the real URL
+        _use(ProviderChoice(prov, model.strip(), kept, unusable), key.strip())
 
 
 def _use(choice: ProviderChoice, key: str) -> None:

@@ -25,9 +25,29 @@ def _toggle_play(n: int) -> None:
         st.session_state[STEP] = 0
 
 
+PAST_END = "replay_past_end"  # (the link's step, the last step) of a link whose step lies past the end
+
+
+def _past_the_end(n: int) -> None:
+    """A link whose ?step= lies past the end opens the last step, and says so (once per link and session)."""
+    raw = st.query_params.get("step")
+    seen: set = st.session_state.setdefault("_url_seeded", set())
+    if raw is not None and (STEP, raw) not in seen and raw.strip().isdigit() and int(raw) > n:
+        seen.add((STEP, raw))
+        st.session_state[STEP] = n
+        st.session_state[PAST_END] = (int(raw), n)
+    past = st.session_state.get(PAST_END)
+    if past and st.session_state.get(STEP) == past[1]:
+        st.info(f"The link asked for step {past[0]:,}, past the end of this replay: showing the last step "
+                f"({past[1]}).", icon=":material/info:")
+    elif past:
+        st.session_state.pop(PAST_END, None)
+
+
 def replay_viewer(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]) -> None:
     """Render the step-controlled viewer (a fragment: stepping reruns only this part)."""
     n = max(rd.n_steps for rd in data.values())
+    _past_the_end(n)
     state.url_seed(STEP, "step", list(range(n + 1)), parse=int)  # a shared link reopens its step
     st.session_state.setdefault(STEP, min(n, 1))
     playing = st.session_state.get(PLAYING, False)

@@ -196,7 +196,7 @@ class Annotations:
 
     def export_current(self, task_id: str, fmt: str = "json") -> str:
         """The current labels of a task: one row per (item, annotator) with its latest label, the question,
-        system, category and retriever, when it was given and how many times it was given (`changes`). The
+        system, category and retriever, when it was given and how many times it was changed (`changes`: 0 = given once). The
         columns of the log are all there, so `import_labels` reads this file too (the latest labels only)."""
         items = {i.item_id: i for i in self.items(task_id)}
         task = self.task(task_id)
@@ -211,7 +211,7 @@ class Annotations:
                          "retriever": task.retriever if task else "", "annotator": ann, "label": lab["label"],
                          "note": lab["note"], "labelled_at": time.strftime("%Y-%m-%d %H:%M:%S UTC",
                                                                            time.gmtime(lab["ts"])),
-                         "ts": lab["ts"], "changes": int(changes.get((iid, ann), 1))})
+                         "ts": lab["ts"], "changes": int(changes.get((iid, ann), 1)) - 1})
         rows.sort(key=lambda r: (r["conv_id"], r["question_id"], r["system"], r["annotator"]))
         return _dump(rows, CURRENT_COLUMNS, fmt)
 

@@ -61,8 +61,12 @@ def fleiss_kappa(table: Sequence[Mapping[str, int]]) -> float | None:
     return (p_bar - p_e) / (1 - p_e)
 
 
+MIN_KAPPA_ITEMS = 10  # fewer shared items: a kappa is shown with the caveat that it cannot be read yet
+
+
 def agreement(labels: Mapping[str, Mapping[str, str]]) -> dict:
-    """Agreement over {item_id: {annotator: label}} (labels other than skip).
+    """Agreement over {item_id: {annotator: label}} (labels other than skip); `caveat` (and each pair's
+    `too_few_items`) when a kappa rests on fewer than MIN_KAPPA_ITEMS shared items.
 
     Fleiss' kappa uses the items labelled by every annotator; pairwise Cohen's kappa uses the
     items both annotators of a pair labelled.
@@ -76,4 +80,12 @@ def agreement(labels: Mapping[str, Mapping[str, str]]) -> dict:
         k = cohen_kappa([p[0] for p in both], [p[1] for p in both]) if both else None
         agree = sum(p[0] == p[1] for p in both) / len(both) if both else None
         pairs.append({"a": x, "b": y, "n": len(both), "cohen_kappa": k, "agreement": agree})
-    return {"annotators": annotators, "n_items_all_raters": len(full), "fleiss_kappa": fleiss, "pairs": pairs}
+    caveat = ""
+    if fleiss is not None and len(full) < MIN_KAPPA_ITEMS:
+        caveat = (f"Too few items: Fleiss' kappa from {len(full)} item(s) labelled by every annotator swings with a "
+                  f"single label (it reads -1 to 1 by chance); label at least {MIN_KAPPA_ITEMS} shared items "
+                  "before reading it.")
+    for p in pairs:
+        p["too_few_items"] = p["cohen_kappa"] is not None and p["n"] < MIN_KAPPA_ITEMS
+    return {"annotators": annotators, "n_items_all_raters": len(full), "fleiss_kappa": fleiss, "pairs": pairs,
+            "caveat": caveat}

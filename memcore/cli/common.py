@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import typer
 
+from memcore.embed import make_embedder
 from memcore.retrievers import retriever_names
 from memcore.settings import Settings
+from memcore.store import LanceStore
 from memcore.workbench import Workbench
 
 RETRIEVER_HELP = " | ".join(retriever_names())  # the registered retrievers (memcore.retrievers)
@@ -33,3 +35,12 @@ def workbench_from(store: str | None, provider: str | None, embedder: str | None
                    llm_concurrency: int | None = None):
     """A Workbench on `settings_from` the command's options."""
     return Workbench(settings_from(store, provider, embedder, llm_concurrency))
+
+
+def read_only_workbench(store: str | None):  # noqa: ANN201 - a Workbench
+    """A Workbench for a command that only reads (diff): its store opened read-only (a missing store or table is
+    an error naming the fix, never created), no embedding or LLM-call cache written."""
+    s = settings_from(store, None).with_(use_cache=False)
+    emb = make_embedder(s, cached=False)
+    return Workbench(s, embedder=emb, store=LanceStore(s.store_uri, dim=emb.dim, storage_options=s.storage_options,
+                                                       read_only=True))

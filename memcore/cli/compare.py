@@ -1,8 +1,8 @@
 """`memcore compare RUN_A RUN_B`: two evaluation runs side by side (memcore.eval.compare), as text, JSON, HTML.
 
 A run is a run id in the store (rows read without traces; the flipped questions' traces fetched one
-by one) or a results JSON that embeds its per-question `rows` (the Export page's). Reading only:
-nothing is written to the store. Exit code 0, or 2 with a one-line error naming the fix when a run
+by one) or a results JSON that embeds its per-question `rows` (the Export page's). Reading only: the
+store is opened read-only (a missing store or table is an error, never created). Exit code 0, or 2 with a one-line error naming the fix when a run
 is missing or has no rows; a rerun with the fixed argument repeats the same read.
 """
 
@@ -47,7 +47,10 @@ def compare_command(
         names = [_canonical(n) for n in split_names(systems)] if systems else None
     except ValueError as err:
         raise ConfigError(str(err)) from None
-    report = build_comparison(run_a, run_b, LanceStore(uri), names)
+    from pathlib import Path
+
+    files = all(Path(r).is_file() for r in (run_a, run_b))  # two results files: no store is opened
+    report = build_comparison(run_a, run_b, None if files else LanceStore(uri, read_only=True), names)
     if not report["systems"]:
         raise ConfigError("the two runs share no system; pass --systems or compare runs of the same systems")
     echo(comparison_text(report))

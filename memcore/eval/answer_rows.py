@@ -8,23 +8,34 @@ from collections.abc import Mapping
 from typing import Any
 
 from memcore.eval.diagnostics import evidence_hits, locate_missed_evidence
+from memcore.eval.fallbacks import answer_fallbacks
 from memcore.text.tokens import count_tokens
 from memcore.types import Answer
 from memcore.viz.evidence import STATUS_TEXT, usage_dict, usage_tokens, verdict_text
 
-__all__ = ["answer_summary", "export_row"]
+__all__ = ["FALLBACK_SHORT", "NOT_RETRIEVED", "answer_summary", "export_row"]
+
+FALLBACK_SHORT = {"full_conversation": "whole conversation", "backfill_only": "backfill only",
+                  "unusable_reply": "unusable reply"}  # memcore.eval.fallbacks' kinds, as a table cell says them
+NOT_RETRIEVED = {"full_conversation", "backfill_only"}  # fallbacks whose context the system did not retrieve
 
 
 def answer_summary(system: str, answer: Answer, evidence: list[str] | str | None,
                    verdict: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """One row of the comparison table: the retriever, evidence hits first, then the verdict and F1 when
-    given ({"correct", "f1"}: a dataset question's judgement), the answer, context size, tokens, latency."""
+    """One row of the comparison table: the retriever, the fallback behind the answer (memcore.eval.fallbacks;
+    "none"), evidence hits (an answer from a fallback context, the whole conversation or backfill only, gets no
+    evidence recall: its retrieval found nothing), then the verdict and F1 when given ({"correct", "f1"}: a
+    dataset question's judgement), the answer, context size, tokens, latency."""
     tr = answer.trace
     hits = evidence_hits(tr, evidence)
     rec = hits.recall
+    kinds = answer_fallbacks(tr)
+    borrowed = bool(NOT_RETRIEVED & set(kinds))  # the context is not the system's retrieval: no recall credited
+    count = f"{len(hits.hit)}/{len(hits.gold)}" if hits.gold else "n/a"
     row: dict[str, Any] = {"system": system, "retriever": tr.retriever,
-                           "evidence hits": f"{len(hits.hit)}/{len(hits.gold)}" if hits.gold else "n/a",
-                           "evidence recall": None if rec is None else round(rec, 3)}
+                           "fallback": ", ".join(FALLBACK_SHORT[k] for k in kinds) or "none",
+                           "evidence hits": f"{count} (fallback context)" if borrowed and hits.gold else count,
+                           "evidence recall": None if rec is None or borrowed else round(rec, 3)}
     if verdict is not None:
         f1 = verdict.get("f1")
         row |= {"verdict": verdict_text(verdict), "F1": None if f1 is None else round(float(f1), 3)}
@@ -44,7 +55,7 @@ def export_row(system: str, answer: Answer, evidence: list[str] | str | None,
     hits = evidence_hits(answer.trace, evidence)
     lost = {m["turn_id"]: STATUS_TEXT.get(m["status"], m["status"]) + (f" at {m['stage']}" if m["stage"] else "")
             for m in locate_missed_evidence(answer.trace, evidence)}
-    head = {k: row.pop(k) for k in ("system", "retriever", "evidence hits", "evidence recall")}
+    head = {k: row.pop(k) for k in ("system", "retriever", "fallback", "evidence hits", "evidence recall")}
     head = {"system": head.pop("system"), "variant": answer.trace.variant, **head}  # the canonical variant answering
     head |= {"evidence hit": ", ".join(hits.hit),
              "evidence missed": "; ".join(f"{t} ({lost[t]})" for t in hits.gold if t in lost)}

@@ -25,7 +25,8 @@ from memcore.types import Trace
 COST_SCORES = ("query_tokens", "query_cost_usd")  # read from a row's usage, beside the registered metrics
 Key = tuple[str, str]
 
-__all__ = ["COST_SCORES", "compare_runs", "delta_scores", "evidence_kept", "flip_detail", "pair_rows", "rank_systems"]
+__all__ = ["COST_SCORES", "compare_runs", "delta_scores", "evidence_kept", "flip_detail", "pair_key", "pair_rows",
+           "rank_systems"]
 
 
 def _key(row: dict) -> Key:
@@ -116,29 +117,41 @@ def flip_detail(a: dict, b: dict) -> dict[str, Any]:
     return out
 
 
+def pair_key(a: str, b: str) -> str:
+    """The key of a compared pair of result sets: the name when both sides have it, else 'A vs B'."""
+    return a if a == b else f"{a} vs {b}"
+
+
 def compare_runs(rows_a: list[dict], rows_b: list[dict], systems: list[str] | None = None,
-                 full: Callable[[str, dict], dict] | None = None) -> dict[str, Any]:
-    """Run B against run A, per system present in both (or `systems`): overall and per category, the
-    paired deltas (B - A) of delta_scores() (query cost for priced models only) with 95% intervals and McNemar's test, and the
-    flipped questions with both sides' evidence. `full(side, row)` returns a row with its trace
-    ("a"/"b"), for the flips only (default: the rows as given)."""
-    names = systems or sorted({variant_of(r) for r in rows_a} & {variant_of(r) for r in rows_b})
+                 full: Callable[[str, dict], dict] | None = None,
+                 pairs: list[tuple[str, str]] | None = None) -> dict[str, Any]:
+    """Run B against run A, per system present in both (or `systems`, or `pairs` of result sets: A's name,
+    B's name, e.g. ("SYSTEM", "SYSTEM[field=value]")): overall and per category, the paired deltas (B - A) of
+    delta_scores() (query cost for priced models only) with 95% intervals and McNemar's test, and the
+    flipped questions with both sides' evidence. Keyed by pair_key; each entry names its `a_name` and
+    `b_name`. `full(side, row)` returns a row with its trace ("a"/"b"), for the flips only (default: the rows
+    as given)."""
+    if pairs is None:
+        names = systems or sorted({variant_of(r) for r in rows_a} & {variant_of(r) for r in rows_b})
+        pairs = [(n, n) for n in names]
     out: dict[str, Any] = {}
-    for name in names:
-        pairs = pair_rows([r for r in rows_a if variant_of(r) == name], [r for r in rows_b if variant_of(r) == name])
+    for name_a, name_b in pairs:
+        name = pair_key(name_a, name_b)
+        pairs_ = pair_rows([r for r in rows_a if variant_of(r) == name_a],
+                           [r for r in rows_b if variant_of(r) == name_b])
         cats: dict[str, list[tuple[dict, dict]]] = {}
-        for p in pairs:
+        for p in pairs_:
             cats.setdefault(str(p[0].get("category")), []).append(p)
         flips = [flip_detail(full("a", x) if full else x, full("b", y) if full else y)
-                 for x, y in pairs if x.get("correct") is not None and y.get("correct") is not None
+                 for x, y in pairs_ if x.get("correct") is not None and y.get("correct") is not None
                  and bool(x["correct"]) != bool(y["correct"])]
         metrics = delta_scores()
-        out[name] = {"overall": _deltas(pairs, metrics),
+        out[name] = {"a_name": name_a, "b_name": name_b, "overall": _deltas(pairs_, metrics),
                      "categories": {c: {"name": ps[0][0].get("category_name", c), **_deltas(ps, metrics)}
                                     for c, ps in sorted(cats.items())},
                      "flips": flips,
-                     "only_a": sum(variant_of(r) == name for r in rows_a) - len(pairs),
-                     "only_b": sum(variant_of(r) == name for r in rows_b) - len(pairs)}
+                     "only_a": sum(variant_of(r) == name_a for r in rows_a) - len(pairs_),
+                     "only_b": sum(variant_of(r) == name_b for r in rows_b) - len(pairs_)}
     return out
 
 
@@ -148,7 +161,15 @@ def load_run(arg: str, store: Any, systems: list[str] | None) -> tuple[dict[str,
     if path.suffix == ".json" or path.is_file():
         if not path.is_file():
             raise ConfigError(f"no results file {arg}")
-        data = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, ValueError) as err:
+            raise ConfigError(f"{arg} is not a results JSON file ({type(err).__name__}: "
+                              f"{' '.join(str(err).split())[:120]}). Fix: pass a run id, or a results JSON that "
+                              "embeds its rows (memcore eval --out, the Export page)") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{arg} holds a JSON {type(data).__name__}, not a results object with its rows. Fix: "
+                              "pass a run id, or a results JSON that embeds its rows (memcore eval --out)")
         rows = data.get("rows")
         if not isinstance(rows, list):
             raise ConfigError(f"{arg} holds no per-question rows; pass its run id ({data.get('run_id', '?')}) "
@@ -156,6 +177,9 @@ def load_run(arg: str, store: Any, systems: list[str] | None) -> tuple[dict[str,
         rows = [r for r in rows if not systems or variant_of(r) in systems]
         return {"label": f"{path.name} ({data.get('run_id', '')})", "run_id": data.get("run_id"),
                 "source": str(path)}, rows, lambda r: r
+    if store is None:
+        raise ConfigError(f"no results file {arg!r}, and no store to look the run id up in. Fix: pass a results "
+                          "JSON path, or --store with the store holding the run")
     rows = store.results(arg, systems, traces=False)
     if not rows:
         raise ConfigError(f"no stored rows for run {arg!r} in store {store.uri}" + (f" (systems {systems})"
@@ -167,10 +191,12 @@ def load_run(arg: str, store: Any, systems: list[str] | None) -> tuple[dict[str,
     return {"label": arg, "run_id": arg, "source": str(store.uri)}, rows, full
 
 
-def build_comparison(run_a: str, run_b: str, store: Any, systems: list[str] | None = None) -> dict[str, Any]:
-    """The comparison of run B against run A (deltas B - A), with both sides named."""
-    side_a, rows_a, full_a = load_run(run_a, store, systems)
-    side_b, rows_b, full_b = load_run(run_b, store, systems)
+def build_comparison(run_a: str, run_b: str, store: Any, systems: list[str] | None = None,
+                     pairs: list[tuple[str, str]] | None = None) -> dict[str, Any]:
+    """The comparison of run B against run A (deltas B - A), with both sides named; `pairs` compares A's
+    result set with B's of another name (a variant against the system it varies)."""
+    side_a, rows_a, full_a = load_run(run_a, store, [a for a, _ in pairs] if pairs else systems)
+    side_b, rows_b, full_b = load_run(run_b, store, [b for _, b in pairs] if pairs else systems)
     fulls = {"a": full_a, "b": full_b}
     return {"a": side_a, "b": side_b,
-            "systems": compare_runs(rows_a, rows_b, systems, full=lambda side, row: fulls[side](row))}
+            "systems": compare_runs(rows_a, rows_b, systems, full=lambda side, row: fulls[side](row), pairs=pairs)}

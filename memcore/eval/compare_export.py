@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from memcore.errors import ConfigError
 from memcore.eval.compare import delta_scores
 
 __all__ = ["comparison_html", "comparison_text", "delta_frame", "delta_text", "mcnemar_text", "write_comparison"]
@@ -102,16 +103,20 @@ def comparison_html(report: dict[str, Any]) -> str:
 
 def write_comparison(report: dict[str, Any], json_path: str | Path | None = None,
                      html_path: str | Path | None = None) -> list[Path]:
-    """Write the comparison as JSON and/or HTML; returns the paths written."""
+    """Write the comparison as JSON and/or HTML; returns the paths written. A path that cannot be written is a
+    ConfigError naming it and the fix (the other file, when written first, stays)."""
     written = []
-    if json_path:
-        p = Path(json_path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
-        written.append(p)
-    if html_path:
-        p = Path(html_path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(comparison_html(report), encoding="utf-8")
+    for path, flag, text in ((json_path, "-o/--out", lambda: json.dumps(report, indent=2, default=str)),
+                             (html_path, "--html", lambda: comparison_html(report))):
+        if not path:
+            continue
+        p = Path(path)
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text(), encoding="utf-8")
+        except OSError as err:
+            done = f" ({', '.join(map(str, written))} written)" if written else ""
+            raise ConfigError(f"cannot write {flag} {str(p)!r}: {err.strerror or err}{done}. Fix: choose a "
+                              f"writable path, or {flag.split('/')[-1]} '' for none") from None
         written.append(p)
     return written

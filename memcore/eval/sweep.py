@@ -3,8 +3,8 @@
     run_sweep(Settings(), SYSTEM, ["beta=0.3,0.5,0.8", "max_len=4,8"], presets="ablations", dataset="demo")
 
 Each point is a canonical variant name (memcore.systems.variants: `SYSTEM[beta=0.8,max_len=4]`, a preset
-`SYSTEM:PRESET`, paper defaults dropped) evaluated by `run_eval` (any engine: local, `workers`, Ray) with the
-point's settings as the system's config; its rows are stored under its own deterministic run id, so a killed
+`SYSTEM:PRESET`, paper defaults dropped) evaluated by `run_eval` (any engine: local, `workers`, Ray) under that
+name (its rows, run record and ledger name the variant); its rows are stored under its own deterministic run id, so a killed
 sweep rerun with the same arguments redoes only what no run stored and ends with identical results. Points are
 ordered by memory space (the construction settings, memcore.systems.protocol.memory_space): the first point
 of a space builds its memory, every other point of that space (its query-time settings, such as the
@@ -25,12 +25,12 @@ from typing import Any
 
 from memcore.errors import ConfigError
 from memcore.eval.ray_engine import connect
-from memcore.eval.runner import load_conversations, run_eval
+from memcore.eval.runner import load_conversations, run_eval, select_questions
 from memcore.eval.sweep_report import KIND, write_sweep
 from memcore.settings import Settings
 from memcore.systems import load_all, make_config
 from memcore.systems.fields import field_specs, format_value
-from memcore.systems.variants import get_preset, get_sweep, parse_value, presets, variant_name
+from memcore.systems.variants import get_preset, get_sweep, parse_value, parse_variant, presets, variant_name
 from memcore.workbench import Workbench
 
 ABLATIONS = "ablations"  # --presets ablations: every registered preset of the system
@@ -140,6 +140,34 @@ def sweep_points(system: str, grid: dict[str, list[Any]], retrievers: list[str] 
     return list(points.values())
 
 
+def plan_sweep(system: str, grid: list[str] | dict[str, list[str]] | None = None, *,
+               retrievers: list[str] | None = None, presets: str | list[str] | None = None, sweep: str | None = None,
+               dataset: str = "demo", file: str | Path | None = None, conversations: list[str] | None = None,
+               categories: list | None = None, limit: int | None = None) -> dict[str, Any]:
+    """What a sweep would run, before anything runs or is written (no store, no model): its points (canonical
+    names), its construction points (distinct memories: Variant.memory_name), the conversations and questions
+    selected, and the work as counts: memories to build at most (construction points x conversations; a
+    memory already stored is reused) and answers to produce (points x questions). ConfigError as run_sweep."""
+    texts, _ = paper_grid(system, sweep, grid)
+    points = sweep_points(system, parse_grid(system, texts), retrievers, preset_names(system, presets))
+    convs, *_ = load_conversations(dataset, file)
+    convs = [c for c in convs if not conversations or c.id in conversations]
+    questions = sum(len(select_questions(c, categories, limit)) for c in convs)
+    memories = len({parse_variant(p.name).memory_name for p in points})
+    return {"system": system, "points": [p.name for p in points], "points_total": len(points),
+            "construction_points": memories, "conversations": len(convs), "questions": questions,
+            "memory_builds_at_most": memories * len(convs), "answers": len(points) * questions}
+
+
+def plan_text(plan: dict[str, Any]) -> str:
+    """One line: the point count and the estimate of the work, in counts."""
+    return (f"sweep plan: {plan['points_total']} point(s) of {plan['system']} ({plan['construction_points']} "
+            f"construction point(s)) x {plan['conversations']} conversation(s), {plan['questions']} question(s) "
+            f"each point: estimate {plan['answers']} answer(s) to produce and at most "
+            f"{plan['memory_builds_at_most']} memory build(s) (memories already stored are reused; each point's "
+            "rows are stored under its own run, so a stopped sweep resumes)")
+
+
 def _by_memory(points: list[Point], space: Callable[[Point], str]) -> list[tuple[str, list[Point]]]:
     """Points grouped by memory space, groups in order of first appearance."""
     groups: dict[str, list[Point]] = {}
@@ -188,9 +216,11 @@ def run_sweep(settings: Settings, system: str, grid: list[str] | dict[str, list[
                 if progress is not None:
                     progress(i, len(points), {"phase": "point", "point": p.name, "memory": space,
                                               "builds": missing})
-                res = run_eval(settings, dataset, file, [system], conversations=conversations, categories=categories,
+                # the point runs under its own variant name: its run record, rows and ledger say which
+                # configuration answered, and its construction cost is that of the memory it answered from
+                res = run_eval(settings, dataset, file, [p.name], conversations=conversations, categories=categories,
                                limit=limit, workers=workers, retriever=p.settings.get("retriever", "dense"),
-                               judge=judge, configs={system: dict(p.settings)}, workbench=wb, engine=engine,
+                               judge=judge, workbench=wb, engine=engine,
                                ray_address=ray_address, progress=on_question, should_stop=stop)
                 done = [c for c in missing if wb.is_ingested(system, next(x for x in convs if x.id == c),
                                                              **p.settings)]

@@ -74,11 +74,36 @@ def extract_json(text: str) -> Any:
     raise ValueError("no JSON object in the reply")
 
 
+CHARS_PER_TOKEN_BOUND = 16  # no token of a reply is longer: a field longer than max_tokens x this is no real reply
+
+
+def field_bound(role: Role) -> int:
+    """The most characters any text field of the role's output may hold: what its `max_tokens` reply could."""
+    return max(role.max_tokens, 1) * CHARS_PER_TOKEN_BOUND
+
+
+def _check_lengths(value: Any, bound: int, where: str) -> None:
+    if isinstance(value, str):
+        if len(value) > bound:
+            raise ValueError(f"the reply's {where} holds {len(value):,} characters, more than the {bound:,} its "
+                             "max_tokens allow (the call fails: nothing is truncated or stored)")
+    elif isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            _check_lengths(getattr(value, name), bound, f"{where}.{name}" if where else name)
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            _check_lengths(v, bound, f"{where}[{i}]")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _check_lengths(v, bound, f"{where}[{k!r}]")
+
+
 def parse_output(role: Role, text: str) -> BaseModel:
-    """Validate a reply against the role's output model (free-text roles wrap it)."""
-    if not role.json_output:
-        return role.output(text=text.strip())
-    return role.output.model_validate(extract_json(text))
+    """Validate a reply against the role's output model (free-text roles wrap it); ValueError when a text field
+    is longer than the role's reply could be (field_bound): such a reply fails its call, never truncated."""
+    out = role.output(text=text.strip()) if not role.json_output else role.output.model_validate(extract_json(text))
+    _check_lengths(out, field_bound(role), "")
+    return out
 
 
 def is_empty(out: BaseModel) -> bool:

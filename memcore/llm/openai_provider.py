@@ -19,7 +19,7 @@ import openai
 from memcore.errors import ConfigError, LLMError, PermanentLLMError, TransientLLMError
 from memcore.llm.base import ChatOptions, ChatResult, chat_options
 from memcore.llm.fixes import FIX_KEY, FIX_MODEL, FIX_TIMEOUT, FIX_URL, NEEDS_KEY
-from memcore.llm.redact import redact, redact_url
+from memcore.llm.redact import mask_secrets, redact, redact_url, url_secrets
 from memcore.llm.structured import (
     FORMS,
     PROBE_MESSAGES,
@@ -81,7 +81,8 @@ class OpenAIProvider:
         self.base_url = base_url or "https://api.openai.com/v1"
         self.url = redact_url(self.base_url)  # what may be shown and stored
         self.label = label or f"{model} via {self.url}"
-        self._secrets = tuple(s for s in (api_key,) if s and s != "not-needed")
+        # the key and the endpoint's credentials: masked in errors and in every reply text (a model may quote them)
+        self._secrets = tuple(s for s in (api_key, *url_secrets(self.base_url)) if s and s != "not-needed")
         self.timeout = openai.Timeout(timeout_s, connect=min(connect_timeout_s, timeout_s))
         self.client = openai.OpenAI(
             api_key=api_key or "not-needed", base_url=base_url or None, timeout=self.timeout, max_retries=0
@@ -136,7 +137,7 @@ class OpenAIProvider:
         if not getattr(resp, "choices", None):
             raise TransientLLMError(f"{self.label}: the reply had no choices")
         choice = resp.choices[0]
-        text = choice.message.content or ""
+        text = mask_secrets(choice.message.content or "", self._secrets)  # never stored, cached or shown as is
         lps = None
         if want_lp and getattr(choice, "logprobs", None) and choice.logprobs.content:
             lps = [float(t.logprob) for t in choice.logprobs.content]
@@ -187,7 +188,7 @@ class OpenAIProvider:
                 raise TransientLLMError(self._clean(f"{self.url} sent an unreadable reply body ({e})")) from e
                 raise self._error(e) from e
             choice = resp.choices[0] if getattr(resp, "choices", None) else None
-            text = (choice.message.content or "") if choice else ""
+            text = mask_secrets((choice.message.content or "") if choice else "", self._secrets)
             usage = resp.usage
             rec.update(text=text, prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
                        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0))

@@ -84,3 +84,35 @@ def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
         if s and len(s) >= 4:
             out = out.replace(s, MASK)
     return out
+
+
+def url_secrets(url: str) -> tuple[str, ...]:
+    """The credentials a URL carries, as they appear in it: its userinfo (and password), and every query or
+    fragment value whose name is not HARMLESS (values of fewer than 4 characters left out: masking them would
+    mask ordinary words)."""
+    if not url:
+        return ()
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return ()
+    found: list[str] = []
+    if "@" in parts.netloc:
+        user = parts.netloc.rpartition("@")[0]
+        found += [user, user.partition(":")[2]]
+    for text in (parts.query, parts.fragment):
+        for piece in text.split("&") if text else []:
+            name, eq, value = piece.partition("=")
+            if eq and not _harmless(name):
+                found.append(value)
+    return tuple(s for s in found if len(s) >= 4)
+
+
+def mask_secrets(text: str, secrets: tuple[str, ...]) -> str:
+    """`text` with each of `secrets` (an API key, url_secrets of the endpoint) masked wherever it appears, and
+    nothing else changed: a model's reply keeps every other word (redact would also mask `code=...` in data)."""
+    if not text:
+        return text
+    for s in sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True):
+        text = text.replace(s, MASK)
+    return text

@@ -54,12 +54,19 @@ class LanceStore(CommitPart, ItemsPart, RecordsPart):
     """
 
     def __init__(self, uri: str = ".memcore", dim: int = 384,
-                 storage_options: dict[str, str] | Sequence[tuple[str, str]] | None = None) -> None:
+                 storage_options: dict[str, str] | Sequence[tuple[str, str]] | None = None,
+                 read_only: bool = False) -> None:
+        """`read_only` (the rule of every command that only reads: compare, diff, doctor): a local store that
+        does not exist is a StoreError naming the fix, not a new folder, and a table it lacks is not created."""
         self.uri = uri
         self.dim = dim
+        self.read_only = read_only
         opts = dict(storage_options_from_env() if storage_options is None else storage_options)
+        if read_only and "://" not in uri and not os.path.isdir(uri):
+            raise StoreError(f"no store at {redact(uri)!r} (this command only reads: it creates none). Fix: pass "
+                             "--store (or MEMCORE_STORE) naming the store your memories and runs were written to")
         try:
-            if "://" not in uri:
+            if "://" not in uri and not read_only:
                 os.makedirs(uri, exist_ok=True)
             self.db = lancedb.connect(uri, storage_options=opts or None)
         except Exception as e:
@@ -68,7 +75,7 @@ class LanceStore(CommitPart, ItemsPart, RecordsPart):
                              "choose a writable path or URI with --store or MEMCORE_STORE (a remote store's "
                              "options: $MEMCORE_STORAGE_OPTIONS or the AWS_*/GOOGLE_*/AZURE_* variables)") from None
         self.lease_mode = lease_mode(uri)  # 'file' (local path) or 'row' (remote URI); tests may force 'row'
-        self.tables = Tables(self.db, uri, dim, self.lease_mode)
+        self.tables = Tables(self.db, uri, dim, self.lease_mode, read_only=read_only)
         CommitPart.__init__(self, self.tables)
         ItemsPart.__init__(self, self.tables)
         RecordsPart.__init__(self, self.tables)

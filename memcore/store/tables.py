@@ -29,10 +29,11 @@ from memcore.store.search import SNAPSHOT_PREFIX, ScopedSearch, list_table_names
 
 class Tables:
     """Open tables of one LanceDB database (`db`, at `uri`) holding `dim`-d vectors; `lease_mode` is how
-    leases are kept there ('file' locally, 'row' remotely)."""
+    leases are kept there ('file' locally, 'row' remotely); `read_only`: a table that does not exist is a
+    StoreError, never created (the commands that only read)."""
 
-    def __init__(self, db: Any, uri: str, dim: int, lease_mode: str) -> None:
-        self.db, self.uri, self.dim, self.lease_mode = db, uri, dim, lease_mode
+    def __init__(self, db: Any, uri: str, dim: int, lease_mode: str, read_only: bool = False) -> None:
+        self.db, self.uri, self.dim, self.lease_mode, self.read_only = db, uri, dim, lease_mode, read_only
         self._open: dict[str, Any] = {}
         self._lock = threading.RLock()
         self.searcher = ScopedSearch(db)
@@ -49,6 +50,9 @@ class Tables:
             try:
                 t = self.db.open_table(name)
             except (ValueError, FileNotFoundError):
+                if self.read_only:
+                    raise StoreError(f"the store at {redact(self.uri)!r} holds no {name} table yet (nothing of "
+                                     "that kind was stored there). Fix: check --store, or write it first") from None
                 t = self.db.create_table(name, schema=schema, exist_ok=True)
             self._check_dim(name, t)
             missing = {c: v for c, v in ADDED_COLUMNS.get(name, {}).items() if c not in t.schema.names}

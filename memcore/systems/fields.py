@@ -4,7 +4,7 @@ it is a construction field (it keys the memory space) or a query-time one (retri
 A config declares them in the dataclass field's metadata, through `param` (construction) or
 `query_field` (memcore.systems.protocol; query-time), both taking the keywords of `param`:
 `source` (where the value comes from: "CoM Sec. 4.1", "papers/README.md (authors' code)", "memcore extension"),
-`range=(lo, hi)` (inclusive; None = open) or `choices` (a tuple, or a function returning one for values that
+`range=(lo, hi)` (inclusive; None = open, except for whole numbers: INT_BOUND) or `choices` (a tuple, or a function returning one for values that
 come from a registry), and `help`. `field_specs(config_class)` reads them back; `check_fields(config)` checks the
 ranges and choices of every field (SystemConfig.validate calls it; cross-field rules stay in each validate()).
 """
@@ -19,6 +19,9 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 Choices = tuple[Any, ...] | Callable[[], tuple[Any, ...]]
+# every whole-number field is bounded: a bound its spec leaves open is this one (-INT_BOUND for the lower), so a
+# value such as K=99999999999999999999 is refused by name when parsed, never reaching a store or numpy as is
+INT_BOUND = 1_000_000
 
 
 def param(default: Any, *, source: str = "", range: tuple[float | None, float | None] | None = None,  # noqa: A002
@@ -148,8 +151,12 @@ def field_specs(config_class: type) -> list[FieldSpec]:
         base = [a for a in typing.get_args(tp) if a is not type(None)] or [tp]
         if choices is None and base[0] is bool:
             choices = (False, True)
+        rng = meta.get("range")
+        if choices is None and base[0] is int:  # one bound per whole-number field (INT_BOUND where left open)
+            lo, hi = rng if rng is not None else (None, None)
+            rng = (-INT_BOUND if lo is None else lo, INT_BOUND if hi is None else hi)
         out.append(FieldSpec(name=f.name, type=tp, default=default, source=meta.get("source", ""),
-                             range=meta.get("range"), choices=tuple(choices) if choices is not None else None,
+                             range=rng, choices=tuple(choices) if choices is not None else None,
                              query_time=bool(meta.get("query")), help=meta.get("help", "")))
     return out
 

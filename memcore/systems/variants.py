@@ -24,7 +24,7 @@ from typing import Any
 
 from memcore import registry
 from memcore.systems import get_system, load_all
-from memcore.systems.fields import FieldSpec, field_specs, format_value
+from memcore.systems.fields import INT_BOUND, FieldSpec, field_specs, format_value
 from memcore.systems.protocol import SystemConfig
 from memcore.types import system_of as system_of  # the name part of the grammar, public here too
 
@@ -226,8 +226,9 @@ def parse_value(spec: FieldSpec, text: str, label: str = "") -> Any:
             raise _bad(label, spec, "must be true or false", raw)
         value = _BOOLS[raw.lower()]
     elif spec.base_type is int:
-        if not re.fullmatch(r"[+-]?\d+", raw):
-            raise _bad(label, spec, f"must be a whole number {spec.valid()}", raw)
+        if not re.fullmatch(r"[+-]?\d+", raw) or len(raw.lstrip("+-").lstrip("0")) > len(str(INT_BOUND)) + 1:
+            shown = raw if len(raw) <= 40 else f"{raw[:20]}...({len(raw)} characters)"
+            raise _bad(label, spec, f"must be a whole number {spec.valid()}", shown)
         value = int(raw)
     elif spec.base_type is float:
         try:
@@ -273,6 +274,8 @@ def parse_variant(name: str) -> Variant:
     """A variant name parsed, its values typed and checked, its settings validated as a config; ValueError
     (one line) on any mistake."""
     label = _one_line(name) if isinstance(name, str) else repr(name)
+    if len(label) > 80:  # a name with a huge value is named by its start and length, not echoed whole
+        label = f"{label[:60]}... ({len(label)} characters)"
     m = _NAME.fullmatch(name.strip()) if isinstance(name, str) else None
     if m is None:
         raise ValueError(f"{label!r} is not a variant name: {SYNTAX}")
@@ -310,7 +313,8 @@ def parse_variant(name: str) -> Variant:
 
 def split_names(text: str) -> list[str]:
     """Variant names from a comma-separated list; a comma inside brackets belongs to its name
-    (`com,com[beta=0.8,max_len=4],com:no-apt` -> three names). Unbalanced brackets: ValueError (one line)."""
+    (`com,com[beta=0.8,max_len=4],com:no-apt` -> three names). Unbalanced brackets, or no name at all ('', ','):
+    ValueError (one line)."""
     names, depth, cur = [], 0, []
     for ch in text:
         if ch == "[":
@@ -327,7 +331,11 @@ def split_names(text: str) -> list[str]:
     if depth:
         raise ValueError(f"{_one_line(text)!r}: a '[' without its ']'; {SYNTAX}")
     names.append("".join(cur).strip())
-    return [n for n in names if n]
+    out = [n for n in names if n]
+    if not out:  # '' or ',,' names nothing: an error, never a run or build of nothing
+        raise ValueError(f"{_one_line(text)!r} names no system or variant; give at least one, e.g. com or "
+                         "com,com[beta=0.8] (`memcore systems` lists them)")
+    return out
 
 
 def variant_config(name: str) -> SystemConfig:

@@ -9,7 +9,7 @@ import pytest
 
 from memcore.retrievers import retriever_names
 from memcore.systems import builtin_systems, get_system, make_config
-from memcore.systems.fields import check_fields, field_spec, field_specs, format_value, param
+from memcore.systems.fields import INT_BOUND, check_fields, field_spec, field_specs, format_value, param
 from memcore.systems.protocol import SystemConfig, query_field
 
 BUILTIN = builtin_systems()
@@ -58,13 +58,13 @@ def test_specs_read_types_optionals_and_bools() -> None:
 
 @pytest.mark.parametrize(("name", "field", "value", "words"), [
     ("com", "beta", 1.5, "beta must be in [0.0, 1.0], not 1.5 (float, paper default 0.5)"),
-    ("com", "max_len", 0, "max_len must be >= 1, not 0 (int, paper default 8)"),
+    ("com", "max_len", 0, "max_len must be in [1, 1000000], not 0 (int, paper default 8)"),
     ("memweaver", "entity_sim", "high", "entity_sim must be a number in [0.0, 1.0], not 'high'"),
     ("xmemory", "knn_scope", "global", "knn_scope must be one of level, joint, not 'global'"),
-    ("recmem", "theta_count", 0, "theta_count must be >= 1 or none, not 0 (int | None, paper default none)"),
-    ("naive_rag", "k", 0, "k must be >= 1, not 0"),
+    ("recmem", "theta_count", 0, "theta_count must be in [1, 1000000] or none, not 0 (int | None, paper default none)"),
+    ("naive_rag", "k", 0, "k must be in [1, 1000000], not 0"),
     ("memcot", "temperature_judge", -0.1, "temperature_judge must be in [0.0, 2.0]"),
-    ("memcot", "J", 1, "J must be >= 2, not 1 (int, paper default 8)"),
+    ("memcot", "J", 1, "J must be in [2, 1000000], not 1 (int, paper default 8)"),
     ("memcot", "fallback", "always", "fallback must be one of abstain, empty, never, not 'always'"),
     ("recmem", "theta_merge", 1.2, "theta_merge must be in [-1.0, 1.0] or none, not 1.2"),
     ("memweaver", "eps", 0.0, "eps must be > 0 (a DBSCAN radius)"),  # the config's own rule on top
@@ -83,8 +83,11 @@ def test_fields_without_a_spec_are_checked_by_nothing_but_their_own_validate() -
         w: float = query_field(0.5, range=(0.0, 1.0), source="test", help="a weight")
 
     spec = field_spec(Plain, "k")
-    assert spec.source == "" and spec.range is None and spec.choices is None and spec.problem(-3) == ""
-    check_fields(Plain(k=-3))  # nothing declared, nothing checked
+    assert spec.source == "" and spec.choices is None and spec.problem(-3) == ""
+    assert spec.range == (-INT_BOUND, INT_BOUND)  # a whole number is bounded even when nothing is declared
+    check_fields(Plain(k=-3))  # nothing declared, nothing checked but the bound
+    with pytest.raises(ValueError, match="k must be in"):
+        check_fields(Plain(k=INT_BOUND + 1))
     with pytest.raises(ValueError, match="Plain: mode must be one of a, b, not 'c'"):
         Plain(mode="c").validate()
     with pytest.raises(ValueError, match="no field 'x'; fields: retriever, reader, category_source, k, mode, w"):
