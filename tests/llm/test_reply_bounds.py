@@ -16,7 +16,7 @@ from memcore.llm.roles import get_role
 
 def test_a_huge_theme_label_fails_the_call(tmp_path) -> None:
     huge = "theme " * 200_000  # 1,200,000 characters
-    fake = FakeLLM(by_role={"xmemory_theme": [huge, huge, huge, huge]}, fallback="raise")
+    fake = FakeLLM(by_role={"xmemory_theme": [huge, huge, huge, huge]})
     ledger = UsageLedger()
     client = LLMClient(fake, ledger, cache=CallCache(tmp_path))
     with pytest.raises(LLMCallFailed, match="characters, more than the 1,536 its max_tokens allow"):
@@ -26,6 +26,6 @@ def test_a_huge_theme_label_fails_the_call(tmp_path) -> None:
 
 def test_a_reply_within_the_bound_is_used() -> None:
     assert field_bound(get_role("xmemory_theme")) == 96 * 16
-    fake = FakeLLM(by_role={"xmemory_theme": ["Maya's dog Pepper"]}, fallback="raise")
+    fake = FakeLLM(by_role={"xmemory_theme": ["Maya's dog Pepper"]})
     res = LLMClient(fake, UsageLedger()).run("xmemory_theme", {"facts": "- Maya has a dog"}, stage="construction")
     assert res.output.text == "Maya's dog Pepper"
