@@ -22,6 +22,9 @@ from memcore.settings import Settings
 from memcore.text.terminal import echo, visible
 
 RETRIEVER_HELP = " | ".join(retriever_names())  # the registered retrievers (memcore.retrievers)
+DATASET_HELP = ("auto (detect the format from the file's content) | locomo | longmemeval | jsonl | beam (a chat.json, "
+                "a chat folder or a folder of chats) | locomo-plus (stitched into $MEMCORE_LOCOMO_FILE or the "
+                "locomo10.json found beside it) | demo")
 
 
 def _split(value: str | None) -> list[str] | None:
@@ -97,7 +100,7 @@ def stop_flag() -> tuple[dict[str, bool], Any]:
 
 
 def eval_command(
-    dataset: str = typer.Option("locomo", "--dataset", "-d", help="locomo | longmemeval | jsonl | demo | auto"),
+    dataset: str = typer.Option("auto", "--dataset", "-d", help=DATASET_HELP),
     file: str | None = typer.Option(None, "--file", "-f", help="dataset file (not needed for demo)"),
     conversations: str | None = typer.Option(None, "--conversations", "-c", help="comma-separated ids"),
     systems: str = typer.Option("all", "--systems", "-s", help="comma-separated systems or variants, or 'all': "
