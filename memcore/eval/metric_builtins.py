@@ -14,6 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from memcore.eval.beam_scores import (
+    EVENT_ORDER_RULE,
+    OFFLINE_RUBRIC_RULE,
+    embedding_similarity,
+    event_order_score,
+    response_items,
+    rubric_rule,
+)
 from memcore.eval.content import CONTENT_LABELS
 from memcore.eval.judge import judge_stats
 from memcore.eval.metric_registry import (
@@ -40,6 +48,20 @@ def _f1(m: MetricInput) -> float:
 
 def _similarity(m: MetricInput) -> float | None:
     return similarity(m.prediction, m.gold, m.embedder) if m.embedder is not None else None
+
+
+def _rubric_rule(m: MetricInput) -> float | None:
+    """The offline rubric rule's score of a question with a rubric (BEAM), else None."""
+    rubric = m.question.metadata.get("rubric")
+    return rubric_rule(rubric, m.prediction)[0] if rubric else None
+
+
+def _event_order(m: MetricInput) -> float | None:
+    """BEAM's event-ordering score of an event-ordering question (needs the run's embedder), else None."""
+    ref = m.question.metadata.get("reference_order")
+    if not ref or m.embedder is None:
+        return None
+    return event_order_score(ref, response_items(m.prediction), embedding_similarity(m.embedder))["score"]
 
 
 def _judge_score(row: dict) -> float | None:
@@ -78,6 +100,16 @@ BUILTIN: tuple[Metric, ...] = (
     Metric("em", "exact match", lambda m: exact_match(m.prediction, m.gold), show=_SCORES),
     Metric("judge", "judge", read=_judge_score, aggregate=judge_stats, headline=True, needs_judge=True,
            extra=("judge_std",), column="judge [95% CI]", show=PLACES),
+    Metric("rubric_judge", "rubric score (LLM judge)", needs_judge=True, column="rubric_llm",
+           description="BEAM rubric: each rubric item judged 0 / 0.5 / 1 by the LLM judge, the question's score "
+           "their mean (memcore.eval.rubric_role)", show=PLACES),
+    Metric("rubric_rule", "rubric score (offline rubric rule)", _rubric_rule, column="rubric[offline rule]",
+           description=OFFLINE_RUBRIC_RULE, show=PLACES),
+    Metric("event_order", "event ordering (tau-b x F1)", _event_order, column="event_order",
+           description=EVENT_ORDER_RULE, show=PLACES),
+    Metric("plus_judge", "LoCoMo-Plus judge (correct 1 / partial 0.5 / wrong 0)", needs_judge=True,
+           column="plus_judge", description="LoCoMo-Plus: the response labelled correct / partial / wrong by the "
+           "LLM judge with the category's prompt (memcore.eval.rubric_role)", show=PLACES),
     Metric("evidence_recall", "citation recall", headline=True, column="cite_recall", show=PLACES),
     Metric("all_evidence_hit", "all evidence cited", show=_SCORES),
     Metric("content_recall", "content recall", headline=True, description=CONTENT_LABELS["content_recall"],
