@@ -100,16 +100,6 @@ BUILTIN: tuple[Metric, ...] = (
     Metric("em", "exact match", lambda m: exact_match(m.prediction, m.gold), show=_SCORES),
     Metric("judge", "judge", read=_judge_score, aggregate=judge_stats, headline=True, needs_judge=True,
            extra=("judge_std",), column="judge [95% CI]", show=PLACES),
-    Metric("rubric_judge", "rubric score (LLM judge)", needs_judge=True, column="rubric_llm",
-           description="BEAM rubric: each rubric item judged 0 / 0.5 / 1 by the LLM judge, the question's score "
-           "their mean (memcore.eval.rubric_role)", show=PLACES),
-    Metric("rubric_rule", "rubric score (offline rubric rule)", _rubric_rule, column="rubric[offline rule]",
-           description=OFFLINE_RUBRIC_RULE, show=PLACES),
-    Metric("event_order", "event ordering (tau-b x F1)", _event_order, column="event_order",
-           description=EVENT_ORDER_RULE, show=PLACES),
-    Metric("plus_judge", "LoCoMo-Plus judge (correct 1 / partial 0.5 / wrong 0)", needs_judge=True,
-           column="plus_judge", description="LoCoMo-Plus: the response labelled correct / partial / wrong by the "
-           "LLM judge with the category's prompt (memcore.eval.rubric_role)", show=PLACES),
     Metric("evidence_recall", "citation recall", headline=True, column="cite_recall", show=PLACES),
     Metric("all_evidence_hit", "all evidence cited", show=_SCORES),
     Metric("content_recall", "content recall", headline=True, description=CONTENT_LABELS["content_recall"],
@@ -133,4 +123,15 @@ BUILTIN: tuple[Metric, ...] = (
     _failure("retrieval_failure", "retrieval_failures", frozenset({CSV, CHART})),
     _failure("reasoning_failure", "reasoning_failures", frozenset({CSV, CHART})),
     _failure("no_evidence", "no_evidence_failures", frozenset()),
+    # BEAM and LoCoMo-Plus (None on other datasets: the text report shows them only when a run has them)
+    Metric("rubric_judge", "rubric score (LLM judge)", needs_judge=True, column="rubric_llm",
+           description="BEAM rubric: each rubric item judged 0 / 0.5 / 1 by the LLM judge, the question's score "
+           "their mean (memcore.eval.rubric_role)", show=PLACES),
+    Metric("rubric_rule", "rubric score (offline rubric rule)", _rubric_rule, column="rubric[offline rule]",
+           description=OFFLINE_RUBRIC_RULE, show=PLACES),
+    Metric("event_order", "event ordering (tau-b x F1)", _event_order, column="event_order",
+           description=EVENT_ORDER_RULE, show=PLACES),
+    Metric("plus_judge", "LoCoMo-Plus judge (correct 1 / partial 0.5 / wrong 0)", needs_judge=True,
+           column="plus_judge", description="LoCoMo-Plus: the response labelled correct / partial / wrong by the "
+           "LLM judge with the category's prompt (memcore.eval.rubric_role)", show=PLACES),
 )
