@@ -83,10 +83,11 @@ def _scored(llm: Any, q: Question, pred: str, seeds: list[int | None], offline: 
     if offline:
         if kind == "rubric":
             score, _ = rubric_rule(q.metadata["rubric"], pred)
-            return {**base, "correct": None if score is None else score >= 0.5, "label": f"RUBRIC RULE {score:.2f}",
-                    "reason": OFFLINE_RUBRIC_RULE, "scores": {}, "judge_id": f"offline|{OFFLINE_RUBRIC_RULE[:21]}"}
+            return {**base, "correct": None if score is None else score >= 0.5,
+                    "label": "" if score is None else f"RUBRIC RULE {score:.2f}", "reason": OFFLINE_RUBRIC_RULE,
+                    "scores": {}, "prompt": "offline rubric rule", "judge_id": "offline|offline rubric rule"}
         return {**base, "correct": None, "label": "", "reason": "not judged: LoCoMo-Plus has no offline rule",
-                "scores": {}}
+                "scores": {}, "prompt": "not judged offline"}
     scores: list[float] = []
     reasons: list[str] = []
     errors: list[str] = []
