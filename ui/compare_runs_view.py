@@ -55,6 +55,9 @@ def show(report: dict[str, Any]) -> None:
                "('*': the interval excludes 0). McNemar: exact test on the flipped verdicts.")
     for name, s in report["systems"].items():
         st.subheader(name)
+        if s.get("judge_comparable") is False:  # different judge model or prompt version: never mixed silently
+            st.warning(md_escape(f"Judges differ (A: {', '.join(s['judge_ids']['a']) or 'none'}; B: "
+                                 f"{', '.join(s['judge_ids']['b']) or 'none'}): judge scores are not compared."))
         st.dataframe(delta_frame(s), hide_index=True)
         if s["only_a"] or s["only_b"]:
             st.caption(f"Not compared: {s['only_a']} question(s) only in A, {s['only_b']} only in B.")
