@@ -42,10 +42,17 @@ from memcore.eval.paper_metrics import latency_block
 __all__ = ["BUILTIN"]
 
 
+def _gold(score: Callable[[MetricInput], float | None]) -> Callable[[MetricInput], float | None]:
+    """`score`, or None for a question without a reference answer (LoCoMo-Plus: only a judge can score it)."""
+    return lambda m: None if m.question.metadata.get("no_reference_answer") else score(m)
+
+
+@_gold
 def _f1(m: MetricInput) -> float:
     return locomo_f1(m.prediction, m.gold, 5 if m.abstain else m.question.category)
 
 
+@_gold
 def _similarity(m: MetricInput) -> float | None:
     return similarity(m.prediction, m.gold, m.embedder) if m.embedder is not None else None
 
@@ -89,15 +96,15 @@ _SCORES = frozenset({CSV, CHART})  # shown in the CSV and on the Benchmark's met
 _MAIN = frozenset({CSV, REPORT, CHART, COMPARE})
 BUILTIN: tuple[Metric, ...] = (
     Metric("f1", "F1", _f1, headline=True, column="f1 [95% CI]", description=METRIC_LABELS["f1"], show=PLACES),
-    Metric("bleu1", "BLEU-1", lambda m: bleu1(m.prediction, m.gold), description=METRIC_LABELS["bleu1"],
+    Metric("bleu1", "BLEU-1", _gold(lambda m: bleu1(m.prediction, m.gold)), description=METRIC_LABELS["bleu1"],
            show=_SCORES),
-    Metric("rouge_2", "ROUGE-2", lambda m: rouge_2(m.prediction, m.gold), column="rouge2",
+    Metric("rouge_2", "ROUGE-2", _gold(lambda m: rouge_2(m.prediction, m.gold)), column="rouge2",
            description=METRIC_LABELS["rouge_2"], show=_SCORES | {REPORT}),
-    Metric("meteor", "METEOR", lambda m: meteor(m.prediction, m.gold), description=METRIC_LABELS["meteor"],
+    Metric("meteor", "METEOR", _gold(lambda m: meteor(m.prediction, m.gold)), description=METRIC_LABELS["meteor"],
            show=_SCORES | {REPORT}),
     Metric("similarity", "embedding similarity", _similarity, bounds=(-1.0, 1.0), applies=ANSWERABLE, column="sim",
            description=METRIC_LABELS["similarity"], show=_SCORES | {REPORT}),
-    Metric("em", "exact match", lambda m: exact_match(m.prediction, m.gold), show=_SCORES),
+    Metric("em", "exact match", _gold(lambda m: exact_match(m.prediction, m.gold)), show=_SCORES),
     Metric("judge", "judge", read=_judge_score, aggregate=judge_stats, headline=True, needs_judge=True,
            extra=("judge_std",), column="judge [95% CI]", show=PLACES),
     Metric("evidence_recall", "citation recall", headline=True, column="cite_recall", show=PLACES),

@@ -75,7 +75,7 @@ def build_row(q: Question, ans: Answer, meta: dict, judge: dict | None = None,
     scores = computed_scores(MetricInput(q, ans, pred, gold, abstain, embedder, turn_texts or {}))
     f1 = scores["f1"]
     verdict = judge.get("correct") if judge else None
-    correct = verdict if verdict is not None else f1 >= 0.5
+    correct = verdict if verdict is not None else f1 is not None and f1 >= 0.5  # f1 None: no reference answer
     scored = (judge or {}).get("scores")  # a rubric / LoCoMo-Plus verdict: its score, not a CORRECT / WRONG label
     if scored is not None:
         verdict = None

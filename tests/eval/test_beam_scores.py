@@ -124,6 +124,9 @@ def test_offline_verdicts_name_the_rule_and_leave_locomo_plus_unjudged() -> None
     assert v["correct"] is True and v["reason"] == OFFLINE_RUBRIC_RULE and v["scores"] == {}
     p = _scored(_LLM(), _plus_q(), "x", [None], offline=True, model="")
     assert p["correct"] is None and "not judged" in p["reason"]
+    row = build_row(_plus_q(), Answer("x", Trace("s", "q")), {}, p)
+    assert row["f1"] is None and row["bleu1"] is None and row["judge"] is None  # no reference answer: no lexical 0
+    assert row["correct"] is False and row["judge_prompt"] == "not judged offline"
 
 
 def _row(qid: str, judge_id: str, score: float) -> dict:
