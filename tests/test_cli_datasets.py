@@ -29,6 +29,7 @@ def test_eval_a_beam_chat_json_without_dataset(tmp_path) -> None:
                               "knowledge update,event ordering", "-o", str(out)])
     assert res.exit_code == 0, res.output
     assert "rubric[offline rule]" in res.output and "knowledge update" in res.output
+    assert "2 rubric question(s) (BEAM) scored by the offline rubric rule" in res.output
     data = json.loads(out.read_text())
     assert data["dataset"]["name"] == "auto" and data["dataset"]["format"] == "beam"
     from memcore.store import LanceStore

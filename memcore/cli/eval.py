@@ -54,6 +54,22 @@ def _dataset_warnings() -> Iterator[None]:
                     warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
 
+def _dataset_judge_lines(res: dict) -> list[str]:
+    """What scored the questions the CORRECT / WRONG judge leaves to others (BEAM rubrics, LoCoMo-Plus), if any."""
+    prompts: dict[str, int] = {}
+    for s in res.get("systems", {}).values():
+        for name, n in ((s.get("overall") or {}).get("judge_prompts") or {}).items():
+            prompts[name] = max(prompts.get(name, 0), n)
+    out = []
+    if prompts.get("offline rubric rule"):
+        out.append(f"{prompts['offline rubric rule']} rubric question(s) (BEAM) scored by the offline rubric rule "
+                   "(column rubric[offline rule]), not the authors' LLM judge; the judge column leaves them out")
+    if prompts.get("not judged offline"):
+        out.append(f"{prompts['not judged offline']} LoCoMo-Plus question(s) not judged: no reference answer and no "
+                   "offline judge (retrieval scores only)")
+    return out
+
+
 def _reach_endpoint(settings: Settings) -> None:
     """Fail in seconds (ConfigError, exit 2) when the settings' endpoint is unreachable (the bundled local server
     is started here and waited for while busy: its provider's own check)."""
@@ -200,6 +216,8 @@ def eval_command(
         raise typer.Exit(2)
     echo(f"run {res['run_id']} | {res['engine']} | embedder {res['embedder']} | judge: {res['judge']['label']}")
     echo(format_table(res))
+    for line in _dataset_judge_lines(res):
+        echo(line)
     for line in timing_lines(res.get("timing")):
         echo(line)
     if est is not None:
