@@ -50,7 +50,9 @@ def run_panel(wb: Workbench) -> None:
     widgets.job_outcome(job)
     with st.expander("Start a run", expanded=job is None and not st.session_state.get("bm_results")):
         c1, c2 = st.columns(2)
-        dataset = c1.selectbox("Dataset", ["demo", "locomo", "longmemeval", "jsonl"], key="bm_ds")
+        dataset = c1.selectbox("Dataset", ["demo", "auto", "locomo", "longmemeval", "jsonl", "beam", "locomo-plus"],
+                               key="bm_ds", help="auto detects the file's format from its content; beam takes a "
+                               "chat.json, a chat folder or a folder of chats")
         file = c2.text_input("Dataset file", key="bm_file", disabled=dataset == "demo",
                              placeholder="../shared/datasets/locomo/locomo10.json")
         conv = state.current_conversation(wb)  # default: every system whose memory of it is built

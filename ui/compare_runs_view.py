@@ -92,6 +92,9 @@ def show(report: dict[str, Any]) -> None:
         ran_b = (report["b"].get("ran_as") or {}).get(s.get("b_name", name), s.get("b_name", name))
         st.subheader(md_escape(f"{ran_a} (A) against {ran_b} (B)"), anchor=False)
         st.markdown(f"McNemar (overall, n={s['overall']['n']}): {md_escape(mcnemar_text(s['overall']['mcnemar']))}")
+        if s.get("judge_comparable") is False:  # different judge model or prompt version: never mixed silently
+            st.warning(md_escape(f"Judges differ (A: {', '.join(s['judge_ids']['a']) or 'none'}; B: "
+                                 f"{', '.join(s['judge_ids']['b']) or 'none'}): judge scores are not compared."))
         st.dataframe(delta_frame(s), hide_index=True)
         if s["only_a"] or s["only_b"]:
             st.caption(f"Not compared: {s['only_a']} question(s) only in A, {s['only_b']} only in B.")

@@ -3,6 +3,8 @@ controls); the app shows the same errors with the name of its own control instea
 
 from __future__ import annotations
 
+import re
+
 from memcore.datasets.checks import LENIENT_FIX
 from memcore.llm import fixes
 
@@ -26,8 +28,16 @@ IN_APP: dict[str, str] = {
 }
 
 
+# a dataset loaded as the wrong format (memcore.datasets.load_dataset): the CLI's --dataset is the loader's Format
+LOADER = "Home › Load a dataset file"
+_FORMAT_FIXES = ((re.compile(r"pass --dataset ([\w-]+) \(or --dataset auto\)"), rf'choose Format "\1" ({LOADER})'),
+                 (re.compile(r"name its format with --dataset \([^)]*\)"), f"choose its Format ({LOADER})"))
+
+
 def in_app(message: str) -> str:
     """An error message with each library fix text replaced by the app's own wording."""
     for cli, app in IN_APP.items():
         message = message.replace(cli, app)
+    for pattern, app in _FORMAT_FIXES:
+        message = pattern.sub(app, message)
     return message

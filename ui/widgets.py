@@ -20,7 +20,7 @@ from memcore.viz.views import picked, view_order
 from memcore.workbench import Workbench
 from ui import fixes, jobs, nav, provider, state
 
-FORMATS = ("auto", "locomo", "longmemeval", "jsonl")
+FORMATS = ("auto", "locomo", "longmemeval", "jsonl", "beam", "locomo-plus")
 CARDS_PER_ROW = 3  # Compare's answer cards: at 1280 px each card keeps a system name and a badge on one line
 
 
@@ -92,10 +92,13 @@ def dataset_loader(wb: Workbench) -> None:
         st.success(msg)  # left by _switch_to before its rerun (already escaped)
     if warned := st.session_state.pop("_load_warn", None):
         st.warning(warned)  # a lenient load's accepted problems (already escaped)
-    with c2.expander("Load a dataset file (LoCoMo, LongMemEval, JSONL chat log)"):
-        fmt = st.selectbox("Format", FORMATS, help="auto detects the format from the file")
+    with c2.expander("Load a dataset file (LoCoMo, LongMemEval, BEAM, LoCoMo-Plus, JSONL chat log)"):
+        fmt = st.selectbox("Format", FORMATS, help="auto detects the format from the file's content; a BEAM chat is "
+                           "best given as its folder's path (its questions are in probing_questions/); LoCoMo-Plus "
+                           "is stitched into $MEMCORE_LOCOMO_FILE or the locomo10.json found beside it")
         up = st.file_uploader("Upload", type=["json", "jsonl", "ndjson"])
-        path = st.text_input("…or a path on the server", placeholder="../shared/datasets/locomo/locomo10.json")
+        path = st.text_input("…or a path on the server (a file, or a BEAM chat folder)",
+                             placeholder="../shared/datasets/locomo/locomo10.json")
         lenient = st.checkbox("Accept format problems", help="load a file with missing sessions, empty turns or "
                               "evidence naming no turn (each problem is shown as a warning) instead of refusing it")
         if st.button("Load file"):

@@ -27,6 +27,9 @@ from memcore.systems.variants import parse_variant, split_names
 from memcore.text.terminal import echo, visible
 
 RETRIEVER_HELP = " | ".join(retriever_names())  # the registered retrievers (memcore.retrievers)
+DATASET_HELP = ("auto (detect the format from the file's content) | locomo | longmemeval | jsonl | beam (a chat.json, "
+                "a chat folder or a folder of chats) | locomo-plus (stitched into $MEMCORE_LOCOMO_FILE or the "
+                "locomo10.json found beside it) | demo")
 
 
 def _split(value: str | None) -> list[str] | None:
@@ -54,6 +57,22 @@ def _dataset_warnings() -> Iterator[None]:
                     echo(f"warning: {w.message}", err=True)
                 else:
                     warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+
+
+def _dataset_judge_lines(res: dict) -> list[str]:
+    """What scored the questions the CORRECT / WRONG judge leaves to others (BEAM rubrics, LoCoMo-Plus), if any."""
+    prompts: dict[str, int] = {}
+    for s in res.get("systems", {}).values():
+        for name, n in ((s.get("overall") or {}).get("judge_prompts") or {}).items():
+            prompts[name] = max(prompts.get(name, 0), n)
+    out = []
+    if prompts.get("offline rubric rule"):
+        out.append(f"{prompts['offline rubric rule']} rubric question(s) (BEAM) scored by the offline rubric rule "
+                   "(column rubric[offline rule]), not the authors' LLM judge; the judge column leaves them out")
+    if prompts.get("not judged offline"):
+        out.append(f"{prompts['not judged offline']} LoCoMo-Plus question(s) not judged: no reference answer and no "
+                   "offline judge (retrieval scores only)")
+    return out
 
 
 def _reach_endpoint(settings: Settings) -> None:
@@ -100,7 +119,7 @@ def stop_flag() -> tuple[dict[str, bool], Any]:
 
 
 def eval_command(
-    dataset: str = typer.Option("locomo", "--dataset", "-d", help="locomo | longmemeval | jsonl | demo | auto"),
+    dataset: str = typer.Option("auto", "--dataset", "-d", help=DATASET_HELP),
     file: str | None = typer.Option(None, "--file", "-f", help="dataset file (not needed for demo)"),
     conversations: str | None = typer.Option(None, "--conversations", "-c", help="comma-separated ids"),
     systems: str = typer.Option("all", "--systems", "-s", help="comma-separated systems or variants, or 'all': "
@@ -195,6 +214,8 @@ def eval_command(
         raise typer.Exit(2)
     echo(f"run {res['run_id']} | {res['engine']} | embedder {res['embedder']} | judge: {res['judge']['label']}")
     echo(format_table(res))
+    for line in _dataset_judge_lines(res):
+        echo(line)
     for line in timing_lines(res.get("timing")):
         echo(line)
     if est is not None:

@@ -139,7 +139,8 @@ def systems(
 
 @app.command()
 def ingest(
-    source: str = typer.Argument("demo", help="dataset file (LoCoMo, LongMemEval or JSONL) or 'demo'"),
+    source: str = typer.Argument("demo", help="dataset file (LoCoMo, LongMemEval, BEAM, LoCoMo-Plus or "
+                                "JSONL; format detected from the content), a BEAM chat folder, or 'demo'"),
     systems: str = typer.Option("naive_rag", "--systems", "-s", help="comma-separated systems or variants "
                                 "(com[beta=0.8,max_len=4], com:no-apt, @NAME), or 'all'"),
     conversations: str | None = typer.Option(None, "--conversations", "-c", help="conversation ids"),

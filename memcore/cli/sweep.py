@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from memcore.cli.eval import _dataset_warnings, _split, stop_flag
+from memcore.cli.eval import DATASET_HELP, _dataset_warnings, _split, stop_flag
 from memcore.errors import ConfigError
 from memcore.eval.sweep import plan_sweep, plan_text, run_sweep
 from memcore.eval.sweep_report import format_sweep, memory_line
@@ -39,7 +39,7 @@ def sweep_command(
                                      "`memcore systems --variants` lists them), e.g. k"),
     presets: str | None = typer.Option(None, "--presets", help="'ablations' (every registered preset of the "
                                        "system) or preset names, run beside the full system"),
-    dataset: str = typer.Option("locomo", "--dataset", "-d", help="locomo | longmemeval | jsonl | demo | auto"),
+    dataset: str = typer.Option("auto", "--dataset", "-d", help=DATASET_HELP),
     file: str | None = typer.Option(None, "--file", "-f", help="dataset file (not needed for demo)"),
     conversations: str | None = typer.Option(None, "--conversations", "-c", help="comma-separated ids"),
     categories: str | None = typer.Option(None, "--categories", help="e.g. 1,2,3,4 (default: all but 5)"),
@@ -50,6 +50,8 @@ def sweep_command(
     ray_address: str | None = typer.Option(None, "--ray-address", help="Ray cluster to join (as memcore eval)"),
     judge: bool = typer.Option(True, "--judge/--no-judge", help="judge answers (offline: the lexical judge)"),
     judge_runs: int = typer.Option(1, "--judge-runs", min=1, help="judge each answer K times (seeds 1..K)"),
+    lenient: bool = typer.Option(False, "--lenient", help="accept a dataset file with missing sessions, empty "
+                                 "turns or dangling evidence (with a warning) instead of refusing it"),
     store: str | None = typer.Option(None, "--store", help="LanceDB path or URI"),
     provider: str | None = typer.Option(None, "--provider", help="offline | openai | local | fake"),
     embedder: str | None = typer.Option(None, "--embedder", help="minilm | openai | hashing"),
@@ -65,7 +67,8 @@ def sweep_command(
     every query-time point; resumable (rerun the same command); a table of the metrics per point with n."""
     with _dataset_warnings():  # the plan first: a grid of 1,001 points is counted before anything runs
         plan = plan_sweep(system, grid, retrievers=_split(retriever), presets=presets, sweep=sweep, dataset=dataset,
-                          file=file, conversations=_split(conversations), categories=_split(categories), limit=limit)
+                          file=file, conversations=_split(conversations), categories=_split(categories), limit=limit,
+                          lenient=lenient)
     echo(plan_text(plan), err=True)
     if dry_run:
         echo("\n".join(plan["points"]))
@@ -92,7 +95,7 @@ def sweep_command(
                             file=file, conversations=_split(conversations), categories=_split(categories),
                             limit=limit, judge=(judge_runs if judge_runs > 1 else True) if judge else False,
                             workers=workers, engine=engine, ray_address=ray_address, out=out, progress=on_point,
-                            should_stop=lambda: stop["flag"])
+                            should_stop=lambda: stop["flag"], lenient=lenient)
     finally:
         signal.signal(signal.SIGINT, previous)
     if res["points"] and not any(p["questions_total"] for p in res["points"]):

@@ -25,7 +25,7 @@ from memcore.types import Trace
 COST_SCORES = ("query_tokens", "query_cost_usd")  # read from a row's usage, beside the registered metrics
 Key = tuple[str, str]
 
-__all__ = ["COST_SCORES", "compare_runs", "delta_scores", "evidence_kept", "flip_detail", "pair_key", "pair_rows",
+__all__ = ["COST_SCORES", "compare_runs", "delta_scores", "evidence_kept", "flip_detail", "judge_ids", "pair_key", "pair_rows",
            "rank_systems"]
 
 
@@ -117,6 +117,15 @@ def flip_detail(a: dict, b: dict) -> dict[str, Any]:
     return out
 
 
+def judge_ids(pairs: list[tuple[dict, dict]]) -> dict[str, list[str]]:
+    """The judges (model | prompt version, rows' `judge_id`) that scored each side's paired rows; rows stored
+    before judge ids were recorded count as "unrecorded"."""
+    def ids(side: int) -> list[str]:
+        return sorted({str(p[side].get("judge_id") or "unrecorded") for p in pairs if p[side].get("judge") is not None
+                       or p[side].get("judge_id")})
+    return {"a": ids(0), "b": ids(1)}
+
+
 def pair_key(a: str, b: str) -> str:
     """The key of a compared pair of result sets: the name when both sides have it, else 'A vs B'."""
     return a if a == b else f"{a} vs {b}"
@@ -130,7 +139,9 @@ def compare_runs(rows_a: list[dict], rows_b: list[dict], systems: list[str] | No
     delta_scores() (query cost for priced models only) with 95% intervals and McNemar's test, and the
     flipped questions with both sides' evidence. Keyed by pair_key; each entry names its `a_name` and
     `b_name`. `full(side, row)` returns a row with its trace ("a"/"b"), for the flips only (default: the rows
-    as given)."""
+    as given). When the two sides were judged by different judges (model or prompt version: `judge_ids`), the
+    judge's metrics are left out of the deltas and the entry says so (`judge_comparable` False, `judge_ids` per
+    side)."""
     if pairs is None:
         names = systems or sorted({variant_of(r) for r in rows_a} & {variant_of(r) for r in rows_b})
         pairs = [(n, n) for n in names]
@@ -145,8 +156,11 @@ def compare_runs(rows_a: list[dict], rows_b: list[dict], systems: list[str] | No
         flips = [flip_detail(full("a", x) if full else x, full("b", y) if full else y)
                  for x, y in pairs_ if x.get("correct") is not None and y.get("correct") is not None
                  and bool(x["correct"]) != bool(y["correct"])]
-        metrics = delta_scores()
+        judges = judge_ids(pairs_)
+        comparable = judges["a"] == judges["b"]
+        metrics = tuple(m for m in delta_scores() if comparable or not getattr(get_metric(m), "needs_judge", False))
         out[name] = {"a_name": name_a, "b_name": name_b, "overall": _deltas(pairs_, metrics),
+                     "judge_comparable": comparable, "judge_ids": judges,
                      "categories": {c: {"name": ps[0][0].get("category_name", c), **_deltas(ps, metrics)}
                                     for c, ps in sorted(cats.items())},
                      "flips": flips,

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from memcore.errors import ConfigError
+from memcore.eval.beam_scores import DATASET_SCORES
 from memcore.eval.compare import delta_scores
 
 __all__ = ["comparison_html", "comparison_text", "delta_frame", "delta_text", "mcnemar_text", "write_comparison"]
@@ -52,10 +53,14 @@ def comparison_text(report: dict[str, Any]) -> str:
              "* = interval excludes 0)"]
     for name, s in report["systems"].items():
         lines.append(f"\n{name}  (only in A: {s['only_a']}, only in B: {s['only_b']})")
+        if s.get("judge_comparable") is False:
+            lines.append(f"  JUDGES DIFFER (A: {', '.join(s['judge_ids']['a']) or 'none'}; B: "
+                         f"{', '.join(s['judge_ids']['b']) or 'none'}): judge scores are not compared")
         for key, block in [("overall", s["overall"]), *s["categories"].items()]:
             lines.append(f"  {key:8s} n={block['n']:4d}  " + "  ".join(
-                f"{m} {delta_text(block.get(m))}" for m in ("f1", "judge", "content_recall", "context_tokens")
-                if block.get(m)) + f"  McNemar: {mcnemar_text(block['mcnemar'])}")
+                f"{m} {delta_text(block.get(m))}" for m in ("f1", "judge", "rubric_judge", "rubric_rule", "plus_judge",
+                                                            "content_recall", "context_tokens")
+                if block.get(m) and (m not in DATASET_SCORES or block[m].get("delta") is not None)) + f"  McNemar: {mcnemar_text(block['mcnemar'])}")
         lines.append(f"  flipped: {len(s['flips'])} question(s)")
     return "\n".join(lines)
 
@@ -83,6 +88,9 @@ def comparison_html(report: dict[str, Any]) -> str:
            "bold = the interval excludes 0. McNemar: exact binomial test on the flipped verdicts.</p>"]
     cols = delta_scores()
     for name, s in report["systems"].items():
+        if s.get("judge_comparable") is False:
+            out.append(f"<p><b>Judges differ</b> (A: {e(', '.join(s['judge_ids']['a']) or 'none')}; B: "
+                       f"{e(', '.join(s['judge_ids']['b']) or 'none')}): judge scores are not compared.</p>")
         out.append(f"<h2>{e(name)}</h2><table><tr><th>category</th><th>n</th>"
                    + "".join(f"<th>{e(m)}</th>" for m in cols) + "<th>McNemar</th></tr>")
         for key, block in [("overall", s["overall"]), *s["categories"].items()]:

@@ -14,6 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from memcore.eval.beam_scores import (
+    EVENT_ORDER_RULE,
+    OFFLINE_RUBRIC_RULE,
+    embedding_similarity,
+    event_order_score,
+    response_items,
+    rubric_rule,
+)
 from memcore.eval.content import CONTENT_LABELS
 from memcore.eval.judge import judge_stats
 from memcore.eval.metric_types import (
@@ -34,12 +42,33 @@ from memcore.eval.paper_metrics import latency_block
 __all__ = ["BUILTIN"]
 
 
+def _gold(score: Callable[[MetricInput], float | None]) -> Callable[[MetricInput], float | None]:
+    """`score`, or None for a question without a reference answer (LoCoMo-Plus: only a judge can score it)."""
+    return lambda m: None if m.question.metadata.get("no_reference_answer") else score(m)
+
+
+@_gold
 def _f1(m: MetricInput) -> float:
     return locomo_f1(m.prediction, m.gold, 5 if m.abstain else m.question.category)
 
 
+@_gold
 def _similarity(m: MetricInput) -> float | None:
     return similarity(m.prediction, m.gold, m.embedder) if m.embedder is not None else None
+
+
+def _rubric_rule(m: MetricInput) -> float | None:
+    """The offline rubric rule's score of a question with a rubric (BEAM), else None."""
+    rubric = m.question.metadata.get("rubric")
+    return rubric_rule(rubric, m.prediction)[0] if rubric else None
+
+
+def _event_order(m: MetricInput) -> float | None:
+    """BEAM's event-ordering score of an event-ordering question (needs the run's embedder), else None."""
+    ref = m.question.metadata.get("reference_order")
+    if not ref or m.embedder is None:
+        return None
+    return event_order_score(ref, response_items(m.prediction), embedding_similarity(m.embedder))["score"]
 
 
 def _judge_score(row: dict) -> float | None:
@@ -67,15 +96,15 @@ _SCORES = frozenset({CSV, CHART})  # shown in the CSV and on the Benchmark's met
 _MAIN = frozenset({CSV, REPORT, CHART, COMPARE})
 BUILTIN: tuple[Metric, ...] = (
     Metric("f1", "F1", _f1, headline=True, column="f1 [95% CI]", description=METRIC_LABELS["f1"], show=PLACES),
-    Metric("bleu1", "BLEU-1", lambda m: bleu1(m.prediction, m.gold), description=METRIC_LABELS["bleu1"],
+    Metric("bleu1", "BLEU-1", _gold(lambda m: bleu1(m.prediction, m.gold)), description=METRIC_LABELS["bleu1"],
            show=_SCORES),
-    Metric("rouge_2", "ROUGE-2", lambda m: rouge_2(m.prediction, m.gold), column="rouge2",
+    Metric("rouge_2", "ROUGE-2", _gold(lambda m: rouge_2(m.prediction, m.gold)), column="rouge2",
            description=METRIC_LABELS["rouge_2"], show=_SCORES | {REPORT}),
-    Metric("meteor", "METEOR", lambda m: meteor(m.prediction, m.gold), description=METRIC_LABELS["meteor"],
+    Metric("meteor", "METEOR", _gold(lambda m: meteor(m.prediction, m.gold)), description=METRIC_LABELS["meteor"],
            show=_SCORES | {REPORT}),
     Metric("similarity", "embedding similarity", _similarity, bounds=(-1.0, 1.0), applies=ANSWERABLE, column="sim",
            description=METRIC_LABELS["similarity"], show=_SCORES | {REPORT}),
-    Metric("em", "exact match", lambda m: exact_match(m.prediction, m.gold), show=_SCORES),
+    Metric("em", "exact match", _gold(lambda m: exact_match(m.prediction, m.gold)), show=_SCORES),
     Metric("judge", "judge", read=_judge_score, aggregate=judge_stats, headline=True, needs_judge=True,
            extra=("judge_std",), column="judge [95% CI]", show=PLACES),
     Metric("evidence_recall", "citation recall", headline=True, column="cite_recall", show=PLACES),
@@ -101,4 +130,15 @@ BUILTIN: tuple[Metric, ...] = (
     _failure("retrieval_failure", "retrieval_failures", frozenset({CSV, CHART})),
     _failure("reasoning_failure", "reasoning_failures", frozenset({CSV, CHART})),
     _failure("no_evidence", "no_evidence_failures", frozenset()),
+    # BEAM and LoCoMo-Plus (None on other datasets: the text report shows them only when a run has them)
+    Metric("rubric_judge", "rubric score (LLM judge)", needs_judge=True, column="rubric_llm",
+           description="BEAM rubric: each rubric item judged 0 / 0.5 / 1 by the LLM judge, the question's score "
+           "their mean (memcore.eval.rubric_role)", show=PLACES),
+    Metric("rubric_rule", "rubric score (offline rubric rule)", _rubric_rule, column="rubric[offline rule]",
+           description=OFFLINE_RUBRIC_RULE, show=PLACES),
+    Metric("event_order", "event ordering (tau-b x F1)", _event_order, column="event_order",
+           description=EVENT_ORDER_RULE, show=PLACES),
+    Metric("plus_judge", "LoCoMo-Plus judge (correct 1 / partial 0.5 / wrong 0)", needs_judge=True,
+           column="plus_judge", description="LoCoMo-Plus: the response labelled correct / partial / wrong by the "
+           "LLM judge with the category's prompt (memcore.eval.rubric_role)", show=PLACES),
 )

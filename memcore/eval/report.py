@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from memcore.eval.beam_scores import DATASET_SCORES
 from memcore.eval.content import content_measures
 from memcore.eval.cost import Prices, cost_usd
 from memcore.eval.diagnostics import (
@@ -61,7 +62,8 @@ CORRECT_RULE = ("a question counts as correct (for failure attribution) when the
 def build_row(q: Question, ans: Answer, meta: dict, judge: dict | None = None,
               embedder: Embeds | None = None, turn_texts: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The stored row of one answered question. `judge` = {"correct": bool | None, "label", "usage", "error",
-    "runs": [verdict per judge run], "prompt"}.
+    "runs": [verdict per judge run], "prompt", "judge_id" (model | prompt version), "scores" (rubric / LoCoMo-Plus
+    questions: {metric: score}; their `judge` field stays None)}.
 
     `meta` holds run-level fields copied into every row (run_id, system, provider, model, engine, ...);
     `embedder` (the run's) gives the embedding similarity of answer and gold (None without one);
@@ -73,7 +75,10 @@ def build_row(q: Question, ans: Answer, meta: dict, judge: dict | None = None,
     scores = computed_scores(MetricInput(q, ans, pred, gold, abstain, embedder, turn_texts or {}))
     f1 = scores["f1"]
     verdict = judge.get("correct") if judge else None
-    correct = verdict if verdict is not None else f1 >= 0.5
+    correct = verdict if verdict is not None else f1 is not None and f1 >= 0.5  # f1 None: no reference answer
+    scored = (judge or {}).get("scores")  # a rubric / LoCoMo-Plus verdict: its score, not a CORRECT / WRONG label
+    if scored is not None:
+        verdict = None
     items = list({it.id: it for it in ans.trace.items}.values())
     ctx_ids = ans.trace.context_turn_ids()
     recall = evidence_recall(ctx_ids, q.evidence)
@@ -87,6 +92,7 @@ def build_row(q: Question, ans: Answer, meta: dict, judge: dict | None = None,
         **{k: v if isinstance(v, bool) else _r(v) for k, v in scores.items()}, "judge": verdict, "judge_runs": (judge or {}).get("runs"),
         "judge_prompt": (judge or {}).get("prompt", ""), "judge_label": (judge or {}).get("label", ""),
         "judge_reason": (judge or {}).get("reason", ""), "judge_error": (judge or {}).get("error", ""),
+        "judge_id": (judge or {}).get("judge_id", ""), **{k: _r(v) for k, v in (scored or {}).items()},
         "correct": bool(correct), "evidence": split_evidence(q.evidence), "context_turn_ids": ctx_ids,
         "evidence_recall": _r(recall), "all_evidence_hit": all_evidence_hit(ctx_ids, q.evidence),
         "first_evidence_rank": first_evidence_rank(ctx_ids, q.evidence), "coverable": not abstain,
@@ -385,10 +391,12 @@ def format_table(results: dict[str, Any]) -> str:
     statistics."""
     judge = results.get("judge", {}).get("enabled", False)
     runs = results.get("judge", {}).get("runs", 1) or 1
-    shown = metrics(REPORT, judge=judge)
+    rows = csv_rows(results)
+    shown = [m for m in metrics(REPORT, judge=judge)  # a dataset's own scores (BEAM, LoCoMo-Plus) only when present
+             if m.name not in DATASET_SCORES or any(r.get(m.name) is not None for r in rows)]
     head = ["system", "cat", "n", *[m.column for m in shown], "constr_tok", "q_tok/q", "p50_ms"]
     lines = [head]
-    for row in csv_rows(results):
+    for row in rows:
         vals = [row["variant"], row["category"], row["n"], *[_cell(row, m, runs) for m in shown],
                 row["construction_tokens"], row["query_tokens_per_question"], row["latency_ms_p50"]]
         lines.append([_fmt(v) for v in vals])

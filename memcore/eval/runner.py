@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memcore.datasets import DEMO_PATH, detect_format, load_dataset, load_demo
+from memcore.datasets import DEMO_PATH, dataset_files, detect_format, load_dataset, load_demo
 from memcore.errors import ConfigError
 from memcore.eval.judge import LEXICAL_JUDGE, make_judge
 from memcore.eval.ray_engine import import_ray, run_ray
@@ -53,7 +53,7 @@ __all__ = ["DATASETS", "ENGINES", "LEXICAL_JUDGE", "assemble", "check_compatible
 ProgressCb = Callable[[int, int, dict], None]
 StopCb = Callable[[], bool]
 _SETS_RETRIEVER = re.compile(r"[\[,]\s*retriever\s*=")
-DATASETS = ("locomo", "longmemeval", "jsonl", "demo", "auto")
+DATASETS = ("auto", "locomo", "longmemeval", "jsonl", "beam", "locomo-plus", "demo")
 ENGINES = ("local", "ray")
 
 
@@ -68,15 +68,21 @@ def load_conversations(dataset: str, file: str | Path | None,
     if not file:
         raise ConfigError(f"--dataset {dataset} needs --file PATH (or use --dataset demo)")
     fmt = detect_format(file) if dataset == "auto" else dataset
-    return load_dataset(file, fmt, lenient=lenient), fmt, str(file), _sha(file)
+    convs = load_dataset(file, fmt, lenient=lenient, detected=dataset == "auto")
+    return convs, fmt, str(file), _sha(*dataset_files(file, fmt))
 
 
-def _sha(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+def _sha(*paths: str | Path) -> str:
+    """sha256 of a file's bytes; of several files (a BEAM folder, LoCoMo-Plus and its LoCoMo file), of each
+    file's sha256 in order."""
+    digests = []
+    for path in paths:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for chunk in iter(lambda f=f: f.read(1 << 20), b""):
+                h.update(chunk)
+        digests.append(h.hexdigest())
+    return digests[0] if len(digests) == 1 else hashlib.sha256("".join(digests).encode()).hexdigest()
 
 
 def select_questions(conv: Conversation, categories: list | None, limit: int | None) -> list[Question]:

@@ -143,14 +143,14 @@ def sweep_points(system: str, grid: dict[str, list[Any]], retrievers: list[str] 
 def plan_sweep(system: str, grid: list[str] | dict[str, list[str]] | None = None, *,
                retrievers: list[str] | None = None, presets: str | list[str] | None = None, sweep: str | None = None,
                dataset: str = "demo", file: str | Path | None = None, conversations: list[str] | None = None,
-               categories: list | None = None, limit: int | None = None) -> dict[str, Any]:
+               categories: list | None = None, limit: int | None = None, lenient: bool = False) -> dict[str, Any]:
     """What a sweep would run, before anything runs or is written (no store, no model): its points (canonical
     names), its construction points (distinct memories: Variant.memory_name), the conversations and questions
     selected, and the work as counts: memories to build at most (construction points x conversations; a
     memory already stored is reused) and answers to produce (points x questions). ConfigError as run_sweep."""
     texts, _ = paper_grid(system, sweep, grid)
     points = sweep_points(system, parse_grid(system, texts), retrievers, preset_names(system, presets))
-    convs, *_ = load_conversations(dataset, file)
+    convs, *_ = load_conversations(dataset, file, lenient=lenient)
     convs = [c for c in convs if not conversations or c.id in conversations]
     questions = sum(len(select_questions(c, categories, limit)) for c in convs)
     memories = len({parse_variant(p.name).memory_name for p in points})
@@ -183,19 +183,21 @@ def run_sweep(settings: Settings, system: str, grid: list[str] | dict[str, list[
               limit: int | None = None, judge: bool | int = True, workers: int = 1, engine: str = "local",
               ray_address: str | None = None, out: str | Path | None = None, progress: PointCb | None = None,
               on_question: Callable[[int, int, dict], None] | None = None,
-              should_stop: Callable[[], bool] | None = None, workbench: Any = None) -> dict[str, Any]:
+              should_stop: Callable[[], bool] | None = None, workbench: Any = None,
+              lenient: bool = False) -> dict[str, Any]:
     """Run (or resume) a sweep and return its results (also written to `out` + .csv): the points of `grid`
     (and of the paper's registered sweep `sweep`) for the full system and each preset; per point its variant
     name, swept values, memory space, run id and the system's summary (metrics with n and intervals,
     mechanism statistics, tokens). `progress(i, n, info)` is called before and after each point; `on_question`
-    is run_eval's progress of the point being run; `should_stop` ends after the current question (rerun to go on)."""
+    is run_eval's progress of the point being run; `should_stop` ends after the current question (rerun to go on);
+    `lenient` loads a dataset file with missing sessions, empty turns or dangling evidence with a warning, as run_eval."""
     t0, created = time.perf_counter(), time.time()
     texts, paper = paper_grid(system, sweep, grid)
     typed = parse_grid(system, texts)
     points = sweep_points(system, typed, retrievers, preset_names(system, presets))
     stop = should_stop or (lambda: False)
     wb = workbench or Workbench(settings)
-    convs, *_ = load_conversations(dataset, file)
+    convs, *_ = load_conversations(dataset, file, lenient=lenient)
     convs = [c for c in convs if not conversations or c.id in conversations]
     spaces = {p.name: wb.runtime.space(system, _config(p)) for p in points}
     groups = _by_memory(points, lambda p: spaces[p.name])
@@ -221,7 +223,7 @@ def run_sweep(settings: Settings, system: str, grid: list[str] | dict[str, list[
                 res = run_eval(settings, dataset, file, [p.name], conversations=conversations, categories=categories,
                                limit=limit, workers=workers, retriever=p.settings.get("retriever", "dense"),
                                judge=judge, workbench=wb, engine=engine,
-                               ray_address=ray_address, progress=on_question, should_stop=stop)
+                               ray_address=ray_address, progress=on_question, should_stop=stop, lenient=lenient)
                 done = [c for c in missing if wb.is_ingested(system, next(x for x in convs if x.id == c),
                                                              **p.settings)]
                 built += [{"point": p.name, "memory": space, "conv_id": c} for c in done]

@@ -278,7 +278,7 @@ def test_unknown_format(tmp_path, demo_raw):
     raises(write(tmp_path / "notes.json", {"title": "x", "items": []}), "unknown format", "title")
     raises(write(tmp_path / "nums.json", [1, 2]), "unknown format")
     raises(write(tmp_path / "demo.json", demo_raw), "unknown format 'xml'", "locomo", fmt="xml")
-    assert set(FORMATS) == {"locomo", "longmemeval", "jsonl"}
+    assert set(FORMATS) == {"locomo", "longmemeval", "jsonl", "beam", "locomo-plus"}
 
 
 def test_bad_longmemeval(tmp_path):

@@ -127,7 +127,7 @@ def test_the_builtin_metrics_keep_their_order_places_and_rules() -> None:
     assert metric_names(CSV)[:7] == ("f1", "bleu1", "rouge_2", "meteor", "similarity", "em", "judge")
     assert metric_names(REPORT, judge=False) == ("f1", "rouge_2", "meteor", "similarity", "evidence_recall",
                                                  "content_recall", "answer_in_context", "context_tokens",
-                                                 "retrieve_ms_p50")
+                                                 "retrieve_ms_p50", "rubric_rule", "event_order")
     assert [m for m in metric_choices()][:2] == ["f1", "judge"] and metric_choices()[-1] == "n"
     adv = _rows("a", ROWS_A)[2]
     assert adv["similarity"] is None and adv["f1"] == 0.0  # F1 on category 5 is the abstention rule
