@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from memcore.eval.limits import limit_lines
 from memcore.viz.bench import (
     accuracy_tokens_scatter,
     category_names,
@@ -44,6 +45,8 @@ def draw(results: dict) -> None:
                    + (f" · judge: {results['judge'].get('label', '')}" if isinstance(results.get("judge"), dict) else ""))
 
     st.dataframe(rounded(summary_table(results)), hide_index=True)
+    for line in limit_lines(results):  # long turns, the context window, prompts that did not fit
+        st.caption(md_escape(line))
     metric = st.selectbox("Metric", metric_choices(), key="bm_metric")
     intervals_section(results, metric)
     table = category_table(results, metric)
