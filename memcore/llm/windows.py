@@ -5,8 +5,8 @@ Where a model's window comes from, first match wins:
    any provider, the offline engine included, so a run can simulate a model's window offline;
 2. the table below, by model name (longest matching prefix), for chat providers;
 3. the bundled local server's own n_ctx.
-Otherwise the window is unknown (None) and nothing is checked: the offline engine, the fake and the latency
-simulator have none unless given one, and an unknown hosted model is named as such (`memcore doctor`).
+Otherwise the window is unknown (None) and nothing is checked: the offline engine and the fake
+have none unless given one, and an unknown hosted model is named as such (`memcore doctor`).
 
 The rule (LLMClient): a prompt whose tokens (cl100k_base, OpenAI's per-message overhead) plus the role's reply
 budget exceed the window is never sent. The call fails with PromptDoesNotFit (an LLMCallFailed whose message
@@ -49,7 +49,7 @@ KNOWN_WINDOWS: dict[str, int] = {
     "mistral": 32_768,
     "smollm2": 8_192,
 }
-NO_WINDOW_PROVIDERS = ("offline", "fake", "simulated")
+NO_WINDOW_PROVIDERS = ("offline", "fake")  # the latency simulator stands in for a hosted model: its window
 
 
 def context_window(provider: str, model: str, setting: int = 0) -> tuple[int | None, str]:

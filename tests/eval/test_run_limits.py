@@ -42,3 +42,18 @@ def test_results_count_long_turns_and_prompts_that_do_not_fit(tmp_path: Path) ->
     assert f"long turns: {long} of {len(conv.turns)} turns exceed the embedder's 12-token window" in text
     assert "context window: 900 tokens (setting)" in text and "naive_rag[k=60] 2" in text
     assert limit_lines({}) == []  # results from before limits existed say nothing
+
+
+def test_the_cost_preview_simulates_the_models_window(tmp_path: Path) -> None:
+    from memcore.eval.estimate import estimate_eval
+
+    s = Settings(store_uri=str(tmp_path / "s"), embedder="hashing", llm_provider="simulated", llm_model="gpt-4",
+                 cache_dir=str(tmp_path / "c"), llm_context_window=1200)
+    est = estimate_eval(s, dataset="demo", systems=["full_context", "naive_rag[k=60]"], limit=2, judge=False)
+    notes = " | ".join(est.notes)
+    # the demo's whole transcript (~2,300 tokens) does not fit 1,200: full_context's context is cut, and
+    # naive_rag's 60 turns are not sent (no tokens counted for them)
+    assert "context is cut to fit" in notes and "full_context 2" in notes, notes
+    assert "(does not fit) the context window of gpt-4" in notes and "naive_rag[k=60] 2" in notes, notes
+    answers = {r.system: r for r in est.rows if r.stage == "answer"}
+    assert 0 < answers["full_context"].prompt_tokens <= 2 * 1200 and answers["naive_rag"].prompt_tokens == 0
