@@ -36,6 +36,15 @@ BEAM = next((p / "shared" / "datasets" / "beam" for p in (ROOT.parent, ROOT.pare
              if (p / "shared" / "datasets" / "beam").is_dir()), ROOT.parent / "shared" / "datasets" / "beam")
 
 
+def flat_ids(src: object) -> list[int]:
+    """Every message id in `source_chat_ids`: a list, a dict of lists (named groups), or lists nested in either."""
+    if isinstance(src, dict):
+        return [i for v in src.values() for i in flat_ids(v)]
+    if isinstance(src, list):
+        return [i for v in src for i in flat_ids(v)]
+    return [] if src is None else [int(src)]
+
+
 def read_chat(folder: Path) -> tuple[list[tuple[int, str]], list[tuple[str, str, list[int]]]]:
     """(message id, "role: content") of every message and (ability, question, evidence ids) of every question."""
     msgs = [(m["id"], f"{m['role']}: {m['content']}") for b in json.loads((folder / "chat.json").read_text())
@@ -43,9 +52,7 @@ def read_chat(folder: Path) -> tuple[list[tuple[int, str]], list[tuple[str, str,
     qs = []
     for ability, items in json.loads((folder / "probing_questions" / "probing_questions.json").read_text()).items():
         for q in items:
-            src = q.get("source_chat_ids") or []
-            ids = [i for v in src.values() for i in v] if isinstance(src, dict) else list(src)
-            qs.append((ability, q["question"], [int(i) for i in ids]))
+            qs.append((ability, q["question"], flat_ids(q.get("source_chat_ids"))))
     return msgs, qs
 
 
@@ -91,7 +98,9 @@ def main() -> None:
                 for k in args.k:
                     recall[m][k].append(len(set(order[:k]) & set(gold)) / len(set(gold)))
         print(f"chat {args.scale}/{folder.name}: {len(msgs)} messages, {sum(len(c) > 1 for c in chunks)} over the "
-              f"window, {len(flat)} chunks ({time.perf_counter() - t0:.0f} s so far)", flush=True)
+              f"window, {len(flat)} chunks ({time.perf_counter() - t0:.0f} s so far); so far " + ", ".join(
+                  f"{m} @{args.k[1 if len(args.k) > 1 else 0]} {np.mean(recall[m][args.k[1 if len(args.k) > 1 else 0]]):.3f}"
+                  for m in recall), flush=True)
     n_q = len(recall["cut"][args.k[0]])
     print(f"\nBEAM {args.scale}, {len(folders)} chats, {n_msgs} messages ({n_long} = {n_long / max(1, n_msgs):.0%} longer "
           f"than {emb.window} word pieces), {n_q} questions with evidence; load {os.getloadavg()[0]:.1f}")
