@@ -1,8 +1,8 @@
 """Context windows: how many tokens (prompt and reply) each model takes, and the rule for a prompt that needs more.
 
 Where a model's window comes from, first match wins:
-1. the setting `llm_context_window` (MEMCORE_LLM_CONTEXT_WINDOW; `--context-window` where a command takes it):
-   any provider, the offline engine included, so a run can simulate a model's window offline;
+1. the setting `llm_context_window` (MEMCORE_LLM_CONTEXT_WINDOW): any provider, the offline engine included, so a
+   run can simulate a model's window offline;
 2. the table below, by model name (longest matching prefix), for chat providers;
 3. the bundled local server's own n_ctx.
 Otherwise the window is unknown (None) and nothing is checked: the offline engine and the fake
