@@ -174,7 +174,7 @@ class MiniLMEmbedder:
             return out
         model = self.model
         uniq = list(dict.fromkeys(texts))
-        parts = {t: self.chunks(t) for t in uniq}
+        parts = dict(zip(uniq, self._chunked(uniq), strict=True))
         pieces = list(dict.fromkeys(c for cs in parts.values() for c in cs))
         with _ENCODE_LOCK, torch_threads(self.threads):  # threads (systems, questions) take turns on the model
             enc = dict(zip(pieces, self._encode(model, pieces), strict=True))
@@ -191,9 +191,15 @@ class MiniLMEmbedder:
 
     def chunks(self, text: str) -> list[str]:
         """The text itself when it fits the window, else its overlapping chunks (LONG_TEXT_RULE)."""
-        tok = self.model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-        spans = chunk_spans(tok["offset_mapping"], self.window - 2)  # [CLS] and [SEP] take two of the window
-        return [text] if len(spans) == 1 else [text[a:b] for a, b in spans]
+        return self._chunked([text])[0]
+
+    def _chunked(self, texts: list[str]) -> list[list[str]]:
+        offsets = self.model.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+        out = []
+        for text, offs in zip(texts, offsets, strict=True):
+            spans = chunk_spans(offs, self.window - 2)  # [CLS] and [SEP] take two of the window
+            out.append([text] if len(spans) == 1 else [text[a:b] for a, b in spans])
+        return out
 
     def token_counts(self, texts: Sequence[str]) -> list[int]:
         """The model's token count of each text (what `embed` groups texts by)."""
