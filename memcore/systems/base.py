@@ -308,7 +308,6 @@ class BaseSystem:
             trace.errors.append(res.error)
         return getattr(res.output, "text", "") or ""
 
-
     def reader_inputs(self, question: Question, items: list[TraceItem], context: str, reader: Reader) -> dict[str, Any]:
         """The reader role's inputs for a context (rendered) and its items."""
         return {"question": question.text, "context": context, "question_date": question.question_date,
