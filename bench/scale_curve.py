@@ -17,7 +17,7 @@ here into memcore's JSONL chat format (docs/jsonl-format.md): each batch is a se
 message ids become turn ids, each probing question a question line (gold: the ability's gold field, evidence:
 every id of `source_chat_ids`, category: the ability). memcore's own BEAM loader is another engineer's work: this
 script does not depend on it. "10M" is SYNTHETIC: the shared 1M chats concatenated (in turn, repeated) until the
-conversation reaches 10M tokens, sessions renumbered, ids prefixed by copy; its questions are the first copy's.
+conversation reaches 10M tokens, sessions renumbered (turn ids D<session>:<n> stay unique); its questions are the first copy's.
 The 10M release's own chats are not used (they are not shared here).
 """
 
@@ -58,7 +58,16 @@ def _date(anchor: str | None) -> str | None:
     return None
 
 
-def beam_lines(folder: Path, conv: str, session0: int = 0, prefix: str = "", questions: bool = True,
+def flat_ids(src: object) -> list[int]:
+    """Every message id in `source_chat_ids`: a list, a dict of lists (named groups), or lists nested in either."""
+    if isinstance(src, dict):
+        return [i for v in src.values() for i in flat_ids(v)]
+    if isinstance(src, list):
+        return [i for v in src for i in flat_ids(v)]
+    return [] if src is None else [int(src)]
+
+
+def beam_lines(folder: Path, conv: str, session0: int = 0, questions: bool = True,
                date0: str = FIRST_DATE) -> tuple[list[dict], int, str]:
     """JSONL lines of one BEAM chat (messages, then questions): (lines, last session number, last date)."""
     chat = json.loads((folder / "chat.json").read_text())
@@ -74,8 +83,7 @@ def beam_lines(folder: Path, conv: str, session0: int = 0, prefix: str = "", que
         for n, m in enumerate(msgs, 1):
             tid = f"D{session}:{n}"
             ids[int(m["id"])] = tid
-            line = {"conversation": conv, "session": session, "speaker": m["role"], "text": m["content"] or "(empty)",
-                    "id": f"{prefix}{tid}" if prefix else tid}
+            line = {"conversation": conv, "session": session, "speaker": m["role"], "text": m["content"] or "(empty)"}
             if n == 1:
                 line["date"] = date
             lines.append(line)
@@ -83,12 +91,11 @@ def beam_lines(folder: Path, conv: str, session0: int = 0, prefix: str = "", que
         probing = json.loads((folder / "probing_questions" / "probing_questions.json").read_text())
         for ability, items in probing.items():
             for i, q in enumerate(items):
-                src = q.get("source_chat_ids") or []
-                ev = [i for v in src.values() for i in v] if isinstance(src, dict) else list(src)
+                ev = flat_ids(q.get("source_chat_ids"))
                 gold = next((str(q[f]) for f in GOLD_FIELDS if q.get(f)), "")
                 lines.append({"type": "question", "conversation": conv, "id": f"{conv}:{ability}:{i}",
                               "question": q["question"], "answer": gold or "(no gold)", "category": ability,
-                              "evidence": [ids[int(e)] for e in ev if int(e) in ids]})
+                              "evidence": [ids[e] for e in ev if e in ids]})
     return lines, session, date
 
 
@@ -101,8 +108,7 @@ def write_scale(scale: str, chat: str | None, out: Path) -> tuple[Path, str]:
         lines, session, date, tokens, copy = [], 0, FIRST_DATE, 0, 0
         while tokens < SYNTHETIC_TOKENS:
             src = sources[copy % len(sources)]
-            got, session, date = beam_lines(src, "beam-10M-synthetic", session, f"c{copy}-", questions=copy == 0,
-                                            date0=date)
+            got, session, date = beam_lines(src, "beam-10M-synthetic", session, questions=copy == 0, date0=date)
             tokens += sum(count_tokens(x["text"]) for x in got if "text" in x)
             lines += got
             copy += 1
