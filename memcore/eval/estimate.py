@@ -24,6 +24,7 @@ from memcore.eval.estimate_prior import FREE, Prior, eval_plan, prior_eval, prio
 from memcore.eval.report import write_results
 from memcore.eval.runner import run_eval
 from memcore.llm.ledger import PROBE_STAGE
+from memcore.llm.windows import DOES_NOT_FIT, context_window
 from memcore.settings import Settings
 from memcore.systems.variants import parse_variant
 from memcore.workbench import Workbench
@@ -97,6 +98,14 @@ def tally(records: Iterable[dict], provider: str, model: str, source: str,
         row.cost_usd = None if c is None else round(c, 6)
     rows = sorted(groups.values(), key=lambda r: (r.system, r.stage))
     est = Estimate(provider, model, source, rows, priced=price_for(model, provider, prices) is not None)
+    unsent: dict[str, int] = {}
+    for r in records:
+        if r.get("outcome") == "does_not_fit":
+            who = str(r.get("variant") or r["system"])
+            unsent[who] = unsent.get(who, 0) + 1
+    if unsent:  # booked with no tokens: never sent
+        est.notes.append(f"prompts that do not fit ({DOES_NOT_FIT}) the context window of {model} (never sent, no tokens counted; "
+                         "those questions go unanswered): " + ", ".join(f"{k} {v}" for k, v in sorted(unsent.items())))
     if not est.priced:
         est.notes.append(f"no price for model {model!r} in the price table (memcore/eval/prices.json): "
                          "tokens only, no dollars")
@@ -108,9 +117,11 @@ def offline_ledger(settings: Settings, work: Callable[[Any], None]) -> list[dict
 
     The throwaway store shares only the embedding cache with `settings` (same embedder); nothing is
     written to the real store and no provider is called."""
+    window, _ = context_window(settings.provider, settings.llm_model, settings.llm_context_window)
     with tempfile.TemporaryDirectory(prefix="memcore-estimate-") as tmp:
+        # the offline engine simulates the real model's context window: cut contexts and prompts that do not fit
         off = settings.with_(llm_provider="offline", store_uri=tmp, cache_dir=str(settings.cache_path),
-                             llm_check=False)
+                             llm_check=False, llm_context_window=window or 0)
         wb = Workbench(off)
         work(wb)
         wb.ledger.flush()
@@ -197,6 +208,11 @@ def estimate_eval(settings: Settings, prices: Prices | None = None, workbench: A
     est = _sourced(settings, recs, prior, why, prices, systems)
     est.notes.append("counts the whole run from nothing: memories already built in the store and a resumed "
                      "run's saved answers cost less")
+    cut = {n: s["fallbacks"].get("context_cut", 0) for n, s in ((got.get("res") or {}).get("systems") or {}).items()
+           if (s.get("fallbacks") or {}).get("context_cut")}
+    if cut:
+        est.notes.append("answers whose context is cut to fit the model's context window (counted as cut): "
+                         + ", ".join(f"{k} {v}" for k, v in sorted(cut.items())))
     return est
 
 

@@ -33,6 +33,7 @@ from memcore.eval.diagnostics import (
     split_evidence,
 )
 from memcore.eval.fallbacks import answer_fallbacks, fallback_counts
+from memcore.eval.limits import limit_lines
 from memcore.eval.mechanism import question_stats
 from memcore.eval.mechanism import summarize as mechanism_summary
 from memcore.eval.metric_registry import ANSWERABLE, COUNT, CSV, REPORT, Metric, MetricInput, metrics
@@ -411,6 +412,7 @@ def format_table(results: dict[str, Any]) -> str:
     note = ("\nanswers from a fallback path: " + ", ".join(fb) if fb else "") + \
         ("\nGOLD LABELS: the reader picked its prompt by the question's gold category: " + ", ".join(gold)
          if gold else "")
+    note += "".join(f"\n{line}" for line in limit_lines(results))  # long turns, context window (memcore.eval.limits)
     paper = report_lines(results)  # retrieval latency, footprint, evidence density (memcore.eval.paper_metrics)
     return table + note + ("\nmechanism statistics:\n" + "\n".join(mech) if mech else "") + \
         ("\npaper metrics:\n" + "\n".join(paper) if paper else "")

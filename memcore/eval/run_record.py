@@ -87,6 +87,8 @@ def results_so_far(store: Any, rec: dict) -> dict[str, Any]:
     res = assemble(store, rec["run_id"], convs, selected, list(rec["systems"]), p["meta"], p["judge"],
                    p["fingerprint"], p["path"], p["dataset"])
     res.update(created=rec["started"], status=rec["state"] if "state" in rec else rec["status"])
+    if p.get("limits"):  # known when the run started (questions that did not fit: in the finished results)
+        res["limits"] = p["limits"]
     return res
 
 

@@ -23,6 +23,7 @@ from typing import Any
 from memcore.datasets import DEMO_PATH, dataset_files, detect_format, load_dataset, load_demo
 from memcore.errors import ConfigError
 from memcore.eval.judge import LEXICAL_JUDGE, make_judge
+from memcore.eval.limits import count_does_not_fit, run_limits
 from memcore.eval.ray_engine import import_ray, run_ray
 from memcore.eval.report import row_order, write_results
 from memcore.eval.run_record import DONE, INCOMPLETE, STOPPED, RunRecorder, selection_payload
@@ -188,17 +189,19 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
                "variants": {n: v.system for n, v in variants.items()},
                "memory": {n: v.memory_name for n, v in variants.items()}}
         count, errors, timing = 0, [], RunTiming()
+        limits = run_limits(wb, convs)  # long turns, the context window; questions that do not fit (counted below)
         n_wanted = len(names) * sum(len(qs) for qs in selected.values())
         recorder = RunRecorder(wb.store, {  # the run's record: the app lists it and follows its progress
             "run_id": run_id, "done": n_wanted - total, "total": n_wanted, "dataset": f"{dataset} {path}",
             "engine": engine if engine == "ray" else f"local x{workers}", "systems": names,
             "payload": {"meta": meta, "judge": jinfo, "fingerprint": fingerprint, "path": path, "dataset": dataset,
-                        "selected": selection_payload(selected)}})
+                        "selected": selection_payload(selected), "limits": limits}})
 
         def on_msg(msg: dict) -> None:
             nonlocal count
             count += msg.get("done", 0)
             recorder.done = n_wanted - total + count
+            count_does_not_fit(limits, msg)
             if msg.get("phase") == "error" and len(errors) < 100:
                 errors.append(msg)  # the first 100; unanswered questions also show as complete = False
             timing.add(msg)
@@ -220,7 +223,8 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
             recorder.finish(DONE if results["complete"] else STOPPED if stop() else INCOMPLETE,
                             "" if results["complete"] else f"{results['questions_missing']} question(s) without a result")
         results.update(created=created, wall_seconds=round(time.perf_counter() - t0, 3), timing=timing.as_dict(),
-                       finished=time.time(), configs=full_cfg, limit=limit, errors=sorted(errors, key=row_order))
+                       finished=time.time(), configs=full_cfg, limit=limit, errors=sorted(errors, key=row_order),
+                       limits=limits)
         if out:
             write_results(results, out)
         return results

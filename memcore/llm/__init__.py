@@ -18,6 +18,7 @@ from memcore.llm.local_server import LOCAL_DEADLINE_S
 from memcore.llm.offline_provider import OFFLINE_LABEL, OfflineEngine
 from memcore.llm.scheduler import CallScheduler, SchedulerConfig
 from memcore.llm.simulated import SimulatedProvider
+from memcore.llm.windows import context_window
 from memcore.settings import Settings
 
 
@@ -98,8 +99,9 @@ def make_client(settings: Settings, ledger: UsageLedger | None = None, provider:
     if settings.use_cache and settings.ledger_text and not caps.offline_rules \
             and provider.name not in ("fake", "simulated"):
         cache = CallCache(settings.cache_path)
+    window = context_window(provider.name, getattr(provider, "model", ""), settings.llm_context_window)
     return LLMClient(provider, ledger or UsageLedger(), cache, scheduler=make_scheduler(settings),
-                     unusable=settings.llm_unusable)
+                     unusable=settings.llm_unusable, window=window)
 
 
 def structured_status(client: LLMClient) -> tuple[bool, str]:

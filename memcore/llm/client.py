@@ -33,6 +33,7 @@ from memcore.llm.redact import redact
 from memcore.llm.roles import Role, get_role
 from memcore.llm.scheduler import CallScheduler
 from memcore.llm.structured import PROBE_MESSAGES
+from memcore.llm.windows import PromptDoesNotFit
 from memcore.text.tokens import count_messages, count_tokens
 
 T = TypeVar("T")
@@ -137,6 +138,7 @@ class LLMClient:
         conv_id: str = "",
         scheduler: CallScheduler | None = None,
         unusable: str = "fail",
+        window: tuple[int | None, str] = (None, "unknown"),
     ) -> None:
         if unusable not in ("fail", "fallback"):
             raise ValueError(f"unusable must be 'fail' or 'fallback', not {unusable!r}")
@@ -147,6 +149,7 @@ class LLMClient:
         self.conv_id = conv_id
         self.scheduler = scheduler if scheduler is not None else CallScheduler()
         self.unusable = unusable
+        self.window, self.window_source = window  # the model's context window (memcore.llm.windows) and its source
         self.step = 0  # set by the system during ingest, recorded with each call
         self.degraded = 0  # calls answered with the role's fallback (unusable="fallback")
         self.empty = 0  # valid empty replies of roles that may return nothing (ledger outcome "empty")
@@ -167,7 +170,10 @@ class LLMClient:
         schemas). Empty for the defaults of providers without either, so older identities stay valid."""
         out = ["unusable=fallback"] if self.unusable == "fallback" else []
         mode = getattr(self.provider, "structured", "")
-        return out + ([f"structured={mode}"] if mode and not self.is_offline else [])
+        out += [f"structured={mode}"] if mode and not self.is_offline else []
+        # a window set by hand changes what fits (and so what is built and answered); the table's does not join,
+        # so identities made before windows stay valid
+        return out + ([f"context_window={self.window}"] if self.window_source == "setting" else [])
 
     @property
     def identity(self) -> tuple[str, ...]:
@@ -177,7 +183,7 @@ class LLMClient:
     def bind(self, system: str = "", conv_id: str = "") -> LLMClient:
         """A client for another context sharing this one's provider, cache, ledger and scheduler."""
         return LLMClient(self.provider, self.ledger, self.cache, system or self.system, conv_id or self.conv_id,
-                         self.scheduler, self.unusable)
+                         self.scheduler, self.unusable, (self.window, self.window_source))
 
     def _detached(self, step: int) -> LLMClient:
         c = self.bind()
@@ -228,11 +234,30 @@ class LLMClient:
         recs: list[CallRecord] = []
         sampling = (r.temperature if temperature is None else float(temperature), seed)
         try:
+            self.check_fits(r, r.messages(inputs), stage, recs)
             if self.is_offline:
                 return self._run_offline(r, inputs, stage, recs)
             return self._run_chat(r, inputs, stage, logprobs, recs, sampling)
         finally:
             self._book(recs)
+
+    def prompt_budget(self, r: Role) -> int | None:
+        """Tokens a prompt of role `r` may take (the window less the role's reply budget); None: no window known."""
+        return None if self.window is None else self.window - r.max_tokens
+
+    def check_fits(self, r: Role, messages: list, stage: str, recs: list) -> None:
+        """Raise PromptDoesNotFit (booked with outcome "does_not_fit", nothing sent) when the prompt and the role's
+        reply budget exceed the context window (memcore.llm.windows)."""
+        if self.window is None:
+            return
+        need = count_messages(messages) + r.max_tokens
+        if need <= self.window:
+            return
+        err = PromptDoesNotFit(r.name, stage, need, self.window, self.provider.model, self.window_source)
+        rec = self._record(r.name, stage, ChatResult(""), 0.0, error=str(err), prompt=prompt_text(messages))
+        rec.outcome = "does_not_fit"
+        recs.append(rec)
+        raise err
 
     def _book(self, recs: list[CallRecord]) -> None:
         if self._records is not None:
@@ -246,6 +271,8 @@ class LLMClient:
         result = RoleResult(role=r.name, output=_PENDING, provider=self.provider.label)
         try:
             chat, key = self._chat(r, messages, inputs, stage, logprobs, recs, sampling=sampling)
+        except PromptDoesNotFit:
+            raise
         except LLMError as e:
             raise LLMCallFailed(r.name, stage, str(e)) from e
         result.raw, result.logprobs = chat.text, chat.logprobs
@@ -262,7 +289,10 @@ class LLMClient:
             {"role": "user", "content": REPAIR_PROMPT.format(error=err)},
         ]
         try:
+            self.check_fits(r, repair, stage, recs)  # the repair turn carries the bad reply: it may not fit
             chat2, key2 = self._chat(r, repair, inputs, stage, False, recs, attempt=2, sampling=sampling)
+        except PromptDoesNotFit:
+            raise
         except LLMError as e:
             raise LLMCallFailed(r.name, stage, f"malformed reply ({err}), and the repair call failed: {e}") from e
         self._account(result, chat2)

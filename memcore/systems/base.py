@@ -300,17 +300,25 @@ class BaseSystem:
         trace."""
         reader = self.reader(question)
         trace.reader = reader.record()
-        res = self.llm.run(reader.role, {
-            "question": question.text, "context": trace.context, "question_date": question.question_date,
-            "passages": [{"text": i.text, "date": i.metadata.get("date", ""), "score": i.score,
-                          "speaker": i.metadata.get("speaker", ""), "turn_ids": list(i.turn_ids)}
-                         for i in trace.items],
-            "speakers": list(self.conv.speakers), **reader.extra,
-        }, stage="answer", temperature=reader.temperature, seed=reader.seed)
+        self.fit_context(question, trace, reader)
+        res = self.llm.run(reader.role, self.reader_inputs(question, trace.items, trace.context, reader),
+                           stage="answer", temperature=reader.temperature, seed=reader.seed)
         trace.notes.extend(res.notes)
         if res.error:
             trace.errors.append(res.error)
         return getattr(res.output, "text", "") or ""
+
+    def reader_inputs(self, question: Question, items: list[TraceItem], context: str, reader: Reader) -> dict[str, Any]:
+        """The reader role's inputs for a context (rendered) and its items."""
+        return {"question": question.text, "context": context, "question_date": question.question_date,
+                "passages": [{"text": i.text, "date": i.metadata.get("date", ""), "score": i.score,
+                              "speaker": i.metadata.get("speaker", ""), "turn_ids": list(i.turn_ids)} for i in items],
+                "speakers": list(self.conv.speakers), **reader.extra}
+
+    def fit_context(self, question: Question, trace: Trace, reader: Reader) -> None:
+        """Cut the trace's context to fit the model's context window under a named rule, before the reader runs.
+        Systems keep their context as built (a prompt that does not fit is not sent: memcore.llm.windows); a system
+        with a rule of its own overrides this (full_context)."""
 
 
 def turn_sort_key(turn_id: str) -> tuple[int, int, str]:

@@ -36,3 +36,14 @@ def test_benchmark_shows_footprint_latency_and_density(app_env):
     assert any("Evidence density" in s for s in titles)
     at.selectbox(key="bm_density_cat").set_value("1").run()
     assert not at.exception, [e.value for e in at.exception]
+
+
+def test_benchmark_names_the_runs_limits(app_env):
+    res = _results()
+    res["limits"] = {"long_turns": {"window": 256, "rule": "mean-of-chunks", "over": 7, "of": 19},
+                     "context_window": {"tokens": 900, "source": "setting"}, "does_not_fit": {"b": 2}}
+    at = benchmark_with(app_env, res)
+    assert not at.exception and not at.error, [e.value for e in at.exception]
+    captions = " ".join(c.value for c in at.caption).replace("\\", "")  # as rendered: Markdown escapes dropped
+    assert "7 of 19 turns exceed the embedder" in captions and "context window: 900 tokens" in captions
+    assert "not sent, not answered): b 2" in captions

@@ -31,7 +31,8 @@ def test_rows_carry_them_and_results_count_them() -> None:
                       Answer("retriever", _trace(structure=structure)), {"system": "s"})
         rows.append(r)
     assert rows[0]["fallbacks"] == ["full_conversation"] and rows[1]["fallbacks"] == []
-    assert fallback_counts(rows) == {"full_conversation": 1, "backfill_only": 0, "unusable_reply": 0, "any": 1}
+    assert fallback_counts(rows) == {"full_conversation": 1, "backfill_only": 0, "unusable_reply": 0, "context_cut": 0,
+                                     "any": 1}
     res = aggregate(rows, judge=False, model="m", provider="offline")
     assert res["s"]["fallbacks"]["any"] == 1
     assert "answers from a fallback path: s 1/3" in format_table({"systems": res})
