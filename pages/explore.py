@@ -5,7 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from memcore.systems import get_system
-from ui import state, widgets
+from memcore.viz.views import get_view
+from ui import hierarchy_view, state, widgets
 from ui.explore_view import current_items, history, id_kinds, provenance
 from ui.growth import ego_graph
 
@@ -36,6 +37,10 @@ if not kinds:
 state.url_seed("ex_kind", "kind", kinds)
 kind = c2.selectbox("Kind", kinds, format_func=lambda k: f"{k} ({counts.get(k, 0)})", key="ex_kind")
 query = c3.text_input("Search text or turn id", key="ex_query")
+if get_view(system).levels is not None:
+    with st.expander("Hierarchy (drill down, search, history)", expanded=False):
+        hierarchy_view.drill(get_view(system), system, lambda k, at: state.items_at(mem, k, at), ck,
+                             state.replay_data(wb, system, conv).events, "ex")
 ego_graph(mem, None, set(), "ex")
 df = current_items(mem, kind, ck)
 if query.strip():

@@ -13,7 +13,7 @@ from memcore.viz.parts import Block
 from memcore.viz.replay import ReplayData
 from memcore.viz.views import SystemView, get_view
 from memcore.workbench import Workbench
-from ui import state, widgets
+from ui import hierarchy_view, state, widgets
 from ui.render import render
 
 
@@ -84,6 +84,11 @@ def growth_views(wb: Workbench, conv: Conversation, data: dict[str, ReplayData],
     name = widgets.segmented("System", names, "gr_system", default,  # a variant is shown by its name
                              format_func=lambda n: (get_system(n).title or n) if n in widgets.systems() else n)
     rd = data[name]
+    view = get_view(name)
+    if view.levels is not None:
+        mem = state.memory_of(wb, name, conv)
+        hierarchy_view.drill(view, name, lambda kind, at: state.items_at(mem, kind, at), step,
+                             rd.events[rd.events["step"] <= step], f"gr_{name}")
     render(growth_blocks(wb, conv, rd, step), f"gr_{name}")
     ego_graph(state.memory_of(wb, name, conv), step, rd.changed_at(step), f"gr_{name}")
     memory_table(wb, conv, rd, step)
