@@ -39,7 +39,8 @@ kind = c2.selectbox("Kind", kinds, format_func=lambda k: f"{k} ({counts.get(k, 0
 query = c3.text_input("Search text or turn id", key="ex_query")
 if get_view(system).levels is not None:
     with st.expander("Hierarchy (drill down, search, history)", expanded=False):
-        hierarchy_view.drill(get_view(system), system, lambda k, at: state.items_at(mem, k, at), ck,
+        hierarchy_view.drill(get_view(system), get_system(system).title or system,
+                             lambda k, at: state.items_at(mem, k, at), ck,
                              state.replay_data(wb, system, conv).events, "ex")
 ego_graph(mem, None, set(), "ex", conv)
 df = current_items(mem, kind, ck)

@@ -52,7 +52,7 @@ def drill(view: SystemView, system: str, items_at: ItemsAt, step: int, events: p
     st.plotly_chart(drill_figure(shown, _title(system, nodes), highlight=highlight, hits=hits,
                                  root_label="matches" if hits else "all"), key=f"{key}_drill")
     st.caption("Two levels at a time: click a region to drill into it (themes → facts → episodes → turns), the "
-               "bar above climbs back. The number after a label counts what is below it; at most 18 regions per "
+               "bar above climbs back. The number after a label counts its children (e.g. 4 facts); at most 18 regions per "
                "level, the rest in \"N more\" (click it); hover for the full text."
                + (" Outlined: the matches." if hits else ""))
     if hits:

@@ -58,7 +58,7 @@ def timeline(data: dict[str, ReplayData], sig: tuple, step: int, n: int, step_ke
     frame = _frame(sig, data)
     names = list(data)
     present = kinds_present(frame)
-    c1, c2 = st.columns([2, 3])
+    c1, c2 = st.columns([1, 2])
     systems = c1.pills("Systems on the timeline", names, selection_mode="multi", default=names, key="rp_tl_systems")
     kinds = c2.pills("Event kinds", present, selection_mode="multi", key="rp_tl_kinds",
                      default=[k for k in present if k not in ("updated", "linked")])
@@ -66,7 +66,7 @@ def timeline(data: dict[str, ReplayData], sig: tuple, step: int, n: int, step_ke
     cons = [k for k in kinds if k in CONSOLIDATION] or list(CONSOLIDATION)
     prev_step = next_event_step(frame, step, systems, cons, forward=False)
     next_step = next_event_step(frame, step, systems, cons, forward=True)
-    b = st.columns([1, 1, 3], vertical_alignment="center")
+    b = st.columns([1, 1, 1.4], vertical_alignment="center")
     b[0].button("Previous consolidation event", icon=":material/skip_previous:", disabled=prev_step is None,
                 on_click=go_to, args=(prev_step or 0, n), key="rp_prev_event",
                 help=f"the nearest earlier step with {' / '.join(cons)} ({prev_step if prev_step is not None else 'none'})")

@@ -22,7 +22,7 @@ from memcore.viz.theme import kind_color, style
 MAX_CHILDREN = 18  # children drawn under one node; the rest go into an "N more" node
 HEIGHT = 600
 ROW_PX = 22  # the least height a region may have: one line of 12 px text with its padding
-LABEL_CHARS = 70  # a label is cut to this many characters (its full text is in the hover)
+LABEL_CHARS = 44  # a label is cut to this many characters (its full text is in the hover)
 GREY = "#D9D9D9"
 
 
@@ -117,7 +117,8 @@ def drill_figure(nodes: list[HNode], title: str, highlight: Iterable[str] = (), 
         for n in shown:
             below = _descendants(kids, n.id)
             color = kind_color(n.kind or n.level) if not hl or n.id in on_path else GREY
-            count = f" · {below}" if below else ""
+            under = kids.get(n.id, [])
+            count = f" · {len(under)} {under[0].level}{'s' if len(under) > 1 else ''}" if under else ""
             add(n.id if fig_parent == "ROOT" else f"{fig_parent}/{n.id}", fig_parent,
                 shorten(n.label, LABEL_CHARS) + count,
                 "<br>".join(esc(x) for x in (f"{n.level} {n.id}" + (f" · {below} below" if below else ""),

@@ -337,7 +337,7 @@ def xmemory_growth(rd: ReplayData, step: int, items_at: ItemsAt) -> list[Block]:
 
 
 HIERARCHY_CAPTION = ("Themes, then (click one) its semantic facts, then the episodes a fact came from, then their "
-                     "turns; the number after a label counts what is below it. At most 18 regions per level, the "
+                     "turns; the number after a label counts its children. At most 18 regions per level, the "
                      "rest in \"N more\" (click it). The bar above climbs back; hover for the full text.")
 
 
