@@ -56,7 +56,7 @@ def _degrees(subgraph: Mapping[str, Any]) -> dict[str, int]:
 
 
 def labelled(subgraph: Mapping[str, Any], max_labels: int = MAX_LABELS) -> set[str]:
-    """Node ids drawn with a label: every node with a role (seed, new, gold), else the `max_labels`
+    """Node ids drawn with a label: every node with a role (seed, new, gold) or `always_label`, else the `max_labels`
     best-connected nodes of degree >= 2 (the others show their text on hover only)."""
     return set(label_ranks(subgraph, max_labels))
 
@@ -69,8 +69,10 @@ def label_ranks(subgraph: Mapping[str, Any], max_labels: int = MAX_LABELS) -> di
     the page keeps the better-ranked one (roles by importance, then by degree)."""
     deg = _degrees(subgraph)
     roles = {str(n["id"]): str(n.get("role")) for n in subgraph.get("nodes", []) if n.get("role")}
-    ranked = sorted((d, nid) for nid, d in deg.items() if d >= 2 and nid not in roles)
+    always = [str(n["id"]) for n in subgraph.get("nodes", []) if n.get("always_label") and str(n["id"]) not in roles]
+    ranked = sorted((d, nid) for nid, d in deg.items() if d >= 2 and nid not in roles and nid not in always)
     order = sorted(roles, key=lambda nid: (_ROLE_RANK.get(roles[nid], 5), -deg.get(nid, 0), nid))
+    order += sorted(always, key=lambda nid: (-deg.get(nid, 0), nid))  # e.g. a community: labelled whatever its degree
     order += [nid for _, nid in ranked[::-1][:max_labels]]
     return {nid: i for i, nid in enumerate(order)}
 

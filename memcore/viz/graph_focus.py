@@ -10,6 +10,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from memcore.viz.safe import shorten
+
 COMMUNITY_SEED = 7
 MAX_COMMUNITIES = 24  # communities drawn as their own node; the smaller ones share one "N smaller communities" node
 REST = "community:rest"
@@ -50,7 +52,7 @@ def collapsed(subgraph: Mapping[str, Any], comms: list[list[str]], expand: int |
         for n in c:
             where[n] = n if i == expand else cid
         if cid != REST:
-            head = ", ".join(names.get(n, n) for n in c[:2])
+            head = ", ".join(shorten(names.get(n, n), 14) for n in c[:2])
             listing.append((cid, f"{head}{f' +{len(c) - 2}' if len(c) > 2 else ''}", len(c)))
     inner: Counter[str] = Counter()
     between: Counter[tuple[str, str]] = Counter()
@@ -71,10 +73,10 @@ def collapsed(subgraph: Mapping[str, Any], comms: list[list[str]], expand: int |
         members = [n for n, w in where.items() if w == cid]
         role = next((roles[m] for m in members if m in roles), "")
         head = next((lab for i, lab, _ in listing if i == cid), f"{rest} smaller communities")
-        label = f"{head} · {size} entities" if cid != REST else f"{rest} smaller communities · {size} entities"
-        nodes.append({"id": cid, "label": label, "kind": "community", "role": role,
+        label = f"{size} · {head}" if cid != REST else f"{size} · {rest} smaller communities"
+        nodes.append({"id": cid, "label": label, "kind": "community", "role": role, "always_label": True,
                       "size": 12 + 26 * (size / biggest) ** 0.5,
-                      "title": f"{label}, {inner[cid]} relations inside: "
+                      "title": f"{size} entities, {inner[cid]} relations inside: "
                                + ", ".join(names.get(m, m) for m in members[:30])
                                + (f" and {len(members) - 30} more" if len(members) > 30 else "")})
     if expand is not None and 0 <= expand < len(comms):

@@ -34,7 +34,7 @@ def test_collapsed_draws_one_node_per_community_with_counts_and_expands_one():
     comms = communities(g)
     view = collapsed(g, comms)
     assert len(view["nodes"]) == 3 and all(n["kind"] == "community" for n in view["nodes"])
-    assert all("4 entities" in n["label"] for n in view["nodes"])
+    assert all(n["label"].startswith("4 · ") and n["always_label"] for n in view["nodes"])
     assert sorted(e["label"] for e in view["edges"]) == ["1 relation", "1 relation"]
     assert [n["role"] for n in view["nodes"] if n["role"]] == ["new"]
     i = next(k for k, c in enumerate(comms) if "c1n0" in c)
