@@ -41,7 +41,7 @@ if get_view(system).levels is not None:
     with st.expander("Hierarchy (drill down, search, history)", expanded=False):
         hierarchy_view.drill(get_view(system), get_system(system).title or system,
                              lambda k, at: state.items_at(mem, k, at), ck,
-                             state.replay_data(wb, system, conv).events, "ex")
+                             state.replay_data(wb, system, conv).events, "ex", memory=(*mem.key, "explore"))
 ego_graph(mem, None, set(), "ex", conv)
 df = current_items(mem, kind, ck)
 if query.strip():

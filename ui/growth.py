@@ -152,7 +152,8 @@ def growth_views(wb: Workbench, conv: Conversation, data: dict[str, ReplayData],
         mem = state.memory_of(wb, name, conv)
         title = (get_system(name).title or name) if name in widgets.systems() else name
         hierarchy_view.drill(view, title, lambda kind, at: state.items_at(mem, kind, at), step,
-                             rd.events[rd.events["step"] <= step], f"gr_{name}")
+                             rd.events[rd.events["step"] <= step], f"gr_{name}",
+                             memory=(*mem.key, rd.n_steps, len(rd.events)))
     render(growth_blocks(wb, conv, rd, step), f"gr_{name}")
     ego_graph(state.memory_of(wb, name, conv), step, rd.changed_at(step), f"gr_{name}", conv)
     memory_table(wb, conv, rd, step)

@@ -34,13 +34,27 @@ def history_table(events: pd.DataFrame, node_id: str) -> pd.DataFrame:
     return hit[["step", "event", "items", "reason"]].sort_values("step", kind="stable")
 
 
+_NODES: dict[tuple, list[HNode]] = {}
+_FIGS: dict[tuple, dict] = {}
+
+
+def _cached(store: dict, key: tuple, make):  # noqa: ANN001, ANN202 - a small per-process cache of pure results
+    if key not in store:
+        if len(store) > 64:
+            store.clear()
+        store[key] = make()
+    return store[key]
+
+
 def drill(view: SystemView, system: str, items_at: ItemsAt, step: int, events: pd.DataFrame | None, key: str,
-          highlight: Iterable[str] = ()) -> None:
+          highlight: Iterable[str] = (), memory: tuple = ()) -> None:
     """Search box, drill-down icicle (matches outlined, `highlight` in colour), the matches as a table, and the
-    history of a top-level node picked below."""
+    history of a top-level node picked below. `memory` identifies the memory: with it, the hierarchy and its figure
+    are built once per memory, step and search (a step of Replay then only redraws them)."""
     if view.levels is None:
         return
-    nodes = view.levels(items_at, step)
+    levels = view.levels
+    nodes = _cached(_NODES, (memory, step), lambda: levels(items_at, step)) if memory else levels(items_at, step)
     if not nodes:
         return
     query = st.text_input("Search the hierarchy", key=f"{key}_hq", placeholder="words of a theme, fact or episode, "
@@ -49,8 +63,14 @@ def drill(view: SystemView, system: str, items_at: ItemsAt, step: int, events: p
     if query.strip() and not hits:
         st.info(f"Nothing in this hierarchy matches {widgets.md_escape(query.strip())!s}.")
         shown = nodes
-    st.plotly_chart(drill_figure(shown, _title(system, nodes), highlight=highlight, hits=hits,
-                                 root_label="matches" if hits else "all"), key=f"{key}_drill")
+    hl = tuple(sorted(highlight))
+
+    def figure() -> dict:
+        return drill_figure(shown, _title(system, nodes), highlight=hl, hits=hits,
+                            root_label="matches" if hits else "all").to_plotly_json()
+
+    fig = _cached(_FIGS, (memory, step, query.strip().lower(), hl, system), figure) if memory else figure()
+    st.plotly_chart(fig, key=f"{key}_drill")
     st.caption("Two levels at a time: click a region to drill into it (themes → facts → episodes → turns), the "
                "bar above climbs back. The number after a label counts its children (e.g. 4 facts); at most 18 regions per "
                "level, the rest in \"N more\" (click it); hover for the full text."
