@@ -58,7 +58,7 @@ def _neighbourhood(sub: dict, choices: dict[str, str], key: str) -> None:
     hops = c2.segmented_control("Hops", [1, 2], default=1, key=f"{key}_hops") or 1
     if pick:
         ego = ego_subgraph(sub, pick, int(hops))
-        ego["nodes"] = [{**n, "role": n.get("role") or ("focus" if str(n["id"]) == pick else "")} for n in ego["nodes"]]
+        ego["nodes"] = [{**n, "role": "focus" if str(n["id"]) == pick else n.get("role", "")} for n in ego["nodes"]]
         st.iframe(graph_html(ego, height=440, edge_labels=True), height=frame_height(440))
         more = (f" · {ego['more']} more within {hops} hop(s) not drawn (the nearest and best-connected are)"
                 if ego["more"] else "")

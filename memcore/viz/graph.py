@@ -136,18 +136,23 @@ def legend_html(roles: Iterable[str], path: bool, kinds: Iterable[str] = ("entit
     not drawn."""
     items = [f'<span style="display:inline-block;width:12px;height:12px;border-radius:6px;background:{ROLE_COLORS[r]};'
              f'margin:0 4px 0 12px;vertical-align:middle"></span>{esc(ROLE_NAMES[r])}' for r in ROLE_COLORS if r in roles]
-    shapes = [_SHAPE_NAMES.get(k, k) for k in dict.fromkeys(kinds)]
+    kinds = list(dict.fromkeys(kinds))
+    shapes = [_SHAPE_NAMES.get(k, k) for k in kinds]
     items.append('<span style="display:inline-block;width:12px;height:12px;border-radius:6px;background:#BBBBBB;'
                  f'margin:0 4px 0 12px;vertical-align:middle"></span>other (shape: {esc(", ".join(shapes))})')
     if path:
         items.append(f'<span style="display:inline-block;width:22px;height:4px;background:{PATH_COLOR};'
                      'margin:0 4px 0 12px;vertical-align:middle"></span>path from the question to the gold turn')
-    edges = " · edges labelled with their relation (and time)" if edge_labels else ""
+    kinds = set(kinds)
+    edges = "" if not edge_labels else (" · edges labelled with their relation (and time); between communities, "
+                                        "how many relations" if "community" in kinds and "entity" in kinds else
+                                        " · an edge counts the relations between two communities"
+                                        if "community" in kinds else " · edges labelled with their relation (and time)")
     return ('<div style="font:13px sans-serif;color:#1F2933;padding:2px 0 6px">' + "".join(items) + edges
             + " · labels on the best-connected nodes; hover any node for its full text</div>")
 
 
-EDGE_LABELS_MAX = 60  # edges up to which every edge carries its label (when asked); more: only highlighted ones
+EDGE_LABELS_MAX = 120  # edges up to which every edge carries its label (when asked); more: only highlighted ones
 
 
 def graph_html(subgraph: Mapping[str, Any], height: int = 520, physics: bool = True, edge_labels: bool = False,
@@ -167,6 +172,7 @@ def graph_html(subgraph: Mapping[str, Any], height: int = 520, physics: bool = T
                 "edges": sorted(subgraph.get("edges", []), key=lambda e: (str(e["source"]), str(e["target"]),
                                                                           str(e.get("label", ""))))}
     every_edge = edge_labels and len(subgraph["edges"]) <= EDGE_LABELS_MAX
+    roled = {str(n["id"]) for n in subgraph["nodes"] if n["role"] in ("focus", "seed")}
     show = label_ranks(subgraph, max_labels)
     path = {frozenset(p) for p in gold_path(subgraph)}
     net = Network(height=f"{height}px", width="100%", directed=True, cdn_resources="in_line", notebook=False)
@@ -191,7 +197,8 @@ def graph_html(subgraph: Mapping[str, Any], height: int = 520, physics: bool = T
                 ids.add(end)
                 net.add_node(end, label=" ", title=end, color=OTHER, size=8)
         on_path, hl = frozenset((s, t)) in path, bool(e.get("highlight"))
-        net.add_edge(s, t, label=shorten(e.get("label", ""), 32) if (on_path or hl or every_edge) else "",
+        centre = s in roled or t in roled  # an edge of a focus / seed / new node: its label kept first
+        net.add_edge(s, t, __rank=0 if centre else 1, label=shorten(e.get("label", ""), 32) if (on_path or hl or every_edge) else "",
                      title=str(e.get("title") or e.get("label", "")),
                      color=PATH_COLOR if on_path else ROLE_COLORS["new" if e.get("role") == "new" else "seed"] if hl
                      else "#B0B0B0", width=5 if on_path else 3 if hl else e.get("width", 1.2),

@@ -15,6 +15,8 @@ from memcore.viz.safe import shorten
 COMMUNITY_SEED = 7
 MAX_COMMUNITIES = 24  # communities drawn as their own node; the smaller ones share one "N smaller communities" node
 REST = "community:rest"
+MORE = "community:more-of-"  # the members of an expanded community past MAX_EXPAND
+MAX_EXPAND = 40
 
 
 def communities(subgraph: Mapping[str, Any], seed: int = COMMUNITY_SEED) -> list[list[str]]:
@@ -38,10 +40,11 @@ def community_id(i: int) -> str:
 
 
 def collapsed(subgraph: Mapping[str, Any], comms: list[list[str]], expand: int | None = None,
-              max_communities: int = MAX_COMMUNITIES) -> dict[str, Any]:
+              max_communities: int = MAX_COMMUNITIES, max_expand: int = MAX_EXPAND) -> dict[str, Any]:
     """The graph with each community drawn as one node ("Name, Name +N" with its entity and relation counts; the
     communities past `max_communities` share one node), the relations between two communities as one edge
-    labelled with their count; community `expand` (an index) is drawn as its entities with their own relations.
+    labelled with their count; community `expand` (an index) is drawn as its `max_expand` best-connected entities
+    with their own relations, its other members as one "N more of this community" node.
     A node with a role (e.g. "new") gives its community that role. "communities" lists (id, label, size)."""
     names = {str(n["id"]): str(n.get("label") or n["id"]) for n in subgraph.get("nodes", [])}
     roles = {str(n["id"]): str(n.get("role") or "") for n in subgraph.get("nodes", []) if n.get("role")}
@@ -49,8 +52,8 @@ def collapsed(subgraph: Mapping[str, Any], comms: list[list[str]], expand: int |
     listing = []
     for i, c in enumerate(comms):
         cid = community_id(i) if i < max_communities - 1 or len(comms) <= max_communities else REST
-        for n in c:
-            where[n] = n if i == expand else cid
+        for k, n in enumerate(c):  # an expanded community shows its best-connected members, the rest as one node
+            where[n] = (n if k < max_expand else f"{MORE}{i + 1}") if i == expand else cid
         if cid != REST:
             head = ", ".join(shorten(names.get(n, n), 14) for n in c[:2])
             listing.append((cid, f"{head}{f' +{len(c) - 2}' if len(c) > 2 else ''}", len(c)))
@@ -60,12 +63,13 @@ def collapsed(subgraph: Mapping[str, Any], comms: list[list[str]], expand: int |
     for e in subgraph.get("edges", []):
         s, t = where.get(str(e["source"]), str(e["source"])), where.get(str(e["target"]), str(e["target"]))
         if s == str(e["source"]) and t == str(e["target"]) and expand is not None and s in names:
-            edges.append(e)  # inside the expanded community, or from it to... (both ends are entities)
+            edges.append(e)  # both ends are drawn entities (of the expanded community): the relation itself
         elif s == t:
             inner[s] += 1
         else:
             between[tuple(sorted((s, t)))] += 1  # type: ignore[arg-type]
-    sizes = Counter(v for v in where.values() if v.startswith("community:"))
+    sizes = Counter(v for v in where.values() if v.startswith("community:") and not v.startswith(MORE))
+    more = Counter(v for v in where.values() if v.startswith(MORE))
     rest = sum(1 for i in range(len(comms)) if i >= max_communities - 1 and len(comms) > max_communities)
     nodes = []
     biggest = max(sizes.values(), default=1)
@@ -79,6 +83,10 @@ def collapsed(subgraph: Mapping[str, Any], comms: list[list[str]], expand: int |
                       "title": f"{size} entities, {inner[cid]} relations inside: "
                                + ", ".join(names.get(m, m) for m in members[:30])
                                + (f" and {len(members) - 30} more" if len(members) > 30 else "")})
+    for mid, size in more.items():
+        nodes.append({"id": mid, "label": f"{size} more of this community", "kind": "community", "role": "",
+                      "always_label": True, "size": 14, "title": f"{size} less-connected members of the expanded "
+                                                                  "community: pick one's neighbourhood to see it"})
     if expand is not None and 0 <= expand < len(comms):
         nodes += [{**n, "title": n.get("title") or names[str(n["id"])]} for n in subgraph.get("nodes", [])
                   if where.get(str(n["id"])) == str(n["id"])]

@@ -40,7 +40,7 @@ FIT_SCRIPT = """<script type="text/javascript">
       if (meets) { hide.push({id: n.id, label: " "}); } else { kept.push(b); }
     });
     nodes.update(hide);
-    // edge labels after every node label, in id order: drawn horizontally at the edge's middle, left out where
+    // edge labels after every node label, those of the focus / seed nodes first, then in id order: drawn horizontally at the edge's middle, left out where
     // they would meet a label already kept (the relation stays on hover)
     var ehide = [], eshow = [];
     if (typeof edges !== "undefined") {
@@ -51,7 +51,7 @@ FIT_SCRIPT = """<script type="text/javascript">
         var r = n.size || 11, q = ep[n.id];
         return {left: q.x - r, right: q.x + r, top: q.y - r, bottom: q.y + r}; });
       es.filter(function (e) { return e.__label && e.__label.trim() && ep[e.from] && ep[e.to]; })
-        .sort(function (a, b) { return String(a.id) < String(b.id) ? -1 : 1; })
+        .sort(function (a, b) { return ((a.__rank || 0) - (b.__rank || 0)) || (String(a.id) < String(b.id) ? -1 : 1); })
         .forEach(function (e) {
           var size = (e.font && e.font.size) || 12, a = ep[e.from], c = ep[e.to];
           ctx.font = size + "px arial";

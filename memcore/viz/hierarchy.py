@@ -110,8 +110,8 @@ def drill_figure(nodes: list[HNode], title: str, highlight: Iterable[str] = (), 
         widths.append(width)
 
     def place(parent_id: str, group: list[HNode], fig_parent: str, value: float) -> None:
-        # the highlighted and the matching first, then as given; the rest in "N more"
-        group = sorted(group, key=lambda n: (n.id not in on_path, n.id not in hit))
+        # the highlighted and the matching first, then the biggest (most children), then as given; the rest in "N more"
+        group = sorted(group, key=lambda n: (n.id not in on_path, n.id not in hit, -len(kids.get(n.id, []))))
         shown, rest = (group, []) if len(group) <= max_children else (group[:max_children - 1], group[max_children - 1:])
         share = value / (len(shown) + (1 if rest else 0))
         for n in shown:

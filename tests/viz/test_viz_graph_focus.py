@@ -71,3 +71,14 @@ def test_same_data_same_page():
     shuffled = {"nodes": g["nodes"][::-1], "edges": g["edges"][::-1]}
     strip = re.compile(r"[0-9a-f]{32}")  # pyvis' random element ids, if any
     assert strip.sub("", graph_html(g)) == strip.sub("", graph_html(shuffled))
+
+
+def test_an_expanded_community_shows_its_best_connected_members_and_counts_the_rest():
+    g = _graph(2, 6)
+    comms = communities(g)
+    view = collapsed(g, comms, expand=0, max_expand=4)
+    ents = [n for n in view["nodes"] if n["kind"] == "entity"]
+    assert len(ents) == 4
+    more = [n for n in view["nodes"] if n["label"] == "2 more of this community"]
+    assert len(more) == 1 and more[0]["always_label"]
+    assert sum(1 for e in view["edges"] if e["label"] == "knows") == 6  # among the 4 drawn
