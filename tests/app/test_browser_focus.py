@@ -38,6 +38,21 @@ POINT_OF = """([key, row]) => {  // the centre of the first tick of a timeline r
 }"""
 
 
+MEETS = """() => {  // drawn labels (nodes' and edges') whose boxes meet, as vis-network measures them
+  const box = (m) => { const s = m.labelModule.size; return {left: s.left, right: s.left + s.width, top: s.top,
+                                                              bottom: s.top + s.height}; };
+  const all = [...nodes.get().filter(n => n.label && n.label.trim()).map(n => box(network.body.nodes[n.id])),
+               ...edges.get().filter(e => e.label && e.label.trim()).map(e => box(network.body.edges[e.id]))];
+  const drawn = all.filter(a => a.right > a.left);
+  let meet = 0;
+  for (let i = 0; i < drawn.length; i++) for (let j = i + 1; j < drawn.length; j++) {
+    const a = drawn[i], b = drawn[j];
+    if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom) meet++;
+  }
+  return [drawn.length, meet];
+}"""
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("focus")
@@ -118,6 +133,8 @@ def test_timeline_hierarchy_and_neighbourhood(built):
                 "() => edges.get().filter(e => e.label && e.label.trim()).map(e => e.label)")
             assert shown, "at least one relation label drawn"
             assert all(len(lab) <= 40 for lab in shown)
+            drawn, meet = inner.locator("body").evaluate(MEETS)
+            assert drawn > len(shown) // 2 and meet == 0, (drawn, meet)  # no drawn label overlaps another
             frame.scroll_into_view_if_needed()
             shoot(page, shots, "neighbourhood")
     finally:
