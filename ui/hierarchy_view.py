@@ -67,7 +67,7 @@ def drill(view: SystemView, system: str, items_at: ItemsAt, step: int, events: p
 
     def figure() -> dict:
         return drill_figure(shown, _title(system, nodes), highlight=hl, hits=hits,
-                            root_label="matches" if hits else "all").to_plotly_json()
+                            root_label="matches" if hits else "all", as_dict=True)
 
     fig = _cached(_FIGS, (memory, step, query.strip().lower(), hl, system), figure) if memory else figure()
     st.plotly_chart(fig, key=f"{key}_drill")

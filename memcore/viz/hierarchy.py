@@ -11,6 +11,7 @@ question's retrieval path) is drawn in colour, everything else grey. Pure data -
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -24,6 +25,7 @@ HEIGHT = 600
 ROW_PX = 22  # the least height a region may have: one line of 12 px text with its padding
 LABEL_CHARS = 44  # a label is cut to this many characters (its full text is in the hover)
 GREY = "#D9D9D9"
+HOVER_CHARS = 120  # a node's text in its hover, cut (thousands of nodes travel to the browser with every step)
 
 
 @dataclass(frozen=True)
@@ -81,13 +83,15 @@ def _descendants(kids: dict[str, list[HNode]], nid: str) -> int:
 
 
 def drill_figure(nodes: list[HNode], title: str, highlight: Iterable[str] = (), hits: Iterable[str] = (),
-                 max_children: int = MAX_CHILDREN, root_label: str = "all", height: int = HEIGHT) -> go.Figure:
+                 max_children: int = MAX_CHILDREN, root_label: str = "all", height: int = HEIGHT,
+                 as_dict: bool = False) -> go.Figure | dict:
     """An icicle of the hierarchy, two levels on screen at a time (click a region to drill into it).
 
     Under each node at most `max_children` children are drawn, the rest in one "N more" node; every node drawn
     at a level gets the same share of its parent, so with `height` / (max_children + 1) >= ROW_PX every label on
     screen has room. Highlighted ids (and their ancestors) are drawn in their level's colour, others grey when a
-    highlight is given; search hits get a thick outline."""
+    highlight is given; search hits get a thick outline. `as_dict`: the figure as a plain plotly dict, unvalidated
+    (fast for thousands of nodes)."""
     hl, hit = set(highlight), set(hits)
     by_id = {n.id: n for n in nodes}
     on_path = set(hl)
@@ -97,6 +101,20 @@ def drill_figure(nodes: list[HNode], title: str, highlight: Iterable[str] = (), 
             on_path.add(p)
             p = by_id[p].parent if p in by_id else ""
     kids = children_of(nodes)
+    below_of: dict[str, int] = {}
+
+    def below(nid: str) -> int:  # nodes under one (memoised: each subtree counted once)
+        if nid not in below_of:
+            below_of[nid] = 0  # a cycle in bad data counts nothing twice
+            below_of[nid] = sum(1 + below(c.id) for c in kids.get(nid, []))
+        return below_of[nid]
+
+    used: Counter[str] = Counter()
+
+    def uid(nid: str) -> str:  # a node drawn twice (an episode under two facts) gets "#k" on its later copies
+        used[nid] += 1
+        return nid if used[nid] == 1 and nid != "more" else f"{nid}#{used[nid]}"
+
     ids, parents, labels, hover, colors, values, widths = ["ROOT"], [""], [esc(root_label)], [esc(root_label)], \
         ["#FFFFFF"], [1.0], [1]
 
@@ -115,33 +133,37 @@ def drill_figure(nodes: list[HNode], title: str, highlight: Iterable[str] = (), 
         shown, rest = (group, []) if len(group) <= max_children else (group[:max_children - 1], group[max_children - 1:])
         share = value / (len(shown) + (1 if rest else 0))
         for n in shown:
-            below = _descendants(kids, n.id)
+            n_below = below(n.id)
             color = kind_color(n.kind or n.level) if not hl or n.id in on_path else GREY
             under = kids.get(n.id, [])
             count = f" · {len(under)} {under[0].level}{'s' if len(under) > 1 else ''}" if under else ""
-            add(n.id if fig_parent == "ROOT" else f"{fig_parent}/{n.id}", fig_parent,
+            add(uid(n.id), fig_parent,
                 shorten(n.label, LABEL_CHARS) + count,
-                "<br>".join(esc(x) for x in (f"{n.level} {n.id}" + (f" · {below} below" if below else ""),
-                                             shorten(n.text or n.label, 300))),
+                "<br>".join(esc(x) for x in (f"{n.level} {n.id}" + (f" · {n_below} below" if n_below else ""),
+                                             shorten(n.text or n.label, HOVER_CHARS))),
                 color, share, 4 if n.id in hit else 1)
             if kids.get(n.id):
                 place(n.id, kids[n.id], ids[-1], share)
         if rest:
-            more_id = f"{fig_parent}/more:{parent_id}"
+            more_id = uid("more")
             add(more_id, fig_parent, f"{len(rest)} more {rest[0].level}s", esc(f"{len(rest)} more: click to see them"),
                 "#F2F2F2", share, 1)
             place(f"more:{parent_id}", rest, more_id, share)
 
     place("", kids.get("", []), "ROOT", 1.0)
-    fig = go.Figure(go.Icicle(
-        ids=ids, parents=parents, labels=labels, values=values, branchvalues="total", maxdepth=2,
-        hovertext=hover, hovertemplate="%{hovertext}<extra></extra>", sort=False,
-        marker={"colors": colors, "line": {"color": ["#1F2933" if w > 1 else "#FFFFFF" for w in widths],
-                                           "width": widths}},
-        tiling={"orientation": "h"}, pathbar={"visible": True, "side": "top"},
-        textfont={"size": 13}, insidetextfont={"size": 13}, textposition="middle left"))
-    fig.update_layout(uniformtext={"minsize": 11, "mode": "show"}, hoverlabel={"align": "left", "font_size": 13})
-    return style(fig, title, height=height)
+    trace = {"type": "icicle", "ids": ids, "parents": parents, "labels": labels, "values": values,
+             "branchvalues": "total", "maxdepth": 2, "hovertext": hover,
+             "hovertemplate": "%{hovertext}<extra></extra>", "sort": False,
+             "marker": {"colors": colors, "line": {"color": ["#1F2933" if w > 1 else "#FFFFFF" for w in widths],
+                                                   "width": widths}},
+             "tiling": {"orientation": "h"}, "pathbar": {"visible": True, "side": "top"},
+             "textfont": {"size": 13}, "insidetextfont": {"size": 13}, "textposition": "middle left"}
+    frame = style(go.Figure(), title, height=height)
+    frame.update_layout(uniformtext={"minsize": 11, "mode": "show"}, hoverlabel={"align": "left", "font_size": 13})
+    if as_dict:  # thousands of nodes: plotly's per-element validation would take seconds
+        return {"data": [trace], "layout": frame.to_plotly_json()["layout"]}
+    frame.add_trace(go.Icicle(**{k: v for k, v in trace.items() if k != "type"}))
+    return frame
 
 
 def level_rows(nodes: list[HNode], parent: str = "") -> list[dict]:
