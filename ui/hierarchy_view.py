@@ -82,7 +82,10 @@ def drill(view: SystemView, system: str, items_at: ItemsAt, step: int, events: p
         st.dataframe(uniq.head(MAX_MATCHES), hide_index=True, height=min(38 + 35 * len(uniq), 250))
     tops = [n for n in shown if not n.parent]
     if events is not None and tops:
-        labels = {n.id: n.label for n in tops}
+        restructured = events[events["event"].isin(["split", "merged", "moved"])]["items"].str.split(", ").explode()
+        moves = restructured.value_counts().to_dict() if len(restructured) else {}
+        tops = sorted(tops, key=lambda n: -moves.get(n.id, 0))  # the most restructured first
+        labels = {n.id: n.label + (f" · {moves[n.id]} split/merge/move" if moves.get(n.id) else "") for n in tops}
         pick = st.selectbox(f"History of a {tops[0].level} (split / merge / move)", ["", *labels], key=f"{key}_hist",
                             format_func=lambda i: f"pick a {tops[0].level}…" if not i else f"{labels[i]} ({i})")
         if pick:
