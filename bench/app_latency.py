@@ -252,7 +252,7 @@ def on_store(store: Path, question: str, steps: int) -> None:
     wb = Workbench(Settings(store_uri=str(store), embedder=os.environ["MEMCORE_EMBEDDER"], llm_provider="offline"))
     n = int(wb.store.conversations()["n_turns"].max())
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPU(s); store {store}, {n} turns")
-    with launch() as browser, app_server(store) as base:
+    with launch() as browser, app_server(store, timeout=600) as base:  # a busy machine starts it slowly
         visits = fresh_visits(browser, base)
         page = browser.new_page(viewport={"width": 1280, "height": 1000})
         ends = replay_end_steps(page, base, n, steps)

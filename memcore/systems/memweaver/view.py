@@ -47,7 +47,7 @@ def memweaver_structure(trace: Trace, texts: Mapping[str, str]) -> list[Block]:
     if not sub["edges"]:
         out: list[Block] = [Part("MemWeaver subgraph", Text("MemWeaver found no triples for this question.", "info"))]
     else:
-        out = [Part("MemWeaver subgraph", Html(graph_html(sub, height=480)), height=frame_height(480),
+        out = [Part("MemWeaver subgraph", Html(graph_html(sub, height=480, edge_labels=True)), height=frame_height(480),
                     caption="The retrieved subgraph (legend above it): seeds, the 1-hop expansion, passages (boxes) "
                             "linked by contains, experiences (diamonds) by about; gold evidence and the path to it in "
                             "green when the question has gold evidence. Hover a node for its text; drag to explore.")]
