@@ -38,7 +38,8 @@ state.url_seed("ex_kind", "kind", kinds)
 kind = c2.selectbox("Kind", kinds, format_func=lambda k: f"{k} ({counts.get(k, 0)})", key="ex_kind")
 query = c3.text_input("Search text or turn id", key="ex_query")
 if get_view(system).levels is not None:
-    with st.expander("Hierarchy (drill down, search, history)", expanded=False):
+    # a toggle, not an expander: a chart drawn inside a closed expander stays blank when it opens
+    if st.toggle("Hierarchy (drill down, search, history)", key="ex_hierarchy"):
         hierarchy_view.drill(get_view(system), get_system(system).title or system,
                              lambda k, at: state.items_at(mem, k, at), ck,
                              state.replay_data(wb, system, conv).events, "ex", memory=(*mem.key, "explore"))
