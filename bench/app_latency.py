@@ -223,7 +223,7 @@ def replay_end_steps(page, base: str, n_turns: int, steps: int) -> dict[str, lis
             page.get_by_role("button", name="Growth", exact=True).first.click()
             page.wait_for_timeout(500)
             page.wait_for_function(READY, timeout=180_000, polling=50)
-        start = int(page.locator(".st-key-replay_step [role='slider']").first.get_attribute("aria-valuenow") or n_turns)
+        start = n_turns - steps * len(out)  # each view goes on stepping back from where the last one stopped
         out[view] = [click_until_text(page, ".st-key-rp_prev button", f"Turn {start - k} of {n_turns}")
                      for k in range(1, steps + 1)]
     return out
@@ -254,6 +254,7 @@ def on_store(store: Path, question: str, steps: int) -> None:
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPU(s); store {store}, {n} turns")
     with launch() as browser, app_server(store, timeout=600) as base:  # a busy machine starts it slowly
         visits = fresh_visits(browser, base)
+        print("first visits:", {p: round(v, 2) for p, v in visits.items()}, flush=True)
         page = browser.new_page(viewport={"width": 1280, "height": 1000})
         ends = replay_end_steps(page, base, n, steps)
         ask, systems = ask_seconds(page, base, question)
