@@ -220,12 +220,13 @@ def replay_end_steps(page, base: str, n_turns: int, steps: int) -> dict[str, lis
     page.wait_for_function(READY, timeout=180_000, polling=50)
     for view in ("default view", "Growth"):
         if view == "Growth":
-            page.get_by_role("button", name="Growth", exact=True).first.click()
+            page.get_by_role("radio", name="Growth", exact=True).first.click()
             page.wait_for_timeout(500)
             page.wait_for_function(READY, timeout=180_000, polling=50)
         start = n_turns - steps * len(out)  # each view goes on stepping back from where the last one stopped
         out[view] = [click_until_text(page, ".st-key-rp_prev button", f"Turn {start - k} of {n_turns}")
                      for k in range(1, steps + 1)]
+        print(f"replay steps, {view}: {[(round(a), round(b)) for a, b in out[view]]} ms", flush=True)
     return out
 
 
@@ -244,7 +245,7 @@ def ask_seconds(page, base: str, question: str) -> tuple[float, list[str]]:  # n
     return secs, [t.inner_text() for t in page.locator("[data-testid='stTabs'] [role='tab']").all()]
 
 
-def on_store(store: Path, question: str, steps: int) -> None:
+def on_store(store: Path, question: str, steps: int, visits_too: bool = True) -> None:
     """The budgets on a store built beforehand (its single conversation): first visits, Replay at the end, Ask."""
     from memcore.settings import Settings
     from memcore.workbench import Workbench
@@ -253,7 +254,7 @@ def on_store(store: Path, question: str, steps: int) -> None:
     n = int(wb.store.conversations()["n_turns"].max())
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPU(s); store {store}, {n} turns")
     with launch() as browser, app_server(store, timeout=600) as base:  # a busy machine starts it slowly
-        visits = fresh_visits(browser, base)
+        visits = fresh_visits(browser, base) if visits_too else {}
         print("first visits:", {p: round(v, 2) for p, v in visits.items()}, flush=True)
         page = browser.new_page(viewport={"width": 1280, "height": 1000})
         ends = replay_end_steps(page, base, n, steps)
@@ -281,10 +282,11 @@ def main() -> None:
     ap.add_argument("--store", type=Path, help="a store built beforehand: measure on its conversation (no demo)")
     ap.add_argument("--question", default="When did I first set up the project, and what changed later?",
                     help="the free-text question Ask is timed with (--store)")
+    ap.add_argument("--no-visits", action="store_true", help="(--store) skip the first visit to every page")
     args = ap.parse_args()
     os.environ["MEMCORE_EMBEDDER"] = args.embedder
     if args.store:
-        on_store(args.store.resolve(), args.question, min(args.steps, 5))
+        on_store(args.store.resolve(), args.question, min(args.steps, 5), not args.no_visits)
         return
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "store"
