@@ -115,6 +115,8 @@ def _step_body(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], s
     elif view == VIEWS[2]:
         st.plotly_chart(_fig("events", sig, data, step), key="rp_events")
         st.caption("What each system did at every step: created, merged, split, moved, promoted…")
+    elif view == VIEWS[3]:
+        timeline_view.chart(data, sig, step, max(rd.n_steps for rd in data.values()), STEP)
     else:
         growth.growth_views(wb, conv, data, step)
 
@@ -126,7 +128,7 @@ def _sig(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]) -> tupl
 
 
 MAX_EVENT_ROWS = 12
-VIEWS = ["Layers over time", "Construction cost", "Events per step", "Growth"]
+VIEWS = ["Layers over time", "Construction cost", "Events per step", "Timeline", "Growth"]
 _FIGS: dict[tuple, dict] = {}
 
 

@@ -54,7 +54,7 @@ def _jump(step_key: str, n: int) -> None:
 
 def timeline(data: dict[str, ReplayData], sig: tuple, step: int, n: int, step_key: str,
              go_to: Callable[[int, int], None]) -> None:
-    """The strip with its filters and the previous / next consolidation event buttons."""
+    """The timeline's filters and the previous / next consolidation event buttons (the strip: `chart`)."""
     frame = _frame(sig, data)
     names = list(data)
     present = kinds_present(frame)
@@ -76,8 +76,18 @@ def timeline(data: dict[str, ReplayData], sig: tuple, step: int, n: int, step_ke
     shown = frame[frame["system"].isin(systems) & frame["event"].isin(kinds)]
     b[2].caption(f"{int(shown['n'].sum())} event(s) at {shown['step'].nunique()} step(s) of {n} shown; "
                  f"consolidation = {', '.join(cons)}.")
+    st.session_state["_rp_tl_filter"] = (systems, kinds)
+
+
+def chart(data: dict[str, ReplayData], sig: tuple, step: int, n: int, step_key: str) -> None:
+    """The strip itself (Replay's Timeline view): click a tick to jump to its step. Drawn only in that view: at
+    1,500 turns its tens of thousands of ticks would slow every step of the other views."""
+    frame = _frame(sig, data)
+    systems, kinds = st.session_state.get("_rp_tl_filter", (tuple(data), tuple(kinds_present(frame))))
     if not systems or not kinds:
         st.caption("Pick at least one system and one event kind to draw the timeline.")
         return
     st.plotly_chart(_figure(sig, frame, n, systems, kinds, step), key=KEY, on_select=lambda: _jump(step_key, n),
                     selection_mode="points", config={"displayModeBar": False})
+    st.caption("One row per system and event kind, a tick at every step holding such events (taller: more). "
+               "Click a tick to go to its step; the dashed line is the current step.")

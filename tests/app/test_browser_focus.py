@@ -77,6 +77,7 @@ def test_timeline_hierarchy_and_neighbourhood(built):
             page.set_default_timeout(120_000)  # a shared, busy machine
             page.goto(f"{base}/replay?step=1", wait_until="domcontentloaded")
             wait_text(page, f"Turn 1 of {n}", 300)
+            page.get_by_role("radio", name="Timeline").click()  # the strip is Replay's Timeline view
             page.locator(".st-key-rp_timeline .js-plotly-plot").first.wait_for(timeout=120_000)
             # only xMemory on the timeline: its next consolidation event is its first split
             page.locator(".st-key-rp_tl_systems").get_by_role("button", name="memweaver").click()
@@ -89,6 +90,8 @@ def test_timeline_hierarchy_and_neighbourhood(built):
             page.locator(".st-key-rp_first button").first.click()
             wait_text(page, f"Before turn 1 of {n}", 60)
             page.wait_for_timeout(1000)
+            page.locator(".st-key-rp_timeline .js-plotly-plot").first.scroll_into_view_if_needed()
+            page.wait_for_timeout(500)
             pt = page.evaluate(POINT_OF, ["rp_timeline", "xmemory · split"])
             page.mouse.move(pt["x"], pt["y"])
             page.wait_for_timeout(300)
