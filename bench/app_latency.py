@@ -5,6 +5,11 @@ Goals: first chart < 3 s after navigation, replay step < 300 ms. Needs /usr/bin/
 not ingest.
 
     .venv/bin/python bench/app_latency.py [--systems com xmemory memweaver] [--steps 20]
+
+On a store built beforehand (e.g. a BEAM 1M chat, issue 35's budgets: first visit per page <= 3 s, a Replay step
+<= 0.5 s, Ask <= 5 s), with the embedder it was built with:
+
+    .venv/bin/python bench/app_latency.py --store /path/to/store --embedder minilm [--question "..."]
 """
 
 from __future__ import annotations
@@ -203,6 +208,69 @@ def _stats(xs: list[float]) -> str:
     return f"median {statistics.median(xs):.0f} ms, p95 {p95:.0f} ms, max {max(xs):.0f} ms"
 
 
+ASK_DONE = "[data-testid='stMain'] [data-testid='stTabs']"
+
+
+def replay_end_steps(page, base: str, n_turns: int, steps: int) -> dict[str, list[tuple[float, float]]]:  # noqa: ANN001
+    """Replay near the last step: per view (the default one, then Growth), ms from a click on "previous step" to
+    the new turn on screen and to the step fully drawn, starting at the last turn."""
+    out = {}
+    page.goto(f"{base}/replay?step={n_turns}", wait_until="commit")
+    page.get_by_text(f"Turn {n_turns} of {n_turns}").first.wait_for(timeout=180_000)
+    page.wait_for_function(READY, timeout=180_000, polling=50)
+    for view in ("default view", "Growth"):
+        if view == "Growth":
+            page.get_by_role("radio", name="Growth", exact=True).first.click()
+            page.wait_for_timeout(500)
+            page.wait_for_function(READY, timeout=180_000, polling=50)
+        start = n_turns - steps * len(out)  # each view goes on stepping back from where the last one stopped
+        out[view] = [click_until_text(page, ".st-key-rp_prev button", f"Turn {start - k} of {n_turns}")
+                     for k in range(1, steps + 1)]
+        print(f"replay steps, {view}: {[(round(a), round(b)) for a, b in out[view]]} ms", flush=True)
+    return out
+
+
+def ask_seconds(page, base: str, question: str) -> tuple[float, list[str]]:  # noqa: ANN001
+    """Seconds from a click on Ask (the page's default systems) to every system's answer tab drawn, and the systems."""
+    from urllib.parse import quote
+
+    page.goto(f"{base}/ask?text={quote(question)}", wait_until="commit")
+    page.get_by_role("button", name="Ask").first.wait_for(timeout=180_000)
+    page.wait_for_function(READY, timeout=180_000, polling=50)
+    t0 = time.perf_counter()
+    page.get_by_role("button", name="Ask").first.click()
+    page.locator(ASK_DONE).first.wait_for(timeout=300_000)
+    page.wait_for_function(READY, timeout=300_000, polling=50)
+    secs = time.perf_counter() - t0
+    return secs, [t.inner_text() for t in page.locator("[data-testid='stTabs'] [role='tab']").all()]
+
+
+def on_store(store: Path, question: str, steps: int, visits_too: bool = True) -> None:
+    """The budgets on a store built beforehand (its single conversation): first visits, Replay at the end, Ask."""
+    from memcore.settings import Settings
+    from memcore.workbench import Workbench
+
+    wb = Workbench(Settings(store_uri=str(store), embedder=os.environ["MEMCORE_EMBEDDER"], llm_provider="offline"))
+    n = int(wb.store.conversations()["n_turns"].max())
+    print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPU(s); store {store}, {n} turns")
+    with launch() as browser, app_server(store, timeout=600) as base:  # a busy machine starts it slowly
+        visits = fresh_visits(browser, base) if visits_too else {}
+        print("first visits:", {p: round(v, 2) for p, v in visits.items()}, flush=True)
+        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+        ends = replay_end_steps(page, base, n, steps)
+        ask, systems = ask_seconds(page, base, question)
+    print(f"load average now: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPU(s)")
+    print("first visit in a fresh browser, warm server (goal <= 3 s):")
+    for path, secs in visits.items():
+        print(f"  {path:22s} {secs:5.2f} s {'OK' if secs <= 3 else 'SLOW'}")
+    for view, lat in ends.items():
+        shown, settled = [x for x, _ in lat], [y for _, y in lat]
+        print(f"replay step at the last turns, {view} (goal <= 500 ms): shown {_stats(shown)}; "
+              f"drawn {_stats(settled)} {'OK' if statistics.median(settled) <= 500 else 'SLOW'}")
+    print(f"ask with {len(systems)} system(s) ({', '.join(systems)}): {ask:.2f} s (goal <= 5 s with 6) "
+          f"{'OK' if ask <= 5 else 'SLOW'}")
+
+
 def main() -> None:
     """Print page-load and step latencies against their goals."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -211,8 +279,15 @@ def main() -> None:
     ap.add_argument("--pages-only", action="store_true",
                     help="only the first visit to every page in a fresh browser (goal < 4 s)")
     ap.add_argument("--embedder", default="minilm", help="the app's default is minilm; hashing skips torch")
+    ap.add_argument("--store", type=Path, help="a store built beforehand: measure on its conversation (no demo)")
+    ap.add_argument("--question", default="When did I first set up the project, and what changed later?",
+                    help="the free-text question Ask is timed with (--store)")
+    ap.add_argument("--no-visits", action="store_true", help="(--store) skip the first visit to every page")
     args = ap.parse_args()
     os.environ["MEMCORE_EMBEDDER"] = args.embedder
+    if args.store:
+        on_store(args.store.resolve(), args.question, min(args.steps, 5), not args.no_visits)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "store"
         t0 = time.perf_counter()

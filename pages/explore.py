@@ -5,7 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from memcore.systems import get_system
-from ui import state, widgets
+from memcore.viz.views import get_view
+from ui import hierarchy_view, state, widgets
 from ui.explore_view import current_items, history, id_kinds, provenance
 from ui.growth import ego_graph
 
@@ -36,7 +37,13 @@ if not kinds:
 state.url_seed("ex_kind", "kind", kinds)
 kind = c2.selectbox("Kind", kinds, format_func=lambda k: f"{k} ({counts.get(k, 0)})", key="ex_kind")
 query = c3.text_input("Search text or turn id", key="ex_query")
-ego_graph(mem, None, set(), "ex")
+if get_view(system).levels is not None:
+    # a toggle, not an expander: a chart drawn inside a closed expander stays blank when it opens
+    if st.toggle("Hierarchy (drill down, search, history)", key="ex_hierarchy"):
+        hierarchy_view.drill(get_view(system), get_system(system).title or system,
+                             lambda k, at: state.items_at(mem, k, at), ck,
+                             state.replay_data(wb, system, conv).events, "ex", memory=(*mem.key, "explore"))
+ego_graph(mem, None, set(), "ex", conv)
 df = current_items(mem, kind, ck)
 if query.strip():
     ql = query.strip().lower()

@@ -8,18 +8,30 @@ import streamlit as st
 from memcore.store.view import MemoryView
 from memcore.systems import get_system
 from memcore.types import Conversation
-from memcore.viz.graph import ego_subgraph, frame_height, graph_html, node_choices, relation_subgraph
+from memcore.viz.graph import (
+    EDGE_LABELS_MAX,
+    ego_subgraph,
+    frame_height,
+    graph_html,
+    node_choices,
+    relation_subgraph,
+)
+from memcore.viz.graph_focus import collapsed, communities, session_steps, window
 from memcore.viz.parts import Block
 from memcore.viz.replay import ReplayData
 from memcore.viz.views import SystemView, get_view
 from memcore.workbench import Workbench
-from ui import state, widgets
+from ui import hierarchy_view, state, widgets
 from ui.render import render
 
+FOCUS = ["Entity neighbourhood", "Community", "Session"]
 
-def ego_graph(mem: MemoryView, step: int | None, changed: set[str], key: str) -> None:
-    """Pick an entity and see only its neighbourhood (1 or 2 hops) of a memory's entity-relation graph, for
-    any system that stores `entity` and `relation` items; nothing is drawn for the others."""
+
+def ego_graph(mem: MemoryView, step: int | None, changed: set[str], key: str, conv: Conversation | None = None
+              ) -> None:
+    """Focus on part of a memory's entity-relation graph, for any system that stores `entity` and `relation` items
+    (nothing is drawn for the others): an entity's neighbourhood (1 or 2 hops), one community expanded into its
+    entities, or the relations added in one session; relations labelled with their time."""
     if not {"entity", "relation"} <= set(mem.kind_counts()):
         return
     ents = state.items_at(mem, "entity", step) if step is not None else mem.items("entity", with_vectors=False)
@@ -28,6 +40,17 @@ def ego_graph(mem: MemoryView, step: int | None, changed: set[str], key: str) ->
     choices = node_choices(sub)
     if not choices:
         return
+    modes = FOCUS if conv is not None else FOCUS[:2]
+    mode = widgets.segmented("Focus on", modes, f"{key}_focus", modes[0])
+    if mode == FOCUS[1]:
+        _community(sub, key)
+    elif mode == FOCUS[2] and conv is not None:
+        _session(sub, conv, key)
+    else:
+        _neighbourhood(sub, choices, key)
+
+
+def _neighbourhood(sub: dict, choices: dict[str, str], key: str) -> None:
     c1, c2 = st.columns([3, 1])
     pick = c1.selectbox("Entity neighbourhood (ego graph)", ["", *choices], key=f"{key}_ego",
                         format_func=lambda n: "pick an entity…" if not n else f"{choices[n]} ({n})",
@@ -35,11 +58,51 @@ def ego_graph(mem: MemoryView, step: int | None, changed: set[str], key: str) ->
     hops = c2.segmented_control("Hops", [1, 2], default=1, key=f"{key}_hops") or 1
     if pick:
         ego = ego_subgraph(sub, pick, int(hops))
-        ego["nodes"] = [{**n, "role": n.get("role") or ("focus" if str(n["id"]) == pick else "")} for n in ego["nodes"]]
-        st.iframe(graph_html(ego, height=440), height=frame_height(440))
+        ego["nodes"] = [{**n, "role": "focus" if str(n["id"]) == pick else n.get("role", "")} for n in ego["nodes"]]
+        st.iframe(graph_html(ego, height=440, edge_labels=True), height=frame_height(440))
         more = (f" · {ego['more']} more within {hops} hop(s) not drawn (the nearest and best-connected are)"
                 if ego["more"] else "")
-        st.caption(f"{len(ego['nodes'])} entities and {len(ego['edges'])} relations within {hops} hop(s){more}.")
+        labelled = ("every relation labelled with its name and time (a label that would overlap another is left "
+                    "out: hover the edge)" if len(ego["edges"]) <= EDGE_LABELS_MAX else
+                    f"more than {EDGE_LABELS_MAX} relations: hover an edge for its name and time")
+        st.caption(f"{len(ego['nodes'])} entities and {len(ego['edges'])} relations within {hops} hop(s){more}; "
+                   f"{labelled}.")
+
+
+def _community(sub: dict, key: str) -> None:
+    comms = communities(sub)
+    listing = collapsed(sub, comms)["communities"]
+    pick = st.selectbox("Expand a community", ["", *[cid for cid, _, _ in listing]], key=f"{key}_comm",
+                        format_func=lambda c: "pick a community…" if not c else next(
+                            f"{lab} ({size} entities)" for cid, lab, size in listing if cid == c))
+    if not pick:
+        st.caption(f"{len(comms)} communities (Louvain, seeded) in {len(sub['nodes'])} entities: pick one to see its "
+                   "entities and their relations, the other communities collapsed around it.")
+        return
+    idx = int(pick.split(":")[1]) - 1
+    view = collapsed(sub, comms, expand=idx)
+    st.iframe(graph_html(view, height=480, edge_labels=True), height=frame_height(480))
+    st.caption(f"{len(comms[idx])} entities of this community with their relations (labelled, with time); every "
+               "other community is one node, an edge to it counts the relations.")
+
+
+def _session(sub: dict, conv: Conversation, key: str) -> None:
+    spans = session_steps(t.session for t in conv.turns)
+    pick = st.selectbox("Relations added in session", list(spans), key=f"{key}_sess",
+                        format_func=lambda s: f"session {s} (steps {spans[s][0]}-{spans[s][1]})")
+    first, last = spans[pick]
+    part = window(sub, first, last)
+    if not part["edges"]:
+        st.caption(f"No relation was added in session {pick} (steps {first}-{last}) that is still in memory here.")
+        return
+    if len(part["edges"]) > EDGE_LABELS_MAX:
+        comms = communities(part)
+        part = collapsed(part, comms)
+        note = f"{len(comms)} communities, collapsed (more than {EDGE_LABELS_MAX} relations)"
+    else:
+        note = "every relation labelled with its name and time"
+    st.iframe(graph_html(part, height=480, edge_labels=True), height=frame_height(480))
+    st.caption(f"Relations added in session {pick} (steps {first}-{last}): {note}.")
 
 
 def memory_table(wb: Workbench, conv: Conversation, rd: ReplayData, step: int) -> None:
@@ -84,6 +147,13 @@ def growth_views(wb: Workbench, conv: Conversation, data: dict[str, ReplayData],
     name = widgets.segmented("System", names, "gr_system", default,  # a variant is shown by its name
                              format_func=lambda n: (get_system(n).title or n) if n in widgets.systems() else n)
     rd = data[name]
+    view = get_view(name)
+    if view.levels is not None:
+        mem = state.memory_of(wb, name, conv)
+        title = (get_system(name).title or name) if name in widgets.systems() else name
+        hierarchy_view.drill(view, title, lambda kind, at: state.items_at(mem, kind, at), step,
+                             rd.events[rd.events["step"] <= step], f"gr_{name}",
+                             memory=(*mem.key, rd.n_steps, len(rd.events)))
     render(growth_blocks(wb, conv, rd, step), f"gr_{name}")
-    ego_graph(state.memory_of(wb, name, conv), step, rd.changed_at(step), f"gr_{name}")
+    ego_graph(state.memory_of(wb, name, conv), step, rd.changed_at(step), f"gr_{name}", conv)
     memory_table(wb, conv, rd, step)

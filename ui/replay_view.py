@@ -8,7 +8,7 @@ import streamlit as st
 from memcore.types import Conversation
 from memcore.viz.replay import ReplayData, cumulative_cost_figure, event_strip_figure, layer_counts_figure
 from memcore.workbench import Workbench
-from ui import calls_view, growth, state, widgets
+from ui import calls_view, growth, state, timeline_view, widgets
 
 STEP = "replay_step"
 PLAYING = "replay_playing"
@@ -76,6 +76,7 @@ def replay_viewer(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]
         c[4].button("", icon=":material/last_page:", help="last step", on_click=_set, args=(n, n), key="rp_last")
         c[5].slider("Step", 0, n, key=STEP, label_visibility="collapsed")
         state.url_set(step=str(st.session_state[STEP]))
+        timeline_view.timeline(data, _sig(wb, conv, data), st.session_state[STEP], n, STEP, _set)
         _step_body(wb, conv, data, st.session_state[STEP])
 
     viewer()
@@ -121,8 +122,7 @@ def _step_body(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], s
         st.caption("No system changed its memory at this step.")
     calls_view.replay_step_calls(wb, conv, list(data), step)
     view = widgets.segmented("View", VIEWS, "rp_view", VIEWS[0])
-    sig = (wb.store.uri, conv.id, tuple((n, rd.n_steps, len(rd.events), int(rd.cost["tokens"].iloc[-1]))
-                                        for n, rd in data.items()))
+    sig = _sig(wb, conv, data)
     if view == VIEWS[0]:
         st.plotly_chart(_fig("layers", sig, data, step), key="rp_layers")
         st.caption("Items alive in each memory layer at every step (from stored item versions): one colour per "
@@ -135,12 +135,20 @@ def _step_body(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], s
     elif view == VIEWS[2]:
         st.plotly_chart(_fig("events", sig, data, step), key="rp_events")
         st.caption("What each system did at every step: created, merged, split, moved, promoted…")
+    elif view == VIEWS[3]:
+        timeline_view.chart(data, sig, step, max(rd.n_steps for rd in data.values()), STEP)
     else:
         growth.growth_views(wb, conv, data, step)
 
 
+def _sig(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]) -> tuple:
+    """What identifies the memories shown (charts built from them are cached under it)."""
+    return (wb.store.uri, conv.id, tuple((n, rd.n_steps, len(rd.events), int(rd.cost["tokens"].iloc[-1]))
+                                         for n, rd in data.items()))
+
+
 MAX_EVENT_ROWS = 12
-VIEWS = ["Layers over time", "Construction cost", "Events per step", "Growth"]
+VIEWS = ["Layers over time", "Construction cost", "Events per step", "Timeline", "Growth"]
 _FIGS: dict[tuple, dict] = {}
 
 

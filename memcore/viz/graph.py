@@ -25,7 +25,11 @@ _REMOTE_TAGS = (
     re.compile(r"<link\b[^>]*\bhref=[^>]*>", re.I | re.S),
     re.compile(r"<script\b[^>]*\bsrc=[^>]*>\s*</script>", re.I | re.S),
 )
-_SHAPES = {"entity": "dot", "passage": "box", "experience": "diamond", "cluster": "triangle", "turn": "box"}
+_SHAPES = {"entity": "dot", "passage": "box", "experience": "diamond", "cluster": "triangle", "turn": "box",
+           "community": "dot"}
+_SHAPE_NAMES = {"entity": "dot entity", "passage": "box passage", "experience": "diamond experience",
+                "cluster": "triangle cluster", "turn": "box turn", "community": "large dot: a community (its size)"}
+LAYOUT_SEED = 7  # vis-network's initial placement seed: the same data is laid out the same way every time
 
 
 def strip_remote(html: str) -> str:
@@ -52,7 +56,7 @@ def _degrees(subgraph: Mapping[str, Any]) -> dict[str, int]:
 
 
 def labelled(subgraph: Mapping[str, Any], max_labels: int = MAX_LABELS) -> set[str]:
-    """Node ids drawn with a label: every node with a role (seed, new, gold), else the `max_labels`
+    """Node ids drawn with a label: every node with a role (seed, new, gold) or `always_label`, else the `max_labels`
     best-connected nodes of degree >= 2 (the others show their text on hover only)."""
     return set(label_ranks(subgraph, max_labels))
 
@@ -65,8 +69,10 @@ def label_ranks(subgraph: Mapping[str, Any], max_labels: int = MAX_LABELS) -> di
     the page keeps the better-ranked one (roles by importance, then by degree)."""
     deg = _degrees(subgraph)
     roles = {str(n["id"]): str(n.get("role")) for n in subgraph.get("nodes", []) if n.get("role")}
-    ranked = sorted((d, nid) for nid, d in deg.items() if d >= 2 and nid not in roles)
+    always = [str(n["id"]) for n in subgraph.get("nodes", []) if n.get("always_label") and str(n["id"]) not in roles]
+    ranked = sorted((d, nid) for nid, d in deg.items() if d >= 2 and nid not in roles and nid not in always)
     order = sorted(roles, key=lambda nid: (_ROLE_RANK.get(roles[nid], 5), -deg.get(nid, 0), nid))
+    order += sorted(always, key=lambda nid: (-deg.get(nid, 0), nid))  # e.g. a community: labelled whatever its degree
     order += [nid for _, nid in ranked[::-1][:max_labels]]
     return {nid: i for i, nid in enumerate(order)}
 
@@ -124,31 +130,50 @@ def node_choices(subgraph: Mapping[str, Any]) -> dict[str, str]:
     return {str(n["id"]): str(n.get("label") or n["id"]) for n in nodes}
 
 
-def legend_html(roles: Iterable[str], path: bool) -> str:
-    """A legend row (static text) for the node roles present and the gold path."""
+def legend_html(roles: Iterable[str], path: bool, kinds: Iterable[str] = ("entity", "passage", "experience"),
+                edge_labels: bool = False) -> str:
+    """A legend row (static text) for the node roles, node kinds (shapes) and gold path drawn: nothing that is
+    not drawn."""
     items = [f'<span style="display:inline-block;width:12px;height:12px;border-radius:6px;background:{ROLE_COLORS[r]};'
              f'margin:0 4px 0 12px;vertical-align:middle"></span>{esc(ROLE_NAMES[r])}' for r in ROLE_COLORS if r in roles]
+    kinds = list(dict.fromkeys(kinds))
+    shapes = [_SHAPE_NAMES.get(k, k) for k in kinds]
     items.append('<span style="display:inline-block;width:12px;height:12px;border-radius:6px;background:#BBBBBB;'
-                 'margin:0 4px 0 12px;vertical-align:middle"></span>other (shape: dot entity, box passage, '
-                 'diamond experience)')
+                 f'margin:0 4px 0 12px;vertical-align:middle"></span>other (shape: {esc(", ".join(shapes))})')
     if path:
         items.append(f'<span style="display:inline-block;width:22px;height:4px;background:{PATH_COLOR};'
                      'margin:0 4px 0 12px;vertical-align:middle"></span>path from the question to the gold turn')
-    return ('<div style="font:13px sans-serif;color:#1F2933;padding:2px 0 6px">' + "".join(items)
+    kinds = set(kinds)
+    edges = "" if not edge_labels else (" · edges labelled with their relation (and time); between communities, "
+                                        "how many relations" if "community" in kinds and "entity" in kinds else
+                                        " · an edge counts the relations between two communities"
+                                        if "community" in kinds else " · edges labelled with their relation (and time)")
+    return ('<div style="font:13px sans-serif;color:#1F2933;padding:2px 0 6px">' + "".join(items) + edges
             + " · labels on the best-connected nodes; hover any node for its full text</div>")
 
 
-def graph_html(subgraph: Mapping[str, Any], height: int = 520, physics: bool = True) -> str:
+EDGE_LABELS_MAX = 120  # edges up to which every edge carries its label (when asked); more: only highlighted ones
+
+
+def graph_html(subgraph: Mapping[str, Any], height: int = 520, physics: bool = True, edge_labels: bool = False,
+               max_labels: int = MAX_LABELS) -> str:
     """A standalone HTML page drawing the subgraph with pyvis (works offline; labels are escaped).
 
     Nodes are coloured by role ("seed", "expanded", "new", "gold"; `highlight` counts as seed) with a legend,
     else by kind; only role and best-connected nodes carry labels (all show their text on hover); the shortest
-    path from a seed to a gold node is drawn thick; the drawing is fitted to its frame after layout."""
+    path from a seed to a gold node is drawn thick; `edge_labels`: every edge carries its label (up to
+    EDGE_LABELS_MAX edges), else only highlighted and path edges; a label (node or edge) that would overlap a
+    better-ranked one is left out; nodes and edges are added in id order and placed with a fixed seed (the same
+    data is drawn the same way); the drawing is fitted to its frame after layout."""
     from pyvis.network import Network
 
-    subgraph = {"nodes": [{**n, "role": n.get("role") or ("seed" if n.get("highlight") else "")}
-                          for n in subgraph.get("nodes", [])], "edges": list(subgraph.get("edges", []))}
-    show = label_ranks(subgraph)
+    subgraph = {"nodes": sorted(({**n, "role": n.get("role") or ("seed" if n.get("highlight") else "")}
+                                 for n in subgraph.get("nodes", [])), key=lambda n: str(n["id"])),
+                "edges": sorted(subgraph.get("edges", []), key=lambda e: (str(e["source"]), str(e["target"]),
+                                                                          str(e.get("label", ""))))}
+    every_edge = edge_labels and len(subgraph["edges"]) <= EDGE_LABELS_MAX
+    roled = {str(n["id"]) for n in subgraph["nodes"] if n["role"] in ("focus", "seed")}
+    show = label_ranks(subgraph, max_labels)
     path = {frozenset(p) for p in gold_path(subgraph)}
     net = Network(height=f"{height}px", width="100%", directed=True, cdn_resources="in_line", notebook=False)
     ids: set[str] = set()
@@ -159,10 +184,11 @@ def graph_html(subgraph: Mapping[str, Any], height: int = 520, physics: bool = T
         ids.add(nid)
         kind, role = str(n.get("kind", "entity")), n["role"]
         fill = ROLE_COLORS.get(role) or OTHER
+        size = n.get("size") or (18 if role else 11)
         net.add_node(nid, label=shorten(n.get("label", nid), 32) if nid in show else " ", __rank=show.get(nid, 999),
                      title=str(n.get("title") or n.get("label", nid)),
                      color={"background": fill, "border": "#1F2933" if role else "#666666"},
-                     borderWidth=3 if role else 1, shape=_SHAPES.get(kind, "dot"), size=18 if role else 11,
+                     borderWidth=3 if role else 1, shape=_SHAPES.get(kind, "dot"), size=size,
                      font={"size": 15, "color": "#1F2933", "strokeWidth": 3, "strokeColor": "#FFFFFF"})
     for e in subgraph["edges"]:
         s, t = str(e["source"]), str(e["target"])
@@ -171,16 +197,20 @@ def graph_html(subgraph: Mapping[str, Any], height: int = 520, physics: bool = T
                 ids.add(end)
                 net.add_node(end, label=" ", title=end, color=OTHER, size=8)
         on_path, hl = frozenset((s, t)) in path, bool(e.get("highlight"))
-        net.add_edge(s, t, label=shorten(e.get("label", ""), 24) if (on_path or hl) else "",
+        centre = s in roled or t in roled  # an edge of a focus / seed / new node: its label kept first
+        net.add_edge(s, t, __rank=0 if centre else 1, label=shorten(e.get("label", ""), 32) if (on_path or hl or every_edge) else "",
                      title=str(e.get("title") or e.get("label", "")),
                      color=PATH_COLOR if on_path else ROLE_COLORS["new" if e.get("role") == "new" else "seed"] if hl
-                     else "#B0B0B0", width=5 if on_path else 3 if hl else 1.2, font={"size": 12, "align": "middle"})
+                     else "#B0B0B0", width=5 if on_path else 3 if hl else e.get("width", 1.2),
+                     font={"size": 12, "align": "horizontal", "strokeWidth": 3, "strokeColor": "#FFFFFF"})
     net.toggle_physics(physics)
     if physics:
         net.set_options('{"physics": {"stabilization": {"iterations": 250}, '
                         '"barnesHut": {"springLength": 160, "avoidOverlap": 0.4}}, "edges": {"smooth": false}, '
-                        '"interaction": {"hover": true, "tooltipDelay": 120}}')
-    legend = legend_html({n["role"] for n in subgraph["nodes"]}, bool(path))
+                        '"interaction": {"hover": true, "tooltipDelay": 120}, '
+                        f'"layout": {{"randomSeed": {LAYOUT_SEED}, "improvedLayout": true}}}}')
+    legend = legend_html({n["role"] for n in subgraph["nodes"]}, bool(path),
+                         sorted({str(n.get("kind", "entity")) for n in subgraph["nodes"]}), every_edge)
     page = strip_remote(net.generate_html(notebook=False))
     return page.replace('<div id="mynetwork"', legend + '<div id="mynetwork"', 1).replace("</body>", _FIT + "</body>", 1)
 
@@ -201,8 +231,9 @@ def relation_subgraph(entities: Iterable[Any], relations: Iterable[Any], highlig
         if not src or not tgt:
             continue
         when = f" ({m['time']})" if m.get("time") else ""
-        edges.append({"source": src, "target": tgt, "label": str(m.get("rel", "")), "title": f"{r.text}{when}",
-                      "highlight": r.id in hl, "role": "new" if r.id in hl else ""})
+        edges.append({"source": src, "target": tgt, "label": f"{m.get('rel', '')}{when}", "title": f"{r.text}{when}",
+                      "highlight": r.id in hl, "role": "new" if r.id in hl else "", "id": r.id,
+                      "step": getattr(r, "created_step", None)})
         for end, label in ((src, m.get("src", src)), (tgt, m.get("tgt", tgt))):
             if end not in names:
                 names[end] = label

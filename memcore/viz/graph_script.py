@@ -1,5 +1,5 @@
 """The script graph_html adds to a pyvis page: fit the drawing to its frame, keep labels readable at any zoom,
-and leave out a label that would overlap a better-ranked one."""
+and leave out a label (a node's, then an edge's) that would overlap a better-ranked one."""
 
 # Fit the drawing to its frame once laid out, and whenever the frame is resized or first shown (a graph drawn
 # inside a hidden tab starts with zero width); then keep labels readable: vis-network scales label text with the
@@ -40,7 +40,33 @@ FIT_SCRIPT = """<script type="text/javascript">
       if (meets) { hide.push({id: n.id, label: " "}); } else { kept.push(b); }
     });
     nodes.update(hide);
+    // edge labels after every node label, those of the focus / seed nodes first, then in id order: drawn horizontally at the edge's middle, left out where
+    // they would meet a label already kept (the relation stays on hover)
+    var ehide = [], eshow = [];
+    if (typeof edges !== "undefined") {
+      var es = edges.get();
+      es.forEach(function (e) { if (e.__label === undefined) { e.__label = e.label || ""; } });
+      var ep = window.network.getPositions();
+      var bodies = all.filter(function (n) { return ep[n.id]; }).map(function (n) {
+        var r = n.size || 11, q = ep[n.id];
+        return {left: q.x - r, right: q.x + r, top: q.y - r, bottom: q.y + r}; });
+      es.filter(function (e) { return e.__label && e.__label.trim() && ep[e.from] && ep[e.to]; })
+        .sort(function (a, b) { return ((a.__rank || 0) - (b.__rank || 0)) || (String(a.id) < String(b.id) ? -1 : 1); })
+        .forEach(function (e) {
+          var size = (e.font && e.font.size) || 12, a = ep[e.from], c = ep[e.to];
+          ctx.font = size + "px arial";
+          var w = ctx.measureText(e.__label).width + 2, x = (a.x + c.x) / 2, y = (a.y + c.y) / 2;
+          var b = {left: x - w / 2, right: x + w / 2, top: y - size * 0.65, bottom: y + size * 0.65};
+          var meets = kept.concat(bodies).some(function (k) {
+            return b.left < k.right && k.left < b.right && b.top < k.bottom && k.top < b.bottom; });
+          if (meets) { ehide.push({id: e.id, __label: e.__label, label: " "}); }
+          else { kept.push(b); eshow.push({id: e.id, __label: e.__label, label: e.__label}); }
+        });
+      edges.update(eshow.concat(ehide));
+    }
     window.__memcoreHidden = hide.length;
+    window.__memcoreEdgeHidden = ehide.length;
+    window.__memcoreEdgeShown = eshow.length;
   }
   function fit() {
     if (window.network) {

@@ -38,6 +38,7 @@ from memcore.viz.theme import fallback_color
 
 if TYPE_CHECKING:
     from memcore.types import Trace
+    from memcore.viz.hierarchy import HNode
     from memcore.viz.replay import ReplayData
 
 # Pages whose system picker a view can start selected on (SystemView.picks).
@@ -48,6 +49,7 @@ DEFAULT_RANK = 1000
 StructureFn = Callable[["Trace", Mapping[str, str]], list[Block]]
 ItemsAt = Callable[[str, int], list[Any]]  # (kind, step) -> the items of that kind alive at that step
 GrowthFn = Callable[["ReplayData", int, ItemsAt], list[Block]]
+LevelsFn = Callable[[ItemsAt, int], list["HNode"]]  # (items_at, step) -> the memory as a hierarchy (viz.hierarchy)
 
 
 def generic_structure(trace: Trace, texts: Mapping[str, str]) -> list[Block]:
@@ -72,6 +74,8 @@ class SystemView:
     - `picks`: pages whose system picker starts with it selected (ASK, COMPARE, REPLAY,
       ANNOTATE, BENCHMARK). COMPARE is the fallback when fewer than two memories are built.
     - `pick_when_built`: Compare preselects it once its memory is built (when two or more are).
+    - `levels(items_at, step)`: its memory at a step as a hierarchy (memcore.viz.hierarchy.HNode, top level
+      first), or None: Replay's Growth tab and Explore then draw a navigable drill-down of it.
     """
 
     name: str
@@ -82,6 +86,7 @@ class SystemView:
     growth_rank: int = DEFAULT_RANK
     picks: frozenset[str] = field(default_factory=lambda: frozenset({REPLAY}))
     pick_when_built: bool = True
+    levels: LevelsFn | None = None
 
     def __post_init__(self) -> None:
         if not self.name:

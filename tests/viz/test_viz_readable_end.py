@@ -114,5 +114,6 @@ def test_the_knowledge_graph_caption_matches_its_legend():
     quiet = memweaver_growth(_rd(set()), 5, _mw_items)[0]
     assert "Nothing was added at this step" in quiet.caption and "new at this step" not in quiet.content.page
     busy = memweaver_growth(_rd({"a"}), 5, _mw_items)[0]
-    assert "Orange: the 1 entity added" in busy.caption and "new at this step" in busy.content.page
+    assert "Orange: the community holding the 1 entity added" in busy.caption
+    assert "new at this step" in busy.content.page
     assert busy.height == frame_height(480)

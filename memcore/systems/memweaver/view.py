@@ -13,6 +13,7 @@ import pandas as pd
 
 from memcore.types import Trace
 from memcore.viz.graph import frame_height, graph_html, relation_subgraph
+from memcore.viz.graph_focus import collapsed, communities
 from memcore.viz.parts import Block, Html, Part, Row, Text
 from memcore.viz.replay import ReplayData
 from memcore.viz.views import ASK, REPLAY, ItemsAt, SystemView, register_view
@@ -46,7 +47,7 @@ def memweaver_structure(trace: Trace, texts: Mapping[str, str]) -> list[Block]:
     if not sub["edges"]:
         out: list[Block] = [Part("MemWeaver subgraph", Text("MemWeaver found no triples for this question.", "info"))]
     else:
-        out = [Part("MemWeaver subgraph", Html(graph_html(sub, height=480)), height=frame_height(480),
+        out = [Part("MemWeaver subgraph", Html(graph_html(sub, height=480, edge_labels=True)), height=frame_height(480),
                     caption="The retrieved subgraph (legend above it): seeds, the 1-hop expansion, passages (boxes) "
                             "linked by contains, experiences (diamonds) by about; gold evidence and the path to it in "
                             "green when the question has gold evidence. Hover a node for its text; drag to explore.")]
@@ -63,19 +64,26 @@ def memweaver_structure(trace: Trace, texts: Mapping[str, str]) -> list[Block]:
 
 
 def memweaver_growth(rd: ReplayData, step: int, items_at: ItemsAt) -> list[Block]:
-    """The temporal knowledge graph at a step (the latest 150 relations); what changed at that step outlined."""
+    """The temporal knowledge graph at a step with its communities collapsed (one node each, with counts; never the
+    whole graph); a community holding what changed at that step in orange."""
     ents = items_at("entity", step)
     rels = sorted(items_at("relation", step), key=lambda r: r.updated_step)
     if not rels:
         return [Part("Knowledge graph", Text("No relation in the graph yet at this step."))]
-    sub = relation_subgraph(ents, rels, rd.changed_at(step))
+    sub = relation_subgraph(ents, rels, rd.changed_at(step), max_edges=len(rels))
+    comms = communities(sub)
+    view = collapsed(sub, comms)
     new = sum(1 for n in sub["nodes"] if n["role"] == "new")
-    added = (f"Orange: the {new} entit{'y' if new == 1 else 'ies'} added or changed at this step" if new else
+    added = (f"Orange: the communit{'y' if sum(1 for n in view['nodes'] if n['role'] == 'new') == 1 else 'ies'} "
+             f"holding the {new} entit{'y' if new == 1 else 'ies'} added or changed at this step" if new else
              "Nothing was added at this step (orange marks what a step adds)")
-    return [Part("Knowledge graph", Html(graph_html(sub, height=480)), height=frame_height(480),
-                 caption=f"{len(ents)} entities, {len(rels)} relations (the latest 150 drawn). {added}; labels on "
-                         "the best-connected entities (a label that would overlap another is left out). Hover for "
-                         "the text and time; pick an entity below to see only its neighbourhood.")]
+    return [Part("Knowledge graph", Html(graph_html(view, height=480, edge_labels=True, max_labels=40)),
+                 height=frame_height(480),
+                 caption=f"{len(sub['nodes'])} entities and {len(rels)} relations in {len(comms)} communities "
+                         f"(Louvain, seeded), each drawn as one node sized by its entities"
+                         + (f", the {view['rest']} smallest together" if view["rest"] else "")
+                         + f"; an edge counts the relations between two communities. {added}. Below: expand a "
+                           "community, an entity's neighbourhood, or a session's relations, with labelled edges.")]
 
 
 register_view(SystemView("memweaver", color="#D55E00", rank=80, structure=memweaver_structure,

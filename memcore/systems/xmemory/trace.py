@@ -162,7 +162,8 @@ def retrieve(rt: Retrieval, q: Question, tr: Trace, reassignment: float, net_rea
         row.update(label=mem.get(row["id"]).metadata.get("label", ""), size=len(members(mem, row["id"])))
     for row in s_rows:
         it = mem.get(row["id"])
-        row.update(theme=it.metadata.get("theme", ""), episodes=[e for e in it.sources if e in mem])
+        row.update(theme=it.metadata.get("theme", ""), episodes=[e for e in it.sources if e in mem],
+                   text=it.text[:160])  # the fact's text (cut) names it on Ask's path
     tr.structure.update(themes=t_rows, semantics=s_rows)
     rel_s = {r["id"]: r["relevance"] for r in s_rows}
     _stage_two(rt, tr, q, qv, chosen_s, rel_s)

@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 from memcore.systems.xmemory.config import XMemoryConfig
 from memcore.text.dates import day_of
 from memcore.types import Trace
+from memcore.viz.hierarchy import HNode, drill_figure
 from memcore.viz.parts import Block, Part, Row, Text
 from memcore.viz.replay import ReplayData
 from memcore.viz.safe import esc, shorten
@@ -183,6 +184,13 @@ def path_sunburst(structure: dict[str, Any]) -> go.Figure:
     return style(fig, "Retrieval path: themes → semantics → episodes (grey = not picked)", height=460)
 
 
+def path_figure(structure: dict[str, Any], texts: Mapping[str, str] | None = None) -> go.Figure:
+    """The retrieval path as a drill-down icicle (memcore.viz.hierarchy): every label on screen readable."""
+    nodes, path = path_nodes(structure, texts)
+    return drill_figure(nodes, "Retrieval path: themes → facts → episodes (colour = on the path, grey = not)",
+                        highlight=path, root_label="question", height=520)
+
+
 def stage_one_tables(structure: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Stage I picks: candidate themes and semantics with score, relevance, gain and pick order."""
     tcols = ["pick_order", "id", "label", "score", "relevance", "gain", "coverage", "size", "picked"]
@@ -233,9 +241,11 @@ def xmemory_structure(trace: Trace, texts: Mapping[str, str]) -> list[Block]:
     cfg = XMemoryConfig()
     stop = s.get("stop") or {}
     out: list[Block] = [
-        Part("xMemory retrieval path", path_sunburst(s), key="path",
+        Part("xMemory retrieval path", path_figure(s, {it.id: it.text for it in trace.items}), key="path",
              caption="Stage I picks themes, then semantic facts inside them (greedy relevance + coverage on kNN "
-                     "graphs); Stage II adds episodes only when they lower the reader's uncertainty."),
+                     "graphs); Stage II adds episodes only when they lower the reader's uncertainty. In colour: the "
+                     "path (picked themes and facts, included episodes); grey: candidates passed over. Click a "
+                     "theme or fact to drill into it; the bar above climbs back."),
         Part("", Text("Stopped: " + "; ".join(f"{k}: {v}" for k, v in stop.items()))),
         Row(Part("Stage I · themes", th, label="**Stage I · themes**", height=220),
             Part("Stage I · semantics", se, label="**Stage I · semantics**", height=220)),
@@ -247,26 +257,97 @@ def xmemory_structure(trace: Trace, texts: Mapping[str, str]) -> list[Block]:
     return out
 
 
-def xmemory_growth(rd: ReplayData, step: int, items_at: ItemsAt) -> list[Block]:
-    """Themes -> semantics -> episodes at a step; items split, merged or moved at that step outlined."""
-    items = [it for k in ("theme", "semantic", "episode") for it in items_at(k, step)]
-    ev = rd.events_at(step)
-    restructured = ev[ev["event"].isin(["split", "merged", "moved"])]
-    hl = {i.strip() for s in restructured["items"] for i in s.split(",")}
-    if not any(it.kind == "theme" for it in items):
-        return [Part("xMemory hierarchy", Text("No theme yet at this step (themes appear once episodes close and "
-                                               "yield semantic facts)."))]
-    n_sem = sum(1 for it in items if it.kind == "semantic")
-    outer = ("outer: the episodes they came from (by day)" if n_sem <= FULL_DEPTH_MAX else
-             "click a theme to see the episodes its facts came from (by day)")
-    out: list[Block] = [Part("xMemory hierarchy", hierarchy_sunburst(items, hl), key="hierarchy",
-                             caption=f"Inner ring: themes; middle: semantic facts; {outer}. Labels too small to read "
-                                     "are left out: hover a wedge for its text, click it to zoom in. Red outlines: "
-                                     "split / merged / moved at this step.")]
-    if len(restructured):
-        out.append(Part("Restructured at this step", restructured[["event", "items", "reason"]]))
+def _name(it: Any) -> str:
+    m = it.metadata
+    return plain(m.get("label") or m.get("title") or it.text)
+
+
+def xmemory_levels(items_at: ItemsAt, step: int) -> list[HNode]:
+    """xMemory's memory at a step as a hierarchy: themes -> their semantic facts -> the episodes each fact came
+    from (by day and title) -> the turns of the episode."""
+    themes, sems, eps = (items_at(k, step) for k in ("theme", "semantic", "episode"))
+    ep_by = {e.id: e for e in eps}
+    tids = {t.id for t in themes}
+    out = [HNode(t.id, "", "theme", _name(t), t.text, "theme") for t in themes]
+    seen: set[str] = set()
+    for s in sems:
+        th = str(s.metadata.get("theme", ""))
+        if th not in tids:
+            continue
+        out.append(HNode(s.id, th, "fact", _name(s), plain(s.text), "semantic"))
+        for src in s.sources:
+            ep = ep_by.get(src)
+            if ep is None:
+                continue
+            m = ep.metadata
+            when = m.get("episode_time") or m.get("date")
+            title = m.get("title") or shorten(ep.text, 60)
+            out.append(HNode(ep.id, s.id, "episode", (f"{day_of(str(when))} · " if when else "") + str(title),
+                             ep.text, "episode"))
+            if ep.id not in seen:  # an episode's turns once, whichever fact lists it
+                seen.add(ep.id)
+                out += [HNode(tid, ep.id, "turn", tid, "", "turn") for tid in ep.turn_ids]
     return out
 
 
+def path_nodes(structure: dict[str, Any], texts: Mapping[str, str] | None = None) -> tuple[list[HNode], set[str]]:
+    """One retrieval's path as a hierarchy: candidate themes -> their candidate facts -> a picked fact's episodes;
+    and the ids picked or included (the path). `texts` names facts by id when the trace (an older one) stored no
+    fact text."""
+    texts = texts or {}
+    themes = structure.get("themes") or []
+    tids = {t["id"] for t in themes}
+    included = {e["id"] for e in structure.get("episodes") or [] if str(e.get("decision", "")).startswith("include")}
+    titles = {e["id"]: e.get("title") or "" for e in structure.get("episodes") or []}
+    out, path = [], set()
+    for t in themes:
+        pick = f"picked #{t.get('pick_order')}" if t.get("picked") else "not picked"
+        out.append(HNode(t["id"], "", "theme", f"{t.get('label') or t['id']} ({pick})",
+                         f"score {t.get('score')} · gain {t.get('gain')} · {pick}", "theme"))
+        if t.get("picked"):
+            path.add(t["id"])
+    for s in structure.get("semantics") or []:
+        if s.get("theme") not in tids:
+            continue
+        pick = f"picked #{s.get('pick_order')}" if s.get("picked") else "not picked"
+        name = plain(s.get("text") or texts.get(s["id"]) or s["id"])
+        out.append(HNode(s["id"], s["theme"], "fact", f"{name} ({pick})",
+                         f"score {s.get('score')} · {pick}", "semantic"))
+        if s.get("picked"):
+            path.add(s["id"])
+            for e in s.get("episodes") or []:
+                state = "included" if e in included else "not included"
+                out.append(HNode(e, s["id"], "episode", f"{titles.get(e) or e} ({state})", f"{e}: {state}", "episode"))
+                if e in included:
+                    path.add(e)
+    return out, path
+
+
+def xmemory_growth(rd: ReplayData, step: int, items_at: ItemsAt) -> list[Block]:
+    """What was split, merged or moved at a step (the hierarchy itself is drawn by the page from `xmemory_levels`:
+    a navigable drill-down with search and each theme's history)."""
+    if not items_at("theme", step):
+        return [Part("xMemory hierarchy", Text("No theme yet at this step (themes appear once episodes close and "
+                                               "yield semantic facts)."))]
+    ev = rd.events_at(step)
+    restructured = ev[ev["event"].isin(["split", "merged", "moved"])]
+    if len(restructured):
+        return [Part("Restructured at this step", restructured[["event", "items", "reason"]])]
+    return []
+
+
+HIERARCHY_CAPTION = ("Themes, then (click one) its semantic facts, then the episodes a fact came from, then their "
+                     "turns; the number after a label counts its children. At most 18 regions per level, the "
+                     "rest in \"N more\" (click it). The bar above climbs back; hover for the full text.")
+
+
+def hierarchy_figure(nodes: list[HNode], highlight: Iterable[str] = (), hits: Iterable[str] = ()) -> go.Figure:
+    """xMemory's hierarchy as a drill-down icicle."""
+    n_t = sum(1 for n in nodes if n.level == "theme")
+    n_s = sum(1 for n in nodes if n.level == "fact")
+    return drill_figure(nodes, f"xMemory hierarchy: {n_t} themes, {n_s} facts", highlight=highlight, hits=hits,
+                        root_label="all themes")
+
+
 register_view(SystemView("xmemory", color="#CC79A7", rank=70, structure=xmemory_structure, growth=xmemory_growth,
-                         growth_rank=1, picks=frozenset({ASK, REPLAY})))
+                         growth_rank=1, picks=frozenset({ASK, REPLAY}), levels=xmemory_levels))

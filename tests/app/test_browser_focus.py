@@ -1,0 +1,144 @@
+"""Issue 35 in headless Debian chromium on the demo (xMemory + MemWeaver built in-process): the Replay timeline jumps
+to a split event (button and click on its tick), the hierarchy drills into a theme whose facts' labels are all
+drawn, and an entity's neighbourhood draws its relations' labels. Screenshots at 1280 px go to the test's tmp dir
+(and to $MEMCORE_SCREENSHOTS).
+
+Skips when /usr/bin/chromium is absent.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memcore.embed import HashingEmbedder
+from memcore.settings import Settings
+from memcore.workbench import Workbench
+from tests.app.test_browser_layouts import keep_screenshots
+from tests.browser_util import app_server, launch, pick, shoot, skip_without_chromium, wait_text
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+skip_without_chromium()
+
+SLICE_TEXTS = """(key) => {  // the label of every region drawn inside the chart (deeper levels sit outside it)
+  const root = document.querySelector(`.st-key-${key}`) || document;
+  const box = root.querySelector('.main-svg').getBoundingClientRect();
+  return [...root.querySelectorAll('.slice')].filter(s => {
+    const b = s.getBoundingClientRect();
+    return b.width > 1 && b.height > 1 && b.left >= box.left - 1 && b.right <= box.right + 1
+      && b.top >= box.top - 1 && b.bottom <= box.bottom + 1 && getComputedStyle(s).opacity !== '0'; })
+    .map(s => { const t = s.querySelector('text'); return t ? t.textContent : ''; });
+}"""
+
+POINT_OF = """([key, row]) => {  // the centre of the first tick of a timeline row, in page pixels
+  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  const i = gd._fullData.findIndex(t => t.y && t.y[0] === row);
+  const pt = gd.querySelectorAll('.scatterlayer .trace')[i].querySelector('path.point');
+  const b = pt.getBoundingClientRect();
+  return {x: b.left + b.width / 2, y: b.top + b.height / 2, step: Number(gd._fullData[i].x[0])};
+}"""
+
+
+MEETS = """() => {  // drawn labels (nodes' and edges') whose boxes meet, as vis-network measures them
+  const box = (m) => { const s = m.labelModule.size; return {left: s.left, right: s.left + s.width, top: s.top,
+                                                              bottom: s.top + s.height}; };
+  const all = [...nodes.get().filter(n => n.label && n.label.trim()).map(n => box(network.body.nodes[n.id])),
+               ...edges.get().filter(e => e.label && e.label.trim()).map(e => box(network.body.edges[e.id]))];
+  const drawn = all.filter(a => a.right > a.left);
+  let meet = 0;
+  for (let i = 0; i < drawn.length; i++) for (let j = i + 1; j < drawn.length; j++) {
+    const a = drawn[i], b = drawn[j];
+    if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom) meet++;
+  }
+  return [drawn.length, meet];
+}"""
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("focus")
+    store = tmp / "store"
+    wb = Workbench(Settings(store_uri=str(store), llm_provider="offline", embedder="hashing"),
+                   embedder=HashingEmbedder())
+    conv = wb.load_demo()
+    for s in ("xmemory", "memweaver"):
+        wb.ingest(s, conv)
+    splits = sorted({e.step for e in wb.memory("xmemory", conv).events() if e.kind == "split"})
+    return tmp, store, conv, splits
+
+
+def test_timeline_hierarchy_and_neighbourhood(built):
+    tmp, store, conv, splits = built
+    n = len(conv.turns)
+    shots = tmp / "screenshots"
+    assert splits, "the demo's xMemory splits a theme"
+    try:
+        with app_server(store) as base, launch() as browser:
+            page = browser.new_page(viewport={"width": 1280, "height": 1400})
+            page.set_default_timeout(120_000)  # a shared, busy machine
+            page.goto(f"{base}/replay?step=1", wait_until="domcontentloaded")
+            wait_text(page, f"Turn 1 of {n}", 300)
+            page.get_by_role("radio", name="Timeline").click()  # the strip is Replay's Timeline view
+            page.locator(".st-key-rp_timeline .js-plotly-plot").first.wait_for(timeout=120_000)
+            # only xMemory on the timeline: its next consolidation event is its first split
+            page.locator(".st-key-rp_tl_systems").get_by_role("button", name="memweaver").click()
+            page.wait_for_timeout(1500)
+            page.get_by_role("button", name="Next consolidation event").click()
+            wait_text(page, f"Turn {splits[0]} of {n}", 120)
+            assert page.get_by_text("split", exact=True).count() >= 1  # the step's event table names the split
+            shoot(page, shots, "timeline-next-split")
+            # back to the start, then a click on the split row's tick jumps there
+            page.locator(".st-key-rp_first button").first.click()
+            wait_text(page, f"Before turn 1 of {n}", 60)
+            page.wait_for_timeout(1000)
+            page.locator(".st-key-rp_timeline .js-plotly-plot").first.scroll_into_view_if_needed()
+            page.wait_for_timeout(500)
+            pt = page.evaluate(POINT_OF, ["rp_timeline", "xmemory · split"])
+            page.mouse.move(pt["x"], pt["y"])
+            page.wait_for_timeout(300)
+            page.mouse.click(pt["x"], pt["y"])
+            wait_text(page, f"Turn {int(pt['step'])} of {n}", 120)
+            assert int(pt["step"]) == splits[0]
+
+            # the hierarchy at the last turn: drill into a theme, read its facts' labels
+            page.goto(f"{base}/replay?step={n}", wait_until="domcontentloaded")
+            wait_text(page, f"Turn {n} of {n}", 300)
+            page.get_by_role("radio", name="Growth").click()
+            page.get_by_role("radio", name="xMemory").first.click()
+            drill = page.locator(".st-key-gr_xmemory_drill .js-plotly-plot").first
+            drill.wait_for(timeout=120_000)
+            page.wait_for_timeout(800)
+            top = page.evaluate(SLICE_TEXTS, "gr_xmemory_drill")
+            assert len(top) >= 3 and all(t.strip() for t in top), top  # every region on screen labelled
+            drill.scroll_into_view_if_needed()
+            shoot(page, shots, "hierarchy-themes")
+            theme = page.locator(".st-key-gr_xmemory_drill .slice").nth(1)  # the first theme (0 is the root)
+            theme_label = theme.locator("text").first.text_content()
+            theme.click()
+            page.wait_for_timeout(1500)  # plotly's zoom transition
+            inside = page.evaluate(SLICE_TEXTS, "gr_xmemory_drill")
+            facts = [t for t in inside if t != theme_label and "themes" not in t]
+            assert facts and all(t.strip() for t in facts), inside
+            assert theme_label.split(" · ")[0][:20] in " ".join(inside)  # the theme heads its facts
+            shoot(page, shots, "hierarchy-theme-facts")
+
+            # MemWeaver: an entity's neighbourhood with labelled relations
+            page.get_by_role("radio", name="MemWeaver").first.click()
+            box = page.locator(".st-key-gr_memweaver_ego").first
+            box.wait_for(timeout=120_000)
+            pick(page, box, 1)
+            frame = page.locator("iframe").last
+            frame.wait_for(timeout=60_000)
+            inner = frame.content_frame
+            inner.locator("canvas").first.wait_for(timeout=60_000)
+            inner.locator("body").evaluate("() => new Promise(r => { const w = () => window.__memcoreSettled ? r() : "
+                                           "setTimeout(w, 100); w(); })")
+            shown = inner.locator("body").evaluate(
+                "() => edges.get().filter(e => e.label && e.label.trim()).map(e => e.label)")
+            assert shown, "at least one relation label drawn"
+            assert all(len(lab) <= 40 for lab in shown)
+            drawn, meet = inner.locator("body").evaluate(MEETS)
+            assert drawn > len(shown) // 2 and meet == 0, (drawn, meet)  # no drawn label overlaps another
+            frame.scroll_into_view_if_needed()
+            shoot(page, shots, "neighbourhood")
+    finally:
+        keep_screenshots(shots)

@@ -1,0 +1,95 @@
+"""The navigable hierarchy (memcore.viz.hierarchy) and xMemory's levels and retrieval path."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from memcore.systems.xmemory.view import path_nodes, xmemory_levels
+from memcore.types import MemoryItem
+from memcore.viz.hierarchy import HEIGHT, MAX_CHILDREN, ROW_PX, HNode, drill_figure, search
+
+XSS = "<img src=x onerror=alert(1)>"
+
+
+def _tree(n_themes: int, n_facts: int) -> list[HNode]:
+    out = []
+    for t in range(n_themes):
+        out.append(HNode(f"t{t}", "", "theme", f"theme {t}", kind="theme"))
+        out += [HNode(f"t{t}s{s}", f"t{t}", "fact", f"fact {s} of theme {t}", kind="semantic") for s in range(n_facts)]
+    return out
+
+
+def _levels_on_screen(fig) -> dict[str, list[str]]:  # noqa: ANN001
+    """{parent: its children's labels} as the icicle draws them."""
+    d = fig.data[0]
+    out: dict[str, list[str]] = {}
+    for p, lab in zip(d.parents, d.labels, strict=True):
+        out.setdefault(p, []).append(lab)
+    return out
+
+
+def test_every_level_on_screen_has_room_for_its_labels():
+    fig = drill_figure(_tree(152, 30), "t")
+    d = fig.data[0]
+    assert d.maxdepth == 2
+    kids = _levels_on_screen(fig)
+    assert len(kids["ROOT"]) == MAX_CHILDREN  # 17 themes + "135 more themes"
+    assert kids["ROOT"][-1].startswith("135 more theme")
+    assert all(len(v) <= MAX_CHILDREN for v in kids.values())
+    assert HEIGHT / (MAX_CHILDREN + 1) >= ROW_PX
+    values = dict(zip(d.ids, d.values, strict=True))
+    shares = Counter(round(values[i], 12) for i, p in zip(d.ids, d.parents, strict=True) if p == "ROOT")
+    assert len(shares) == 1  # every theme drawn at the top level the same height
+    assert all(lab.strip() for lab in d.labels)  # no region without a label
+    # every theme is reachable, through "N more" nodes: 152 themes drawn in all, each with its count of facts
+    assert sum(1 for i in d.ids if i.startswith("t") and "s" not in i) == 152
+    assert len(set(d.ids)) == len(d.ids)
+    assert "theme 0 · 30 facts" in d.labels
+
+
+def test_search_keeps_matches_with_their_ancestors_and_descendants():
+    nodes = _tree(3, 3) + [HNode("ep", "t1s2", "episode", "Race day"), HNode("D1:1", "ep", "turn", "D1:1")]
+    kept, hits = search(nodes, "race")
+    assert hits == {"ep"}
+    assert {n.id for n in kept} == {"t1", "t1s2", "ep", "D1:1"}
+    assert search(nodes, "  ")[0] == nodes
+
+
+def test_highlight_colours_the_path_and_greys_the_rest_and_escapes_text():
+    nodes = _tree(2, 2) + [HNode("x", "t0", "fact", XSS, kind="semantic")]
+    d = drill_figure(nodes, "t", highlight=["t0s1"]).data[0]
+    colors = dict(zip(d.ids, d.marker.colors, strict=True))
+    assert colors["t0"] != "#D9D9D9" and colors["t0s1"] != "#D9D9D9"
+    assert colors["t1"] == "#D9D9D9" and colors["t0s0"] == "#D9D9D9"
+    assert dict(zip(d.ids, d.parents, strict=True))["t0s1"] == "t0"
+    assert "<img" not in "".join(d.labels) + "".join(d.hovertext)
+
+
+def test_xmemory_levels_go_theme_fact_episode_turn():
+    items = {"theme": [MemoryItem("th1", "theme", "Running", metadata={"label": "Running"})],
+             "semantic": [MemoryItem("s1", "semantic", "Maya ran a half marathon", sources=["ep1"],
+                                     metadata={"theme": "th1"}),
+                          MemoryItem("s2", "semantic", "Maya trains on Sundays", sources=["ep1"],
+                                     metadata={"theme": "th1"})],
+             "episode": [MemoryItem("ep1", "episode", "Race day", turn_ids=["D1:1", "D1:2"],
+                                    metadata={"title": "Race", "date": "2023-05-08"})]}
+    nodes = xmemory_levels(lambda kind, step: items.get(kind, []), 3)
+    assert [(n.level, n.id, n.parent) for n in nodes if n.level != "turn"] == [
+        ("theme", "th1", ""), ("fact", "s1", "th1"), ("episode", "ep1", "s1"), ("fact", "s2", "th1"),
+        ("episode", "ep1", "s2")]
+    assert [n.id for n in nodes if n.level == "turn"] == ["D1:1", "D1:2"]  # once, though two facts list the episode
+    assert "8 May 2023" in next(n.label for n in nodes if n.level == "episode")
+
+
+def test_path_nodes_mark_picked_and_included_only():
+    s = {"themes": [{"id": "th1", "label": "Running", "picked": True, "pick_order": 1},
+                    {"id": "th2", "label": "Food", "picked": False}],
+         "semantics": [{"id": "s1", "theme": "th1", "picked": True, "pick_order": 1, "episodes": ["ep1", "ep2"],
+                        "text": "Maya ran"},
+                       {"id": "s2", "theme": "th2", "picked": False, "episodes": ["ep3"]}],
+         "episodes": [{"id": "ep1", "decision": "include", "title": "Race"}, {"id": "ep2", "decision": "skip"}]}
+    nodes, path = path_nodes(s, {"s2": "Maya likes pasta"})
+    assert path == {"th1", "s1", "ep1"}
+    labels = {n.id: n.label for n in nodes}
+    assert labels["s1"].startswith("Maya ran") and labels["s2"].startswith("Maya likes pasta")
+    assert "ep3" not in labels and "(not included)" in labels["ep2"]
