@@ -1,0 +1,174 @@
+"""The embedding map of a memory: every stored item of every kind projected to 2-D, and a question placed on it.
+
+Method pinned: PCA (`METHOD`). bench/embedding_map.py measures trustworthiness (sklearn.manifold.trustworthiness,
+k=10) and time of PCA and t-SNE on the demo and on a LoCoMo memory: t-SNE keeps neighbourhoods better, but
+takes seconds to tens of seconds where PCA takes milliseconds, and has no transform for a question (it would be
+placed by a rule, not by the model). PCA places the question with the same model (`transform`), is
+deterministic, and keeps the map's first computation within the page budget. umap-learn is not installed (it
+brings numba and llvmlite). t-SNE stays selectable (`METHODS`): its question goes to `TSNE_RULE`.
+
+The projection is computed once per memory and method and cached in the store (memcore.store.projections),
+keyed by the memory's version: a memory that changed is projected again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.decomposition import PCA
+from sklearn.manifold import TSNE, trustworthiness
+
+from memcore.embed import normalise
+from memcore.store.view import MemoryView
+from memcore.types import Conversation
+
+METHOD = "pca"  # the pinned choice (see the module docstring and bench/embedding_map.py)
+METHODS = ("pca", "tsne")
+SEED = 0
+TSNE_NEIGHBOURS = 10
+TSNE_RULE = (f"t-SNE has no transform: the question is placed at the similarity-weighted mean of its "
+             f"{TSNE_NEIGHBOURS} nearest items (cosine)")
+PCA_RULE = "placed by the same PCA model (transform)"
+COLUMNS = ["id", "kind", "text", "x", "y", "created_step", "session", "theme"]
+
+
+@dataclass
+class EmbeddingMap:
+    """A memory's items in 2-D: `points` (COLUMNS, one row per item, the order of `vectors`), unit `vectors`,
+    the projection `model` (PCA: mean and components), and whether this call `computed` it (False: from the
+    store's cache)."""
+
+    method: str
+    version: str
+    points: pd.DataFrame
+    vectors: np.ndarray
+    model: dict[str, Any] = field(default_factory=dict)
+    computed: bool = False
+
+
+def project(vectors: np.ndarray, method: str = METHOD, seed: int = SEED) -> tuple[np.ndarray, dict[str, Any]]:
+    """(n, 2) coordinates of unit vectors by `method` ('pca' or 'tsne', seeded) and the model to place new points
+    (PCA: mean and components; t-SNE: none). Fewer than 3 items are laid out without a model fit."""
+    n = len(vectors)
+    if method not in METHODS:
+        raise ValueError(f"unknown projection {method!r}; use one of {METHODS}")
+    if n < 3:
+        return np.array([[float(i), 0.0] for i in range(n)]).reshape(n, 2), {}
+    if method == "pca":
+        pca = PCA(n_components=2, random_state=seed).fit(vectors)
+        return pca.transform(vectors), {"mean": pca.mean_.tolist(), "components": pca.components_.tolist()}
+    perplexity = float(min(30.0, max(2.0, (n - 1) / 3)))
+    xy = TSNE(n_components=2, perplexity=perplexity, init="pca", random_state=seed, metric="cosine").fit_transform(
+        vectors)
+    return xy, {}
+
+
+def quality(vectors: np.ndarray, xy: np.ndarray, k: int = 10) -> float:
+    """Trustworthiness of a 2-D layout (sklearn.manifold.trustworthiness, cosine, k neighbours): 1 = every
+    2-D neighbour is a neighbour in the embedding space."""
+    k = min(k, max(1, (len(vectors) - 1) // 2 - 1))
+    return float(trustworthiness(vectors, xy, n_neighbors=k, metric="cosine"))
+
+
+def _themes(items: Sequence[Any]) -> dict[str, str]:
+    """Each item's theme: the top of what was built on it (following `sources` up: the item none other is built
+    from), as 'id: text'; an item nothing was built on and built on nothing stays without one ('')."""
+    ids = {it.id: it for it in items}
+    parents: dict[str, str] = {}
+    for it in items:
+        for src in it.sources:
+            if src in ids and src != it.id:
+                parents.setdefault(src, it.id)
+    out: dict[str, str] = {}
+    for it in items:
+        top, seen = it.id, {it.id}
+        while top in parents and parents[top] not in seen:
+            top = parents[top]
+            seen.add(top)
+        lone = top == it.id and not any(s in ids for s in it.sources) and it.id not in parents
+        out[it.id] = "" if lone else f"{top}: {ids[top].text[:40]}"
+    return out
+
+
+def memory_items(mem: MemoryView, conv: Conversation | None = None) -> tuple[pd.DataFrame, np.ndarray]:
+    """Every current item of every kind of a memory with a vector: a frame (COLUMNS but x, y) and the unit
+    vectors in its row order; `session` is the session of the item's first turn (with `conv`), `theme` as in
+    `_themes`."""
+    items = [it for kind in sorted(mem.kind_counts()) for it in mem.items(kind, with_vectors=True)
+             if it.embedding is not None and len(it.embedding)]
+    items.sort(key=lambda it: (it.kind, it.id))
+    session = {t.turn_id: t.session for t in conv.turns} if conv is not None else {}
+    themes = _themes(items)
+    df = pd.DataFrame([{"id": it.id, "kind": it.kind, "text": it.text, "created_step": int(it.created_step),
+                        "session": next((session[t] for t in it.turn_ids if t in session), None),
+                        "theme": themes[it.id]} for it in items],
+                      columns=[c for c in COLUMNS if c not in ("x", "y")])
+    vecs = normalise(np.array([it.embedding for it in items], dtype=np.float32)) if items else np.zeros((0, 0))
+    return df, vecs
+
+
+def embedding_map(mem: MemoryView, conv: Conversation | None = None, method: str = METHOD) -> EmbeddingMap:
+    """The memory's map by `method`: the store's cached projection when the memory has not changed since,
+    else computed now and cached (EmbeddingMap.computed says which)."""
+    version = mem.version()
+    df, vecs = memory_items(mem, conv)
+    cached = mem.projection(method, version)
+    if cached is not None and cached.get("ids") == df["id"].tolist():
+        xy, model, computed = np.array(cached["xy"], dtype=float).reshape(len(df), 2), cached["model"], False
+    else:
+        xy, model = project(vecs, method)
+        mem.save_projection(method, version, {"ids": df["id"].tolist(), "xy": np.round(xy, 5).tolist(),
+                                              "model": model})
+        computed = True
+    df = df.assign(x=xy[:, 0] if len(df) else [], y=xy[:, 1] if len(df) else [])[COLUMNS]
+    return EmbeddingMap(method, version, df, vecs, model, computed)
+
+
+def place(emap: EmbeddingMap, qvec: np.ndarray) -> tuple[float, float, str]:
+    """(x, y, rule) of a question vector on the map: PCA's transform, or for t-SNE the TSNE_RULE."""
+    q = normalise(np.asarray(qvec, dtype=np.float32).reshape(1, -1))[0]
+    if emap.model.get("components"):
+        x, y = (q - np.array(emap.model["mean"])) @ np.array(emap.model["components"]).T
+        return float(x), float(y), PCA_RULE
+    if not len(emap.points):
+        return 0.0, 0.0, "an empty map"
+    sims = emap.vectors @ q
+    top = np.argsort(-sims, kind="stable")[:TSNE_NEIGHBOURS]
+    w = np.clip(sims[top], 1e-6, None)
+    xy = emap.points[["x", "y"]].to_numpy()[top]
+    x, y = (w[:, None] * xy).sum(0) / w.sum()
+    return float(x), float(y), TSNE_RULE
+
+
+def mark_question(emap: EmbeddingMap, qvec: np.ndarray, retrieved: Iterable[str], near: int = 5) -> dict[str, Any]:
+    """The question on the map: its place, the points with `mark` ('retrieved', 'near-miss' or '') and `rank`
+    (a retrieved item's position in the context, 1 = first; a near-miss's rank by cosine to the question among
+    all items), and the retrieved ids that are not items of this map (raw turns, items of another memory).
+    Near-misses: the `near` items most similar to the question by cosine on the stored vectors that were not
+    retrieved."""
+    x, y, rule = place(emap, qvec)
+    retrieved = list(dict.fromkeys(retrieved))
+    pos = {i: r for r, i in enumerate(retrieved, start=1)}
+    pts = emap.points.copy()
+    pts["mark"], pts["rank"] = "", 0
+    if len(pts):
+        q = normalise(np.asarray(qvec, dtype=np.float32).reshape(1, -1))[0]
+        sims = emap.vectors @ q
+        pts["similarity"] = sims
+        order = np.argsort(-sims, kind="stable")
+        in_map = pts["id"].isin(list(pos))
+        pts.loc[in_map, "mark"] = "retrieved"
+        pts.loc[in_map, "rank"] = pts.loc[in_map, "id"].map(pos)
+        misses = [i for i in order if not in_map.iloc[i]][:near]
+        cos_rank = {i: r for r, i in enumerate(order, start=1)}
+        for i in misses:
+            pts.iloc[i, pts.columns.get_loc("mark")] = "near-miss"
+            pts.iloc[i, pts.columns.get_loc("rank")] = cos_rank[i]
+    else:
+        pts["similarity"] = []
+    off_map = [i for i in retrieved if i not in set(pts["id"])]
+    return {"x": x, "y": y, "rule": rule, "points": pts, "off_map": off_map}
