@@ -6,6 +6,7 @@ import streamlit as st
 
 from memcore.systems import get_system
 from ui import state, widgets
+from ui.embedding_map_view import map_panel
 from ui.explore_view import current_items, history, id_kinds, provenance
 from ui.growth import ego_graph
 
@@ -23,6 +24,11 @@ built = [s for s in built if get_system(s).kinds] + [s for s in built if not get
 if not built:
     st.info("No memory built yet for this conversation: build one on the Replay or Ask page.")
     st.stop()
+opened = st.session_state.pop("_ex_map_open", None)  # a point clicked on the embedding map: show that item
+if opened is not None:
+    st.session_state["ex_linked"], st.session_state["ex_kind"] = opened
+    st.session_state.pop("ex_table", None)
+    st.session_state.pop("ex_query", None)
 c1, c2, c3 = st.columns([1, 1, 2])
 state.url_seed("ex_system", "system", built)  # a link reopens the system, kind and item it shows
 system = c1.selectbox("System", built, key="ex_system", format_func=widgets.system_label)
@@ -37,6 +43,9 @@ state.url_seed("ex_kind", "kind", kinds)
 kind = c2.selectbox("Kind", kinds, format_func=lambda k: f"{k} ({counts.get(k, 0)})", key="ex_kind")
 query = c3.text_input("Search text or turn id", key="ex_query")
 ego_graph(mem, None, set(), "ex")
+if st.toggle("Embedding map of this memory", key="ex_map", help="Every item of every kind in 2-D (PCA of the "
+             "stored vectors); click a point to open the item."):
+    map_panel(mem, conv, "ex")  # a click reruns the page with that item (above)
 df = current_items(mem, kind, ck)
 if query.strip():
     ql = query.strip().lower()
