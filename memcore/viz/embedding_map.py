@@ -3,7 +3,7 @@ question, its retrieved items (numbered by rank) and its near-misses marked. Hov
 
 from __future__ import annotations
 
-import textwrap
+import re
 from typing import Any
 
 import pandas as pd
@@ -18,12 +18,13 @@ GL_FROM = 1500  # from this many points, WebGL markers (SVG slows down)
 RETRIEVED = "retrieved (number = position in context)"
 NEAR_MISS = "near-miss (not retrieved; number = cosine rank)"
 QUESTION = "question"
+_LINES = re.compile(r".{1,60}(?:\s+|$)|\S{61,}")  # lines of up to 60 characters, cut at spaces
 
 
-def hover(row: Any) -> str:
+def hover(kind: Any, item_id: Any, text: Any) -> str:
     """The hover text of a point: kind, id and text, HTML-escaped, wrapped."""
-    body = "<br>".join(esc(line) for line in textwrap.wrap(shorten(row["text"], 300), 60))
-    return f"<b>{esc(row['kind'])}</b> {esc(row['id'])}<br>{body}"
+    body = "<br>".join(esc(line.strip()) for line in _LINES.findall(shorten(text, 300)))
+    return f"<b>{esc(kind)}</b> {esc(item_id)}<br>{body}"
 
 
 def _groups(df: pd.DataFrame, color_by: str) -> pd.Series:
@@ -46,7 +47,8 @@ def embedding_map_figure(points: pd.DataFrame, color_by: str = "kind", question:
         raise ValueError(f"unknown colouring {color_by!r}; use one of {COLOR_BY}")
     fig = go.Figure()
     scatter = go.Scattergl if len(points) >= GL_FROM else go.Scatter
-    hovers = points.apply(hover, axis=1) if len(points) else pd.Series(dtype=str)
+    hovers = pd.Series([hover(k, i, t) for k, i, t in zip(points["kind"], points["id"], points["text"], strict=True)],
+                       index=points.index, dtype=object)
     common = {"mode": "markers", "hovertemplate": "%{hovertext}<extra></extra>"}
     if color_by == "time":
         fig.add_trace(scatter(x=points["x"], y=points["y"], hovertext=hovers, name="items",
