@@ -13,7 +13,7 @@ keyed by the memory's version: a memory that changed is projected again.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,7 @@ from sklearn.decomposition import PCA
 from sklearn.manifold import TSNE, trustworthiness
 
 from memcore.embed import normalise
+from memcore.store.schema import INF_STEP
 from memcore.store.view import MemoryView
 from memcore.types import Conversation
 
@@ -74,40 +75,49 @@ def quality(vectors: np.ndarray, xy: np.ndarray, k: int = 10) -> float:
     return float(trustworthiness(vectors, xy, n_neighbors=k, metric="cosine"))
 
 
-def _themes(items: Sequence[Any]) -> dict[str, str]:
+def _themes(rows: pd.DataFrame) -> dict[str, str]:
     """Each item's theme: the top of what was built on it (following `sources` up: the item none other is built
     from), as 'id: text'; an item nothing was built on and built on nothing stays without one ('')."""
-    ids = {it.id: it for it in items}
+    text = dict(zip(rows["id"], rows["text"], strict=True))
     parents: dict[str, str] = {}
-    for it in items:
-        for src in it.sources:
-            if src in ids and src != it.id:
-                parents.setdefault(src, it.id)
+    has_item_source: set[str] = set()
+    for iid, sources in zip(rows["id"], rows["sources"], strict=True):
+        for src in sources if sources is not None else ():
+            if src in text and src != iid:
+                parents.setdefault(src, iid)
+                has_item_source.add(iid)
     out: dict[str, str] = {}
-    for it in items:
-        top, seen = it.id, {it.id}
+    for iid in rows["id"]:
+        top, seen = iid, {iid}
         while top in parents and parents[top] not in seen:
             top = parents[top]
             seen.add(top)
-        lone = top == it.id and not any(s in ids for s in it.sources) and it.id not in parents
-        out[it.id] = "" if lone else f"{top}: {ids[top].text[:40]}"
+        lone = top == iid and iid not in has_item_source
+        out[iid] = "" if lone else f"{top}: {text[top][:40]}"
     return out
+
+
+ITEM_COLUMNS = ["id", "kind", "text", "vector", "sources", "turn_ids", "created_step"]
 
 
 def memory_items(mem: MemoryView, conv: Conversation | None = None) -> tuple[pd.DataFrame, np.ndarray]:
     """Every current item of every kind of a memory with a vector: a frame (COLUMNS but x, y) and the unit
     vectors in its row order; `session` is the session of the item's first turn (with `conv`), `theme` as in
-    `_themes`."""
-    items = [it for kind in sorted(mem.kind_counts()) for it in mem.items(kind, with_vectors=True)
-             if it.embedding is not None and len(it.embedding)]
-    items.sort(key=lambda it: (it.kind, it.id))
+    `_themes`. Read as columns (the store's typed row query), not as MemoryItem objects: 5,000 items in a
+    fraction of a second."""
+    frames = [mem.store.rows(f"mem_{kind}", columns=ITEM_COLUMNS, space=mem.space, conv_id=mem.conv_id,
+                             valid_to=INF_STEP) for kind in sorted(mem.kind_counts())]
+    rows = pd.concat([f for f in frames if len(f)], ignore_index=True) if any(len(f) for f in frames) else \
+        pd.DataFrame(columns=ITEM_COLUMNS)
+    rows = rows[rows["vector"].map(lambda v: v is not None and len(v) > 0)]
+    rows = rows.sort_values(["kind", "id"], ignore_index=True)
     session = {t.turn_id: t.session for t in conv.turns} if conv is not None else {}
-    themes = _themes(items)
-    df = pd.DataFrame([{"id": it.id, "kind": it.kind, "text": it.text, "created_step": int(it.created_step),
-                        "session": next((session[t] for t in it.turn_ids if t in session), None),
-                        "theme": themes[it.id]} for it in items],
-                      columns=[c for c in COLUMNS if c not in ("x", "y")])
-    vecs = normalise(np.array([it.embedding for it in items], dtype=np.float32)) if items else np.zeros((0, 0))
+    df = pd.DataFrame({"id": rows["id"], "kind": rows["kind"], "text": rows["text"],
+                       "created_step": rows["created_step"].astype(int),
+                       "session": [next((session[t] for t in (ts if ts is not None else ()) if t in session), None)
+                                   for ts in rows["turn_ids"]],
+                       "theme": rows["id"].map(_themes(rows))}, columns=[c for c in COLUMNS if c not in ("x", "y")])
+    vecs = normalise(np.stack(rows["vector"].to_numpy()).astype(np.float32)) if len(rows) else np.zeros((0, 0))
     return df, vecs
 
 
