@@ -1,11 +1,15 @@
 """The embedding map of a memory: every stored item of every kind projected to 2-D, and a question placed on it.
 
-Method pinned: PCA (`METHOD`). bench/embedding_map.py measures trustworthiness (sklearn.manifold.trustworthiness,
-k=10) and time of PCA and t-SNE on the demo and on a LoCoMo memory: t-SNE keeps neighbourhoods better, but
-takes seconds to tens of seconds where PCA takes milliseconds, and has no transform for a question (it would be
-placed by a rule, not by the model). PCA places the question with the same model (`transform`), is
-deterministic, and keeps the map's first computation within the page budget. umap-learn is not installed (it
-brings numba and llvmlite). t-SNE stays selectable (`METHODS`): its question goes to `TSNE_RULE`.
+Method pinned: PCA (`METHOD`). bench/embedding_map.py measured (2 cores, load 16-19, all-MiniLM-L6-v2 vectors,
+offline engine), trustworthiness (sklearn.manifold.trustworthiness, cosine, k=10) and time:
+    demo xmemory          99 items   PCA 0.858 in <2 s    t-SNE 0.905 in 105 s
+    demo memweaver       331 items   PCA 0.837 in <5 s    t-SNE 0.959 in 162 s
+    LoCoMo conv-26 xmemory 240 items PCA 0.860 in 0.45 s  t-SNE 0.929 in 140 s
+(PCA's first times include sklearn's warm-up.) t-SNE keeps neighbourhoods better but costs minutes on a loaded
+machine and has no transform for a question (it is placed by a rule, not by the model); PCA places the question
+with the same model (`transform`), is deterministic, and keeps the first computation within the page budget.
+umap-learn is not installed (it brings numba and llvmlite). t-SNE stays selectable (`METHODS`): its question
+goes to `TSNE_RULE`.
 
 The projection is computed once per memory and method and cached in the store (memcore.store.projections),
 keyed by the memory's version: a memory that changed is projected again.
