@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from memcore.eval.embedding_map import METHOD, METHODS, EmbeddingMap, embedding_map, mark_question
+from memcore.llm.redact import redact
 from memcore.store.view import MemoryView
 from memcore.types import Conversation, Question, Trace
 from memcore.viz.embedding_map import COLOR_BY, embedding_map_figure
@@ -65,8 +66,17 @@ def map_panel(mem: MemoryView, conv: Conversation, key: str, wb: Workbench | Non
         st.info("This memory holds no items with vectors to map.")
         return None
     marks: dict[str, Any] | None = None
+    if emap.cache_error:
+        st.warning("The projection could not be cached in the store (it is computed again next time): "
+                   + md_escape(redact(emap.cache_error)), icon=":material/warning:")
     if question is not None and trace is not None and wb is not None:
-        marks = mark_question(emap, wb.embedder.embed([question.text])[0], [it.id for it in trace.items], NEAR)
+        try:
+            qvec = wb.embedder.embed([question.text])[0]
+        except Exception as e:  # noqa: BLE001 - an embedding endpoint that fails: the map without the question
+            st.warning("The question could not be embedded, so it is not placed on the map: "
+                       + md_escape(redact(f"{type(e).__name__}: {e}")), icon=":material/warning:")
+        else:
+            marks = mark_question(emap, qvec, [it.id for it in trace.items], NEAR)
     points = marks["points"] if marks else emap.points
     q = {"x": marks["x"], "y": marks["y"], "text": question.text} if marks and question else None
     chart_key, target = f"{key}_map_chart", f"_{key}_map_open"

@@ -53,6 +53,7 @@ class EmbeddingMap:
     vectors: np.ndarray
     model: dict[str, Any] = field(default_factory=dict)
     computed: bool = False
+    cache_error: str = ""  # why a computed projection could not be cached (it is shown all the same)
 
 
 def project(vectors: np.ndarray, method: str = METHOD, seed: int = SEED) -> tuple[np.ndarray, dict[str, Any]]:
@@ -127,19 +128,24 @@ def memory_items(mem: MemoryView, conv: Conversation | None = None) -> tuple[pd.
 
 def embedding_map(mem: MemoryView, conv: Conversation | None = None, method: str = METHOD) -> EmbeddingMap:
     """The memory's map by `method`: the store's cached projection when the memory has not changed since,
-    else computed now and cached (EmbeddingMap.computed says which)."""
+    else computed now and cached (EmbeddingMap.computed says which; a cache write that fails leaves the map
+    uncached, its error in EmbeddingMap.cache_error, and the next call computes again)."""
     version = mem.version()
     df, vecs = memory_items(mem, conv)
     cached = mem.projection(method, version)
     if cached is not None and cached.get("ids") == df["id"].tolist():
         xy, model, computed = np.array(cached["xy"], dtype=float).reshape(len(df), 2), cached["model"], False
+        cache_error = ""
     else:
         xy, model = project(vecs, method)
-        mem.save_projection(method, version, {"ids": df["id"].tolist(), "xy": np.round(xy, 5).tolist(),
-                                              "model": model})
-        computed = True
+        computed, cache_error = True, ""
+        try:
+            mem.save_projection(method, version, {"ids": df["id"].tolist(), "xy": np.round(xy, 5).tolist(),
+                                                  "model": model})
+        except Exception as e:  # noqa: BLE001 - a store that cannot take the row: the map is shown uncached
+            cache_error = f"{type(e).__name__}: {e}"
     df = df.assign(x=xy[:, 0] if len(df) else [], y=xy[:, 1] if len(df) else [])[COLUMNS]
-    return EmbeddingMap(method, version, df, vecs, model, computed)
+    return EmbeddingMap(method, version, df, vecs, model, computed, "" if not computed else cache_error)
 
 
 def place(emap: EmbeddingMap, qvec: np.ndarray) -> tuple[float, float, str]:

@@ -130,3 +130,13 @@ def test_figure_marks_ranks_and_escapes_hover(mem):
     assert any("&lt;b&gt;item 0&lt;/b&gt; &amp; text" in h for h in hovers)
     for by in ("theme", "session", "time"):
         assert len(embedding_map_figure(out["points"], by).data) >= 1
+
+
+def test_a_cache_that_cannot_be_written_still_shows_the_map_and_says_so(mem, monkeypatch):
+    def refuse(*a, **k):  # noqa: ANN002, ANN003
+        raise OSError("read-only store")
+
+    monkeypatch.setattr(MemoryView, "save_projection", refuse)
+    emap = em.embedding_map(mem, CONV)
+    assert emap.computed and len(emap.points) == 7 and "read-only store" in emap.cache_error
+    assert em.embedding_map(mem, CONV).computed  # nothing was cached: computed again
