@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.colors import qualitative
 
 from memcore.viz.safe import esc, shorten
 from memcore.viz.theme import HIT, MISS, kind_color, legend_below, style
@@ -18,6 +19,8 @@ GL_FROM = 1500  # from this many points, WebGL markers (SVG slows down)
 RETRIEVED = "retrieved (number = position in context)"
 NEAR_MISS = "near-miss (not retrieved; number = cosine rank)"
 QUESTION = "question"
+PALETTE = tuple(qualitative.Dark24)  # distinct colours for up to MAX_GROUPS themes and many sessions
+OTHER = {"other themes": "#BDBDBD", "no theme": "#E0E0E0", "no session": "#E0E0E0"}
 _LINES = re.compile(r".{1,60}(?:\s+|$)|\S{61,}")  # lines of up to 60 characters, cut at spaces
 
 
@@ -57,12 +60,14 @@ def embedding_map_figure(points: pd.DataFrame, color_by: str = "kind", question:
                                       "showscale": True, "colorbar": {"title": {"text": "created at turn"}}}))
     else:
         groups = _groups(points, color_by) if len(points) else pd.Series(dtype=str)
-        for name in sorted(set(groups), key=lambda g: (-int((groups == g).sum()), g)):
+        names = sorted(set(groups), key=lambda g: (g in OTHER, -int((groups == g).sum()), g))
+        palette = {g: OTHER.get(g) or (kind_color(g) if color_by == "kind" else PALETTE[i % len(PALETTE)])
+                   for i, g in enumerate(names)}
+        for name in names:
             sel = points[groups == name]
             fig.add_trace(scatter(x=sel["x"], y=sel["y"], hovertext=hovers[groups == name], name=esc(name),
                                   customdata=sel[["id", "kind"]].to_numpy(), **common,
-                                  marker={"size": 7, "opacity": 0.75,
-                                          **({"color": kind_color(name)} if color_by == "kind" else {})}))
+                                  marker={"size": 7, "opacity": 0.75, "color": palette[name]}))
     if question is not None:
         marks = points.get("mark", pd.Series("", index=points.index))
         for mark, name, color, symbol in (("near-miss", NEAR_MISS, MISS, "x-thin-open"),
