@@ -53,13 +53,3 @@ def save_projection(store: Any, space: str, conv_id: str, method: str, step: int
     t = store.tables.fresh(TABLE)
     t.merge_insert("key").when_matched_update_all().when_not_matched_insert_all().execute([row])
 
-
-def drop_projections(store: Any, space: str, conv_id: str) -> int:
-    """Delete every cached projection of a memory (all methods); the number of rows deleted."""
-    if not store.tables.has(TABLE):
-        return 0
-    t = store.tables.fresh(TABLE)
-    where = f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)}"
-    n = t.count_rows(where)
-    t.delete(where)
-    return n
