@@ -7,6 +7,7 @@ import streamlit as st
 from memcore.systems import get_system
 from memcore.viz.views import get_view
 from ui import hierarchy_view, state, widgets
+from ui.embedding_map_view import map_panel
 from ui.explore_view import current_items, history, id_kinds, provenance
 from ui.growth import ego_graph
 
@@ -24,6 +25,11 @@ built = [s for s in built if get_system(s).kinds] + [s for s in built if not get
 if not built:
     st.info("No memory built yet for this conversation: build one on the Replay or Ask page.")
     st.stop()
+opened = st.session_state.pop("_ex_map_open", None)  # a point clicked on the embedding map: show that item
+if opened is not None:
+    st.session_state["ex_linked"], st.session_state["ex_kind"] = opened
+    st.session_state.pop("ex_table", None)
+    st.session_state.pop("ex_query", None)
 c1, c2, c3 = st.columns([1, 1, 2])
 state.url_seed("ex_system", "system", built)  # a link reopens the system, kind and item it shows
 system = c1.selectbox("System", built, key="ex_system", format_func=widgets.system_label)
@@ -44,6 +50,9 @@ if get_view(system).levels is not None:
                              lambda k, at: state.items_at(mem, k, at), ck,
                              state.replay_data(wb, system, conv).events, "ex", memory=(*mem.key, "explore"))
 ego_graph(mem, None, set(), "ex", conv)
+if st.toggle("Embedding map of this memory", key="ex_map", help="Every item of every kind in 2-D (PCA of the "
+             "stored vectors); click a point to open the item."):
+    map_panel(mem, conv, "ex")  # a click reruns the page with that item (above)
 df = current_items(mem, kind, ck)
 if query.strip():
     ql = query.strip().lower()

@@ -21,6 +21,7 @@ from memcore.viz.views import get_view
 from memcore.workbench import Workbench
 from ui import cost_view, jobs, settings_panel, state, widgets
 from ui.calls_view import calls_panel
+from ui.embedding_map_view import map_panel, open_in_explore
 from ui.nav import ASK as ASK_PAGE
 from ui.nav import page
 from ui.structure_view import structure_view, turn_texts
@@ -173,7 +174,7 @@ def answer_panel(wb: Workbench, conv: Conversation, q: Question, system: str, an
             st.success(f"All {len(q.evidence)} gold evidence turn(s) reached the context.")
         st.dataframe(_style_hits(evidence_table(evidence_hits(ans.trace, q.evidence), texts)), hide_index=True)
     calls = state.answer_calls(ans)
-    t1, t2, t3 = st.tabs(["Retrieved context", "System structure", f"LLM calls ({len(calls)})"])
+    t1, t2, t3, t4 = st.tabs(["Retrieved context", "System structure", f"LLM calls ({len(calls)})", "Embedding map"])
     with t1:
         st.dataframe(_style_hits(context_table(ans.trace, evidence_hits(ans.trace, q.evidence).gold)), hide_index=True, height=320)
         st.caption("position: the order the reader got the context in; score rank: the item's rank by its score "
@@ -184,6 +185,9 @@ def answer_panel(wb: Workbench, conv: Conversation, q: Question, system: str, an
         structure_view(ans.trace.system, ans, texts, key)  # the system's view (a variant's entry is not its name)
     with t3:
         calls_panel(calls, key=f"{key}_calls", provider=wb.provider_label)
+    with t4:
+        if st.toggle("Show the question on this memory's embedding map", key=f"{key}_map"):
+            open_in_explore(conv, system, map_panel(state.memory_of(wb, system, conv), conv, key, wb, q, ans.trace))
 
 
 def default_picks(wb: Workbench, conv: Conversation, page: str, at_least: int = 1) -> list[str]:

@@ -14,7 +14,7 @@ import pandas as pd
 import pyarrow as pa
 
 from memcore.store import LanceStore
-from memcore.store.schema import sql_str
+from memcore.store.schema import match
 
 LIVE_CALLS = "live_calls"
 SCHEMA = pa.schema([
@@ -65,7 +65,7 @@ def read_calls(store: LanceStore, conv_id: str, since: float = 0.0) -> pd.DataFr
         return pd.DataFrame(columns=SCHEMA.names)
     t = store.table(LIVE_CALLS, SCHEMA)
     t.checkout_latest()
-    df = t.search().where(f"conv_id = {sql_str(conv_id)} AND ts > {float(since)!r}").limit(None).to_pandas()
+    df = t.search().where(match(conv_id=conv_id, ts__gt=float(since))).limit(None).to_pandas()
     for col in ("request", "result", "calls"):
         df[col] = [json.loads(v) for v in df[col]]
     return df.sort_values("ts", ignore_index=True)
@@ -87,7 +87,7 @@ def find_call(store: LanceStore, call_id: str) -> dict[str, Any] | None:
         return None
     t = store.table(LIVE_CALLS, SCHEMA)
     t.checkout_latest()
-    df = t.search().where(f"id = {sql_str(call_id)}").limit(1).to_pandas()
+    df = t.search().where(match(id=call_id)).limit(1).to_pandas()
     if df.empty:
         return None
     row = df.iloc[0].to_dict()

@@ -101,6 +101,11 @@ SCHEMAS: dict[str, pa.Schema] = {
         pa.field("conv_id", pa.string()), pa.field("question_id", pa.string()), pa.field("payload", pa.string()),
         pa.field("ts", pa.float64()),
     ]),
+    "projections": pa.schema([  # memcore.store.projections: a memory's cached embedding map, per method
+        pa.field("key", pa.string()), pa.field("space", pa.string()), pa.field("conv_id", pa.string()),
+        pa.field("method", pa.string()), pa.field("step", pa.int32()), pa.field("version", pa.string()),
+        pa.field("payload", pa.string()), pa.field("ts", pa.float64()),
+    ]),
 }
 
 # Keys that make commits idempotent (merge_insert on these columns: a replayed batch finds its rows).

@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from memcore.store.projections import load_projection, memory_version, save_projection
 from memcore.types import Event, MemoryItem
 
 
@@ -68,3 +69,16 @@ class MemoryView:
     def llm_calls(self, stage: str | None = None, provider: str | None = None) -> pd.DataFrame:
         """This system's ledger rows on this conversation (the ledger is keyed by system, not space)."""
         return self.store.llm_calls(system=self.system, conv_id=self.conv_id, stage=stage, provider=provider)
+
+    def version(self) -> str:
+        """A digest of every stored item version (memcore.store.projections.memory_version): changes whenever
+        the memory does."""
+        return memory_version(self.versions())
+
+    def projection(self, method: str, version: str) -> dict | None:
+        """The cached 2-D projection of this memory by `method` at `version`, or None (none, or a stale one)."""
+        return load_projection(self.store, self.space, self.conv_id, method, version)
+
+    def save_projection(self, method: str, version: str, payload: dict) -> None:
+        """Cache this memory's 2-D projection by `method` at `version` (replaces the earlier one)."""
+        save_projection(self.store, self.space, self.conv_id, method, self.status()[0], version, payload)
