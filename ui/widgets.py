@@ -38,11 +38,6 @@ def grid(n: int, per_row: int) -> list:
     return cells
 
 
-def provider_badge(wb: Workbench) -> str:
-    """What answers LLM roles, in words."""
-    return wb.provider_label
-
-
 COPY_PLAIN = """<script>
 (() => { // md_escape puts an invisible word joiner (U+2060) into URLs so Markdown does not link them: copy without it
   if (window.__memcoreCopyPlain) return;
@@ -193,16 +188,6 @@ def system_label(name: str) -> str:
 def retriever_label(name: str) -> str:
     """A retriever's name as listed: dense is the papers' mode, a plugin's says so."""
     return f"{name} (paper mode)" if name == "dense" else (name if name in builtin_retrievers() else f"{name} (plugin)")
-
-
-def system_picker(label: str, default: Sequence[str], key: str) -> list[str]:
-    """Multiselect over registered systems (plugins labelled as such)."""
-    names = systems()
-    state.url_seed(key, "systems", names, many=True)
-    start = None if key in st.session_state else ([d for d in default if d in names] or names[:1])
-    picked_ = st.multiselect(label, names, default=start, key=key, format_func=system_label)
-    state.url_set(systems=picked_)
-    return picked_
 
 
 def retriever_picker(key: str) -> str:

@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 
 from memcore.llm.roles import get_role
 from memcore.types import Event
-from memcore.viz.safe import esc, shorten
+from memcore.viz.safe import esc
 from memcore.viz.theme import event_color, legend_below, style
 from memcore.viz.views import system_color
 
@@ -189,8 +189,3 @@ def event_strip_figure(data: dict[str, ReplayData], step: int | None = None) -> 
     fig.update_layout(barmode="stack", bargap=0.1)
     fig.update_xaxes(title="step (turn)", row=len(names), col=1)
     return style(fig, "Events per step", height=90 + 110 * len(names))
-
-
-def turn_caption(speaker: str, text: str, turn_id: str, date: str) -> str:
-    """One-line description of a turn (plain text, for st.text / tables)."""
-    return f"[{turn_id} · {date}] {speaker}: {shorten(text, 400)}"
