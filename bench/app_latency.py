@@ -43,7 +43,7 @@ def prebuild(store: Path, systems: list[str]) -> int:
     return len(conv.turns)
 
 
-def first_chart(page, url: str) -> float:  # noqa: ANN001 - playwright Page
+def first_chart(page, url: str) -> float:
     """Seconds from navigation to the first plotly chart drawn."""
     t0 = time.perf_counter()
     page.goto(url, wait_until="commit")
@@ -73,7 +73,7 @@ CLICK_UNTIL_TEXT = """async ([sel, text, quiet]) => {
 }"""
 
 
-def click_until_text(page, selector: str, text: str, quiet_ms: int = 400) -> tuple[float, float]:  # noqa: ANN001
+def click_until_text(page, selector: str, text: str, quiet_ms: int = 400) -> tuple[float, float]:
     """Milliseconds, measured inside the page, from clicking `selector` to (a) `text` in the DOM and painted,
     (b) the last DOM change of the step (charts redrawn), i.e. until the page stayed still for `quiet_ms`.
 
@@ -83,7 +83,7 @@ def click_until_text(page, selector: str, text: str, quiet_ms: int = 400) -> tup
     return float(shown), float(settled)
 
 
-def step_latencies(page, n_turns: int, steps: int) -> list[tuple[float, float]]:  # noqa: ANN001
+def step_latencies(page, n_turns: int, steps: int) -> list[tuple[float, float]]:
     """Per step, ms from a click on Replay's "next step" to the new turn on screen and to the step fully drawn."""
     page.locator(".st-key-rp_first button").first.click()
     page.get_by_text("Before turn 1 of").first.wait_for(timeout=30_000)
@@ -102,7 +102,7 @@ st.markdown(f"Value {st.session_state.n} done")
 """
 
 
-def cold_visits(browser, store: Path) -> dict[str, float]:  # noqa: ANN001 - playwright Browser
+def cold_visits(browser, store: Path) -> dict[str, float]:
     """First visit to /replay as soon as a fresh server answers: plain `streamlit run`, and ./run.sh's
     launcher (imports done before it serves)."""
     out = {}
@@ -115,7 +115,7 @@ def cold_visits(browser, store: Path) -> dict[str, float]:  # noqa: ANN001 - pla
     return out
 
 
-def baseline_latencies(browser, steps: int) -> list[tuple[float, float]]:  # noqa: ANN001
+def baseline_latencies(browser, steps: int) -> list[tuple[float, float]]:
     """The same click-to-text latency for a trivial one-button Streamlit app on this machine."""
     with tempfile.TemporaryDirectory() as d:
         app = Path(d) / "baseline.py"
@@ -134,7 +134,7 @@ def baseline_latencies(browser, steps: int) -> list[tuple[float, float]]:  # noq
                     page.goto(base, wait_until="domcontentloaded")
                     page.get_by_text("Value 0 done").wait_for(timeout=10_000)
                     break
-                except Exception:  # noqa: BLE001 - server still starting
+                except Exception:
                     if time.time() > deadline:
                         raise
                     time.sleep(0.5)
@@ -172,7 +172,7 @@ READY = """() => {
 PAGES = ("", "home", "replay", "explore", "ask", "compare", "benchmark", "annotate", "annotation-results", "export")
 
 
-def fresh_visits(browser, base: str, pages: tuple[str, ...] = PAGES) -> dict[str, float]:  # noqa: ANN001
+def fresh_visits(browser, base: str, pages: tuple[str, ...] = PAGES) -> dict[str, float]:
     """Seconds from navigation to each page drawn (elements shown, no run in progress, no skeleton), each
     in a fresh browser context (empty cache, no session), against a warm server."""
     out = {}
@@ -211,7 +211,7 @@ def _stats(xs: list[float]) -> str:
 ASK_DONE = "[data-testid='stMain'] [data-testid='stTabs']"
 
 
-def replay_end_steps(page, base: str, n_turns: int, steps: int) -> dict[str, list[tuple[float, float]]]:  # noqa: ANN001
+def replay_end_steps(page, base: str, n_turns: int, steps: int) -> dict[str, list[tuple[float, float]]]:
     """Replay near the last step: per view (the default one, then Growth), ms from a click on "previous step" to
     the new turn on screen and to the step fully drawn, starting at the last turn."""
     out = {}
@@ -230,7 +230,7 @@ def replay_end_steps(page, base: str, n_turns: int, steps: int) -> dict[str, lis
     return out
 
 
-def ask_seconds(page, base: str, question: str) -> tuple[float, list[str]]:  # noqa: ANN001
+def ask_seconds(page, base: str, question: str) -> tuple[float, list[str]]:
     """Seconds from a click on Ask (the page's default systems) to every system's answer tab drawn, and the systems."""
     from urllib.parse import quote
 

@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memcore.settings import Settings  # noqa: E402
-from memcore.systems import builtin_systems  # noqa: E402
-from memcore.systems.base import BaseSystem  # noqa: E402
-from memcore.workbench import Workbench  # noqa: E402
+from memcore.settings import Settings
+from memcore.systems import builtin_systems
+from memcore.systems.base import BaseSystem
+from memcore.workbench import Workbench
 
 RESTORES = {"n": 0}
 _restore = BaseSystem.restore

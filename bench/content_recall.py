@@ -18,11 +18,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memcore.datasets import load_dataset  # noqa: E402
-from memcore.eval.content import content_measures  # noqa: E402
-from memcore.eval.report import row_trace  # noqa: E402
-from memcore.eval.scores import block_intervals  # noqa: E402
-from memcore.store import LanceStore  # noqa: E402
+from memcore.datasets import load_dataset
+from memcore.eval.content import content_measures
+from memcore.eval.report import row_trace
+from memcore.eval.scores import block_intervals
+from memcore.store import LanceStore
 
 MEASURES = ("evidence_recall", "content_recall", "answer_in_context")
 

@@ -44,7 +44,7 @@ def built(store: Path) -> tuple[int, int]:
     return sum(wb.is_ingested(s, conv) for s in wb.systems()), len(wb.systems())
 
 
-def first_page(page, base: str) -> float:  # noqa: ANN001 - playwright Page
+def first_page(page, base: str) -> float:
     """Seconds from navigating to / until the page is drawn (no run in progress)."""
     t0 = time.perf_counter()
     page.goto(f"{base}/", wait_until="commit")
@@ -54,7 +54,7 @@ def first_page(page, base: str) -> float:  # noqa: ANN001 - playwright Page
     return time.perf_counter() - t0 - 0.3
 
 
-def in_the_app(browser, tmp: Path) -> None:  # noqa: ANN001 - playwright Browser
+def in_the_app(browser, tmp: Path) -> None:
     """First page -> Load demo -> Replay with every system -> Build memory -> all complete."""
     from memcore.workbench import Workbench
 
@@ -87,7 +87,7 @@ def in_the_app(browser, tmp: Path) -> None:  # noqa: ANN001 - playwright Browser
         print(f"    {t:6.1f} s  {text[:150]}")
 
 
-def prepared(browser, tmp: Path) -> None:  # noqa: ANN001 - playwright Browser
+def prepared(browser, tmp: Path) -> None:
     """./run.sh's start with --prepare-demo, then the first page."""
     store = tmp / "prepared-store"
     t_start = time.perf_counter()

@@ -36,7 +36,7 @@ from memcore.types import MemoryItem  # noqa: E402
 from memcore.viz.embedding_map import embedding_map_figure  # noqa: E402
 
 
-def compare(wb, conv_id: str, system: str, methods: tuple[str, ...] = ("pca", "tsne")) -> np.ndarray:  # noqa: ANN001
+def compare(wb, conv_id: str, system: str, methods: tuple[str, ...] = ("pca", "tsne")) -> np.ndarray:
     """Print the quality and time of each projection method on one memory (a Workbench's); its unit vectors."""
     conv = wb.conversation(conv_id)
     mem = wb.memory(system, conv)

@@ -83,7 +83,7 @@ class Clock:
             if fn is None or isinstance(fn, property):
                 continue
 
-            def counted(*a, _fn=fn, _name=name, **k):  # noqa: ANN002, ANN003, ANN202
+            def counted(*a, _fn=fn, _name=name, **k):
                 depth = getattr(self.local, "depth", 0)
                 if depth == 0:
                     self.calls[self.phase] += 1
@@ -121,28 +121,28 @@ def child(args: argparse.Namespace) -> dict:
 
     ens, ing, commit, prep = ingest.ensure_turns, Workbench.ingest, LanceStore.commit, Workbench.prepare
 
-    def ensure_turns(*a, **k):  # noqa: ANN002, ANN003, ANN202
+    def ensure_turns(*a, **k):
         old = clock.switch("shared: turn embedding")
         try:
             return ens(*a, **k)
         finally:
             clock.switch(old)
 
-    def prepare(*a, **k):  # noqa: ANN002, ANN003, ANN202 - run_eval's shared work (the model is loaded already)
+    def prepare(*a, **k):
         old = clock.switch("shared: turn embedding")
         try:
             return prep(*a, **k)
         finally:
             clock.switch(old)
 
-    def wb_ingest(self, name, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def wb_ingest(self, name, *a, **k):
         clock.switch(f"{name} ingest")
         try:
             return ing(self, name, *a, **k)
         finally:
             clock.switch(f"{name} answer")
 
-    def store_commit(self, space, system, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def store_commit(self, space, system, *a, **k):
         clock.commits[system] += 1
         clock.in_commit = system
         t = time.perf_counter()
@@ -152,7 +152,7 @@ def child(args: argparse.Namespace) -> dict:
             clock.in_commit = ""
             clock.commit_s[system] += time.perf_counter() - t
 
-    def assemble(*a, **k):  # noqa: ANN002, ANN003, ANN202
+    def assemble(*a, **k):
         clock.switch("assemble results")
         return asm(*a, **k)
 

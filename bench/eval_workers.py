@@ -31,9 +31,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memcore.eval.report import diff_results  # noqa: E402
-from memcore.eval.runner import run_eval  # noqa: E402
-from memcore.settings import Settings  # noqa: E402
+from memcore.eval.report import diff_results
+from memcore.eval.runner import run_eval
+from memcore.settings import Settings
 
 DEFAULT_FILE = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "locomo" / "locomo8.json"
 

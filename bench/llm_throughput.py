@@ -27,10 +27,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memcore.eval.report import diff_results  # noqa: E402
-from memcore.eval.runner import run_eval  # noqa: E402
-from memcore.settings import Settings  # noqa: E402
-from memcore.workbench import Workbench  # noqa: E402
+from memcore.eval.report import diff_results
+from memcore.eval.runner import run_eval
+from memcore.settings import Settings
+from memcore.workbench import Workbench
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "locomo"
 

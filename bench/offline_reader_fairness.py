@@ -28,14 +28,14 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from offline_answer_quality import DEFAULT_FILES, _modes, mode_inputs  # noqa: E402
+from offline_answer_quality import DEFAULT_FILES, _modes, mode_inputs
 
-from memcore.datasets import load_dataset  # noqa: E402
-from memcore.eval.content import answer_in_context, evidence_texts, turns_present  # noqa: E402
-from memcore.eval.metrics import locomo_f1  # noqa: E402
-from memcore.llm.offline.answer import ABSTAIN  # noqa: E402
-from memcore.settings import Settings  # noqa: E402
-from memcore.workbench import Workbench  # noqa: E402
+from memcore.datasets import load_dataset
+from memcore.eval.content import answer_in_context, evidence_texts, turns_present
+from memcore.eval.metrics import locomo_f1
+from memcore.llm.offline.answer import ABSTAIN
+from memcore.settings import Settings
+from memcore.workbench import Workbench
 
 
 def evidence_in_context(inputs: dict[str, Any], evidence: list[str]) -> bool:

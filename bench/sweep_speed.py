@@ -20,11 +20,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ask_query_change import RESTORES, _counting_restore  # noqa: E402 - the restore counter (bench/ is on the path)
+from ask_query_change import RESTORES, _counting_restore
 
-from memcore.eval.sweep import run_sweep  # noqa: E402
-from memcore.settings import Settings  # noqa: E402
-from memcore.systems.base import BaseSystem  # noqa: E402
+from memcore.eval.sweep import run_sweep
+from memcore.settings import Settings
+from memcore.systems.base import BaseSystem
 
 ROOT = Path(__file__).resolve().parents[1]
 

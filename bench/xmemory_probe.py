@@ -39,14 +39,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import torch  # noqa: E402
+import torch
 
-from memcore.datasets import load_dataset  # noqa: E402
-from memcore.eval.diagnostics import evidence_recall, locate_missed_evidence  # noqa: E402
-from memcore.settings import Settings  # noqa: E402
-from memcore.text.tokens import count_tokens  # noqa: E402
-from memcore.types import Trace  # noqa: E402
-from memcore.workbench import Workbench  # noqa: E402
+from memcore.datasets import load_dataset
+from memcore.eval.diagnostics import evidence_recall, locate_missed_evidence
+from memcore.settings import Settings
+from memcore.text.tokens import count_tokens
+from memcore.types import Trace
+from memcore.workbench import Workbench
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -66,7 +66,7 @@ def _cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def ingest(wb: Workbench, conv, store: Path) -> dict:  # noqa: ANN001
+def ingest(wb: Workbench, conv, store: Path) -> dict:
     """Build xMemory's memory of `conv` (or reuse it); CPU / wall seconds of the build that made it."""
     log = store / "ingest.json"
     seen = json.loads(log.read_text()) if log.exists() else {}
@@ -96,7 +96,7 @@ def lost_at(trace: Trace, evidence: list[str]) -> list[str]:
     return out
 
 
-def question_row(trace: Trace, q) -> dict:  # noqa: ANN001
+def question_row(trace: Trace, q) -> dict:
     """The numbers of one retrieval."""
     st = trace.structure
     eps = st.get("episodes") or []

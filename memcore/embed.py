@@ -98,7 +98,7 @@ _ENCODE_LOCK = threading.Lock()
 _PRELOAD: list[threading.Thread] = []
 
 
-def minilm_model():  # noqa: ANN201 - SentenceTransformer (imported lazily)
+def minilm_model():
     """all-MiniLM-L6-v2, loaded once per process (thread-safe); app.py preloads it (start_model_preload)."""
     with _MINILM_LOCK:
         if not _MINILM:
@@ -135,7 +135,7 @@ def start_model_preload() -> threading.Thread:
 def _preload_quietly() -> None:
     try:
         minilm_model()
-    except Exception:  # noqa: BLE001 - the first real embed call reports the error with its fix
+    except Exception:
         pass
 
 
@@ -167,7 +167,7 @@ class MiniLMEmbedder:
         self.threads, self.batch = threads, batch
 
     @property
-    def model(self):  # noqa: ANN201 - SentenceTransformer (imported lazily)
+    def model(self):
         """The process-wide model, loaded on first use."""
         return minilm_model()
 
@@ -210,7 +210,7 @@ class MiniLMEmbedder:
         """The model's token count of each text (what `embed` groups texts by)."""
         return [int(n) for n in self.model.tokenize(list(texts))["attention_mask"].sum(dim=1).tolist()] if texts else []
 
-    def _encode(self, model, texts: list[str]) -> list[np.ndarray]:  # noqa: ANN001 - SentenceTransformer
+    def _encode(self, model, texts: list[str]) -> list[np.ndarray]:
         lens = model.tokenize(texts)["attention_mask"].sum(dim=1).tolist() if len(texts) > 1 else [0]
         groups: dict[int, list[int]] = {}
         for i, n in enumerate(lens):  # first-seen order of lengths; texts in input order within one
@@ -375,7 +375,7 @@ EMBEDDERS: dict[str, Callable[..., Embedder]] = {
 }
 
 
-def make_embedder(settings, cached: bool = True) -> Embedder:  # noqa: ANN001 - Settings (avoid cycle)
+def make_embedder(settings, cached: bool = True) -> Embedder:
     """The embedder named by settings.embedder, wrapped with the on-disk cache."""
     try:
         inner = EMBEDDERS[settings.embedder](settings)

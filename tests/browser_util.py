@@ -35,7 +35,7 @@ def app_server(store: Path, timeout: float = 90.0, warm: bool = True, launch_arg
     port = free_port()
     env = {**os.environ, "MEMCORE_STORE": str(store), "MEMCORE_EMBEDDER": os.environ.get("MEMCORE_EMBEDDER", "hashing"),
            "MEMCORE_LLM_PROVIDER": "offline", "PYTHONUNBUFFERED": "1"}
-    log = open(store.parent / f"streamlit-{port}.log", "w")  # noqa: SIM115 - closed below
+    log = open(store.parent / f"streamlit-{port}.log", "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", *(["ui.launch", *launch_args] if warm else ["streamlit", "run", str(ROOT / "app.py")]),
          "--server.port", str(port),

@@ -23,7 +23,7 @@ SHARED = ROOT.parent / "shared"
 if sys.__stdin__ is None:  # started with fd 0 closed (CI has no standard input; ./run.sh test gives /dev/null)
     # pytest's stand-in for sys.stdin asserts sys.__stdin__ when asked its encoding, which IPython (imported by pyvis
     # for the graph pages) does at import: every AppTest drawing a graph would fail.
-    sys.__stdin__ = open(os.devnull)  # noqa: SIM115 - kept open for the session
+    sys.__stdin__ = open(os.devnull)
 
 
 LOCAL_HOSTS = frozenset({"127.0.0.1"})  # the mock server and the bundled local server listen here

@@ -14,7 +14,7 @@ def _copy(conv: Conversation, cid: str) -> Conversation:
     return replace(conv, id=cid, questions=[replace(q, conv_id=cid) for q in conv.questions])
 
 
-def _retrieve(system: str, conv: Conversation, q) -> list[str]:  # noqa: ANN001
+def _retrieve(system: str, conv: Conversation, q) -> list[str]:
     return [f"{system} knows {q.id}"]
 
 

@@ -13,7 +13,7 @@ from memcore.systems import builtin_systems, load_all
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def gen_docs():  # noqa: ANN201 - the script as a module
+def gen_docs():
     spec = importlib.util.spec_from_file_location("gen_docs", ROOT / "scripts" / "gen_docs.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

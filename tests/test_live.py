@@ -80,7 +80,7 @@ def test_mcp_with_no_options_serves_the_default_system_and_says_so(monkeypatch, 
     served = {}
 
     class Server:
-        def run(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
+        def run(self, *args, **kwargs) -> None:
             served["run"] = (args, kwargs)
 
     monkeypatch.setattr(mcp_cli, "build_server", lambda wb, names, session: served.update(names=names) or Server())

@@ -110,8 +110,8 @@ def test_plugin_systems_load_after_the_built_ins_and_broken_ones_are_skipped(sit
     """)
     assert res.returncode == 0, res.stderr
     out = dict(line.split(" ", 1) for line in res.stdout.splitlines())
-    names = eval(out["ORDER"])  # noqa: S307 - our own print of a list of names
-    builtin = eval(out["BUILTIN"])  # noqa: S307
+    names = eval(out["ORDER"])
+    builtin = eval(out["BUILTIN"])
     # the built-ins in their rank order; plugins after them (ties by name) unless they declare a rank,
     # also when they subclass a built-in (zeta and alpha inherit naive_rag's 20 but come last)
     assert [n for n in names if n in builtin] == builtin and len(builtin) >= 8
@@ -119,7 +119,7 @@ def test_plugin_systems_load_after_the_built_ins_and_broken_ones_are_skipped(sit
     assert [n for n in names if n.endswith("_plug")] == ["mid_plug", "alpha_plug", "zeta_plug"]
     assert names.index("alpha_plug") > names.index("memweaver")
     assert out["COM"] == "memcore.systems.com"  # a plugin cannot take a built-in's name
-    assert eval(out["ERRORS"]) == ["broken", "impostor", "wrong_type"]  # noqa: S307
+    assert eval(out["ERRORS"]) == ["broken", "impostor", "wrong_type"]
     # one clear warning per broken plugin, naming it, its package and its error
     assert "memcore plugin 'broken' (memcore.systems = fakeplug_bad:System) from package 'fakeplug 0.1' was not " \
            "loaded: ImportError: libfoo.so: cannot open shared object file" in res.stderr
@@ -140,7 +140,7 @@ def test_plugin_views_and_retrievers_load_and_broken_ones_warn(site, plugins) ->
     """)
     assert res.returncode == 0, res.stderr
     out = dict(line.split(" ", 1) for line in res.stdout.splitlines())
-    assert eval(out["RETRIEVERS"])[:3] == ["dense", "lexical", "hybrid"]  # noqa: S307
+    assert eval(out["RETRIEVERS"])[:3] == ["dense", "lexical", "hybrid"]
     assert out["VIEW"] == "True #010203 ['zeta_plug', 'com']"
     assert out["BUILTIN_VIEW"] == "True memcore.systems.com.view 40"  # the plugin's view of com was refused, not swapped in
     assert ("memcore plugin 'steal' (memcore.views = fakeplug_taken:STEAL) from package 'fakeplug 0.1' was not loaded: "
@@ -217,11 +217,11 @@ def test_the_app_runs_with_a_broken_plugin_and_lists_the_good_ones(site, tmp_pat
     assert res.returncode == 0, res.stderr
     out = dict(line.split(" ", 1) for line in res.stdout.splitlines() if " " in line)
     assert out["ERRORS"] == "[]"
-    options = eval(out["OPTIONS"])  # noqa: S307 - our own print of a list of names
+    options = eval(out["OPTIONS"])
     assert options[:2] == ["full_context", "zeta_plug (plugin)"]  # zeta's view: rank 15; plugins say so
     assert "alpha_plug (plugin)" in options and "mid_plug (plugin)" in options and "memweaver" in options
     assert "memcore plugin 'broken'" in res.stderr and "memcore plugin 'broken_view'" in res.stderr
-    shown = [w.replace("\\", "") for w in eval(out["WARNINGS"])]  # noqa: S307 - Markdown-escaped on the page
+    shown = [w.replace("\\", "") for w in eval(out["WARNINGS"])]
     assert any("memcore plugin 'broken' (memcore.systems = fakeplug_bad:System)" in w
                and "ImportError: libfoo.so: cannot open shared object file" in w for w in shown), shown
     assert any("'impostor'" in w for w in shown) and any("'broken_view'" in w for w in shown), shown

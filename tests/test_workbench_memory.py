@@ -24,8 +24,8 @@ class Counts:
         restore, make_config, memory_space, checkpoint = (BaseSystem.restore, wbmod.make_config, base.memory_space,
                                                           wb.store.checkpoint)
 
-        def count(key: str, fn):  # noqa: ANN001, ANN202
-            def spy(*a, **kw):  # noqa: ANN002, ANN003, ANN202
+        def count(key: str, fn):
+            def spy(*a, **kw):
                 self.n[key] += 1
                 return fn(*a, **kw)
             return spy

@@ -133,7 +133,7 @@ def result_header(system: str, ans: Answer, provider: str) -> str:
             f"answered by {md_escape(provider)}")
 
 
-def _style_hits(df: pd.DataFrame):  # noqa: ANN202 - pandas Styler
+def _style_hits(df: pd.DataFrame):
     def color(v: object) -> str:
         return "background-color: #D4EFE4" if str(v).startswith(("✔", "hit")) else (
             "background-color: #F8DCCB" if v == "miss" else "")

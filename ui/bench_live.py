@@ -29,7 +29,7 @@ def store_runs(wb: Workbench) -> list[dict]:
     """The run records of the workbench's store (newest first); none when the store cannot be read."""
     try:
         return list_runs(wb.store)
-    except Exception:  # noqa: BLE001 - a store without records (or unreadable) lists no run
+    except Exception:
         return []
 
 
@@ -112,7 +112,7 @@ def _follow(wb: Workbench, run_id: str, body: Body, running: bool) -> None:
         _status(rec)
         try:
             results = _results(wb, wb.store.uri, run_id, int(rec["done"]), rec["state"])
-        except Exception as e:  # noqa: BLE001 - a record whose rows cannot be read yet
+        except Exception as e:
             st.error(md_escape(f"Cannot read the results of {run_id}: {type(e).__name__}: {e}"))
             return
         if results is not None and results["questions_done"]:

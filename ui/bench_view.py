@@ -125,7 +125,7 @@ def question_rows(wb: Workbench, results: dict[str, Any]) -> list[dict[str, Any]
     try:
         return _rows(wb, wb.store.uri, str(run_id), tuple(results.get("systems") or ()),
                      int(results.get("questions_done") or 0))
-    except Exception:  # noqa: BLE001 - the store may not hold this run
+    except Exception:
         return []
 
 
@@ -135,7 +135,7 @@ def full_row(wb: Workbench, run_id: str, row: dict[str, Any]) -> dict[str, Any]:
         return row
     try:
         stored = wb.store.result(run_id, row["system"], row["question_id"])
-    except Exception:  # noqa: BLE001 - the store may not hold this run
+    except Exception:
         return row
     return stored or row
 

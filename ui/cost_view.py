@@ -58,7 +58,7 @@ def _show(slot: Any, key: str, compute: Any, label: str) -> None:
             try:
                 est: Estimate = compute()
                 cache[key] = est.to_dict()
-            except Exception as e:  # noqa: BLE001 - the estimate is advisory: say why there is none
+            except Exception as e:
                 cache[key] = {"error": f"{type(e).__name__}: {e}"}
     got = cache.get(key)
     if got and "error" in got:

@@ -72,7 +72,7 @@ def map_panel(mem: MemoryView, conv: Conversation, key: str, wb: Workbench | Non
     if question is not None and trace is not None and wb is not None:
         try:
             qvec = wb.embedder.embed([question.text])[0]
-        except Exception as e:  # noqa: BLE001 - an embedding endpoint that fails: the map without the question
+        except Exception as e:
             st.warning("The question could not be embedded, so it is not placed on the map: "
                        + md_escape(redact(f"{type(e).__name__}: {e}")), icon=":material/warning:")
         else:

@@ -38,7 +38,7 @@ _NODES: dict[tuple, list[HNode]] = {}
 _FIGS: dict[tuple, dict] = {}
 
 
-def _cached(store: dict, key: tuple, make):  # noqa: ANN001, ANN202 - a small per-process cache of pure results
+def _cached(store: dict, key: tuple, make):
     if key not in store:
         if len(store) > 64:
             store.clear()

@@ -109,7 +109,7 @@ def start(job_id: str, title: str, fn: Callable[[Job], Any]) -> Job:
         try:
             job.result = fn(job)
             job.status = CANCELLED if job.stop.is_set() else DONE
-        except Exception as e:  # noqa: BLE001 - shown to the user, never lost
+        except Exception as e:
             job.status, job.error = FAILED, f"{type(e).__name__}: {e}"
             job.message = traceback.format_exc(limit=4)
         finally:

@@ -179,7 +179,7 @@ def prepare_demo(say: Callable[[str], None] = _say) -> dict[str, str]:
         try:  # another process building it (MemoryBusy) is reported like any failure, never waited for
             rep = wb.ingest(name, conv, wait=False, stage=stage)
             out[name] = rep.message or f"built in {rep.seconds:.1f} s"
-        except Exception as e:  # noqa: BLE001 - one system must not keep the app from starting
+        except Exception as e:
             out[name] = f"not built ({type(e).__name__}: {e}); build it in the app"
         say(f"  {name} ({i + 1}/{len(todo)}): {out[name]} [{time.perf_counter() - t0:.1f} s]")
     wb.ledger.flush()
@@ -195,12 +195,12 @@ def main(argv: list[str] | None = None) -> int:
     args = [a for a in args if a != PREPARE_DEMO]
     try:
         warm()
-    except Exception as e:  # noqa: BLE001 - warming is an optimisation; the app reports real errors itself
+    except Exception as e:
         print(f"memcore: warm-up skipped ({type(e).__name__}: {e})", file=sys.stderr, flush=True)
     if prepare:
         try:
             prepare_demo()
-        except Exception as e:  # noqa: BLE001 - the app still starts; its pages offer the builds
+        except Exception as e:
             _say(f"the demo's memory was not prepared ({type(e).__name__}: {e}); build it in the app")
     sys.argv = ["streamlit", "run", str(APP), *args]
     return cli.main()

@@ -139,7 +139,7 @@ def _use(choice: ProviderChoice, key: str) -> None:
         try:
             with st.spinner(f"Starting {label(choice.provider)}…"):
                 start(s)
-        except Exception as e:  # noqa: BLE001 - every failure to start is shown next to the form
+        except Exception as e:
             failed(choice.provider, e, fell_back=False)
             st.rerun()
     st.session_state["provider_choice"] = choice

@@ -79,7 +79,7 @@ def workbench_or_stop() -> Workbench:
     """The Workbench, or an error naming the fix and a stopped page."""
     try:
         return workbench()
-    except Exception as e:  # noqa: BLE001 - configuration problems are shown, not raised
+    except Exception as e:
         st.error(md_escape(fixes.in_app(f"Cannot start memcore: {e}")))
         st.stop()
         raise

@@ -59,7 +59,7 @@ def sidebar_status() -> None:
         st.html(COPY_PLAIN, unsafe_allow_javascript=True, width=1)
         try:
             wb = state.workbench()
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             st.error(md_escape(fixes.in_app(f"memcore is not ready: {e}")))
             return
         opts = wb.llm.options()  # e.g. unusable=fallback: part of every memory and run id, so named here too
@@ -100,7 +100,7 @@ def dataset_loader(wb: Workbench) -> None:
             _load(wb, up, path, None if fmt == "auto" else fmt, lenient)
 
 
-def _load(wb: Workbench, up, path: str, fmt: str | None, lenient: bool = False) -> None:  # noqa: ANN001
+def _load(wb: Workbench, up, path: str, fmt: str | None, lenient: bool = False) -> None:
     name = Path(up.name).name if up is not None else path.strip()
     tmp = ""
     try:
@@ -120,7 +120,7 @@ def _load(wb: Workbench, up, path: str, fmt: str | None, lenient: bool = False) 
                   for w in caught if issubclass(w.category, DatasetWarning)]
         if warned:
             st.session_state["_load_warn"] = md_escape("Accepted with problems: " + " ".join(warned))
-    except Exception as e:  # noqa: BLE001 - loaders name the file, field and fix
+    except Exception as e:
         msg = str(e)  # an upload is named by its file name, never by the temporary copy's path
         msg = msg.replace(str(Path(tmp) / name), name).replace(tmp, "") if tmp else msg
         st.error(md_escape(fixes.in_app(msg)))
@@ -293,6 +293,6 @@ def answers_for(wb: Workbench, conv: Conversation, q: Question, systems: Sequenc
         with st.spinner(f"{name} is answering…"):
             try:
                 answers[name] = state.ask(wb, name, conv, q, retriever)
-            except Exception as e:  # noqa: BLE001 - one failing system must not hide the others
+            except Exception as e:
                 st.error(md_escape(fixes.in_app(f"{name} failed: {e}")))
     return answers

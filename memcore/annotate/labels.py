@@ -261,7 +261,7 @@ def _rate(system: str, category: str, per_ann: dict[str, list[int]]) -> dict:
             "per_annotator": by_ann, "ci95": wilson_interval(k, n)}
 
 
-def workbench_retriever(wb, retriever: str = "dense", *, build: bool = False,  # noqa: ANN001 - Workbench
+def workbench_retriever(wb, retriever: str = "dense", *, build: bool = False,
                         ) -> Callable[[str, Conversation, Question], list[str]]:
     """A `retrieve` function for create_task: the knowledge a system retrieves with `retriever` (memcore.retrievers;
     dense = the papers' mode), one line per item; the function names its retriever (`.retriever`), which

@@ -31,13 +31,13 @@ def settings_from(store: str | None, provider: str | None, embedder: str | None 
     return s.with_(**changes) if changes else s
 
 
-def workbench_from(store: str | None, provider: str | None, embedder: str | None = None,  # noqa: ANN202
+def workbench_from(store: str | None, provider: str | None, embedder: str | None = None,
                    llm_concurrency: int | None = None):
     """A Workbench on `settings_from` the command's options."""
     return Workbench(settings_from(store, provider, embedder, llm_concurrency))
 
 
-def read_only_workbench(store: str | None):  # noqa: ANN201 - a Workbench
+def read_only_workbench(store: str | None):
     """A Workbench for a command that only reads (diff): its store opened read-only (a missing store or table is
     an error naming the fix, never created), no embedding or LLM-call cache written."""
     s = settings_from(store, None).with_(use_cache=False)

@@ -109,7 +109,7 @@ def stop_flag() -> tuple[dict[str, bool], Any]:
     question, saving), the second aborts."""
     stop = {"flag": False}
 
-    def on_sigint(signum: int, frame: Any) -> None:  # noqa: ARG001
+    def on_sigint(signum: int, frame: Any) -> None:
         if stop["flag"]:
             raise KeyboardInterrupt
         stop["flag"] = True

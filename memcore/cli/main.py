@@ -74,13 +74,13 @@ def _options(ledger_text: bool = typer.Option(
     if not ledger_text:  # through the environment: every command's Settings, and eval's worker processes, see it
         os.environ[LEDGER_TEXT_ENV] = "0"
 
-def _check(wb) -> None:  # noqa: ANN001 - Workbench
+def _check(wb) -> None:
     """Reach the LLM endpoint first: a dead one fails here in seconds with the URL and the fix."""
     if wb.settings.llm_check:
         check_endpoint(wb.llm)
 
 
-def _conversations(wb, source: str, conversations: str | None, lenient: bool = False):  # noqa: ANN001, ANN202
+def _conversations(wb, source: str, conversations: str | None, lenient: bool = False):
     if source == "demo":
         convs = [wb.load_demo()]
     else:

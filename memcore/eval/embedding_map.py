@@ -143,7 +143,7 @@ def embedding_map(mem: MemoryView, conv: Conversation | None = None, method: str
         try:
             mem.save_projection(method, version, {"ids": df["id"].tolist(), "xy": np.round(xy, 5).tolist(),
                                                   "model": model})
-        except Exception as e:  # noqa: BLE001 - a store that cannot take the row: the map is shown uncached
+        except Exception as e:
             cache_error = f"{type(e).__name__}: {e}"
     df = df.assign(x=xy[:, 0] if len(df) else [], y=xy[:, 1] if len(df) else [])[COLUMNS]
     return EmbeddingMap(method, version, df, vecs, model, computed, "" if not computed else cache_error)

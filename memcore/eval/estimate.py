@@ -137,7 +137,7 @@ def _lookup(settings: Settings, workbench: Any, find: Callable[[Any], Prior]) ->
         if workbench is None:
             workbench = Workbench(settings.with_(llm_check=False))
         return find(workbench), NO_PRIOR
-    except Exception as e:  # noqa: BLE001 - the lookup is advisory: the offline ledger stands in, saying why
+    except Exception as e:
         return Prior(), f"earlier real runs not looked up ({type(e).__name__}: {e})"
 
 

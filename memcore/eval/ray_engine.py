@@ -183,7 +183,7 @@ def run_ray(settings: Settings, convs: list[Conversation], todo: dict, job: dict
             for ref in ready:
                 try:
                     ray.get(ref)
-                except Exception as e:  # noqa: BLE001 - one failed task must not end the others
+                except Exception as e:
                     cause = getattr(e, "cause", None) or e
                     on_msg({"phase": "error", **units[ref], "error": f"Ray task failed: {type(cause).__name__}: "
                             f"{str(cause).splitlines()[0] if str(cause) else ''}"})

@@ -54,7 +54,7 @@ def list_runs(store: Any, now: float | None = None) -> list[dict]:
     t = store.table(TABLE, SCHEMA)
     try:
         t.checkout_latest()
-    except Exception:  # noqa: BLE001 - a table that cannot refresh is read as it is
+    except Exception:
         pass
     now = time.time() if now is None else now
     out = []
@@ -137,7 +137,7 @@ class RunRecorder:
         try:
             save_run(self.store, self.record)
             self._written = (self.done, now)
-        except Exception as e:  # noqa: BLE001 - a record that cannot be written never stops the run itself
+        except Exception as e:
             if not self.failed_write:
                 log.warning("cannot write the record of run %s (the run goes on; the app will not see its "
                             "progress): %s: %s", self.record.get("run_id"), type(e).__name__, e)

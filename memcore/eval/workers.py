@@ -73,7 +73,7 @@ def prefetch_similarity(embedder: Any, answered: list[tuple[Question, Answer]]) 
     if texts:
         try:
             embedder.embed(list(dict.fromkeys(texts)))
-        except Exception:  # noqa: BLE001, S110 - each row's own embedding call fails and is reported there
+        except Exception:
             pass
 
 
@@ -104,7 +104,7 @@ def shared_work(wb: Any, conv: Conversation, emit: Callable[[dict], None]) -> No
     which meets it again and reports it as that system's error, as before (nothing is stored; rerun resumes)."""
     try:
         seconds = wb.prepare(conv, stage=ingest_reporter(emit, {"system": "", "conv_id": conv.id}))
-    except Exception:  # noqa: BLE001 - each system's ingest reports it (see above)
+    except Exception:
         return
     emit({"phase": "shared", "system": "", "conv_id": conv.id, "seconds": seconds})
 
@@ -138,7 +138,7 @@ def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Ques
             with UsageLedger.variant(job.get("memory", {}).get(name, name)):
                 rep = wb.ingest(system, conv, should_stop=stop, progress=lambda d, t, ev: report("ingest", d, t),
                                 stage=report, **cfg)
-        except Exception as e:  # noqa: BLE001 - a broken system must not end the other systems' run
+        except Exception as e:
             emit({"phase": "error", **where, "error": f"ingest failed: {type(e).__name__}: {e}"})
             return 0
         if rep.error:
@@ -156,7 +156,7 @@ def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Ques
                 return None
             try:
                 return (q, *answer_question(sys_, q, judge, name))
-            except Exception as e:  # noqa: BLE001 - not saved, so a resumed run retries it
+            except Exception as e:
                 emit({"phase": "error", **where, "question_id": q.id, "error": f"{type(e).__name__}: {e}"})
                 return None
             finally:
@@ -169,7 +169,7 @@ def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Ques
             for q, ans, verdict in answered:
                 try:
                     rows.append(question_row(wb, sys_, q, ans, verdict, job["meta"], name))
-                except Exception as e:  # noqa: BLE001 - not saved, so a resumed run retries it
+                except Exception as e:
                     emit({"phase": "error", **where, "question_id": q.id, "error": f"{type(e).__name__}: {e}"})
             with save_lock:
                 wb.store.save_results(job["run_id"], rows)

@@ -101,7 +101,7 @@ class Stream:
             err = None
         except StopIteration:
             value, err = Stream._END, None
-        except BaseException as e:  # noqa: BLE001 - handed to the consumer at this item
+        except BaseException as e:
             value, err = None, e
         return value, self._child.take_records(), current_depth(), err
 

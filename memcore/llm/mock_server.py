@@ -164,7 +164,7 @@ class MockOpenAIServer:
             else:
                 try:
                     reply = Reply(self.responder(req))
-                except Exception as e:  # noqa: BLE001 - reported to the client as a 500
+                except Exception as e:
                     reply = Reply(f"mock responder failed: {type(e).__name__}: {e}", status=500)
         if reply.is_fault:
             with self._lock:
@@ -206,10 +206,10 @@ class MockOpenAIServer:
                 self.end_headers()
                 self.wfile.write(data[: len(data) // 2] if mode == "truncated" else data)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 self._send(200, {"object": "list", "data": [{"id": srv.model, "object": "model"}]})
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 n = int(self.headers.get("Content-Length", 0))
                 req = json.loads(self.rfile.read(n) or b"{}")
                 reply = srv._next_reply(req)

@@ -69,7 +69,7 @@ class IndexKeeper:
                     return
         try:
             n = table.count_rows()
-        except Exception:  # noqa: BLE001 - an index is an optimisation: never fail a write for it
+        except Exception:
             return
         with self._lock:
             self._est[name] = (n, 0)
@@ -84,6 +84,6 @@ class IndexKeeper:
                 return  # another process indexed it recently enough
             table.create_index(col, config=BTree(), replace=True)
             self.built.append((name, col, n))
-        except Exception:  # noqa: BLE001 - a concurrent build or a read-only store: searches stay correct
+        except Exception:
             with self._lock:
                 self._rows_at_check[name] = last

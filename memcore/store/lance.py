@@ -28,18 +28,18 @@ import pandas as pd
 
 os.environ.setdefault("LANCE_LOG", "error")
 
-import lancedb  # noqa: E402
+import lancedb
 
-from memcore.errors import StoreError  # noqa: E402
-from memcore.llm.redact import redact  # noqa: E402
-from memcore.serialize import conversation_from_json, conversation_to_json  # noqa: E402
-from memcore.settings import storage_options_from_env, storage_secrets  # noqa: E402
-from memcore.store.commit import CommitPart  # noqa: E402
-from memcore.store.items import ItemsPart  # noqa: E402
-from memcore.store.lease import Lease, lease_mode  # noqa: E402
-from memcore.store.records import RecordsPart  # noqa: E402
-from memcore.store.schema import INF_STEP, match, sql_str  # noqa: E402
-from memcore.store.tables import Tables  # noqa: E402
+from memcore.errors import StoreError
+from memcore.llm.redact import redact
+from memcore.serialize import conversation_from_json, conversation_to_json
+from memcore.settings import storage_options_from_env, storage_secrets
+from memcore.store.commit import CommitPart
+from memcore.store.items import ItemsPart
+from memcore.store.lease import Lease, lease_mode
+from memcore.store.records import RecordsPart
+from memcore.store.schema import INF_STEP, match, sql_str
+from memcore.store.tables import Tables
 
 __all__ = ["INF_STEP", "LanceStore", "match"]
 
@@ -80,7 +80,7 @@ class LanceStore(CommitPart, ItemsPart, RecordsPart):
         ItemsPart.__init__(self, self.tables)
         RecordsPart.__init__(self, self.tables)
 
-    def table(self, name: str, schema=None):  # noqa: ANN001 - pyarrow schema
+    def table(self, name: str, schema=None):
         """Open or create a table by name (schema needed only to create it)."""
         return self.tables.table(name, schema)
 
@@ -121,7 +121,7 @@ class LanceStore(CommitPart, ItemsPart, RecordsPart):
         """Names of the tables that exist (without the internal search snapshots)."""
         return self.tables.names()
 
-    def rows(self, name: str, schema=None, *, columns: list[str] | None = None,  # noqa: ANN001 - pyarrow schema
+    def rows(self, name: str, schema=None, *, columns: list[str] | None = None,
              **where: Any) -> pd.DataFrame:
         """Rows of a table whose columns match `where` (memcore.store.schema.match: `task_id="t"`,
         `system=["a", "b"]`, `step__gt=3`), all rows without conditions. A table with a `schema` is
@@ -131,7 +131,7 @@ class LanceStore(CommitPart, ItemsPart, RecordsPart):
         return self.tables.df(name, where=match(**where) or None, columns=columns)
 
     # --------------------------------------------------------- conversations
-    def save_conversation(self, conv, extend: bool = False) -> None:  # noqa: ANN001 - Conversation
+    def save_conversation(self, conv, extend: bool = False) -> None:
         """Store a conversation (turns and questions) so the app can list and reload it.
 
         A stored conversation of the same id may change its questions, never its turns: StoreError (the
@@ -161,7 +161,7 @@ class LanceStore(CommitPart, ItemsPart, RecordsPart):
             else:
                 t.merge_insert("conv_id").when_matched_update_all().when_not_matched_insert_all().execute([row])
 
-    def check_turns(self, conv, payload: str | None = None, prefix: bool = False) -> None:  # noqa: ANN001
+    def check_turns(self, conv, payload: str | None = None, prefix: bool = False) -> None:
         """StoreError when the store holds conversation `conv.id` with other turns (its memories were built from
         those, so they must not answer for `conv`); `payload` is the stored row's, read when None. `prefix=True`:
         the stored turns need only begin `conv.turns` (a live conversation that grew)."""
@@ -181,7 +181,7 @@ class LanceStore(CommitPart, ItemsPart, RecordsPart):
         df = self.tables.df("conversations", columns=["conv_id", "source", "n_turns", "n_questions"])
         return df.drop_duplicates("conv_id", ignore_index=True)
 
-    def load_conversation(self, conv_id: str):  # noqa: ANN201 - Conversation
+    def load_conversation(self, conv_id: str):
         """A stored conversation, or StoreError naming the ones that exist."""
         df = self.tables.df("conversations", where=f"conv_id = {sql_str(conv_id)}")
         if df.empty:
@@ -260,7 +260,7 @@ class LanceStore(CommitPart, ItemsPart, RecordsPart):
             try:
                 self.table(name).optimize()
                 out[name] = ""
-            except Exception as e:  # noqa: BLE001 - reported per table, never half-applied by Lance
+            except Exception as e:
                 out[name] = f"{type(e).__name__}: {e}"
         return out
 

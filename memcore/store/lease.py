@@ -164,7 +164,7 @@ class Lease:
                     self._lost = self._backend.holder() or True
                     return
                 deadline = time.time() + self.ttl
-            except Exception:  # noqa: BLE001 - a transient store error: retry until the lease would expire
+            except Exception:
                 if time.time() > deadline:
                     self._lost = True
                     return
@@ -201,7 +201,7 @@ class Lease:
         self.held = False
         try:
             self._backend.release()
-        except Exception:  # noqa: BLE001 - a row we cannot delete expires after ttl anyway
+        except Exception:
             pass
 
     def __enter__(self) -> Lease:

@@ -129,7 +129,7 @@ class RecordsPart:
         t = self.tables.table("results")
         try:
             t.checkout_latest()
-        except Exception:  # noqa: BLE001 - a table that cannot refresh is read as it is
+        except Exception:
             pass
         return t
 

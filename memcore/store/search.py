@@ -29,10 +29,10 @@ import pyarrow as pa
 
 os.environ.setdefault("LANCE_LOG", "error")
 
-from lancedb.index import FTS  # noqa: E402
-from tenacity import Retrying, stop_after_attempt, wait_exponential  # noqa: E402
+from lancedb.index import FTS
+from tenacity import Retrying, stop_after_attempt, wait_exponential
 
-from memcore.retrievers import fts_query, get_retriever  # noqa: E402
+from memcore.retrievers import fts_query, get_retriever
 
 __all__ = ["SNAPSHOT_PREFIX", "Scope", "ScopedSearch", "fts_query", "list_table_names"]
 
@@ -122,7 +122,7 @@ class ScopedSearch:
             try:
                 s = self.db.create_table(snap_name, data=data)
                 self.builds += 1
-            except Exception:  # noqa: BLE001 - a concurrent creator won; its table has the same rows
+            except Exception:
                 s = self.db.open_table(snap_name)
         for attempt in Retrying(stop=stop_after_attempt(6), wait=wait_exponential(multiplier=0.05, max=1),
                                 reraise=True):
@@ -143,7 +143,7 @@ class ScopedSearch:
                 self._open.pop(n, None)
                 try:
                     self.db.drop_table(n)
-                except Exception:  # noqa: BLE001 - another process dropped it first
+                except Exception:
                     pass
 
 

@@ -19,12 +19,12 @@ import pandas as pd
 
 os.environ.setdefault("LANCE_LOG", "error")
 
-from memcore.errors import StoreError  # noqa: E402
-from memcore.llm.redact import redact  # noqa: E402
-from memcore.store.indexes import IndexKeeper, scope_column  # noqa: E402
-from memcore.store.lease import Lease  # noqa: E402
-from memcore.store.schema import ADDED_COLUMNS, SCHEMAS, memory_schema, turns_schema  # noqa: E402
-from memcore.store.search import SNAPSHOT_PREFIX, ScopedSearch, list_table_names  # noqa: E402
+from memcore.errors import StoreError
+from memcore.llm.redact import redact
+from memcore.store.indexes import IndexKeeper, scope_column
+from memcore.store.lease import Lease
+from memcore.store.schema import ADDED_COLUMNS, SCHEMAS, memory_schema, turns_schema
+from memcore.store.search import SNAPSHOT_PREFIX, ScopedSearch, list_table_names
 
 
 class Tables:
@@ -59,7 +59,7 @@ class Tables:
             if missing:  # a store written before these columns existed
                 try:
                     t.add_columns(missing)
-                except Exception:  # noqa: BLE001 - another process may have added them first
+                except Exception:
                     t = self.db.open_table(name)
                     if any(c not in t.schema.names for c in missing):
                         raise
@@ -79,7 +79,7 @@ class Tables:
         for t in tables:
             try:
                 t.checkout_latest()
-            except Exception:  # noqa: BLE001 - a table that cannot refresh is read as it is
+            except Exception:
                 pass
 
     def schema_for(self, name: str) -> Any:

@@ -24,8 +24,8 @@ Choices = tuple[Any, ...] | Callable[[], tuple[Any, ...]]
 INT_BOUND = 1_000_000
 
 
-def param(default: Any, *, source: str = "", range: tuple[float | None, float | None] | None = None,  # noqa: A002
-          choices: Choices | None = None, help: str = "", query: bool = False,  # noqa: A002
+def param(default: Any, *, source: str = "", range: tuple[float | None, float | None] | None = None,
+          choices: Choices | None = None, help: str = "", query: bool = False,
           omit_default: bool = False) -> Any:
     """A config field with its spec: a construction field unless `query` (then prefer `query_field`).
     `omit_default`: a construction field added after memories were stored keys the memory space only when

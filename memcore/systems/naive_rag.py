@@ -95,7 +95,7 @@ class NaiveRAGSessionSystem(BaseSystem):
     kinds = ("session",)
     query_kinds = ()  # retrieval searches the store only
 
-    def __init__(self, *a, **kw) -> None:  # noqa: ANN002, ANN003
+    def __init__(self, *a, **kw) -> None:
         super().__init__(*a, **kw)
         self.buffer: list[Turn] = []
 

@@ -274,7 +274,7 @@ def run_contract(name: str, checks: list[str] | None = None) -> list[str]:
         with tempfile.TemporaryDirectory(prefix=f"memcore-contract-{name}-") as tmp:
             try:
                 CHECKS[check](contract_case(name, tmp))
-            except Exception as e:  # noqa: BLE001 - every failing check is reported, not only the first
+            except Exception as e:
                 failed.append(f"{check}: {type(e).__name__}: {e}")
             else:
                 passed.append(check)

@@ -21,7 +21,7 @@ may might must shall also yeah yes oh ok okay really like get got go going gonna
 one ones much many well sure hey hi hello thanks thank bit way still even though""".split())
 
 @lru_cache(maxsize=1)
-def porter_stemmer():  # noqa: ANN201 - nltk.stem.PorterStemmer
+def porter_stemmer():
     """nltk's Porter stemmer, imported on first use (importing nltk pulls in scipy: ~2 s)."""
     from nltk.stem import PorterStemmer
 

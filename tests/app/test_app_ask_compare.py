@@ -193,7 +193,7 @@ def test_a_judge_that_fails_for_good_leaves_the_answer_not_judged(monkeypatch):
     from memcore.types import Answer, Question, Trace
     from ui import ask_view
 
-    def failing(llm, q, pred):  # noqa: ANN001, ANN202
+    def failing(llm, q, pred):
         raise LLMCallFailed("judge", "judge", "HTTP 500 three times")
 
     info = {"kind": "llm", "label": "LLM judge: m"}

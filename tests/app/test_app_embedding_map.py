@@ -9,11 +9,11 @@ from memcore.viz.embedding_map import NEAR_MISS, QUESTION, RETRIEVED
 from tests.app.test_app_pages import build, errors, home_with_demo, texts
 
 
-def charts(at) -> list[dict]:  # noqa: ANN001 - AppTest
+def charts(at) -> list[dict]:
     return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
 
 
-def map_chart(at) -> dict:  # noqa: ANN001 - AppTest
+def map_chart(at) -> dict:
     return next(c for c in charts(at) if any(isinstance((t.get("customdata") or [None])[0], list) for t in c["data"]))
 
 

@@ -18,7 +18,7 @@ def load(path) -> AppTest:
     return at
 
 
-def test_benchmark_shows_a_mechanism_table_per_system(app_env):  # noqa: F811
+def test_benchmark_shows_a_mechanism_table_per_system(app_env):
     res = results_fixture()
     res["systems"]["com"]["mechanism"] = {"chain_length_mean": 1.25, "chain_length_hist": {"1": 6, "2": 2},
                                           "questions": 2}
@@ -35,7 +35,7 @@ def test_benchmark_shows_a_mechanism_table_per_system(app_env):  # noqa: F811
     assert "com" in [m.value.strip("*") for m in at.markdown]
 
 
-def test_benchmark_without_mechanism_statistics_says_so(app_env):  # noqa: F811
+def test_benchmark_without_mechanism_statistics_says_so(app_env):
     path = app_env / "old.json"
     path.write_text(json.dumps(results_fixture()))
     at = load(path)

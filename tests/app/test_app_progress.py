@@ -24,7 +24,7 @@ def test_a_build_job_reports_each_batch_and_each_turn_as_it_goes(monkeypatch):
 
     bar: list[float] = []
 
-    def spy(self, step, done, total, unit):  # noqa: ANN001, ANN202
+    def spy(self, step, done, total, unit):
         real(self, step, done, total, unit)
         seen.append((self.message, step, done, total, unit, self.progress_text()))
         bar.append(self.fraction)

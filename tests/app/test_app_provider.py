@@ -43,7 +43,7 @@ def home() -> AppTest:
     return at
 
 
-def provider_radio(at: AppTest):  # noqa: ANN201 - AppTest's Radio
+def provider_radio(at: AppTest):
     return next(r for r in at.radio if r.label == "LLM provider")
 
 
@@ -109,7 +109,7 @@ def test_a_local_model_that_is_not_installed_is_shown_disabled_with_the_fix(app_
 
 
 def test_a_local_model_that_cannot_be_served_is_refused_next_to_the_form(app_env, monkeypatch):
-    def fail(*a, **k):  # noqa: ANN002, ANN003
+    def fail(*a, **k):
         raise ConfigError("llama.cpp server did not answer on 127.0.0.1:8088 within 60 s")
 
     monkeypatch.setattr(local_server, "is_available", lambda: (True, "local LLM ready"))

@@ -29,7 +29,7 @@ def _ask_page(systems: list[str]) -> AppTest:
     return at
 
 
-def _field(at: AppTest, system: str, name: str, i: int = 0):  # noqa: ANN202 - an AppTest widget
+def _field(at: AppTest, system: str, name: str, i: int = 0):
     entry = at.multiselect(key=KEY).value[i]
     return at.text_input(key=f"{KEY}_f{i}_{entry}_{name}")
 

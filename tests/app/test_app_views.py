@@ -57,7 +57,7 @@ def demo_answers(tmp_path_factory):
     return q, texts, {name: wb.ask(name, conv, q) for name in load_all()}
 
 
-def _ask_page(system, ans, texts):  # noqa: ANN001, ANN202 - an AppTest script
+def _ask_page(system, ans, texts):
     from ui.structure_view import structure_view
 
     structure_view(system, ans, texts, "t")
@@ -152,7 +152,7 @@ def toy_structure(trace: Trace, texts: dict) -> list:
             Part("Toy items", pd.DataFrame([{"id": it.id, "score": it.score} for it in trace.items]))]
 
 
-def toy_growth(rd, step, items_at) -> list:  # noqa: ANN001
+def toy_growth(rd, step, items_at) -> list:
     """The toy system's memory at a Replay step."""
     return [Part("Toy growth", Text(f"toy memory at step {step}", "success"))]
 
@@ -169,7 +169,7 @@ def toy_system(monkeypatch):
     unregister_view("toy")
 
 
-def test_a_registered_view_shows_its_system_everywhere(app_env, toy_system):  # noqa: F811 - the fixture
+def test_a_registered_view_shows_its_system_everywhere(app_env, toy_system):
     at = home_with_demo()
     at.switch_page("pages/ask.py").run()
     picker = at.multiselect(key="ask_systems")

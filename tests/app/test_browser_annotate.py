@@ -25,7 +25,7 @@ if not Path(CHROMIUM).exists():
 LABELS = {"alice": ["Helpful", "Helpful", "Not helpful"], "bob": ["Helpful", "Not helpful", "Not helpful"]}
 
 
-def button_named(page, label: str):  # noqa: ANN001, ANN201 - playwright Page / Locator
+def button_named(page, label: str):
     """The button whose own label is `label` (icon ligature before, shortcut hint after)."""
     return page.locator("button").filter(has_text=re.compile(rf"(^|[a-z_\s]){label}\s*[A-Z]?\s*$")).first
 

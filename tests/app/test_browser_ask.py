@@ -25,7 +25,7 @@ SYSTEMS = "naive_rag,com,memweaver"
 VERDICT = re.compile(r"^(correct|incorrect)$")
 
 
-def _main(page):  # noqa: ANN001, ANN202 - a Playwright page and locator
+def _main(page):
     return page.locator("[data-testid='stMain']")
 
 

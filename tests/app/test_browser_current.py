@@ -42,7 +42,7 @@ SHOWS = """(text) => document.querySelector("[data-testid='stMain']").innerText.
   || [...document.querySelectorAll("[data-testid='stMain'] input")].some((i) => i.value.includes(text))"""
 
 
-def on_the_loaded_conversation(page, url_path: str, marker: str) -> None:  # noqa: ANN001 - playwright Page
+def on_the_loaded_conversation(page, url_path: str, marker: str) -> None:
     """The page at /url_path shows conversation 50: in its URL, the sidebar's status and picker, and `marker`
     (text only conversation 50 has) in the page."""
     page.wait_for_url(re.compile(rf"/{url_path}\?(.*&)?conv={CONV}(&|$)"), timeout=60_000)

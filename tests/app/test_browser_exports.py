@@ -46,7 +46,7 @@ def prepare(store: Path) -> str:
     return task.task_id
 
 
-def download(page, button: str, folder: Path) -> list[dict]:  # noqa: ANN001 - playwright Page
+def download(page, button: str, folder: Path) -> list[dict]:
     """Click a download button and read the CSV it gives."""
     with page.expect_download(timeout=60_000) as dl:
         page.get_by_role("button", name=re.compile(re.escape(button))).first.click()

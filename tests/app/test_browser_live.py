@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 skip_without_chromium()
 
 
-async def _write(server, calls: list[tuple[str, dict]]) -> list:  # noqa: ANN001 - an MCPServer
+async def _write(server, calls: list[tuple[str, dict]]) -> list:
     async with Client(server) as client:
         out = []
         for name, args in calls:
@@ -33,7 +33,7 @@ async def _write(server, calls: list[tuple[str, dict]]) -> list:  # noqa: ANN001
         return out
 
 
-def write(server, calls: list[tuple[str, dict]]) -> list:  # noqa: ANN001 - an MCPServer
+def write(server, calls: list[tuple[str, dict]]) -> list:
     """The tool calls through the SDK's client, in a thread of their own (Playwright's sync API holds this thread's
     event loop)."""
     with ThreadPoolExecutor(1) as pool:

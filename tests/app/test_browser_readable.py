@@ -56,7 +56,7 @@ def env(tmp_path, monkeypatch):
 IDLE = "() => !document.querySelector(\"[data-testid='stStatusWidgetRunningIcon']\")"
 
 
-def settle(page) -> None:  # noqa: ANN001 - playwright Page
+def settle(page) -> None:
     page.wait_for_function(IDLE, timeout=120_000)
     page.wait_for_timeout(500)
 

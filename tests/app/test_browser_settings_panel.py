@@ -21,7 +21,7 @@ skip_without_chromium()
 VARIANT = "recent_k[k=3]"  # recent_k's k is a construction field: the variant needs its own memory
 
 
-def _main(page):  # noqa: ANN001, ANN202 - a Playwright page and locator
+def _main(page):
     return page.locator("[data-testid='stMain']")
 
 

@@ -32,7 +32,7 @@ skip_without_chromium()
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _on_screen(page, text: str) -> bool:  # noqa: ANN001 - a Playwright page
+def _on_screen(page, text: str) -> bool:
     box = page.get_by_text(text).first.bounding_box()
     vw = page.viewport_size
     return box is not None and box["x"] >= 0 and box["x"] + box["width"] <= vw["width"] and box["y"] >= 0 \

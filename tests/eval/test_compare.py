@@ -74,7 +74,7 @@ def test_html_escapes_data_text() -> None:
     assert "<i>a</i>" not in page and "<b>x</b>" not in page
 
 
-def test_cli_compares_two_stored_runs(tmp_path) -> None:  # noqa: ANN001
+def test_cli_compares_two_stored_runs(tmp_path) -> None:
     from memcore.store import LanceStore
 
     store = LanceStore(str(tmp_path / "store"))

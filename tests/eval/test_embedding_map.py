@@ -133,7 +133,7 @@ def test_figure_marks_ranks_and_escapes_hover(mem):
 
 
 def test_a_cache_that_cannot_be_written_still_shows_the_map_and_says_so(mem, monkeypatch):
-    def refuse(*a, **k):  # noqa: ANN002, ANN003
+    def refuse(*a, **k):
         raise OSError("read-only store")
 
     monkeypatch.setattr(MemoryView, "save_projection", refuse)

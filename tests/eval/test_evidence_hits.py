@@ -34,7 +34,7 @@ def test_every_view_reads_one_computation(monkeypatch):
     made = []
 
     class Counted(diag.EvidenceHits):
-        def __init__(self, *a, **kw):  # noqa: ANN002, ANN003
+        def __init__(self, *a, **kw):
             made.append(a)
             super().__init__(*a, **kw)
 

@@ -99,7 +99,7 @@ def test_a_failed_task_leaves_its_questions_missing_and_the_rest_goes_on(tmp_pat
 
     real = ray_engine.run_ray
 
-    def broken_first(settings, convs, todo, job, on_msg, stop, *a):  # noqa: ANN001, ANN002
+    def broken_first(settings, convs, todo, job, on_msg, stop, *a):
         # a question id the conversation does not hold: the task for naive_rag raises in its worker
         todo = {cid: {n: list(qs) for n, qs in t.items()} for cid, t in todo.items()}
         todo["demo"]["naive_rag"] = [*todo["demo"]["naive_rag"], _Ghost()]
@@ -144,7 +144,7 @@ def test_workers_that_do_not_share_the_store_fail_with_the_fix(tmp_path, monkeyp
 
     real = ray_engine.run_ray
 
-    def elsewhere(settings, *a):  # noqa: ANN001, ANN002 - as if the workers had their own local disk
+    def elsewhere(settings, *a):
         return real(settings.with_(store_uri=str(tmp_path / "node-local")), *a)
 
     monkeypatch.setattr("memcore.eval.runner.run_ray", elsewhere)

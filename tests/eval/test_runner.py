@@ -124,7 +124,7 @@ def test_shared_work_is_its_own_line_not_the_first_systems(full_run) -> None:
 def test_a_failed_shared_step_is_left_to_each_systems_ingest(full_run, tmp_path, monkeypatch) -> None:
     res, _, _ = full_run
 
-    def broken(self, conv, stage=None):  # noqa: ANN001, ANN202, ARG001
+    def broken(self, conv, stage=None):
         raise RuntimeError("embedding endpoint down")
 
     monkeypatch.setattr(Workbench, "prepare", broken)
@@ -181,13 +181,13 @@ def broken_systems():
     class BrokenIngest(NaiveRAGSystem):
         name = "test_broken_ingest"
 
-        def on_turn(self, turn):  # noqa: ANN001, ANN202
+        def on_turn(self, turn):
             raise RuntimeError("boom in ingest")
 
     class BrokenAnswer(NaiveRAGSystem):
         name = "test_broken_answer"
 
-        def answer(self, question):  # noqa: ANN001, ANN202
+        def answer(self, question):
             raise RuntimeError("boom in answer")
 
     register_system(BrokenIngest)
@@ -258,7 +258,7 @@ def test_construction_usage_of_an_ingest_killed_after_a_checkpoint(tmp_path) -> 
     killed = Workbench(settings(tmp_path, "b"))
     commit = killed.store.commit
 
-    def commit_then_die(*args, **kwargs) -> None:  # noqa: ANN002, ANN003
+    def commit_then_die(*args, **kwargs) -> None:
         commit(*args, **kwargs)
         raise Killed
 

@@ -186,7 +186,7 @@ def test_query_time_points_answer_from_the_memory_loaded_once(tmp_path, monkeypa
     restores: list[str] = []
     real = BaseSystem.restore
 
-    def counting(self, *a, **kw) -> None:  # noqa: ANN001, ANN002, ANN003
+    def counting(self, *a, **kw) -> None:
         restores.append(self.space)
         real(self, *a, **kw)
 

@@ -44,7 +44,7 @@ def test_an_unreadable_switch_is_refused_with_the_fix(monkeypatch):
         Settings()
 
 
-def _wb(tmp_path, text: bool, provider=None) -> Workbench:  # noqa: ANN001
+def _wb(tmp_path, text: bool, provider=None) -> Workbench:
     s = Settings(store_uri=str(tmp_path / "store"), llm_provider="offline", embedder="hashing", ledger_text=text)
     return Workbench(s, embedder=HashingEmbedder(), provider=provider)
 

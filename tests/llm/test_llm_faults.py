@@ -249,7 +249,7 @@ class CliResult:
 
 
 @pytest.fixture
-def cli(monkeypatch, capfd, tmp_path) -> Callable[..., CliResult]:  # noqa: ANN001
+def cli(monkeypatch, capfd, tmp_path) -> Callable[..., CliResult]:
     """Run the real entry point `memcore.cli.main()` in this process (argv, environment and file descriptors
     1 and 2 captured): the exit code is main()'s, errors print as "error: ..." exactly as from a shell."""
     from memcore.cli import main
@@ -293,7 +293,7 @@ def responder() -> Responder:
 
 
 @pytest.fixture(scope="module")
-def clean(tmp_path_factory, conv, responder) -> dict[str, Any]:  # noqa: ANN001
+def clean(tmp_path_factory, conv, responder) -> dict[str, Any]:
     """An xMemory ingest of the demo through a healthy mock server: the reference memory."""
     path = tmp_path_factory.mktemp("clean")
     with MockOpenAIServer(responder=responder) as srv:
@@ -322,7 +322,7 @@ class FirstJsonRequest:
 
 
 @pytest.fixture
-def server(responder) -> Iterator[MockOpenAIServer]:  # noqa: ANN001
+def server(responder) -> Iterator[MockOpenAIServer]:
     with MockOpenAIServer(responder=responder) as srv:
         yield srv
 

@@ -74,7 +74,7 @@ def test_stop_frees_the_port() -> None:
     assert find_running(srv.port) is None
 
 
-def _slow_models_server(delay_s: float):  # noqa: ANN202 - (server, base_url)
+def _slow_models_server(delay_s: float):
     """An endpoint busy like the bundled server serving another process: GET /models answers after delay_s."""
     import http.server
     import json
@@ -82,7 +82,7 @@ def _slow_models_server(delay_s: float):  # noqa: ANN202 - (server, base_url)
     import time
 
     class Busy(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        def do_GET(self) -> None:
             time.sleep(delay_s)
             body = json.dumps({"object": "list", "data": [{"id": "m", "object": "model"}]}).encode()
             self.send_response(200)
@@ -119,7 +119,7 @@ def test_a_busy_local_server_passes_the_check_a_hosted_endpoint_would_fail(monke
         srv.shutdown()
 
 
-def test_local_calls_start_a_server_when_the_one_they_used_went_away(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # noqa: ANN001
+def test_local_calls_start_a_server_when_the_one_they_used_went_away(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     """An eval beside an ingest used the server the ingest had started; the ingest ended, its server with it, and
     every later call of the eval failed 'connection refused'. Now a refused call starts a server on the same port
     (local_server.ensure_running) and the scheduler's retry reaches it: the call succeeds, booked once."""

@@ -27,7 +27,7 @@ def _files_with(root: Path, marker: str) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and needle in p.read_bytes())
 
 
-def _ask(tmp_path: Path, conv, text: bool) -> tuple[Workbench, Path]:  # noqa: ANN001
+def _ask(tmp_path: Path, conv, text: bool) -> tuple[Workbench, Path]:
     store = tmp_path / "store"
     with MockOpenAIServer(responder=lambda req: f"It is under the {REPLY_MARK} flowerpot.") as srv:
         s = Settings(store_uri=str(store), embedder="hashing", llm_provider="openai", llm_model="mock-model",

@@ -135,7 +135,7 @@ def test_ahead_runs_concurrently_and_books_in_use_order() -> None:
 
 
 def test_stream_produces_ahead_raises_at_the_failing_item_and_books_per_item() -> None:
-    def gen(c: LLMClient, n: int):  # noqa: ANN202
+    def gen(c: LLMClient, n: int):
         for i in range(n):
             if i == 3:
                 raise LLMCallFailed("answer", "construction", "simulated outage")

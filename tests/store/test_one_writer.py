@@ -31,7 +31,7 @@ def _env() -> dict[str, str]:
     return {**os.environ, **ENV}
 
 
-def _workbench(store: Path, monkeypatch) -> Workbench:  # noqa: ANN001
+def _workbench(store: Path, monkeypatch) -> Workbench:
     for k, v in ENV.items():
         monkeypatch.setenv(k, v)
     return Workbench(Settings(store_uri=str(store)))
@@ -140,7 +140,7 @@ def test_a_killed_holder_releases_its_file_lock(tmp_path):
         assert lease.held
 
 
-def item(iid: str, text: str, step: int, sources=(), kind: str = "episode") -> MemoryItem:  # noqa: ANN001
+def item(iid: str, text: str, step: int, sources=(), kind: str = "episode") -> MemoryItem:
     return MemoryItem(id=iid, kind=kind, text=text, system="s", conv_id="c", embedding=EMB.embed([text])[0].tolist(),
                       sources=list(sources), turn_ids=[], created_step=step, updated_step=step)
 

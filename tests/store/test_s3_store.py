@@ -36,7 +36,7 @@ runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def s3():  # noqa: ANN201 - (endpoint, boto3 client)
+def s3():
     """A moto S3 server on a free port of 127.0.0.1 for this module, and a client to inspect it."""
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
     srv = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
@@ -50,7 +50,7 @@ def s3():  # noqa: ANN201 - (endpoint, boto3 client)
 
 
 @pytest.fixture
-def bucket(s3, monkeypatch, tmp_path) -> str:  # noqa: ANN001
+def bucket(s3, monkeypatch, tmp_path) -> str:
     """A fresh bucket; the environment points memcore at it (options JSON + AWS_* credentials)."""
     endpoint, client = s3
     name = "b" + uuid.uuid4().hex[:12]
@@ -73,7 +73,7 @@ def s3_env(endpoint: str) -> dict[str, str]:
             "AWS_SECRET_ACCESS_KEY": SECRET}
 
 
-def objects(client, bucket: str) -> dict[str, bytes]:  # noqa: ANN001
+def objects(client, bucket: str) -> dict[str, bytes]:
     """Every object of a bucket, by key."""
     keys = [o["Key"] for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket)
             for o in page.get("Contents", [])]
@@ -118,7 +118,7 @@ def test_ingest_ask_eval_on_s3_match_a_local_store(bucket, s3, tmp_path, monkeyp
     assert diff_results(s3_res, local_res, ignore=frozenset({"store", "run_id", "out"})) == []
 
 
-def new_bucket(client) -> str:  # noqa: ANN001
+def new_bucket(client) -> str:
     """Create a bucket with a fresh name."""
     name = "b" + uuid.uuid4().hex[:12]
     client.create_bucket(Bucket=name)

@@ -13,7 +13,7 @@ from memcore.systems.memweaver.experience import cohesion, dbscan_groups, route
 from memcore.workbench import Workbench
 
 
-def bench(tmp_path, provider=None) -> Workbench:  # noqa: ANN001
+def bench(tmp_path, provider=None) -> Workbench:
     settings = Settings(store_uri=str(tmp_path / "store"), llm_provider="offline", embedder="hashing")
     return Workbench(settings, embedder=HashingEmbedder(), provider=provider)
 
@@ -54,7 +54,7 @@ def test_dbscan_groups_clusters_then_noise() -> None:
     assert cohesion(np.stack(a)) > 0.9
 
 
-def _system_with_cluster(tmp_path, router_reply: str):  # noqa: ANN202
+def _system_with_cluster(tmp_path, router_reply: str):
     conv = load_demo()
     fake = FakeLLM(by_role={"mw_router": {"cluster_id": router_reply, "reason": "scripted"}},
                    fallback="offline")  # experiences (mw_experience) from the offline engine
@@ -123,7 +123,7 @@ def test_ingest_builds_all_kinds_and_resumes_identically(tmp_path) -> None:
 
 # --------------------------------------------------------------- retrieval
 @pytest.fixture
-def demo_system(tmp_path):  # noqa: ANN201
+def demo_system(tmp_path):
     conv = load_demo()
     wb = bench(tmp_path)
     wb.ingest("memweaver", conv)

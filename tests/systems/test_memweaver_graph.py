@@ -22,7 +22,7 @@ def conv_of(lines: list[tuple[int, str, str, str]], conv_id: str = "mw") -> Conv
     return Conversation(conv_id, sorted({t.speaker for t in turns}), turns, [], source="test")
 
 
-def bench(tmp_path, provider=None) -> Workbench:  # noqa: ANN001
+def bench(tmp_path, provider=None) -> Workbench:
     settings = Settings(store_uri=str(tmp_path / "store"), llm_provider="offline", embedder="hashing")
     return Workbench(settings, embedder=HashingEmbedder(), provider=provider)
 
@@ -111,7 +111,7 @@ def test_duplicate_triples_are_dropped(tmp_path) -> None:
 
 # ------------------------------------------------------------------ review
 def test_review_deny_removes_a_relation(tmp_path) -> None:
-    def deny_first(role, inputs, messages):  # noqa: ANN001, ANN202
+    def deny_first(role, inputs, messages):
         rid = inputs["relations"][0]["id"]
         return {"add": [], "update": [], "deny": [{"relation_id": rid, "reason": "not in the dialogue"}]}
 
@@ -132,7 +132,7 @@ def test_review_deny_removes_a_relation(tmp_path) -> None:
 
 
 def test_review_update_and_add(tmp_path) -> None:
-    def review(role, inputs, messages):  # noqa: ANN001, ANN202
+    def review(role, inputs, messages):
         rid = inputs["relations"][0]["id"]
         return {"add": [{"source": "Ana", "relation": "owns", "target": "Biscuit"}],
                 "update": [{"relation_id": rid, "time": "May, 2023", "reason": "session month"}], "deny": []}

@@ -15,7 +15,7 @@ from memcore.systems.memweaver.offline import offline_select
 from memcore.workbench import Workbench
 
 
-def bench(tmp_path, provider=None) -> Workbench:  # noqa: ANN001
+def bench(tmp_path, provider=None) -> Workbench:
     settings = Settings(store_uri=str(tmp_path / "store"), llm_provider="offline", embedder="hashing")
     return Workbench(settings, embedder=HashingEmbedder(), provider=provider)
 

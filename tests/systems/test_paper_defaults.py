@@ -16,7 +16,7 @@ from tests.systems.test_memcot import ZI, ZO, judge
 from tests.systems.test_recmem import episode_reply, feed, make, pair, topic_conv
 
 
-def _memcot(tmp_path, tiny_conv, zoom_in: dict, answers: list[str]):  # noqa: ANN001, ANN202
+def _memcot(tmp_path, tiny_conv, zoom_in: dict, answers: list[str]):
     judges = [judge(action="Break", new=[f"query {i}"]) for i in range(1, 9)]  # never "can answer"
     fake = FakeLLM(by_role={"memcot_zoom_in": zoom_in, "memcot_zoom_out": ZO, "memcot_judge": judges,
                             "answer_locomo_standard": answers})

@@ -173,7 +173,7 @@ def conv() -> Conversation:
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(tmp_path_factory, conv) -> dict[str, dict]:  # noqa: ANN001
+def uninterrupted(tmp_path_factory, conv) -> dict[str, dict]:
     out = {}
     for case, (name, cfg) in zip(IDS, CASES, strict=True):
         wb = bench(tmp_path_factory.mktemp("whole"))  # one store per case: ledger rows carry no config
@@ -183,7 +183,7 @@ def uninterrupted(tmp_path_factory, conv) -> dict[str, dict]:  # noqa: ANN001
 
 
 @pytest.mark.parametrize(("name", "cfg"), CASES, ids=IDS)
-def test_stopped_and_resumed_equals_uninterrupted(name, cfg, conv, uninterrupted, tmp_path, request) -> None:  # noqa: ANN001
+def test_stopped_and_resumed_equals_uninterrupted(name, cfg, conv, uninterrupted, tmp_path, request) -> None:
     wb = bench(tmp_path / "stopped")
     ingest_with_stops(wb, name, conv, STOPS, **cfg)
     assert_same(fingerprint(wb, name, conv, cfg), uninterrupted[request.node.callspec.id], name,
@@ -200,7 +200,7 @@ def start_dying(wb: Workbench, name: str, conv: Conversation, cfg: dict, exc: Ba
     sys_ = get_system(name)(wb.runtime, conv, make_config(name, **cfg))
     on_turn = sys_.on_turn
 
-    def dying(turn) -> None:  # noqa: ANN001
+    def dying(turn) -> None:
         on_turn(turn)
         if turn.index + 1 == FLUSH_AT:
             wb.ledger.flush()
@@ -216,7 +216,7 @@ def start_dying(wb: Workbench, name: str, conv: Conversation, cfg: dict, exc: Ba
 
 @pytest.mark.parametrize(("name", "cfg"), CASES, ids=IDS)
 def test_killed_between_commits_and_resumed_equals_uninterrupted(name, cfg, conv, uninterrupted, tmp_path,
-                                                                  request) -> None:  # noqa: ANN001
+                                                                  request) -> None:
     """A kill after some commits: the rerun (a new process) rolls back the partial batch - items,
     events, links and the stored LLM calls of the lost steps - and ends identical."""
     path = tmp_path / "killed"
@@ -229,7 +229,7 @@ def test_killed_between_commits_and_resumed_equals_uninterrupted(name, cfg, conv
                 commit_steps(conv))
 
 
-def test_crashed_and_resumed_in_the_same_process_equals_uninterrupted(conv, uninterrupted, tmp_path) -> None:  # noqa: ANN001
+def test_crashed_and_resumed_in_the_same_process_equals_uninterrupted(conv, uninterrupted, tmp_path) -> None:
     """A crash (an exception out of the ingest) and a resume with the same workbench: its ledger still
     holds the lost steps' unflushed calls, which must not reach the store after the rollback."""
     wb = bench(tmp_path / "crashed")
@@ -241,7 +241,7 @@ def test_crashed_and_resumed_in_the_same_process_equals_uninterrupted(conv, unin
     assert_same(fingerprint(wb, "xmemory", conv, {}), uninterrupted["xmemory"], "xmemory", commit_steps(conv))
 
 
-def test_rollback_keeps_other_spaces_calls(conv, tmp_path) -> None:  # noqa: ANN001
+def test_rollback_keeps_other_spaces_calls(conv, tmp_path) -> None:
     """Ledger rows carry no memory space: rolling back one configuration's ingest keeps the calls of
     another configuration of the same system that stopped before, also those of later steps."""
     wb = bench(tmp_path / "two")
@@ -257,7 +257,7 @@ def test_rollback_keeps_other_spaces_calls(conv, tmp_path) -> None:  # noqa: ANN
     assert other <= after and all(k[2] <= step for k in after - other)
 
 
-def test_replay_holds_each_item_from_the_step_it_was_created(uninterrupted) -> None:  # noqa: ANN001
+def test_replay_holds_each_item_from_the_step_it_was_created(uninterrupted) -> None:
     """The store's state at the step of a `created` event holds the item: replay and resume then agree
     whatever the commit points."""
     missing = {}

@@ -40,7 +40,7 @@ def test_a_broken_system_fails_the_contract_naming_each_check(monkeypatch) -> No
 
     base = get_system("naive_rag")
 
-    def retrieve(self, question) -> Trace:  # noqa: ANN001
+    def retrieve(self, question) -> Trace:
         tr = base.retrieve(self, question)
         for it in tr.items:
             it.turn_ids = ["D9:99"]

@@ -40,7 +40,7 @@ def test_stage_one_picks_a_diverse_set_on_a_toy_graph() -> None:
 
 
 # ----------------------------------------------------------------- Stage II
-def _scorer(h: dict[str, float], h0: float = 1.0):  # noqa: ANN202
+def _scorer(h: dict[str, float], h0: float = 1.0):
     calls: list[list[str]] = []
 
     def score(eps: list[str]) -> tuple[float, str]:

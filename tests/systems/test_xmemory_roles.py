@@ -102,7 +102,7 @@ def test_theme_label_is_the_summary_head() -> None:
 
 
 # --------------------------------------------------------------------------- the named options
-def _roles(wb, conv) -> list[str]:  # noqa: ANN001
+def _roles(wb, conv) -> list[str]:
     return list(wb.llm_calls(system="xmemory", conv_id=conv.id, stage="construction")["role"])
 
 

@@ -67,7 +67,7 @@ def test_ego_graph_keeps_the_neighbourhood():
     assert next(iter(node_choices(sub))) == "hub"  # best-connected first
 
 
-def _item(iid: str, kind: str, sources=(), theme: str = ""):  # noqa: ANN001, ANN202
+def _item(iid: str, kind: str, sources=(), theme: str = ""):
     return SimpleNamespace(id=iid, kind=kind, text=f"{kind} {iid}", sources=list(sources), metadata={"theme": theme})
 
 

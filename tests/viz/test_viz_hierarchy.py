@@ -19,7 +19,7 @@ def _tree(n_themes: int, n_facts: int) -> list[HNode]:
     return out
 
 
-def _levels_on_screen(fig) -> dict[str, list[str]]:  # noqa: ANN001
+def _levels_on_screen(fig) -> dict[str, list[str]]:
     """{parent: its children's labels} as the icicle draws them."""
     d = fig.data[0]
     out: dict[str, list[str]] = {}

@@ -22,7 +22,7 @@ LONG = ("Maya said the Harbour Half Marathon on 24 September is the big one and 
         "hours, so she trains with the group on Wednesday evenings and does a long run on Saturday mornings")
 
 
-def _it(iid: str, kind: str, sources=(), **meta):  # noqa: ANN001, ANN202
+def _it(iid: str, kind: str, sources=(), **meta):
     return SimpleNamespace(id=iid, kind=kind, text=LONG, sources=list(sources), metadata=meta)
 
 

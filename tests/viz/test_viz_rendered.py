@@ -21,13 +21,13 @@ RESULTS = {"systems": {s: {"overall": {"f1": f1, "n": 19, "query_tokens_per_ques
                                         ("naive_rag_session", 2100.0, 0.47))}}
 
 
-def _render(tmp_path: Path, fig, name: str):  # noqa: ANN001, ANN202 - plotly figure, playwright page
+def _render(tmp_path: Path, fig, name: str):
     html = tmp_path / f"{name}.html"
     fig.write_html(html, include_plotlyjs=True, full_html=True, default_width=620, default_height=380)
     return html
 
 
-def _boxes(page, selector: str) -> list[dict]:  # noqa: ANN001
+def _boxes(page, selector: str) -> list[dict]:
     return page.eval_on_selector_all(selector, "els => els.map(e => { const r = e.getBoundingClientRect(); "
                                                "return {t: e.textContent, x0: r.left, y0: r.top, x1: r.right, y1: r.bottom}; })")
 

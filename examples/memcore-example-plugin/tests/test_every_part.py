@@ -167,7 +167,7 @@ def test_its_view_draws_its_structure_and_the_focus(tmp_path) -> None:
     assert list(table["focus"]).count("focus") == 1 and table.iloc[0]["turn"] == tr.structure["focus"]
 
 
-def focus_run(tmp_path, reply: object, unusable: str = "fail"):  # noqa: ANN001, ANN201
+def focus_run(tmp_path, reply: object, unusable: str = "fail"):
     """Build recent_k on the tiny conversation with the focus role's replies scripted; retrieve question 0."""
     fake = FakeLLM(by_role={"recent_k_focus": reply})
     wb = Workbench(Settings(store_uri=str(tmp_path / "s"), llm_provider="fake", embedder="hashing",

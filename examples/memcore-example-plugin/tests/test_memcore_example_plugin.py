@@ -75,16 +75,16 @@ class _Scope:
     def __init__(self, rows: list) -> None:
         self.rows, self.filter, self.table = rows, "", self
 
-    def search(self, vector):  # noqa: ANN001, ANN201 - LanceDB's query-builder chain
+    def search(self, vector):
         return self
 
-    def distance_type(self, _):  # noqa: ANN001, ANN201
+    def distance_type(self, _):
         return self
 
-    def where(self, *_, **__):  # noqa: ANN002, ANN003, ANN201
+    def where(self, *_, **__):
         return self
 
-    def limit(self, _):  # noqa: ANN001, ANN201
+    def limit(self, _):
         return self
 
     def to_list(self) -> list:

@@ -32,7 +32,7 @@ from tests.app.test_app_pages import errors  # noqa: E402
 from ui import jobs  # noqa: E402
 
 
-def picker(at: AppTest, key: str | None = None, label: str = "Systems"):  # noqa: ANN201 - an AppTest widget
+def picker(at: AppTest, key: str | None = None, label: str = "Systems"):
     """A page's system picker, by key or (in a form without one) by label."""
     return at.multiselect(key=key) if key else next(m for m in at.multiselect if m.label == label)
 

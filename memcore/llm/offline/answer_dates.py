@@ -133,5 +133,5 @@ def _month(name: str) -> str:
     return next(m.capitalize() for m in MONTHS if m.startswith(low))
 
 
-def _year(anchor) -> str:  # noqa: ANN001
+def _year(anchor) -> str:
     return str(anchor.year) if anchor else ""
