@@ -29,20 +29,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.scale_curve import flat_ids  # noqa: E402
 from memcore.embed import MiniLMEmbedder, chunk_spans, normalise, pool_chunks  # noqa: E402
 
 # ../shared from the project root (a worktree under wt/ looks one level further up)
 BEAM = next((p / "shared" / "datasets" / "beam" for p in (ROOT.parent, ROOT.parent.parent)
              if (p / "shared" / "datasets" / "beam").is_dir()), ROOT.parent / "shared" / "datasets" / "beam")
-
-
-def flat_ids(src: object) -> list[int]:
-    """Every message id in `source_chat_ids`: a list, a dict of lists (named groups), or lists nested in either."""
-    if isinstance(src, dict):
-        return [i for v in src.values() for i in flat_ids(v)]
-    if isinstance(src, list):
-        return [i for v in src for i in flat_ids(v)]
-    return [] if src is None else [int(src)]
 
 
 def read_chat(folder: Path) -> tuple[list[tuple[int, str]], list[tuple[str, str, list[int]]]]:
