@@ -75,7 +75,8 @@ def test_ask_shows_verdict_f1_evidence_retriever_and_calls_and_puts_the_view_in_
     assert "retriever **lexical**" in body and r"by the lexical judge \(offline\)" in body
     hit = row["evidence hits"] == "1/1"
     assert (r"hit D1\:7" if hit else r"miss D1\:7") in body
-    assert list(row)[:4] == ["system", "retriever", "evidence hits", "evidence recall"]  # evidence first
+    assert list(row)[:5] == ["system", "retriever", "fallback", "evidence hits", "evidence recall"]  # evidence first
+    assert row["fallback"] == "none"  # the answer came from its own retrieval
     # the call inspector: the answer call's prompt holds the question, its completion the answer
     calls = next(d.value for d in at.dataframe
                  if hasattr(d.value, "columns") and "completion tokens" in d.value.columns)

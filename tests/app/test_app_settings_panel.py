@@ -71,6 +71,7 @@ def test_a_query_time_change_renames_the_entry_highlights_the_field_and_keeps_th
     assert at.multiselect(key=KEY).value == ["com"]
 
 
+@pytest.mark.plugins  # recent_k: the example plugin (installed in CI), a system with a construction field
 def test_a_construction_change_needs_a_click_to_build_and_answers_under_its_name():
     at = _ask_page(["recent_k"])
     _field(at, "recent_k", "k").set_value("3").run()
@@ -190,6 +191,7 @@ def test_save_as_variant_keeps_it_in_the_store_for_every_picker():
                for m in at.markdown)
 
 
+@pytest.mark.plugins  # recent_k: the example plugin (installed in CI), a system with a construction field
 def test_benchmark_runs_a_variant_edited_in_its_panel():
     at = AppTest.from_file(APP, default_timeout=120).run()
     at.switch_page("pages/benchmark.py").run()

@@ -14,7 +14,7 @@ import pytest
 
 from tests.browser_util import ARGS, CHROMIUM, demo_app, shoot, skip_without_chromium, wait_text
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.plugins]  # recent_k: the example plugin
 expect = pytest.importorskip("playwright.sync_api").expect
 skip_without_chromium()
 
