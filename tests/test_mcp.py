@@ -259,7 +259,7 @@ def test_invalid_arguments_are_one_line_mcp_errors(workbench, tool, args, says) 
 
 
 def test_a_failed_llm_call_is_an_mcp_error_naming_the_fix_and_builds_nothing(tmp_path) -> None:
-    fake = FakeLLM(by_role={"mw_entities": RuntimeError("model down (HTTP 503)")})
+    fake = FakeLLM(by_role={"mw_entities": RuntimeError("model down (HTTP 503)")}, fallback="offline")  # the rest: rules
     wb = Workbench(Settings(store_uri=str(tmp_path / "s"), llm_provider="fake", embedder="hashing"),
                    embedder=HashingEmbedder(), provider=fake)
     server = build_server(wb, ["memweaver"])

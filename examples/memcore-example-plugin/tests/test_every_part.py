@@ -49,15 +49,15 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 def test_its_config_fields_have_specs_listed_by_memcore_systems() -> None:
     cls = get_system(NAME).config_class
     k, focus = field_spec(cls, "k"), field_spec(cls, "focus")
-    assert (k.source, k.range, k.when, k.default) == (SOURCE, (1, None), "construction", 6)
+    assert (k.source, k.range, k.when, k.default) == (SOURCE, (1, 1_000_000), "construction", 6)  # an open bound gets memcore's integer cap
     assert (focus.source, focus.choices, focus.when, focus.default) == (SOURCE, (False, True), "query", True)
-    with pytest.raises(ValueError, match=r"k must be >= 1, not 0 \(int, paper default 6\)"):
+    with pytest.raises(ValueError, match=r"k must be in \[1, 1000000\], not 0 \(int, paper default 6\)"):
         make_config(NAME, k=0)
     out = cli("systems", "--field-help")
     assert out.returncode == 0, out.stderr
     block = out.stdout[out.stdout.index(f"{NAME} "):].splitlines()
     rows = {line.split()[0]: line for line in block[1:] if line.startswith("  ") and not line.startswith("    ")}
-    assert rows["k"].split()[1:4] == ["6", ">=", "1"] and rows["k"].rstrip().endswith(f"construction  {SOURCE}")
+    assert rows["k"].split()[1:4] == ["6", "[1,", "1000000]"] and rows["k"].rstrip().endswith(f"construction  {SOURCE}")
     assert rows["focus"].split()[1:4] == ["true", "false|true", "query"] and rows["focus"].rstrip().endswith(SOURCE)
     assert "    how many of the latest turns the memory keeps" in block  # --field-help: the help under the field
 
