@@ -169,8 +169,20 @@ def compare_runs(rows_a: list[dict], rows_b: list[dict], systems: list[str] | No
     return out
 
 
+def _check_names(what: str, asked: list[str] | None, held: Iterable[str]) -> None:
+    """A ConfigError (one line) when a result set asked for is not in the run, naming the ones it holds."""
+    held = sorted(set(held))
+    unknown = [n for n in dict.fromkeys(asked or []) if n not in held]
+    if not unknown or not held:  # a run without rows: the caller's own "no rows" error says so
+        return
+    shown = ", ".join(held[:20]) + (f" (and {len(held) - 20} more)" if len(held) > 20 else "")
+    raise ConfigError(f"{what} has no result set {', '.join(unknown)}; it holds {len(held)}: {shown}. Fix: name one of these")
+
+
 def load_run(arg: str, store: Any, systems: list[str] | None) -> tuple[dict[str, Any], list[dict], Callable]:
-    """(side info, rows, full(row) -> row with trace) of a run id in `store` or a results JSON file."""
+    """(side info, rows, full(row) -> row with trace) of a run id in `store` or a results JSON file; only the
+    result sets `systems` (canonical variant names) when given, each of which the run must hold (a ConfigError
+    naming the ones it holds otherwise)."""
     path = Path(arg)
     if path.suffix == ".json" or path.is_file():
         if not path.is_file():
@@ -188,12 +200,15 @@ def load_run(arg: str, store: Any, systems: list[str] | None) -> tuple[dict[str,
         if not isinstance(rows, list):
             raise ConfigError(f"{arg} holds no per-question rows; pass its run id ({data.get('run_id', '?')}) "
                               "with --store, or export the run with its rows")
+        _check_names(f"results file {arg}", systems, (variant_of(r) for r in rows if isinstance(r, dict)))
         rows = [r for r in rows if not systems or variant_of(r) in systems]
         return {"label": f"{path.name} ({data.get('run_id', '')})", "run_id": data.get("run_id"),
                 "source": str(path)}, rows, lambda r: r
     if store is None:
         raise ConfigError(f"no results file {arg!r}, and no store to look the run id up in. Fix: pass a results "
                           "JSON path, or --store with the store holding the run")
+    if systems:
+        _check_names(f"run {arg!r}", systems, (name for name, _ in store.result_keys(arg)))
     rows = store.results(arg, systems, traces=False)
     if not rows:
         raise ConfigError(f"no stored rows for run {arg!r} in store {store.uri}" + (f" (systems {systems})"

@@ -13,7 +13,8 @@ from memcore.errors import ConfigError
 from memcore.eval.beam_scores import DATASET_SCORES
 from memcore.eval.compare import delta_scores
 
-__all__ = ["comparison_html", "comparison_text", "delta_frame", "delta_text", "mcnemar_text", "write_comparison"]
+__all__ = ["comparison_html", "comparison_text", "delta_frame", "delta_text", "mcnemar_text", "pair_heading",
+           "write_comparison"]
 
 
 def _num(v: Any) -> str:
@@ -47,12 +48,24 @@ def delta_frame(system: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def pair_heading(report: dict[str, Any], name: str) -> str:
+    """A compared pair named by both sides: 'X (A) against Y (B)', or 'X (A and B)' for one configuration; each
+    side as its run ran it (report[side]["ran_as"], when the run records were read), else its result set's name."""
+    s = report["systems"][name]
+    a, b = s.get("a_name", name), s.get("b_name", name)
+    ran_a, ran_b = (report["a"].get("ran_as") or {}).get(a, a), (report["b"].get("ran_as") or {}).get(b, b)
+    return f"{ran_a} (A and B)" if ran_a == ran_b else f"{ran_a} (A) against {ran_b} (B)"
+
+
 def comparison_text(report: dict[str, Any]) -> str:
-    """Plain text: per system and category, n, the deltas (B - A) and McNemar; then the flip counts."""
-    lines = [f"B = {report['b']['label']}  vs  A = {report['a']['label']}  (deltas B - A, 95% paired bootstrap; "
-             "* = interval excludes 0)"]
+    """Plain text: both runs (with what they ran, when known), then per compared pair (headed by both sides'
+    names) and category, n, the deltas (B - A) and McNemar; then the flip counts."""
+    lines = [f"{side.upper()} = {report[side]['label']}" + (f"  ({report[side]['description']})"
+                                                            if report[side].get("description") else "")
+             for side in ("a", "b")]
+    lines.append("deltas B - A, 95% paired bootstrap; * = interval excludes 0")
     for name, s in report["systems"].items():
-        lines.append(f"\n{name}  (only in A: {s['only_a']}, only in B: {s['only_b']})")
+        lines.append(f"\n{pair_heading(report, name)}  (only in A: {s['only_a']}, only in B: {s['only_b']})")
         if s.get("judge_comparable") is False:
             lines.append(f"  JUDGES DIFFER (A: {', '.join(s['judge_ids']['a']) or 'none'}; B: "
                          f"{', '.join(s['judge_ids']['b']) or 'none'}): judge scores are not compared")
@@ -84,6 +97,8 @@ def comparison_html(report: dict[str, Any]) -> str:
            "td,th{border:1px solid #ccc;padding:3px 6px;font-size:13px;vertical-align:top}.sep{font-weight:bold}"
            "</style></head><body>",
            f"<h1>B: {e(report['b']['label'])} vs A: {e(report['a']['label'])}</h1>",
+           *(f"<p>{side.upper()}: {e(report[side]['description'])}</p>" for side in ("a", "b")
+             if report[side].get("description")),
            "<p>Deltas are B - A over the questions both runs answered, with 95% paired bootstrap intervals; "
            "bold = the interval excludes 0. McNemar: exact binomial test on the flipped verdicts.</p>"]
     cols = delta_scores()
@@ -91,7 +106,7 @@ def comparison_html(report: dict[str, Any]) -> str:
         if s.get("judge_comparable") is False:
             out.append(f"<p><b>Judges differ</b> (A: {e(', '.join(s['judge_ids']['a']) or 'none')}; B: "
                        f"{e(', '.join(s['judge_ids']['b']) or 'none')}): judge scores are not compared.</p>")
-        out.append(f"<h2>{e(name)}</h2><table><tr><th>category</th><th>n</th>"
+        out.append(f"<h2>{e(pair_heading(report, name))}</h2><table><tr><th>category</th><th>n</th>"
                    + "".join(f"<th>{e(m)}</th>" for m in cols) + "<th>McNemar</th></tr>")
         for key, block in [("overall", s["overall"]), *s["categories"].items()]:
             label = block.get("name", key) if key != "overall" else "overall"
