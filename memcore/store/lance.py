@@ -57,7 +57,8 @@ class LanceStore(CommitPart, ItemsPart, RecordsPart):
                  storage_options: dict[str, str] | Sequence[tuple[str, str]] | None = None,
                  read_only: bool = False) -> None:
         """`read_only` (the rule of every command that only reads: compare, diff, doctor): a local store that
-        does not exist is a StoreError naming the fix, not a new folder, and a table it lacks is not created."""
+        does not exist is a StoreError naming the fix, not a new folder, a table it lacks is not created, and an
+        older table is read as it is (columns added since are computed in memory, never written: no migration)."""
         self.uri = uri
         self.dim = dim
         self.read_only = read_only

@@ -114,7 +114,8 @@ EVENT_KEY = ["space", "conv_id", "step", "seq"]
 LINK_KEY = ["space", "conv_id", "item_id", "source_id", "step"]
 
 # Columns added to a table after stores were first written, with the SQL value old rows get:
-# opening an older store adds them (LanceDB add_columns), so nothing stored is lost.
+# opening an older store adds them (LanceDB add_columns), so nothing stored is lost; a read-only store never
+# writes them: its reads compute them with the same SQL (memcore.store.tables.Tables.df).
 ADDED_COLUMNS: dict[str, dict[str, str]] = {
     "llm_calls": {"attempt": "CAST(1 AS INT)", "prompt": "CAST('' AS STRING)", "completion": "CAST('' AS STRING)",
                   "request_format": "CAST('' AS STRING)", "outcome": "CAST('' AS STRING)",

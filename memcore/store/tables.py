@@ -9,6 +9,7 @@ filter), `has`, `names`, `search` (a registered retriever over one scope), `afte
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,11 +27,22 @@ from memcore.store.lease import Lease
 from memcore.store.schema import ADDED_COLUMNS, SCHEMAS, memory_schema, turns_schema
 from memcore.store.search import SNAPSHOT_PREFIX, ScopedSearch, list_table_names
 
+_SQL_LITERAL = re.compile(r"('(?:[^']|'')*')")
+
+
+def _with_columns(where: str, exprs: dict[str, str]) -> str:
+    """A SQL filter with each named column replaced by its expression (outside string literals): a filter on a
+    column an older table lacks reads what the migration would have stored there (ADDED_COLUMNS)."""
+    names = re.compile(r"\b(" + "|".join(map(re.escape, exprs)) + r")\b")
+    parts = _SQL_LITERAL.split(where)
+    return "".join(p if i % 2 else names.sub(lambda m: f"({exprs[m.group(1)]})", p) for i, p in enumerate(parts))
+
 
 class Tables:
     """Open tables of one LanceDB database (`db`, at `uri`) holding `dim`-d vectors; `lease_mode` is how
     leases are kept there ('file' locally, 'row' remotely); `read_only`: a table that does not exist is a
-    StoreError, never created (the commands that only read)."""
+    StoreError, never created, and an older table that lacks columns (ADDED_COLUMNS) is not migrated: `df`
+    computes them in the query as the migration would fill them (the commands that only read)."""
 
     def __init__(self, db: Any, uri: str, dim: int, lease_mode: str, read_only: bool = False) -> None:
         self.db, self.uri, self.dim, self.lease_mode, self.read_only = db, uri, dim, lease_mode, read_only
@@ -39,6 +51,7 @@ class Tables:
         self.searcher = ScopedSearch(db)
         self.indexes = IndexKeeper()  # scope indexes, built after writes (memcore.store.indexes)
         self._held: dict[str, Lease] = {}
+        self._absent: dict[str, dict[str, str]] = {}  # read-only: columns an older table lacks, with their SQL
 
     def table(self, name: str, schema: Any = None) -> Any:
         """Open or create a table by name (a schema is needed only for a table memcore does not know)."""
@@ -56,7 +69,9 @@ class Tables:
                 t = self.db.create_table(name, schema=schema, exist_ok=True)
             self._check_dim(name, t)
             missing = {c: v for c, v in ADDED_COLUMNS.get(name, {}).items() if c not in t.schema.names}
-            if missing:  # a store written before these columns existed
+            if missing and self.read_only:  # never written here: reads compute the columns (df)
+                self._absent[name] = missing
+            elif missing:  # a store written before these columns existed
                 try:
                     t.add_columns(missing)
                 except Exception:
@@ -114,11 +129,16 @@ class Tables:
         exist yet reads empty."""
         if not self.has(name):
             return pd.DataFrame(columns=columns or self.schema_for(name).names)
-        q = self.table(name).search()
+        t = self.table(name)
+        q = t.search()
+        absent = self._absent.get(name)
+        if absent:  # an older table read without migrating it: each missing column computed as migrating fills it
+            where = where and _with_columns(where, absent)
+            q = q.select({c: absent.get(c, c) for c in columns or [*t.schema.names, *absent]})
+        elif columns:
+            q = q.select(columns)
         if where:
             q = q.where(where)
-        if columns:
-            q = q.select(columns)
         return q.limit(None).to_pandas()
 
     def search(self, name: str, filt: str, query: str, vector: np.ndarray | None, k: int,
