@@ -38,25 +38,9 @@ def grid(n: int, per_row: int) -> list:
     return cells
 
 
-COPY_PLAIN = """<script>
-(() => { // md_escape puts an invisible word joiner (U+2060) into URLs so Markdown does not link them: copy without it
-  if (window.__memcoreCopyPlain) return;
-  window.__memcoreCopyPlain = true;
-  document.addEventListener("copy", (e) => {
-    const text = String(window.getSelection());
-    if (!text.includes("\u2060") || !e.clipboardData) return;
-    e.clipboardData.setData("text/plain", text.replaceAll("\u2060", ""));
-    e.preventDefault();
-  });
-})();
-</script>"""
-
-
 def sidebar_status() -> None:
-    """Store, provider and conversation in the sidebar of every page (and text copied without md_escape's
-    invisible word joiners)."""
+    """Store, provider and conversation in the sidebar of every page."""
     with st.sidebar:
-        st.html(COPY_PLAIN, unsafe_allow_javascript=True, width=1)
         try:
             wb = state.workbench()
         except Exception as e:

@@ -8,8 +8,10 @@ import re
 from typing import Any
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&:])")
-_AUTOLINK = re.compile(r"://|(?<![\w.])www(?=\.)|@", re.I)
-_JOINER = "\u2060"
+# what the browser's Markdown (remark-gfm) links by itself, widened: any scheme://..., www...., a@b.c (up to a space
+# or '<'); an e-mail inside a URL is part of the URL
+_AUTOLINK = re.compile(r"(?:[a-z][a-z0-9+.-]*://|(?<![a-z0-9])www\.)[^\s<]*|[-.\w+]+@[-\w]+(?:\.[-\w]+)+", re.I)
+_TRAILING = ".,:;!?'\"*_~"  # punctuation after a URL is the sentence's (GFM leaves it out of the link too)
 
 
 def esc(text: Any) -> str:
@@ -17,15 +19,40 @@ def esc(text: Any) -> str:
     return html.escape("" if text is None else str(text), quote=True)
 
 
+def _url_end(url: str) -> int:
+    """Where a bare URL ends: before trailing punctuation and a closing bracket it does not open."""
+    end = len(url)
+    while end and (url[end - 1] in _TRAILING or (url[end - 1] == ")" and url.count("(", 0, end) < url.count(")", 0, end))
+                   or (url[end - 1] == "]" and url.count("[", 0, end) < url.count("]", 0, end))):
+        end -= 1
+    return end
+
+
+def code_span(text: str) -> str:
+    """Text as a Markdown code span, shown exactly (a fence longer than any run of backticks inside it)."""
+    fence = "`" * (max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _escape_plain(s: str) -> str:
+    return _MD_SPECIAL.sub(r"\\\1", s).replace("\n", "  \n")
+
+
 def md_escape(text: Any) -> str:
     """Escape Markdown syntax so text shows literally: no links, images, HTML or formatting, and no autolinks.
 
-    The browser's renderer turns bare URLs into links after parsing (remark-gfm), so escapes cannot stop it:
-    an invisible WORD JOINER (U+2060) goes after "://", after "www" and after "@", where its autolinker
-    (https://..., www...., a@b.c) then finds no address. Copying the text copies the joiner too."""
+    The browser's renderer turns bare URLs into links after parsing (remark-gfm), so escapes cannot stop it: a
+    URL or e-mail address (https://..., www...., a@b.c) is shown as a code span instead, which the autolinker
+    never enters. The text on screen, and copied from it, is the text given: no invisible character is added."""
     s = "" if text is None else str(text)
-    s = _AUTOLINK.sub(lambda m: m.group(0) + _JOINER, s)
-    return _MD_SPECIAL.sub(r"\\\1", s).replace("\n", "  \n")
+    out, pos = [], 0
+    for m in _AUTOLINK.finditer(s):
+        url = m.group(0)[:_url_end(m.group(0))]
+        out += [_escape_plain(s[pos:m.start()]), code_span(url)]
+        pos = m.start() + len(url)
+    out.append(_escape_plain(s[pos:]))
+    return "".join(out)
 
 
 def script_json(obj: Any) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -32,15 +34,22 @@ def test_esc_and_md_escape_make_script_inert():
     assert "\\<script\\>" in md
 
 
-def test_md_escape_breaks_autolinks():
-    import re
+CODE_SPAN = re.compile(r"(`+) ?(.*?) ?\1(?!`)")
 
-    autolink = re.compile(r"(https?|ftp)://\w|www\.|\w@\w", re.I)  # what remark-gfm links, escapes removed
-    for text in ("see https://e.com now", "www.e.com", "mail a@b.com", "ftp://x.org/a_b"):
+
+def test_md_escape_breaks_autolinks_without_invisible_characters():
+    # what remark-gfm links in the text outside code spans, once escapes are removed
+    autolink = re.compile(r"(https?|ftp)://\w|www\.|\w@\w", re.I)
+    for text in ("see https://e.com now", "www.e.com", "mail a@b.com", "ftp://x.org/a_b", "_www.e.com",
+                 "(see https://en.wikipedia.org/wiki/A_(b)).", "openai gpt-4o @ http://u:***@127.0.0.1:9/v1?k=`x`",
+                 "[x](https://e.com)"):
         md = md_escape(text)
-        assert not autolink.search(md.replace("\\", "")), md
-        assert md.replace("\u2060", "").replace("\\", "") == text  # nothing else changes: shown as typed
-    assert md_escape("D1:7 at 3.5") == "D1\\:7 at 3\\.5"
+        assert not any(unicodedata.category(c) == "Cf" for c in md), md  # no word joiner or other invisible one
+        outside = CODE_SPAN.sub(" ", md).replace("\\", "")
+        assert not autolink.search(outside), md
+        assert re.sub(r"\\(.)", r"\1", CODE_SPAN.sub(r"\2", md)) == text  # shown (and copied) as typed
+    assert md_escape("see https://e.com.") == "see `https://e.com`\\."  # the sentence's full stop stays outside
+    assert md_escape("D1:7 at 3.5 (@fast)") == "D1\\:7 at 3\\.5 \\(@fast\\)"  # no address: no code span
 
 
 def test_script_json_cannot_close_a_script_block():
