@@ -26,8 +26,7 @@ class WorkingMemory:
         self._touched: dict[str, None] = {}  # put or touched since the last seal
         self._versions: dict[str, dict[int, MemoryItem]] = {}  # id -> updated_step -> sealed snapshot
         self._deleted: dict[str, tuple[str, int]] = {}  # id -> (kind, step of the deletion)
-        self._mats: dict[str, tuple[list[str], np.ndarray]] = {}  # kind -> the (ids, matrix) handed out
-        self._grow: dict[str, list] = {}  # kind -> [ids, row buffer, rows used]: new items are appended to it
+        self._mats: dict[str, tuple[list[str], np.ndarray]] = {}
         self.step = 0  # the step being processed (set by the system; deletions are dated with it)
 
     def __contains__(self, item_id: str) -> bool:
@@ -42,7 +41,6 @@ class WorkingMemory:
 
     def put(self, item: MemoryItem, vector: np.ndarray | None = None, dirty: bool = True) -> MemoryItem:
         """Add or replace an item (its vector from `vector` or item.embedding)."""
-        new = item.id not in self.items
         if vector is not None:
             item.embedding = [float(x) for x in vector]
         if item.embedding is not None:
@@ -53,32 +51,8 @@ class WorkingMemory:
         self._deleted.pop(item.id, None)
         if dirty:
             self._touched[item.id] = None
-        if new and item.id in self._vecs and item.kind in self._grow:
-            self._append(item.kind, item.id)  # the end of the kind's order, as a rebuild would put it
-        else:
-            self._forget(item.kind)
+        self._mats.pop(item.kind, None)
         return item
-
-    def _append(self, kind: str, item_id: str) -> None:
-        """One more row in the kind's matrix (capacity doubles): a search after each new item costs a matrix
-        product, not a rebuild from every item (which made a per-turn search quadratic in the memory)."""
-        g = self._grow[kind]
-        ids, buf, n = g
-        v = self._vecs[item_id]
-        if buf is None or n == len(buf):
-            grown = np.empty((max(16, 2 * n), v.shape[0]), dtype=v.dtype)
-            if n:
-                grown[:n] = buf[:n]
-            buf = grown  # matrices handed out before keep the old buffer: they never change
-        buf[n] = v
-        ids.append(item_id)
-        g[1], g[2] = buf, n + 1
-        self._mats.pop(kind, None)
-
-    def _forget(self, kind: str) -> None:
-        """The kind's matrix is rebuilt at its next use (an item replaced, touched or removed)."""
-        self._mats.pop(kind, None)
-        self._grow.pop(kind, None)
 
     def touch(self, item: MemoryItem, step: int) -> None:
         """Mark an item changed at `step` (after editing it in place)."""
@@ -92,7 +66,7 @@ class WorkingMemory:
         self._touched.pop(item_id, None)
         if item is not None:
             self._deleted[item_id] = (item.kind, self.step)
-            self._forget(item.kind)
+            self._mats.pop(item.kind, None)
         return item
 
     def vector(self, item_id: str) -> np.ndarray:
@@ -104,15 +78,11 @@ class WorkingMemory:
         return [it for it in self.items.values() if it.kind == kind]
 
     def matrix(self, kind: str) -> tuple[list[str], np.ndarray]:
-        """Ids and stacked unit vectors of one kind in insertion order (the same objects until the kind changes;
-        a later change hands out new ones and never alters these)."""
+        """Ids and stacked unit vectors of one kind (cached until the kind changes)."""
         if kind not in self._mats:
-            g = self._grow.get(kind)
-            if g is None:
-                ids = [i for i, it in self.items.items() if it.kind == kind and i in self._vecs]
-                g = self._grow[kind] = [ids, np.stack([self._vecs[i] for i in ids]) if ids else None, len(ids)]
-            ids, buf, n = g
-            self._mats[kind] = (list(ids), buf[:n]) if n else ([], np.zeros((0, 1), dtype=np.float32))
+            ids = [i for i, it in self.items.items() if it.kind == kind and i in self._vecs]
+            mat = np.stack([self._vecs[i] for i in ids]) if ids else np.zeros((0, 1), dtype=np.float32)
+            self._mats[kind] = (ids, mat)
         return self._mats[kind]
 
     def search(self, kind: str, vector: np.ndarray, k: int,
