@@ -44,6 +44,12 @@ LONG_TEXT_RULE = "mean-of-chunks"
 LONG_TEXT_RULE_TEXT = ("a text longer than the embedder's input window is embedded whole as overlapping chunks "
                        "that fit the window, its vector the normalised mean of the chunks' vectors")
 CHUNK_OVERLAP = 32  # tokens shared by neighbouring chunks
+# Chunk vectors an embedder keeps in memory: a text that grows (an episode a merge appends to, re-embedded after
+# each merge) keeps its earlier chunks (spans start at fixed token strides), so only its new chunks are encoded;
+# without the memo each re-embedding encodes the whole text again, a cost quadratic in the text's growth (RecMem's
+# build on BEAM spent 78% of its time there). A chunk's vector is its text's alone to float32 rounding, as in any
+# batch (MiniLMEmbedder). 20,000 vectors of 384 floats: 31 MB.
+CHUNK_MEMO = 20_000
 
 
 def chunk_spans(offsets: Sequence[tuple[int, int]], budget: int, overlap: int = CHUNK_OVERLAP) -> list[tuple[int, int]]:
@@ -165,6 +171,7 @@ class MiniLMEmbedder:
             raise ConfigError(f"MiniLM needs threads >= 1 and batch >= 1 (got threads={threads}, batch={batch}); "
                               "fix MEMCORE_EMBED_THREADS")
         self.threads, self.batch = threads, batch
+        self._chunk_vecs: dict[str, np.ndarray] = {}  # chunk text -> vector, the CHUNK_MEMO newest (insertion = use)
 
     @property
     def model(self):
@@ -181,12 +188,27 @@ class MiniLMEmbedder:
         uniq = list(dict.fromkeys(texts))
         parts = dict(zip(uniq, self._chunked(uniq), strict=True))
         pieces = list(dict.fromkeys(c for cs in parts.values() for c in cs))
-        with _ENCODE_LOCK, torch_threads(self.threads):  # threads (systems, questions) take turns on the model
-            enc = dict(zip(pieces, self._encode(model, pieces), strict=True))
+        chunks = list(dict.fromkeys(c for cs in parts.values() if len(cs) > 1 for c in cs))  # ordered: eviction too
+        with _ENCODE_LOCK:  # threads (systems, questions) take turns on the model (and the chunk memo)
+            enc = {c: self._chunk_vecs[c] for c in chunks if c in self._chunk_vecs}
+            todo = [c for c in pieces if c not in enc]
+            if todo:
+                with torch_threads(self.threads):
+                    enc.update(zip(todo, self._encode(model, todo), strict=True))
+            self._remember_chunks({c: enc[c] for c in chunks})
         for i, t in enumerate(texts):
             cs = parts[t]
             out[i] = enc[cs[0]] if len(cs) == 1 else pool_chunks(np.stack([enc[c] for c in cs]))
         return out
+
+    def _remember_chunks(self, vecs: dict[str, np.ndarray]) -> None:
+        """Keep the newest CHUNK_MEMO chunk vectors (least recently used leave first)."""
+        memo = self._chunk_vecs
+        for c, v in vecs.items():
+            memo.pop(c, None)
+            memo[c] = v
+        while len(memo) > CHUNK_MEMO:
+            del memo[next(iter(memo))]
 
     def text_tokens(self, texts: Sequence[str]) -> list[int]:
         """Each text's whole length in word pieces with [CLS] and [SEP] (token_counts stops at the window)."""

@@ -52,3 +52,28 @@ def test_a_long_turns_last_sentence_is_found(tmp_path: Path) -> None:
     assert not np.allclose(whole, first)
     assert long_text_counts(emb, [t.embed_text for t in conv.turns]) == {
         "window": 256, "rule": "mean-of-chunks", "over": 1, "of": len(conv.turns)}
+
+
+def test_a_growing_text_encodes_only_its_new_chunks() -> None:
+    """Re-embedding a text that grew (an episode a merge appended to) encodes its new chunks only (the chunk
+    memo): its vector equals a fresh embedder's to float32 rounding, and the shared chunks are not encoded again."""
+    emb, fresh = MiniLMEmbedder(), MiniLMEmbedder()
+    short = FILLER * 15
+    grown = short + LAST + " " + FILLER * 3
+    assert len(emb.chunks(short)) > 2
+    emb.embed([short])
+    model, encoded = emb.model, []
+    real = model.encode
+
+    def counting(texts, *a, **k):
+        encoded.extend(texts)
+        return real(texts, *a, **k)
+
+    model.encode = counting
+    try:
+        again = emb.embed([grown])[0]
+    finally:
+        del model.encode  # the instance attribute goes: the class's method is back
+    new = [c for c in emb.chunks(grown) if c not in emb.chunks(short)]
+    assert new and sorted(encoded) == sorted(new)  # the chunks both texts share came from the memo
+    assert np.allclose(again, fresh.embed([grown])[0], rtol=0, atol=1e-6)

@@ -88,7 +88,10 @@ def capitalised_spans(text: str, skip: Iterable[str] = (), *, common: Collection
     vocabulary of lower-case words) is an ordinary word, not a name.
     """
     skip_l = {s.lower() for s in skip}
-    lower = set(re.findall(r"\b[a-z][a-z'\-]*", text)) | set(common)
+    here = set(re.findall(r"\b[a-z][a-z'\-]*", text))
+    # `common` is looked into, never copied: the offline reader passes its whole context's vocabulary with
+    # every sentence (a copy per call made a long context's answer quadratic: 62 of 160 s on a BEAM 100K chat)
+    vocab = common if isinstance(common, (set, frozenset)) else set(common)
     out: list[str] = []
     for m in re.finditer(r"\b([A-Z][a-zA-Z'\u2019\-]*(?:\s+(?:of|de|the|van|von)?\s*[A-Z][a-zA-Z'\u2019\-]*)*)",
                          text):
@@ -96,7 +99,7 @@ def capitalised_spans(text: str, skip: Iterable[str] = (), *, common: Collection
         initial = re.search(r"(^|[.!?:\"\u201c(\-]\s*)$", text[: m.start()]) is not None
         after = text[m.end():m.end() + 8].split()
         verb_like = initial and len(words) == 1 and bool(after) and after[0].lower().strip(",.!?") in _OBJECTS
-        while words and (_not_a_name(words[0]) or initial and words[0].lower().removesuffix("'s") in lower):
+        while words and (_not_a_name(words[0]) or initial and _lower_word(words[0], here, vocab)):
             words, initial = words[1:], False
         if verb_like:  # "Reminds me of ..." starts with a verb, not a name
             continue
@@ -114,6 +117,12 @@ def capitalised_spans(text: str, skip: Iterable[str] = (), *, common: Collection
 
 
 _OBJECTS = frozenset("me you us him them it my your our his their".split())
+
+
+def _lower_word(word: str, here: set[str], vocab: Collection[str]) -> bool:
+    """Whether a capitalised word also occurs in lower case: in the text itself or in the given vocabulary."""
+    low = word.lower().removesuffix("'s")
+    return low in here or low in vocab
 
 
 def _not_a_name(word: str) -> bool:

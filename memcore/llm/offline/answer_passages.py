@@ -183,12 +183,19 @@ def _named(text: str, name: str) -> bool:
     return any(not _is_vocative(text, m) for m in re.finditer(rf"\b{first}\b", text))
 
 
+@lru_cache(maxsize=256)
+def _named_anywhere(text: str, name: str) -> bool:
+    """_named over a whole passage, once per (passage, name): is_about asks it for every sentence of the passage
+    (per sentence, a scan of a BEAM session's 160K characters made one answer quadratic: 25 s of CPU)."""
+    return _named(text, name)
+
+
 def is_about(p: Passage, s: Sent, name: str, participant: bool = True) -> bool:
     """Whether a sentence is by or about a person (see the module docstring); non-participants must be named."""
     if _named(s.text, name):
         return True
     if not p.speaker or not participant:  # a memory item, or a third party (a pet, a friend): named anywhere
-        return _named(p.text, name)
+        return _named_anywhere(p.text, name)
     by = p.speaker == name or name.lower().startswith(p.speaker.lower()) or p.speaker.lower().startswith(name.lower())
     if s.caption:
         return by

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
+from functools import lru_cache
 
 from memcore.llm.offline.answer_dates import MON, NUMWORD, date_span
 from memcore.llm.offline.answer_fragments import trim, word_stem
@@ -202,12 +203,15 @@ def _number_span(text: str, sub: str, date: str) -> str:
     return m.group(1) if m else ""
 
 
-def _qwords(question: str) -> set[str]:
-    return {w.lower().removesuffix("'s") for w in re.findall(r"[A-Za-z']+", question)}
+@lru_cache(maxsize=256)
+def _qwords(question: str) -> frozenset[str]:  # asked once per sentence of the context: one question, many times
+    return frozenset(w.lower().removesuffix("'s") for w in re.findall(r"[A-Za-z']+", question))
 
 
 def _by_proximity(text: str, spans: list[str], qstems: set[str]) -> list[str]:
     """Spans ordered by distance to the nearest matched question word (then by position)."""
+    if not spans:  # most sentences of a long context: no need to stem their words
+        return []
     hits = [m.start() for m in re.finditer(r"[A-Za-z][\w'\-]*", text) if word_stem(m.group(0)) in qstems]
 
     def key(span: str) -> tuple[int, int]:

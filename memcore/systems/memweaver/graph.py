@@ -93,9 +93,16 @@ class GraphMemory:
         """Aliases whose character-multiset bound 2*|common chars|/T (>= the ratio) reaches the threshold."""
         if not self._alias_list:
             return []
-        if self._mat is None or len(self._mat) != len(self._alias_list):
-            self._mat = np.stack([_char_counts(a) for a in self._alias_list])
-            self._lens = np.array([len(a) for a in self._alias_list], dtype=np.float32)
+        have = 0 if self._mat is None else len(self._mat)
+        if have != len(self._alias_list):  # new aliases are appended: count only theirs (a rebuild per new alias
+            # made entity resolution quadratic in the aliases; order_aliases resets the index to a full rebuild)
+            new = self._alias_list[have:] if self._mat is not None and have < len(self._alias_list) else None
+            if new is None:
+                self._mat = np.stack([_char_counts(a) for a in self._alias_list])
+                self._lens = np.array([len(a) for a in self._alias_list], dtype=np.float32)
+            else:
+                self._mat = np.vstack([self._mat, np.stack([_char_counts(a) for a in new])])
+                self._lens = np.concatenate([self._lens, np.array([len(a) for a in new], dtype=np.float32)])
         inter = np.minimum(self._mat, _char_counts(key)).sum(axis=1)
         bound = 2 * inter / np.maximum(self._lens + len(key), 1)
         return [self._alias_list[i] for i in np.flatnonzero(bound >= threshold - 1e-9)]
