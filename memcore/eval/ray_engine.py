@@ -9,8 +9,13 @@ path on one machine, an object-store URI on a cluster), and saves result rows as
 results are then assembled from the stored rows, so they equal the local engine's field for field.
 
 Progress messages travel through a `ray.util.queue.Queue`; a stop request through a small actor the
-tasks poll. A failed task (an exception, or a worker that died twice) leaves no rows for its
-questions: the driver reports an error for them and the run ends incomplete; a rerun fills them in.
+tasks poll. A failed task (an exception, or a worker that died twice) keeps what it stored before
+failing (the rows saved as its questions finished, each memory up to its last checkpoint) and nothing
+after; the driver reports one error naming its conversation, systems and cause, the other tasks go on
+and the run ends incomplete; a rerun answers only the questions without a row, each memory resuming
+from its checkpoint. Multi-conversation datasets (a BEAM scale folder: one conversation per chat;
+LoCoMo-Plus: one stitched conversation per item) are one task per conversation like any other
+(tests/eval/test_ray_datasets.py).
 `ray_address=None` starts a local Ray (or joins $RAY_ADDRESS, Ray's own convention); memcore must be
 importable on every node (same version), with the embedder's packages installed.
 """
@@ -136,8 +141,8 @@ def run_ray(settings: Settings, convs: list[Conversation], todo: dict, job: dict
     """Evaluate every pending conversation (or (conversation, system), see TASK_UNIT) as a Ray task;
     messages go to `on_msg` as they come.
 
-    A task that fails is reported as one `phase: error` message with the number of questions it
-    left without rows; the other tasks go on.
+    A task that fails is reported as one `phase: error` message naming its conversation, systems and cause
+    (`questions`: how many it was given; the rows it saved before failing stay); the other tasks go on.
     """
     ray = import_ray()
     from ray.util.queue import Empty, Queue
@@ -162,7 +167,7 @@ def run_ray(settings: Settings, convs: list[Conversation], todo: dict, job: dict
             if c.id not in conv_refs:
                 conv_refs[c.id] = ray.put(conversation_to_json(c))
             ref = task.remote(cfg, conv_refs[c.id], group, job_ref, queue, flag)
-            units[ref] = {"system": ",".join(group), "conv_id": c.id, "missing": sum(map(len, group.values()))}
+            units[ref] = {"system": ",".join(group), "conv_id": c.id, "questions": sum(map(len, group.values()))}
 
         def drain() -> None:
             while True:
