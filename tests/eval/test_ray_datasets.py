@@ -34,10 +34,11 @@ FAILING_CONV = "beam-100K-8"  # the conversation whose task fails in the failure
 
 @pytest.fixture(scope="module", autouse=True)
 def cluster():
-    """One local Ray for the module (the engine joins it instead of starting its own)."""
-    import logging
+    """One local Ray for the module, started as the engine starts one (its workers at niceness 0); the runs join it
+    instead of starting their own."""
+    from memcore.eval.ray_engine import connect
 
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+    assert connect(None, 2)
     yield
     ray.shutdown()
 
@@ -223,6 +224,25 @@ def failing_task(settings: Settings, conv_json: str, todo_ids: dict, job: dict, 
     turns = iter(range(2))
     wb.ingest(job["variants"][second], conv, should_stop=lambda: next(turns, None) is None, **job["configs"][second])
     raise RuntimeError(f"simulated failure on {conv.id}")
+
+
+def test_the_local_ray_workers_run_at_the_local_engines_priority(monkeypatch) -> None:
+    """A local Ray started by the engine gets worker_niceness 0 (Ray's default 15 starves its workers behind every
+    other process of a shared machine); $RAY_worker_niceness, or a cluster joined by address, keeps its own."""
+    from memcore.eval import ray_engine
+
+    seen: list[dict] = []
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", lambda address=None, **kw: seen.append(kw))
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.delenv(ray_engine.NICENESS_ENV, raising=False)
+    assert ray_engine.connect(None, 2) is True
+    assert seen[-1]["_system_config"] == {"worker_niceness": 0} and seen[-1]["num_cpus"] == 2
+    ray_engine.connect("head:6379")
+    assert "_system_config" not in seen[-1]
+    monkeypatch.setenv(ray_engine.NICENESS_ENV, "10")
+    ray_engine.connect(None)
+    assert "_system_config" not in seen[-1]
 
 
 def test_a_failed_conversation_leaves_the_others_complete_and_a_rerun_completes_it(beam, tmp_path,
