@@ -1,11 +1,20 @@
 """Wall time of `memcore eval` with workers=1 vs workers=2 (and --engine ray) over a few LoCoMo conversations.
 
-    .venv/bin/python bench/eval_workers.py [--file F] [--conversations conv-26,conv-30]
+    .venv/bin/python bench/eval_workers.py [--file F] [--dataset locomo] [--conversations conv-26,conv-30]
         [--systems naive_rag,naive_rag_session] [--limit 40] [--embedder minilm]
         [--settings local1,local2,ray,ray-conv,ray-sys]   # ray: auto; ray-conv: a task per conversation;
                                                           # ray-sys: per (conversation, system)
 
     .venv/bin/python bench/eval_workers.py --stress 4   # concurrent-writer check only
+
+    # issue 38: LoCoMo-Plus items 0-7 (one stitched conversation each) or BEAM chats, local vs Ray
+    .venv/bin/python bench/eval_workers.py --dataset auto --file ../shared/datasets/locomo-plus/locomo_plus.json \
+        --conversations 0-7 --settings local1,ray
+    .venv/bin/python bench/eval_workers.py --dataset auto --file ../shared/datasets/beam/500K --conversations all \
+        --limit 5 --settings local1,ray
+
+`--conversations`: ids, `all`, or item numbers `A-B` of a LoCoMo-Plus file (its conversations are
+`<locomo id>+plus<i>`).
 
 Each setting runs from a fresh store under /tmp (ingest included), offline engine. Prints the
 wall times, the speed-up, and whether both runs produced the same numbers. Parallelism is across
@@ -49,7 +58,7 @@ def one(setting: str, args: argparse.Namespace) -> tuple[float, dict]:
         engine = "ray" if setting.startswith("ray") else "local"
         ray_engine.TASK_UNIT = {"ray-conv": "conversation", "ray-sys": "system"}.get(setting, "auto")
         t0 = time.perf_counter()
-        res = run_eval(s, "locomo", args.file, args.systems.split(","), conversations=args.conversations.split(","),
+        res = run_eval(s, args.dataset, args.file, args.systems.split(","), conversations=args.conv_ids,
                        limit=args.limit, workers=int(setting[5:]) if engine == "local" else 1, engine=engine)
         return time.perf_counter() - t0, res
     finally:
@@ -103,11 +112,30 @@ def stress(k: int, n: int = 150) -> None:
     shutil.rmtree(root, ignore_errors=True)
 
 
+def conversation_ids(args: argparse.Namespace) -> list[str] | None:
+    """The --conversations ids: None for `all`; LoCoMo-Plus items `A-B` become their stitched conversations' ids."""
+    if args.conversations == "all":
+        return None
+    if "-" in args.conversations and args.conversations.replace("-", "").isdigit():
+        import warnings
+
+        from memcore.datasets import DatasetWarning
+        from memcore.eval.runner import load_conversations
+
+        lo, hi = map(int, args.conversations.split("-"))
+        with warnings.catch_warnings():  # items whose LoCoMo conversation is not shared: warned by the runs
+            warnings.simplefilter("ignore", DatasetWarning)
+            convs = load_conversations(args.dataset, args.file)[0]
+        return [c.id for c in convs if lo <= c.metadata.get("locomo_plus_item", -1) <= hi]
+    return args.conversations.split(",")
+
+
 def main() -> None:
     """Print the wall time of each setting, the speed-up against local1 and whether the results are identical."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--file", default=str(DEFAULT_FILE))
-    ap.add_argument("--conversations", default="conv-26,conv-30")
+    ap.add_argument("--dataset", default="locomo", help="locomo | auto | beam | locomo-plus | ... (memcore eval's)")
+    ap.add_argument("--conversations", default="conv-26,conv-30", help="ids, all, or LoCoMo-Plus items A-B")
     ap.add_argument("--systems", default="naive_rag,naive_rag_session")
     ap.add_argument("--limit", type=int, default=40, help="questions per conversation (0 = all)")
     ap.add_argument("--embedder", default="minilm")
@@ -118,7 +146,8 @@ def main() -> None:
         stress(args.stress)
         return
     args.limit = args.limit or None
-    if not Path(args.file).is_file():
+    args.conv_ids = conversation_ids(args)
+    if not Path(args.file).exists():
         sys.exit(f"dataset not found: {args.file} (pass --file)")
     print(f"cpus: {os.cpu_count()}, load average: {os.getloadavg()[0]:.1f}; conversations {args.conversations}; "
           f"systems {args.systems}; limit {args.limit}; embedder {args.embedder}")

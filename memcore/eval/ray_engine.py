@@ -9,9 +9,15 @@ path on one machine, an object-store URI on a cluster), and saves result rows as
 results are then assembled from the stored rows, so they equal the local engine's field for field.
 
 Progress messages travel through a `ray.util.queue.Queue`; a stop request through a small actor the
-tasks poll. A failed task (an exception, or a worker that died twice) leaves no rows for its
-questions: the driver reports an error for them and the run ends incomplete; a rerun fills them in.
-`ray_address=None` starts a local Ray (or joins $RAY_ADDRESS, Ray's own convention); memcore must be
+tasks poll. A failed task (an exception, or a worker that died twice) keeps what it stored before
+failing (the rows saved as its questions finished, each memory up to its last checkpoint) and nothing
+after; the driver reports one error naming its conversation, systems and cause, the other tasks go on
+and the run ends incomplete; a rerun answers only the questions without a row, each memory resuming
+from its checkpoint. Multi-conversation datasets (a BEAM scale folder: one conversation per chat;
+LoCoMo-Plus: one stitched conversation per item) are one task per conversation like any other
+(tests/eval/test_ray_datasets.py).
+`ray_address=None` starts a local Ray (its workers at the local engine's priority, niceness 0: see
+WORKER_NICENESS) or joins $RAY_ADDRESS, Ray's own convention; memcore must be
 importable on every node (same version), with the embedder's packages installed.
 """
 
@@ -44,6 +50,14 @@ STOP_POLL_SECONDS = 1.0
 # "conversation" force one.
 TASK_UNIT = "auto"
 ENV_PASSED = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")  # workers embed offline like the driver
+# The local Ray's workers run at this niceness. Ray's default, 15, keeps its driver responsive; here the
+# workers do all the work, and on a shared machine nice-15 workers starve behind everyone's nice-0
+# processes: LoCoMo-Plus items 0-7 (naive_rag, com) took 191 s on Ray vs 38 s locally at load 16 on 2 cores
+# (bench/eval_workers.py), 153 s vs 55 s with 0 (one noisy run each; Ray stays slower on one loaded machine:
+# its start-up and per-task overhead). 0 is the local engine's priority. A cluster joined with --ray-address
+# keeps its own setting; $RAY_worker_niceness overrides this one.
+WORKER_NICENESS = 0
+NICENESS_ENV = "RAY_worker_niceness"
 _CACHE: dict[str, Any] = {}  # per Ray worker process: one Workbench per settings, reused across tasks
 
 
@@ -68,6 +82,8 @@ def connect(address: str | None, num_cpus: int | None = None) -> bool:
                               "include_dashboard": False, "runtime_env": {"env_vars": env} if env else None}
     if not address and not os.environ.get("RAY_ADDRESS"):
         kwargs["num_cpus"] = num_cpus
+        if NICENESS_ENV not in os.environ:  # the user's own setting wins
+            kwargs["_system_config"] = {"worker_niceness": WORKER_NICENESS}
     try:
         with warnings.catch_warnings():  # Ray starts its daemons with fork + exec: nothing of lancedb runs there
             warnings.filterwarnings("ignore", message="lancedb fork support", category=RuntimeWarning)
@@ -136,8 +152,8 @@ def run_ray(settings: Settings, convs: list[Conversation], todo: dict, job: dict
     """Evaluate every pending conversation (or (conversation, system), see TASK_UNIT) as a Ray task;
     messages go to `on_msg` as they come.
 
-    A task that fails is reported as one `phase: error` message with the number of questions it
-    left without rows; the other tasks go on.
+    A task that fails is reported as one `phase: error` message naming its conversation, systems and cause
+    (`questions`: how many it was given; the rows it saved before failing stay); the other tasks go on.
     """
     ray = import_ray()
     from ray.util.queue import Empty, Queue
@@ -162,7 +178,7 @@ def run_ray(settings: Settings, convs: list[Conversation], todo: dict, job: dict
             if c.id not in conv_refs:
                 conv_refs[c.id] = ray.put(conversation_to_json(c))
             ref = task.remote(cfg, conv_refs[c.id], group, job_ref, queue, flag)
-            units[ref] = {"system": ",".join(group), "conv_id": c.id, "missing": sum(map(len, group.values()))}
+            units[ref] = {"system": ",".join(group), "conv_id": c.id, "questions": sum(map(len, group.values()))}
 
         def drain() -> None:
             while True:
