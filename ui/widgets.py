@@ -273,7 +273,8 @@ def job_outcome(job: jobs.Job | None) -> None:
 @st.fragment(run_every=1.0)
 def job_progress(job_id: str) -> None:
     """Progress bar and Cancel button of a background job (refreshes every second; reruns the page at the end):
-    the step in progress in the units it processes, with the time left in it (ui.jobs.Job.progress_text)."""
+    the step in progress in the units it processes, with the time left in it and, when the bar covers more than
+    the step, the bar's share and the time left in all, each named (ui.jobs.Job.progress_text)."""
     job = jobs.get(job_id)
     if job is None:
         return
