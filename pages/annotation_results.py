@@ -8,9 +8,10 @@ import streamlit as st
 from memcore.annotate import Annotations, workbench_retriever
 from memcore.errors import MemoryNotBuilt
 from memcore.retrievers import retriever_names
-from memcore.viz.annotation import helpfulness_figure, rates_table
+from memcore.viz.annotation import helpfulness_figure, rates_frame
+from memcore.viz.tables import explain_empty
 from memcore.viz.views import ANNOTATE
-from ui import jobs, state, widgets
+from ui import jobs, render, state, widgets
 from ui.annotate_view import task_header, task_label
 
 st.title("Annotation results")
@@ -71,7 +72,7 @@ res = ann.results(task_id)
 st.write(f"Annotators: {', '.join(widgets.md_escape(a) for a in res['annotators']) or 'none yet'}")
 if res["rates"]:
     st.plotly_chart(helpfulness_figure(res["rates"]), key="help_fig")
-    st.dataframe(pd.DataFrame(rates_table(res["rates"])), hide_index=True)
+    render.table(rates_frame(res["rates"]))
 agr = res["agreement"]
 c1, c2 = st.columns(2)
 fk = agr["fleiss_kappa"]
@@ -81,11 +82,13 @@ if agr.get("caveat"):
     st.warning(agr["caveat"], icon=":material/warning:")
 if agr["pairs"]:
     st.caption("Pairwise Cohen's kappa")
-    st.dataframe(pd.DataFrame(agr["pairs"]), hide_index=True)
+    render.table(explain_empty(pd.DataFrame(agr["pairs"]), {
+        "cohen_kappa": "'-': the two annotators share no labelled item.",
+        "agreement": "'-': the two annotators share no labelled item."}))
 if res["disagreements"]:
     st.caption("Disagreements to review")
-    st.dataframe(pd.DataFrame([{**d, "labels": ", ".join(f"{k}: {v}" for k, v in d["labels"].items())}
-                               for d in res["disagreements"]]), hide_index=True)
+    render.table(pd.DataFrame([{**d, "labels": ", ".join(f"{k}: {v}" for k, v in d["labels"].items())}
+                               for d in res["disagreements"]]))
 st.caption("Current labels: one row per item and annotator with the latest label, the question, system, category "
            "and retriever. Label log: every label given, changes included. Import reads either file.")
 c = st.columns(4)

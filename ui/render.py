@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from memcore.viz.parts import Block, Choice, Html, Part, Row, Text
+from memcore.viz.tables import cell_text, empty_columns, reason_of
 
 _TEXT = {"caption": st.caption, "info": st.info, "success": st.success, "warning": st.warning,
          "markdown": st.markdown}
@@ -39,7 +41,7 @@ def part(p: Part, key: str) -> None:
     if isinstance(c, go.Figure):
         st.plotly_chart(c, key=key)
     elif isinstance(c, pd.DataFrame):
-        st.dataframe(c, hide_index=True, **({"height": p.height} if p.height else {}))
+        table(c, **({"height": p.height} if p.height else {}))
     elif isinstance(c, Html):
         st.iframe(c.page, height=p.height or 500)
     elif isinstance(c, Text):
@@ -50,3 +52,20 @@ def part(p: Part, key: str) -> None:
         st.text(str(c))
     if p.caption:
         st.caption(p.caption)
+
+
+def table(df: pd.DataFrame, **kw: Any) -> Any:
+    """st.dataframe of `df` without its index, each missing cell shown as its column's mark ("-", or the one its
+    builder named, e.g. "n<2") with the reason in the column's help (memcore.viz.tables); the values keep their
+    type (a styled display, so numbers still sort as numbers). `kw` go to st.dataframe (a `column_config` given there
+    wins). Returns what st.dataframe returns (the selection, with on_select)."""
+    helps = {col: reason_of(df, col)[1] for col in df.columns if reason_of(df, col)[1]}
+    config = {col: st.column_config.Column(help=why) for col, why in helps.items()}
+    config.update(kw.pop("column_config", None) or {})
+    marks = empty_columns(df)
+    shown: Any = df
+    if marks:
+        shown = df.style
+        for col, mark in marks.items():
+            shown = shown.format(lambda v, mark=mark: cell_text(v, mark), subset=[col])
+    return st.dataframe(shown, hide_index=True, column_config=config or None, **kw)
