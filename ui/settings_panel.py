@@ -59,15 +59,19 @@ def _checked(wb: Workbench, key: str) -> None:
 
 def variant_picker(wb: Workbench, label: str, default: Sequence[str], key: str, url: str | None = "systems") -> list[str]:
     """Multiselect over the systems, their presets, the saved variants and the variants edited this session (or
-    opened from a link); the picked names go into the URL's `url` parameter (a fresh browser reopens them)."""
+    opened from a link); the picked names go into the URL's `url` parameter (a fresh browser reopens them). The
+    pick survives visits to other pages (state.keep_widget: Streamlit drops a widget's state when its page is left);
+    a link's `url` parameter still wins."""
     if url:
         state.url_seed(key, url, None, many=True, split=split_names)
+    state.keep_widget(key)
     _checked(wb, key)
     options = list(dict.fromkeys([*widgets.systems(), *offered(wb), *_extra(), *st.session_state.get(key, [])]))
     start = None if key in st.session_state else ([d for d in default if d in options] or options[:1])
     picked = st.multiselect(label, options, default=start, key=key, format_func=lambda n: _label(wb, n),
                             help="A system at its papers' defaults, a preset (system:preset), a saved variant "
                                  "(@name) or a variant edited in its settings below (system[field=value,...]).")
+    state.kept(key, picked)
     if url:
         state.url_set(**{url: picked})
     return picked

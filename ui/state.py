@@ -325,6 +325,23 @@ def url_seed(key: str, param: str, options: list | None = None, many: bool = Fal
         st.session_state[key] = value
 
 
+KEPT = "_kept"  # session state: widget key -> its last value, kept while its page is not shown
+
+
+def keep_widget(key: str) -> None:
+    """Before drawing widget `key`: give it back the value it had when its page was last left (Streamlit removes a
+    widget's state at the end of a run that does not draw it, so a page visit would reset it to its default).
+    Nothing when the widget has a value (a link's, or this page's)."""
+    last = st.session_state.get(KEPT, {}).get(key)
+    if key not in st.session_state and last is not None:
+        st.session_state[key] = last
+
+
+def kept(key: str, value: Any) -> None:
+    """After drawing widget `key`: remember its value for keep_widget (in a key Streamlit does not clean up)."""
+    st.session_state.setdefault(KEPT, {})[key] = value
+
+
 def url_set(**params: str | list[str] | None) -> None:
     """Write the view's choices into the URL (lists comma-separated; None or empty removes a parameter)."""
     written: dict = st.session_state.setdefault("_url_written", {})
