@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from memcore.eval.answer_rows import answer_summary
@@ -10,8 +9,8 @@ from memcore.eval.diagnostics import locate_missed_evidence
 from memcore.viz.evidence import STATUS_TEXT, compare_bar, cost_bar
 from memcore.viz.safe import md_escape
 from memcore.viz.views import COMPARE
-from ui import render, state, widgets
-from ui.ask_view import answer_marks, ask_link, evidence_line, question_flow, verdict_line
+from ui import state, widgets
+from ui.ask_view import answer_marks, ask_link, evidence_line, question_flow, summary_table, verdict_line
 from ui.variant_names import label as variant_label
 
 st.title("Compare")
@@ -32,7 +31,7 @@ answers, verdicts, retriever = question_flow(wb, conv, q, key="cmp", page_name=C
                                              icon=":material/compare:", at_least=2)
 rows = [answer_summary(s, a, q.evidence, verdicts[s]) for s, a in answers.items()]
 st.session_state["cmp_rows"] = rows
-render.table(pd.DataFrame(rows))
+summary_table(rows, "cmp")
 c1, c2 = st.columns(2)
 c1.plotly_chart(compare_bar(rows, "context tokens"), key="cmp_ctx")
 c2.plotly_chart(cost_bar({s: a.usage for s, a in answers.items()}), key="cmp_cost")

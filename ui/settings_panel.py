@@ -67,11 +67,12 @@ def variant_picker(wb: Workbench, label: str, default: Sequence[str], key: str, 
     state.keep_widget(key)
     _checked(wb, key)
     options = list(dict.fromkeys([*widgets.systems(), *offered(wb), *_extra(), *st.session_state.get(key, [])]))
-    start = None if key in st.session_state else ([d for d in default if d in options] or options[:1])
+    fallback = [d for d in default if d in options] or options[:1]
+    start = None if key in st.session_state else fallback
     picked = st.multiselect(label, options, default=start, key=key, format_func=lambda n: _label(wb, n),
                             help="A system at its papers' defaults, a preset (system:preset), a saved variant "
                                  "(@name) or a variant edited in its settings below (system[field=value,...]).")
-    state.kept(key, picked)
+    state.kept(key, None if picked == fallback else picked)  # a pick of one's own is kept; the page's default follows
     if url:
         state.url_set(**{url: picked})
     return picked

@@ -338,7 +338,8 @@ def keep_widget(key: str) -> None:
 
 
 def kept(key: str, value: Any) -> None:
-    """After drawing widget `key`: remember its value for keep_widget (in a key Streamlit does not clean up)."""
+    """After drawing widget `key`: remember its value for keep_widget (in a key Streamlit does not clean up); None
+    forgets it (the widget then starts at its page's default again)."""
     st.session_state.setdefault(KEPT, {})[key] = value
 
 
