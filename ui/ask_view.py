@@ -11,6 +11,7 @@ import streamlit as st
 
 from memcore.errors import MemcoreError
 from memcore.eval.diagnostics import evidence_hits, locate_missed_evidence
+from memcore.eval.fallbacks import GOLD_LABEL_TEXT
 from memcore.eval.fallbacks import answer_marks as answer_marks_of
 from memcore.eval.judge import make_judge
 from memcore.eval.metrics import locomo_f1
@@ -153,10 +154,31 @@ def evidence_line(trace: Trace, evidence: list[str]) -> str:
                     else f":red-badge[:material/close: miss {md_escape(t)}]" for t in hits.gold)
 
 
+GOLD_LABEL_HEAD = "Gold label used (an oracle)"
+NOTE_WORDS = 30  # a note longer than this opens with its first clause; the whole note is one click away
+
+
 def answer_marks(ans: Answer) -> None:
-    """The answer's fallback and gold-label marks in plain words, on its card (memcore.eval.fallbacks.answer_marks)."""
+    """The answer's fallback and gold-label marks in plain words, on its card (memcore.eval.fallbacks.answer_marks):
+    a fallback as a warning; the gold label, a detail for researchers, one click away (its whole text kept)."""
     for mark in answer_marks_of(ans.trace):
-        st.warning(md_escape(mark), icon=":material/flag:" if mark.startswith("Fallback") else ":material/label:")
+        if mark == GOLD_LABEL_TEXT:
+            with st.expander(GOLD_LABEL_HEAD, icon=":material/label:"):
+                st.caption(md_escape(mark))
+        else:
+            st.warning(md_escape(mark), icon=":material/flag:" if mark.startswith("Fallback") else ":material/label:")
+
+
+def note_line(note: str) -> None:
+    """A trace note on an answer card: whole when short; a long one (a method's formula) as its first clause with
+    the whole note one click away."""
+    if len(note.split()) <= NOTE_WORDS:
+        st.caption(md_escape(f"Note: {note}"))
+        return
+    head = note.split(";", 1)[0].split(". ", 1)[0]
+    head = head if len(head.split()) <= NOTE_WORDS else " ".join(head.split()[:12]) + " …"
+    with st.expander(f"Note: {md_escape(head)}", icon=":material/info:"):
+        st.caption(md_escape(note))
 
 
 def result_header(system: str, ans: Answer, provider: str) -> str:
@@ -192,7 +214,7 @@ def answer_panel(wb: Workbench, conv: Conversation, q: Question, system: str, an
     if ans.error:
         st.warning(md_escape(ans.error))
     for note in ans.trace.notes:
-        st.caption(md_escape(f"Note: {note}"))
+        note_line(note)
     texts = turn_texts(conv)
     if q.evidence:
         missed = missed_table(locate_missed_evidence(ans.trace, q.evidence), texts)
