@@ -89,8 +89,10 @@ def _replace(key: str, i: int, new: str) -> None:
         _extra().append(new)
 
 
-def _set_field(key: str, i: int, name: str, spec: FieldSpec, wkey: str) -> None:
-    """A field's widget changed: the entry becomes the variant with that value (or the error is kept)."""
+def _set_field(key: str, i: int, name: str, spec: FieldSpec, wkey: str, current: Any = None) -> None:
+    """A field's widget changed: the entry becomes the variant with that value. A value refused (out of its bounds,
+    unreadable) puts the field back to the value in use, `current`, and says so naming the bound: the field and the
+    variant never disagree."""
     raw = st.session_state[wkey]
     st.session_state.pop(f"{wkey}_err", None)
     try:
@@ -98,7 +100,9 @@ def _set_field(key: str, i: int, name: str, spec: FieldSpec, wkey: str) -> None:
         value = parse_value(spec, raw, name) if spec.choices is None else raw
         new = canonical(variant_name(v.system, {**v.overrides, spec.name: value}, v.preset))
     except ValueError as e:
-        st.session_state[f"{wkey}_err"] = str(e)
+        st.session_state[wkey] = format_value(current) if spec.choices is None else current
+        st.session_state[f"{wkey}_err"] = (f"{e} · {raw!r} not applied (valid: {spec.valid_short()}): the field is back to "
+                                           f"{format_value(current)}, the value {name} uses.")
         return
     _replace(key, i, new)
 
@@ -111,7 +115,7 @@ def _field_row(key: str, i: int, name: str, spec: FieldSpec, value: Any) -> None
     c1.markdown((f":orange-background[**{field}**] :orange-badge[changed]" if changed else f"**{field}**")
                 + f" :gray[{md_escape(spec.type_name)}]")
     common = {"key": wkey, "label_visibility": "collapsed", "on_change": _set_field,
-              "args": (key, i, name, spec, wkey), "help": md_escape(spec.help) or None}
+              "args": (key, i, name, spec, wkey, value), "help": md_escape(spec.help) or None}
     if spec.choices is not None:
         opts = [*spec.choices, *([None] if spec.optional and None not in spec.choices else [])]
         c2.selectbox(spec.name, opts, index=opts.index(value) if value in opts else 0, format_func=format_value,
