@@ -24,7 +24,9 @@ with st.expander("Create a task", expanded=not ann.tasks()):
     convs = wb.store.conversations()
     with st.form("new_task", enter_to_submit=False):  # only the button creates a task
         name = st.text_input("Task name", "helpfulness")
-        conv_ids = st.multiselect("Conversations", list(convs["conv_id"]), default=list(convs["conv_id"])[:1])
+        stored = list(convs["conv_id"])
+        current = state.current_conv_id(wb)  # the conversation loaded or picked last (an upload's), not the first
+        conv_ids = st.multiselect("Conversations", stored, default=[current] if current in stored else stored[:1])
         systems = st.multiselect("Systems", widgets.systems(), default=widgets.default_systems(ANNOTATE),
                                  format_func=widgets.system_label)
         c1, c2, c3 = st.columns(3)

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from memcore.errors import MemcoreError
+
 RUNNING, DONE, CANCELLED, FAILED = "running", "done", "cancelled", "failed"
 ETA_MIN_S = 5.0  # a step's time left is estimated after this long
 
@@ -135,6 +137,9 @@ def start(job_id: str, title: str, fn: Callable[[Job], Any]) -> Job:
         try:
             job.result = fn(job)
             job.status = CANCELLED if job.stop.is_set() else DONE
+        except MemcoreError as e:  # memcore's own errors read as sentences (the fix included): no class name
+            job.status, job.error = FAILED, str(e)
+            job.message = traceback.format_exc(limit=4)
         except Exception as e:
             job.status, job.error = FAILED, f"{type(e).__name__}: {e}"
             job.message = traceback.format_exc(limit=4)
