@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from memcore.viz.parts import Block, Choice, Html, Part, Row, Text
-from memcore.viz.tables import cell_text, empty_columns, reason_of
+from memcore.viz.tables import cell_text, empty_columns, fill_empty
 
 _TEXT = {"caption": st.caption, "info": st.info, "success": st.success, "warning": st.warning,
          "markdown": st.markdown}
@@ -56,16 +56,13 @@ def part(p: Part, key: str) -> None:
 
 def table(df: pd.DataFrame, **kw: Any) -> Any:
     """st.dataframe of `df` without its index, each missing cell shown as its column's mark ("-", or the one its
-    builder named, e.g. "n<2") with the reason in the column's help (memcore.viz.tables); the values keep their
-    type (a styled display, so numbers still sort as numbers). `kw` go to st.dataframe (a `column_config` given there
-    wins). Returns what st.dataframe returns (the selection, with on_select)."""
-    helps = {col: reason_of(df, col)[1] for col in df.columns if reason_of(df, col)[1]}
+    builder named, e.g. "n<2") with the reason in the column's help (memcore.viz.tables: a column with an empty
+    cell is shown as text, since the data grid draws a missing number as "None" whatever its display text). `kw` go
+    to st.dataframe (a `column_config` given there wins). Returns what st.dataframe returns (the selection, with
+    on_select)."""
+    shown, helps = fill_empty(df)
+    for col in empty_columns(df):  # one type per column: every cell as text
+        shown[col] = shown[col].map(lambda v: v if isinstance(v, str) else cell_text(v))
     config = {col: st.column_config.Column(help=why) for col, why in helps.items()}
     config.update(kw.pop("column_config", None) or {})
-    marks = empty_columns(df)
-    shown: Any = df
-    if marks:
-        shown = df.style
-        for col, mark in marks.items():
-            shown = shown.format(lambda v, mark=mark: cell_text(v, mark), subset=[col])
     return st.dataframe(shown, hide_index=True, column_config=config or None, **kw)

@@ -135,7 +135,8 @@ def accuracy_tokens_scatter(results: dict[str, Any], accuracy: str = "f1",
         pad = 0.15 * ((max(ys) - min(ys)) or abs(max(ys)) or 1.0)
         ylo, yhi = (0.0, 1.05) if bounded else (min(ys) - pad, max(ys) + pad)
         where = place_labels([((a - lo) / (hi - lo), (y - ylo) / (yhi - ylo)) for a, y in zip(lx, ys, strict=True)],
-                             [n for n, *_ in points], size=plot_px, marker_px=10, skip_crowded=True)
+                             [n for n, *_ in points], size=plot_px, marker_px=10, skip_crowded=True,
+                             inside=True)
         looks = series_looks(n for n, *_ in points)
         for sysname, x, y in points:
             color, symbol = looks[sysname]

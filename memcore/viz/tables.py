@@ -2,9 +2,9 @@
 
 A table's builder names why a column can be empty (`explain_empty(df, {"sd": ("n<2", "needs two annotators")})`,
 kept in `df.attrs`); the page shows every missing cell (None, NaN) of a column as the column's mark ("-" unless the
-builder names another, such as "n<2": `empty_columns`, `cell_text`; the values keep their type, so numbers still
-sort as numbers) and the reason as the column's help; `fill_empty` gives the same as a copy with the marks in it. A column whose
-name ends with "*" in the reasons covers every column starting with the rest ("rate · *").
+builder names another, such as "n<2": `fill_empty`, `empty_columns`), a column with an empty cell as text (`cell_text`:
+a data grid draws a missing number as "None" whatever its display text), and the reason as the column's help. A
+column whose name ends with "*" in the reasons covers every column starting with the rest ("rate · *").
 """
 
 from __future__ import annotations
