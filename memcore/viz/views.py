@@ -197,7 +197,7 @@ def _shade(color: str, t: float) -> str:
 
 def series_looks(names: Iterable[str]) -> dict[str, tuple[str, str]]:
     """Each series' (colour, marker symbol) in one chart: a system's own colour (system_color, as in every chart),
-    and for each further variant of the same system in `names` (`com[beta=0.3]` beside `com`) a darker or lighter
+    and for each further variant of the same system in `names` (`sys[alpha=0.3]` beside `sys`) a darker or lighter
     shade of it with its own marker, so no two series look alike while a system's variants stay its family. A plain
     system name keeps the system's colour itself; a shade another series already took is skipped."""
     names = list(dict.fromkeys(names))
