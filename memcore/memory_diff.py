@@ -12,6 +12,7 @@ before turn 1, step len(turns) + 1 the end of the conversation (systems flush th
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -47,7 +48,7 @@ class ItemChange:
     before: str | None
     after: str | None
     diff: list[tuple[str, str]]  # word segments: ("=", same) ("-", removed) ("+", added); changed items only
-    fields: list[str]  # other fields that differ (sources, turn_ids, metadata)
+    fields: list[str]  # other fields that differ (sources, turn_ids, metadata.<key> for each metadata key)
     causes: list[Cause]
 
 
@@ -107,8 +108,21 @@ def word_diff(before: str, after: str) -> list[tuple[str, str]]:
     return out
 
 
+_ABSENT = object()
+
+
+def _same(x: Any, y: Any) -> bool:
+    """Equal as stored values: a tuple equals its list, NaN equals NaN, a number its numpy scalar."""
+    return x is y or json.dumps(x, sort_keys=True, default=str) == json.dumps(y, sort_keys=True, default=str)
+
+
 def _fields(a: MemoryItem, b: MemoryItem) -> list[str]:
-    return [f for f in ("sources", "turn_ids", "metadata") if getattr(a, f) != getattr(b, f)]
+    """The other fields that differ: sources, turn_ids, and each metadata key by name (`metadata.label`); none
+    when the values are equal as stored (a tuple and its list, NaN and NaN)."""
+    out = [f for f in ("sources", "turn_ids") if not _same(list(getattr(a, f) or []), list(getattr(b, f) or []))]
+    ma, mb = a.metadata or {}, b.metadata or {}
+    return out + [f"metadata.{k}" for k in sorted(set(ma) | set(mb), key=str)
+                  if not _same(ma.get(k, _ABSENT), mb.get(k, _ABSENT))]
 
 
 def _turn(conv: Conversation, step: int) -> tuple[str, str, str]:

@@ -8,9 +8,10 @@ import streamlit as st
 from memcore.annotate import Annotations, workbench_retriever
 from memcore.errors import MemoryNotBuilt
 from memcore.retrievers import retriever_names
-from memcore.viz.annotation import helpfulness_figure, rates_table
+from memcore.viz.annotation import helpfulness_figure, rates_frame
+from memcore.viz.tables import explain_empty
 from memcore.viz.views import ANNOTATE
-from ui import jobs, state, widgets
+from ui import jobs, render, state, widgets
 from ui.annotate_view import task_header, task_label
 
 st.title("Annotation results")
@@ -23,7 +24,9 @@ with st.expander("Create a task", expanded=not ann.tasks()):
     convs = wb.store.conversations()
     with st.form("new_task", enter_to_submit=False):  # only the button creates a task
         name = st.text_input("Task name", "helpfulness")
-        conv_ids = st.multiselect("Conversations", list(convs["conv_id"]), default=list(convs["conv_id"])[:1])
+        stored = list(convs["conv_id"])
+        current = state.current_conv_id(wb)  # the conversation loaded or picked last (an upload's), not the first
+        conv_ids = st.multiselect("Conversations", stored, default=[current] if current in stored else stored[:1])
         systems = st.multiselect("Systems", widgets.systems(), default=widgets.default_systems(ANNOTATE),
                                  format_func=widgets.system_label)
         c1, c2, c3 = st.columns(3)
@@ -71,7 +74,7 @@ res = ann.results(task_id)
 st.write(f"Annotators: {', '.join(widgets.md_escape(a) for a in res['annotators']) or 'none yet'}")
 if res["rates"]:
     st.plotly_chart(helpfulness_figure(res["rates"]), key="help_fig")
-    st.dataframe(pd.DataFrame(rates_table(res["rates"])), hide_index=True)
+    render.table(rates_frame(res["rates"]))
 agr = res["agreement"]
 c1, c2 = st.columns(2)
 fk = agr["fleiss_kappa"]
@@ -81,11 +84,13 @@ if agr.get("caveat"):
     st.warning(agr["caveat"], icon=":material/warning:")
 if agr["pairs"]:
     st.caption("Pairwise Cohen's kappa")
-    st.dataframe(pd.DataFrame(agr["pairs"]), hide_index=True)
+    render.table(explain_empty(pd.DataFrame(agr["pairs"]), {
+        "cohen_kappa": "'-': the two annotators share no labelled item.",
+        "agreement": "'-': the two annotators share no labelled item."}))
 if res["disagreements"]:
     st.caption("Disagreements to review")
-    st.dataframe(pd.DataFrame([{**d, "labels": ", ".join(f"{k}: {v}" for k, v in d["labels"].items())}
-                               for d in res["disagreements"]]), hide_index=True)
+    render.table(pd.DataFrame([{**d, "labels": ", ".join(f"{k}: {v}" for k, v in d["labels"].items())}
+                               for d in res["disagreements"]]))
 st.caption("Current labels: one row per item and annotator with the latest label, the question, system, category "
            "and retriever. Label log: every label given, changes included. Import reads either file.")
 c = st.columns(4)

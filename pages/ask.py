@@ -8,7 +8,7 @@ from memcore.eval.answer_rows import answer_summary
 from memcore.viz.evidence import cost_bar
 from memcore.viz.views import ASK
 from ui import state, widgets
-from ui.ask_view import answer_panel, gold_panel, question_flow
+from ui.ask_view import answer_panel, gold_panel, question_flow, summary_table
 
 st.title("Ask")
 st.caption("Ask a question (or pick one of the dataset's) and see, per system, the answer with its verdict, the "
@@ -25,7 +25,7 @@ if q is None:
     st.stop()
 gold_panel(conv, q)
 answers, verdicts, _ = question_flow(wb, conv, q, key="ask", page_name=ASK, verb="Ask", icon=":material/send:")
-st.dataframe([answer_summary(s, a, q.evidence, verdicts[s]) for s, a in answers.items()], hide_index=True)
+summary_table([answer_summary(s, a, q.evidence, verdicts[s]) for s, a in answers.items()], "ask")
 st.plotly_chart(cost_bar({s: a.usage for s, a in answers.items()}), key="ask_cost")
 st.caption("Tokens spent on this question per stage (retrieval-time LLM calls and the answer call). "
            "Construction cost is on the Replay page.")

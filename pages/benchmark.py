@@ -19,7 +19,7 @@ from memcore.viz.bench import (
     summary_table,
 )
 from memcore.viz.safe import md_escape
-from ui import bench_live, state, sweep_view
+from ui import bench_live, render, state, sweep_view
 from ui.bench_ci_view import content_section, intervals_section
 from ui.bench_paper_view import paper_section
 from ui.bench_view import full_row, load_results, mechanism_section, question_detail, question_rows, run_panel
@@ -43,7 +43,7 @@ def draw(results: dict) -> None:
                    + (f" · retriever: **{results['retriever']}**" if results.get("retriever") else "")
                    + (f" · judge: {results['judge'].get('label', '')}" if isinstance(results.get("judge"), dict) else ""))
 
-    st.dataframe(rounded(summary_table(results, summary_scores())), hide_index=True)
+    render.table(rounded(summary_table(results, summary_scores())))
     for line in limit_lines(results):  # long turns, the context window, prompts that did not fit
         st.caption(md_escape(line))
     metric = st.selectbox("Metric", metric_choices(), key="bm_metric")
@@ -72,7 +72,7 @@ def draw(results: dict) -> None:
     system = d1.selectbox("System", sorted({r["system"] for r in rows}), key="bm_sys")
     dcat = d2.selectbox("Category", ["all", *cats], format_func=lambda k: cats.get(k, k), key="bm_dcat")
     df = rows_frame(rows, system, None if dcat == "all" else dcat)
-    sel = st.dataframe(rounded(df), hide_index=True, on_select="rerun", selection_mode="single-row", key="bm_rows", height=300)
+    sel = render.table(rounded(df), on_select="rerun", selection_mode="single-row", key="bm_rows", height=300)
     picked = sel.selection.rows if sel is not None else []
     if picked:
         qid = df.iloc[picked[0]]["question_id"]

@@ -10,7 +10,7 @@ from memcore.viz.evidence import STATUS_TEXT, compare_bar, cost_bar
 from memcore.viz.safe import md_escape
 from memcore.viz.views import COMPARE
 from ui import state, widgets
-from ui.ask_view import answer_marks, ask_link, evidence_line, question_flow, verdict_line
+from ui.ask_view import answer_marks, ask_link, evidence_line, question_flow, summary_table, verdict_line
 from ui.variant_names import label as variant_label
 
 st.title("Compare")
@@ -31,7 +31,7 @@ answers, verdicts, retriever = question_flow(wb, conv, q, key="cmp", page_name=C
                                              icon=":material/compare:", at_least=2)
 rows = [answer_summary(s, a, q.evidence, verdicts[s]) for s, a in answers.items()]
 st.session_state["cmp_rows"] = rows
-st.dataframe(rows, hide_index=True)
+summary_table(rows, "cmp")
 c1, c2 = st.columns(2)
 c1.plotly_chart(compare_bar(rows, "context tokens"), key="cmp_ctx")
 c2.plotly_chart(cost_bar({s: a.usage for s, a in answers.items()}), key="cmp_cost")

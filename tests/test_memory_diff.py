@@ -151,3 +151,15 @@ def test_summary_lists_items_with_causes_and_html_escapes_data(store):
     html = word_diff_html(d.changes["episode"][0])
     assert "<b>Ana" not in html and "&lt;b&gt;Ana&lt;/b&gt;" in html and html.count("<div>") == 2
     assert d.to_dict()["changes"]["episode"][0]["causes"][0]["step"] == 6
+
+
+def test_other_fields_name_each_metadata_key_that_changed_and_nothing_when_equal_as_stored():
+    """Issue 37 minor 10: 'also changed: metadata' was shown for items whose text was equal, naming no field."""
+    from memcore.memory_diff import _fields
+
+    def item(**meta):
+        return MemoryItem(id="t", kind="theme", text="same", sources=["a"], turn_ids=("D1:1",), metadata=meta)
+
+    assert _fields(item(label="x", n=2), item(label="y", n=2)) == ["metadata.label"]
+    assert _fields(item(label="x"), item(label="x", summary="s")) == ["metadata.summary"]
+    assert _fields(item(score=float("nan"), ids=("a", "b")), item(score=float("nan"), ids=["a", "b"])) == []

@@ -11,6 +11,7 @@ import streamlit as st
 
 from memcore.errors import MemcoreError
 from memcore.eval.diagnostics import evidence_hits, locate_missed_evidence
+from memcore.eval.fallbacks import GOLD_LABEL_TEXT
 from memcore.eval.fallbacks import answer_marks as answer_marks_of
 from memcore.eval.judge import make_judge
 from memcore.eval.metrics import locomo_f1
@@ -19,13 +20,45 @@ from memcore.viz.evidence import context_table, evidence_table, missed_table, ve
 from memcore.viz.safe import md_escape
 from memcore.viz.views import get_view
 from memcore.workbench import Workbench
-from ui import cost_view, jobs, settings_panel, state, widgets
+from ui import cost_view, jobs, render, settings_panel, state, widgets
 from ui.calls_view import calls_panel
 from ui.embedding_map_view import map_panel, open_in_explore
 from ui.nav import ASK as ASK_PAGE
 from ui.nav import page
 from ui.structure_view import structure_view, turn_texts
 from ui.variant_names import label as variant_label
+
+# Ask's and Compare's summary table at 1280 px: these columns (short headers, the full name in the help), the rest
+# one click away; "error" joins them when an answer failed.
+SUMMARY_COLUMNS: dict[str, tuple[str, int, str]] = {
+    "system": ("system", 120, "The system or variant that answered."),
+    "fallback": ("fallback", 100, "The fallback path behind the answer ('none': its own retrieval). An answer from a "
+                                  "fallback context gets no evidence recall: its retrieval found nothing."),
+    "evidence hits": ("hits", 70, "Evidence hits: gold evidence turns in the context, of the question's gold turns."),
+    "evidence recall": ("recall", 64, "Evidence recall: the share of gold evidence turns the retrieval found ('-': "
+                                      "no gold evidence, or a fallback context)."),
+    "verdict": ("verdict", 90, "The answer's verdict against the gold answer."),
+    "F1": ("F1", 52, "Token F1 of the answer against the gold answer."),
+    "answer": ("answer", 220, "The system's answer."),
+    "context tokens": ("ctx tokens", 80, "Context tokens: the size of the context handed to the reader."),
+    "error": ("error", 160, "Why the answer failed (nothing from a failed call is shown as an answer)."),
+}
+
+
+def summary_table(rows: list[dict[str, Any]], key: str) -> None:
+    """The per-system summary (memcore.eval.answer_rows.answer_summary rows) fitting a 1280 px page: the main
+    columns with short headers (their full names in the help), the fallback column always among them, the error
+    column when an answer failed; every column one click away, in an expander."""
+    df = pd.DataFrame(rows)
+    failed = "error" in df.columns and df["error"].fillna("").astype(str).str.strip().ne("").any()
+    shown = [c for c in SUMMARY_COLUMNS if c in df.columns and (c != "error" or failed)]
+    config = {c: st.column_config.Column(label, width=w, help=h) for c, (label, w, h) in SUMMARY_COLUMNS.items()
+              if c in df.columns}
+    render.table(df, column_order=shown, column_config=config, key=f"{key}_summary")
+    rest = [c for c in df.columns if c not in shown]
+    if rest:
+        with st.expander(f"All columns (also {', '.join(rest)})"):
+            render.table(df, key=f"{key}_summary_all")
 
 
 def gold_panel(conv: Conversation, q: Question) -> None:
@@ -121,10 +154,31 @@ def evidence_line(trace: Trace, evidence: list[str]) -> str:
                     else f":red-badge[:material/close: miss {md_escape(t)}]" for t in hits.gold)
 
 
+GOLD_LABEL_HEAD = "Gold label used (an oracle)"
+NOTE_WORDS = 30  # a note longer than this opens with its first clause; the whole note is one click away
+
+
 def answer_marks(ans: Answer) -> None:
-    """The answer's fallback and gold-label marks in plain words, on its card (memcore.eval.fallbacks.answer_marks)."""
+    """The answer's fallback and gold-label marks in plain words, on its card (memcore.eval.fallbacks.answer_marks):
+    a fallback as a warning; the gold label, a detail for researchers, one click away (its whole text kept)."""
     for mark in answer_marks_of(ans.trace):
-        st.warning(md_escape(mark), icon=":material/flag:" if mark.startswith("Fallback") else ":material/label:")
+        if mark == GOLD_LABEL_TEXT:
+            with st.expander(GOLD_LABEL_HEAD, icon=":material/label:"):
+                st.caption(md_escape(mark))
+        else:
+            st.warning(md_escape(mark), icon=":material/flag:" if mark.startswith("Fallback") else ":material/label:")
+
+
+def note_line(note: str) -> None:
+    """A trace note on an answer card: whole when short; a long one (a method's formula) as its first clause with
+    the whole note one click away."""
+    if len(note.split()) <= NOTE_WORDS:
+        st.caption(md_escape(f"Note: {note}"))
+        return
+    head = note.split(";", 1)[0].split(". ", 1)[0]
+    head = head if len(head.split()) <= NOTE_WORDS else " ".join(head.split()[:12]) + " …"
+    with st.expander(f"Note: {md_escape(head)}", icon=":material/info:"):
+        st.caption(md_escape(note))
 
 
 def result_header(system: str, ans: Answer, provider: str) -> str:
@@ -160,7 +214,7 @@ def answer_panel(wb: Workbench, conv: Conversation, q: Question, system: str, an
     if ans.error:
         st.warning(md_escape(ans.error))
     for note in ans.trace.notes:
-        st.caption(md_escape(f"Note: {note}"))
+        note_line(note)
     texts = turn_texts(conv)
     if q.evidence:
         missed = missed_table(locate_missed_evidence(ans.trace, q.evidence), texts)

@@ -15,12 +15,13 @@ from memcore.viz.bench_ci import (
     interval_table,
 )
 from memcore.workbench import Workbench
+from ui import render
 from ui.bench_view import full_row, question_detail
 
 
 def intervals_section(results: dict[str, Any], metric: str) -> None:
     """The ranking table with 95% intervals and n, and the per-category error-bar chart of `metric`."""
-    st.dataframe(interval_table(results, headline_looks()), hide_index=True)
+    render.table(interval_table(results, headline_looks()))
     st.caption("Scores with their 95% bootstrap interval over questions and n (questions that have the score). "
                "'tied with ...': the paired interval of the difference to the best system holds 0, so the "
                "ranking between them is not settled by these questions. 'GOLD': the system's reader picked its "
@@ -37,7 +38,7 @@ def content_section(wb: Workbench, results: dict[str, Any], rows: list[dict[str,
     if table["gold turns judged"].isna().all():
         st.caption("This run has no content measures (rows stored before they existed): rerun to get them.")
         return
-    st.dataframe(table, hide_index=True)
+    render.table(table)
     st.caption("Citation recall counts a gold turn when a context item cites it; content recall when its words "
                "are in the context the reader got (>= 55% of its content stems within one passage). They "
                "disagree when a system cites turns whose words it dropped, or carries words without citing.")

@@ -10,13 +10,14 @@ import streamlit as st
 from memcore.eval.paper_metrics import HIT_LABELS
 from memcore.viz.bench import category_names
 from memcore.viz.paper_metrics import density_chart, density_table, footprint_table
+from ui import render
 
 
 def paper_section(results: dict[str, Any]) -> None:
     """Footprint and latency table; evidence density chart (one category at a time) and table."""
     st.subheader("Memory footprint and retrieval latency")
     table = footprint_table(results)
-    st.dataframe(table, hide_index=True)
+    render.table(table)
     missing = table["memory rows"].isna().all()
     st.caption(("This run did not record the memory it read (stored before the footprint existed): rerun for it. "
                 if missing else "")
@@ -32,7 +33,7 @@ def paper_section(results: dict[str, Any]) -> None:
     cats = category_names(results)
     cat = st.selectbox("Density for", ["overall", *cats], format_func=lambda k: cats.get(k, k), key="bm_density_cat")
     st.plotly_chart(density_chart(results, HIT_LABELS, cat), key="bm_density")
-    st.dataframe(dens, hide_index=True)
+    render.table(dens)
     st.caption("Hu et al. (papers/001), Fig. 4: the reference answer's content words (stopwords removed) are the "
                "evidence units; a retrieved block holding exactly one distinct unit is 1-hit, two 2-hit, three or "
                "more multi-hit. Shares are of all retrieved blocks (blocks without a unit count in the total). "

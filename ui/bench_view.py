@@ -19,6 +19,7 @@ from ui import cost_view, jobs, settings_panel, state, widgets
 from ui.ask_view import default_picks
 
 RUN_JOB = "benchmark-run"
+LOADED = "__loaded__"  # the Dataset choice "the file loaded on Home"
 
 
 def load_results() -> dict[str, Any] | None:
@@ -50,11 +51,29 @@ def run_panel(wb: Workbench) -> None:
     widgets.job_outcome(job)
     with st.expander("Start a run", expanded=job is None and not st.session_state.get("bm_results")):
         c1, c2 = st.columns(2)
-        dataset = c1.selectbox("Dataset", ["demo", "auto", "locomo", "longmemeval", "jsonl", "beam", "locomo-plus"],
-                               key="bm_ds", help="auto detects the file's format from its content; beam takes a "
-                               "chat.json, a chat folder or a folder of chats")
-        file = c2.text_input("Dataset file", key="bm_file", disabled=dataset == "demo",
-                             placeholder="../shared/datasets/locomo/locomo10.json")
+        loaded = state.loaded_file()  # the file loaded on Home (an upload too): offered first, and the default
+        choices = ([LOADED] if loaded else []) + ["demo", "auto", "locomo", "longmemeval", "jsonl", "beam",
+                                                  "locomo-plus"]
+        if st.session_state.get("bm_ds") not in choices or st.session_state.get("bm_ds_for") != (loaded or {}).get("path"):
+            st.session_state["bm_ds"] = choices[0]  # a newly loaded file (or the demo) is what a run starts on
+        st.session_state["bm_ds_for"] = (loaded or {}).get("path")
+        picked = c1.selectbox("Dataset", choices, key="bm_ds",
+                              format_func=lambda d: f"the file loaded on Home: {loaded['name']}" if d == LOADED else d,
+                              help="The file loaded on Home (uploaded or from the server), the demo, or a file on the "
+                                   "server in a format (auto detects it from the content; beam takes a chat.json, a "
+                                   "chat folder or a folder of chats)")
+        if picked == LOADED:
+            dataset, lenient = str(loaded["format"]), bool(loaded.get("lenient"))
+            c2.text_input("Dataset file", str(loaded["name"]), key="bm_file_loaded", disabled=True,
+                          help="The file loaded on Home; load another there to change it.")
+            file = str(loaded["path"])
+        else:
+            dataset, lenient = picked, False
+            file = c2.text_input("Dataset file", key="bm_file", disabled=dataset == "demo",
+                                 placeholder="../shared/datasets/locomo/locomo10.json",
+                                 help="A path on the server; to run on a file from your computer, upload it on Home "
+                                      "(Load a dataset file): it is then offered above.")
+        missing_file = dataset != "demo" and not file.strip()
         conv = state.current_conversation(wb)  # default: every system whose memory of it is built
         systems = settings_panel.variant_picker(  # systems, presets, saved and edited variants (issue 26)
             wb, "Systems", default_picks(wb, conv, BENCHMARK) if conv else widgets.default_systems(BENCHMARK),
@@ -71,20 +90,26 @@ def run_panel(wb: Workbench) -> None:
                                     "reply abstains) is left out by default, as in the papers' protocol"
                                     + (f" ({len(adv)} of {len(conv.questions)} questions of the current "
                                        "conversation)." if conv else "."))
-        if systems:
+        if missing_file:
+            st.info(md_escape(f'Dataset "{dataset}" needs a file: type its path on the server in "Dataset file", or '
+                              "upload it on Home (Load a dataset file), or choose the demo."))
+        elif systems:
             cost_view.eval_estimate(wb, "bm", dataset=dataset, file=file.strip() or None, systems=list(systems),
                                     limit=int(limit) or None, judge=judge, retriever=retriever,
                                     categories=["1", "2", "3", "4", "5"] if with_adv else None)
-        if st.button("Start run", type="primary", disabled=not systems, key="bm_start"):
+        if st.button("Start run", type="primary", disabled=not systems or missing_file, key="bm_start"):
             st.session_state["bm_started"] = start_run(wb, dataset, file.strip() or None, systems, int(limit) or None,
                                                        judge, retriever,
-                                                       ["1", "2", "3", "4", "5"] if with_adv else None).started
+                                                       ["1", "2", "3", "4", "5"] if with_adv else None,
+                                                       lenient=lenient).started
             st.rerun()
 
 
 def start_run(wb: Workbench, dataset: str, file: str | None, systems: list[str], limit: int | None,
-              judge: bool, retriever: str = "dense", categories: list[str] | None = None) -> jobs.Job:
-    """Run memcore.eval.runner.run_eval in the background (resumable; cancel stops after saving)."""
+              judge: bool, retriever: str = "dense", categories: list[str] | None = None,
+              lenient: bool = False) -> jobs.Job:
+    """Run memcore.eval.runner.run_eval in the background (resumable; cancel stops after saving); `lenient` as the
+    file was loaded on Home (format problems accepted with a warning)."""
     from memcore.eval.runner import run_eval
 
     def run(job: jobs.Job) -> dict[str, Any]:
@@ -99,13 +124,14 @@ def start_run(wb: Workbench, dataset: str, file: str | None, systems: list[str],
                 job.report("answering and judging", done, total, "questions")
 
         res = run_eval(wb.settings, dataset, file, systems, limit=limit, judge=judge, retriever=retriever,
-                       categories=categories,
+                       categories=categories, lenient=lenient,
                        progress=progress,
                        should_stop=job.stop.is_set, workbench=wb)
         job.message = "cancelled: saved answers are kept; starting again resumes" if job.stop.is_set() else "done"
         return res
 
-    return jobs.start(RUN_JOB, f"Evaluation on {dataset}", run)
+    where = Path(file).name if file else dataset
+    return jobs.start(RUN_JOB, f"Evaluation on {where}", run)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

@@ -31,7 +31,11 @@ IN_APP: dict[str, str] = {
 # a dataset loaded as the wrong format (memcore.datasets.load_dataset): the CLI's --dataset is the loader's Format
 LOADER = "Home › Load a dataset file"
 _FORMAT_FIXES = ((re.compile(r"pass --dataset ([\w-]+) \(or --dataset auto\)"), rf'choose Format "\1" ({LOADER})'),
-                 (re.compile(r"name its format with --dataset \([^)]*\)"), f"choose its Format ({LOADER})"))
+                 (re.compile(r"name its format with --dataset \([^)]*\)"), f"choose its Format ({LOADER})"),
+                 # a run without a file (memcore.eval.runner.load_conversations)
+                 (re.compile(r"--dataset ([\w-]+) needs --file PATH \(or use --dataset demo\)"),
+                  r'Dataset "\1" needs a file: type its path in "Dataset file" (Benchmark › Start a run), or load the '
+                  rf'file on Home ({LOADER}) and choose it, or choose the demo'))
 
 
 def in_app(message: str) -> str:

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from memcore.errors import MemcoreError
+
 RUNNING, DONE, CANCELLED, FAILED = "running", "done", "cancelled", "failed"
 ETA_MIN_S = 5.0  # a step's time left is estimated after this long
 
@@ -41,6 +43,8 @@ class Job:
     step_unit: str = ""
     step_started: float = 0.0
     step_done0: int = 0  # units done when the step was first reported: the rate counts only units done since
+    first_report: float = 0.0  # when the job first reported: the whole job's rate counts only units done since
+    done0: int = -1  # the job's units done (`done`) at its first report (-1: none yet)
 
     @property
     def fraction(self) -> float:
@@ -49,6 +53,8 @@ class Job:
 
     def report(self, step: str, done: int, total: int, unit: str) -> None:
         """Record progress of the current step (a new name starts a new step and a new rate)."""
+        if self.done0 < 0:
+            self.done0, self.first_report = self.done, time.time()
         if step != self.step:
             self.step, self.step_started, self.step_done0 = step, time.time(), done
         self.step_done, self.step_total, self.step_unit = done, total, unit
@@ -61,15 +67,37 @@ class Job:
             return None
         return max(0.0, (self.step_total - self.step_done) * elapsed / n)
 
+    def total_eta(self) -> float | None:
+        """Seconds left in the whole job (what the bar shows: `done` of `total`) at its rate since its first
+        report; None until ETA_MIN_S have passed and two units were done since then."""
+        n, elapsed = self.done - self.done0, time.time() - self.first_report
+        if self.done0 < 0 or n < 2 or elapsed < ETA_MIN_S or not self.total:
+            return None
+        return max(0.0, (self.total - self.done) * elapsed / n)
+
+    @property
+    def one_step(self) -> bool:
+        """Whether the step in progress is the whole job (the bar and the step count the same units)."""
+        return self.step_total == self.total and self.step_done == self.done
+
     def progress_text(self) -> str:
-        """One line: the job's message, the step with its units done, and the time left in it when known."""
+        """One line: the job's message, the step with its units done, and the time left: in the step and, when
+        the bar (the whole job) covers more than the step, in the whole job too, each named."""
         parts = [self.message] if self.message else []
         if self.step and not self.step_total:
             parts.append(self.step)  # a step without countable units (a system's end-of-conversation work)
         elif self.step:
             parts.append(f"{self.step}: {self.step_done}/{self.step_total} {self.step_unit}")
             left = self.eta()
-            parts.append(f"about {duration(left)} left" if left is not None else "estimating time left…")
+            if self.one_step or not self.total:
+                parts.append(f"about {duration(left)} left" if left is not None else "estimating time left…")
+            else:
+                parts.append(f"about {duration(left)} left in this step" if left is not None
+                             else "estimating time left…")
+        if self.step and self.total and not self.one_step:
+            whole = self.total_eta()
+            parts.append(f"all: {self.fraction:.0%} done"
+                         + (f", about {duration(whole)} left" if whole is not None else ", estimating time left…"))
         return " · ".join(parts)
 
     @property
@@ -109,6 +137,9 @@ def start(job_id: str, title: str, fn: Callable[[Job], Any]) -> Job:
         try:
             job.result = fn(job)
             job.status = CANCELLED if job.stop.is_set() else DONE
+        except MemcoreError as e:  # memcore's own errors read as sentences (the fix included): no class name
+            job.status, job.error = FAILED, str(e)
+            job.message = traceback.format_exc(limit=4)
         except Exception as e:
             job.status, job.error = FAILED, f"{type(e).__name__}: {e}"
             job.message = traceback.format_exc(limit=4)

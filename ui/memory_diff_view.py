@@ -19,6 +19,7 @@ from memcore.viz.replay import ReplayData
 from memcore.viz.safe import md_escape
 from memcore.workbench import Workbench
 from ui import jobs, nav, state, widgets
+from ui.replay_view import STEP
 
 _COLUMNS = {"kind": st.column_config.TextColumn(width=80), "change": st.column_config.TextColumn(width=75),
             "item": st.column_config.TextColumn(width=110), "step": st.column_config.TextColumn(width=80),
@@ -64,12 +65,16 @@ def replay_diff(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]) 
     compare this memory with another configuration's on Compare runs."""
     st.subheader("What changed between two steps")
     names = list(data)
-    own = [n for n in names if not data[n].counts.empty and len(data[n].counts.columns)]
-    c = st.columns([2, 1, 1], vertical_alignment="bottom")
-    system = c[0].selectbox("Memory of", names, index=names.index(own[0]) if own else 0, key="md_system")
+    step = int(st.session_state.get(STEP, 0))
+    if st.session_state.get("md_follow", True) or "md_system" not in st.session_state:
+        _on_screen(data, step)  # untouched: the system and the step on screen (previous step -> current step)
+    c = st.columns([2, 1, 1, 1], vertical_alignment="bottom")
+    system = c[0].selectbox("Memory of", names, key="md_system", on_change=_unfollow)
     n = data[system].n_steps
-    a = c[1].number_input("From step", 0, n, 0, key="md_from")
-    b = c[2].number_input("To step", 0, n, n, key="md_to")
+    a = c[1].number_input("From step", 0, n, key="md_from", on_change=_unfollow)
+    b = c[2].number_input("To step", 0, n, key="md_to", on_change=_unfollow)
+    c[3].button("Step on screen", icon=":material/my_location:", key="md_here", on_click=_follow, args=(data,),
+                help="The system and step shown above: from the previous step to the current one.")
     mem = state.memory_of(wb, system, conv)
     try:
         d = _steps(mem, conv, (*mem.key, mem.status()), int(a), int(b))
@@ -80,6 +85,29 @@ def replay_diff(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]) 
     st.page_link(nav.page(nav.COMPARE_RUNS).path, icon=":material/difference:",
                  label=f"Compare this memory with another configuration at step {max(a, b)}",
                  query_params={"md_a": system, "md_step": str(max(a, b))})
+
+
+def _on_screen(data: dict[str, ReplayData], step: int) -> None:
+    """Point the step diff at what Replay shows: the Growth view's system when it is open, else the first system
+    with a memory event at the step, else the first with memory items of its own; from step - 1 to step."""
+    names = list(data)
+    own = [n for n in names if not data[n].counts.empty and len(data[n].counts.columns)]
+    busy = [n for n in own if len(data[n].events_at(step))]
+    grown = st.session_state.get("gr_system") if st.session_state.get("rp_view") == "Growth" else None
+    system = grown if grown in names else (busy or own or names)[0]
+    n = data[system].n_steps
+    st.session_state["md_system"] = system
+    st.session_state["md_to"] = max(0, min(step, n))
+    st.session_state["md_from"] = max(0, st.session_state["md_to"] - 1)
+
+
+def _follow(data: dict[str, ReplayData]) -> None:
+    st.session_state["md_follow"] = True
+    _on_screen(data, int(st.session_state.get(STEP, 0)))
+
+
+def _unfollow() -> None:
+    st.session_state["md_follow"] = False  # the user picked a system or a step: keep them
 
 
 def _variant(label: str, key: str) -> Variant | None:

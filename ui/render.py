@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from memcore.viz.parts import Block, Choice, Html, Part, Row, Text
+from memcore.viz.tables import cell_text, empty_columns, fill_empty
 
 _TEXT = {"caption": st.caption, "info": st.info, "success": st.success, "warning": st.warning,
          "markdown": st.markdown}
@@ -39,7 +41,7 @@ def part(p: Part, key: str) -> None:
     if isinstance(c, go.Figure):
         st.plotly_chart(c, key=key)
     elif isinstance(c, pd.DataFrame):
-        st.dataframe(c, hide_index=True, **({"height": p.height} if p.height else {}))
+        table(c, **({"height": p.height} if p.height else {}))
     elif isinstance(c, Html):
         st.iframe(c.page, height=p.height or 500)
     elif isinstance(c, Text):
@@ -50,3 +52,17 @@ def part(p: Part, key: str) -> None:
         st.text(str(c))
     if p.caption:
         st.caption(p.caption)
+
+
+def table(df: pd.DataFrame, **kw: Any) -> Any:
+    """st.dataframe of `df` without its index, each missing cell shown as its column's mark ("-", or the one its
+    builder named, e.g. "n<2") with the reason in the column's help (memcore.viz.tables: a column with an empty
+    cell is shown as text, since the data grid draws a missing number as "None" whatever its display text). `kw` go
+    to st.dataframe (a `column_config` given there wins). Returns what st.dataframe returns (the selection, with
+    on_select)."""
+    shown, helps = fill_empty(df)
+    for col in empty_columns(df):  # one type per column: every cell as text
+        shown[col] = shown[col].map(lambda v: v if isinstance(v, str) else cell_text(v))
+    config = {col: st.column_config.Column(help=why) for col, why in helps.items()}
+    config.update(kw.pop("column_config", None) or {})
+    return st.dataframe(shown, hide_index=True, column_config=config or None, **kw)

@@ -59,15 +59,20 @@ def _checked(wb: Workbench, key: str) -> None:
 
 def variant_picker(wb: Workbench, label: str, default: Sequence[str], key: str, url: str | None = "systems") -> list[str]:
     """Multiselect over the systems, their presets, the saved variants and the variants edited this session (or
-    opened from a link); the picked names go into the URL's `url` parameter (a fresh browser reopens them)."""
+    opened from a link); the picked names go into the URL's `url` parameter (a fresh browser reopens them). The
+    pick survives visits to other pages (state.keep_widget: Streamlit drops a widget's state when its page is left);
+    a link's `url` parameter still wins."""
     if url:
         state.url_seed(key, url, None, many=True, split=split_names)
+    state.keep_widget(key)
     _checked(wb, key)
     options = list(dict.fromkeys([*widgets.systems(), *offered(wb), *_extra(), *st.session_state.get(key, [])]))
-    start = None if key in st.session_state else ([d for d in default if d in options] or options[:1])
+    fallback = [d for d in default if d in options] or options[:1]
+    start = None if key in st.session_state else fallback
     picked = st.multiselect(label, options, default=start, key=key, format_func=lambda n: _label(wb, n),
                             help="A system at its papers' defaults, a preset (system:preset), a saved variant "
                                  "(@name) or a variant edited in its settings below (system[field=value,...]).")
+    state.kept(key, None if picked == fallback else picked)  # a pick of one's own is kept; the page's default follows
     if url:
         state.url_set(**{url: picked})
     return picked
@@ -84,8 +89,10 @@ def _replace(key: str, i: int, new: str) -> None:
         _extra().append(new)
 
 
-def _set_field(key: str, i: int, name: str, spec: FieldSpec, wkey: str) -> None:
-    """A field's widget changed: the entry becomes the variant with that value (or the error is kept)."""
+def _set_field(key: str, i: int, name: str, spec: FieldSpec, wkey: str, current: Any = None) -> None:
+    """A field's widget changed: the entry becomes the variant with that value. A value refused (out of its bounds,
+    unreadable) puts the field back to the value in use, `current`, and says so naming the bound: the field and the
+    variant never disagree."""
     raw = st.session_state[wkey]
     st.session_state.pop(f"{wkey}_err", None)
     try:
@@ -93,7 +100,9 @@ def _set_field(key: str, i: int, name: str, spec: FieldSpec, wkey: str) -> None:
         value = parse_value(spec, raw, name) if spec.choices is None else raw
         new = canonical(variant_name(v.system, {**v.overrides, spec.name: value}, v.preset))
     except ValueError as e:
-        st.session_state[f"{wkey}_err"] = str(e)
+        st.session_state[wkey] = format_value(current) if spec.choices is None else current
+        st.session_state[f"{wkey}_err"] = (f"{e} · {raw!r} not applied (valid: {spec.valid_short()}): the field is back to "
+                                           f"{format_value(current)}, the value {name} uses.")
         return
     _replace(key, i, new)
 
@@ -106,7 +115,7 @@ def _field_row(key: str, i: int, name: str, spec: FieldSpec, value: Any) -> None
     c1.markdown((f":orange-background[**{field}**] :orange-badge[changed]" if changed else f"**{field}**")
                 + f" :gray[{md_escape(spec.type_name)}]")
     common = {"key": wkey, "label_visibility": "collapsed", "on_change": _set_field,
-              "args": (key, i, name, spec, wkey), "help": md_escape(spec.help) or None}
+              "args": (key, i, name, spec, wkey, value), "help": md_escape(spec.help) or None}
     if spec.choices is not None:
         opts = [*spec.choices, *([None] if spec.optional and None not in spec.choices else [])]
         c2.selectbox(spec.name, opts, index=opts.index(value) if value in opts else 0, format_func=format_value,

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import fields
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -131,6 +133,29 @@ def make_current(conv_id: str) -> None:
     """Make a stored conversation current for every page and link of this session."""
     st.session_state[CONV_KEY] = conv_id
     st.session_state.pop(MISSING_LINKED_KEY, None)
+
+
+LOADED_FILE = "_loaded_file"  # session state: the dataset file loaded on Home (its name, path, format, conversations)
+_UPLOADS: list[str] = []  # this process's folder of uploaded dataset files (made once)
+
+
+def uploads_dir() -> Path:
+    """A folder of this app process for uploaded dataset files, so a Benchmark run can read an upload again."""
+    if not _UPLOADS:
+        _UPLOADS.append(tempfile.mkdtemp(prefix="memcore-uploads-"))
+    return Path(_UPLOADS[0])
+
+
+def remember_loaded_file(name: str, path: str, fmt: str | None, lenient: bool, conv_ids: list[str]) -> None:
+    """Record the dataset file just loaded on Home: Benchmark offers (and defaults to) a run on it, by its `name`
+    (an upload's copy lives at `path` in uploads_dir)."""
+    st.session_state[LOADED_FILE] = {"name": name, "path": path, "format": fmt or "auto", "lenient": lenient,
+                                     "conv_ids": list(conv_ids)}
+
+
+def loaded_file() -> dict[str, Any] | None:
+    """The dataset file loaded on Home in this session (remember_loaded_file), or None (the demo, or nothing)."""
+    return st.session_state.get(LOADED_FILE)
 
 
 def current_conversation(wb: Workbench) -> Conversation | None:
@@ -323,6 +348,24 @@ def url_seed(key: str, param: str, options: list | None = None, many: bool = Fal
         value = [v for v in value if v in options] if many else (value if value in options else None)
     if value is not None and value != []:
         st.session_state[key] = value
+
+
+KEPT = "_kept"  # session state: widget key -> its last value, kept while its page is not shown
+
+
+def keep_widget(key: str) -> None:
+    """Before drawing widget `key`: give it back the value it had when its page was last left (Streamlit removes a
+    widget's state at the end of a run that does not draw it, so a page visit would reset it to its default).
+    Nothing when the widget has a value (a link's, or this page's)."""
+    last = st.session_state.get(KEPT, {}).get(key)
+    if key not in st.session_state and last is not None:
+        st.session_state[key] = last
+
+
+def kept(key: str, value: Any) -> None:
+    """After drawing widget `key`: remember its value for keep_widget (in a key Streamlit does not clean up); None
+    forgets it (the widget then starts at its page's default again)."""
+    st.session_state.setdefault(KEPT, {})[key] = value
 
 
 def url_set(**params: str | list[str] | None) -> None:

@@ -12,6 +12,7 @@ from memcore.eval.sweep_report import memory_line, param_columns
 from memcore.viz.bench import category_names, rounded
 from memcore.viz.safe import md_escape
 from memcore.viz.sweep import FULL, ablation_chart, param_chart, sweep_frame
+from ui import render
 
 
 def _values(results: dict[str, Any], key: str) -> list[Any]:
@@ -46,7 +47,7 @@ def show(results: dict[str, Any]) -> None:
     cats = category_names({"systems": {p["name"]: p.get("summary") or {} for p in results.get("points", [])}})
     category = c2.selectbox("Questions", ["overall", *cats], format_func=lambda k: cats.get(k, k), key="sw_cat")
     params = param_columns(results)
-    st.dataframe(rounded(sweep_frame(results, metric, category, params=params)), hide_index=True)
+    render.table(rounded(sweep_frame(results, metric, category, params=params)))
     st.caption("One row per point (a variant name: paper defaults are dropped from it); lo-hi: the 95% bootstrap "
                "interval over questions, ci_n the questions that have the score; memory: the memory space the "
                "point answered from (points sharing one were built once).")

@@ -66,6 +66,7 @@ def dataset_loader(wb: Workbench) -> None:
     c1, c2 = st.columns([1, 2])
     if c1.button("Load the built-in demo", type="primary", icon=":material/play_circle:"):
         conv = wb.load_demo()
+        st.session_state.pop(state.LOADED_FILE, None)  # Benchmark defaults to the demo again
         _switch_to([conv], f"Demo loaded: {len(conv.turns)} turns, {len(conv.questions)} questions.")
     if msg := st.session_state.pop("_load_msg", None):
         st.success(msg)  # left by _switch_to before its rerun (already escaped)
@@ -90,11 +91,11 @@ def _load(wb: Workbench, up, path: str, fmt: str | None, lenient: bool = False) 
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", category=DatasetWarning)
-            if up is not None:
-                with tempfile.TemporaryDirectory() as tmp:
-                    p = Path(tmp) / name
-                    p.write_bytes(up.getvalue())
-                    convs = wb.load(p, fmt, lenient=lenient)
+            if up is not None:  # kept in this process's uploads folder: a Benchmark run reads it again
+                tmp = tempfile.mkdtemp(dir=state.uploads_dir())
+                p = Path(tmp) / name
+                p.write_bytes(up.getvalue())
+                convs = wb.load(p, fmt, lenient=lenient)
             elif name:
                 convs = wb.load(name, fmt, lenient=lenient)
             else:
@@ -112,6 +113,7 @@ def _load(wb: Workbench, up, path: str, fmt: str | None, lenient: bool = False) 
     if not convs:
         st.warning(md_escape(f"{name} holds no conversation."))
         return
+    state.remember_loaded_file(name, str(Path(tmp) / name) if tmp else name, fmt, lenient, [c.id for c in convs])
     more = f" (and {len(convs) - 10} more)" if len(convs) > 10 else ""
     _switch_to(convs, f"Loaded {len(convs)} conversation(s) from {name}: "
                       f"{', '.join(c.id for c in convs[:10])}{more}. Current: {convs[0].id}.")
@@ -257,7 +259,8 @@ def job_outcome(job: jobs.Job | None) -> None:
 @st.fragment(run_every=1.0)
 def job_progress(job_id: str) -> None:
     """Progress bar and Cancel button of a background job (refreshes every second; reruns the page at the end):
-    the step in progress in the units it processes, with the time left in it (ui.jobs.Job.progress_text)."""
+    the step in progress in the units it processes, with the time left in it and, when the bar covers more than
+    the step, the bar's share and the time left in all, each named (ui.jobs.Job.progress_text)."""
     job = jobs.get(job_id)
     if job is None:
         return

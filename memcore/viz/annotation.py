@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import plotly.graph_objects as go
 
 from memcore.types import CATEGORY_NAMES
 from memcore.viz.safe import esc
+from memcore.viz.tables import explain_empty
 from memcore.viz.theme import style
 from memcore.viz.views import system_color
 
@@ -65,3 +67,17 @@ def rates_table(rates: list[dict]) -> list[dict]:
                     "pooled 95% interval": f"{r['ci95'][0]:.2f}–{r['ci95'][1]:.2f}"})
         rows.append(row)
     return rows
+
+
+RATE_EMPTIES = {
+    "rate (mean of annotators)": "No label in this cell yet: no rate to average.",
+    "sd": ("n<2", "Standard deviation of the annotators' rates: it needs two or more annotators who labelled this "
+                  "cell (n<2: one or none did)."),
+    "rate · *": "This annotator gave no label in this cell.",
+}
+
+
+def rates_frame(rates: list[dict]) -> pd.DataFrame:
+    """rates_table as a DataFrame that names why a cell can be empty (RATE_EMPTIES, memcore.viz.tables): "n<2"
+    for a spread of fewer than two annotators, "-" for an annotator without a label in the cell."""
+    return explain_empty(pd.DataFrame(rates_table(rates)), RATE_EMPTIES)

@@ -18,7 +18,7 @@ from memcore.types import CATEGORY_NAMES
 from memcore.viz.labels import label_annotations, place_labels
 from memcore.viz.safe import esc
 from memcore.viz.theme import HIT, MISS, style
-from memcore.viz.views import system_color
+from memcore.viz.views import series_looks
 
 SYSTEM_FIGURES = ("construction_tokens", "query_tokens_per_question", "llm_calls", "latency_ms_p50", "cost_usd")
 
@@ -108,11 +108,17 @@ def rounded(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+SCATTER_PLOT_PX = (310.0, 240.0)  # the scatter's plot area in the app: half of a 1280 px page, 380 px high
+
+
 def accuracy_tokens_scatter(results: dict[str, Any], accuracy: str = "f1",
-                            tokens: str = "query_tokens_per_question", look: MetricLook = MetricLook()) -> go.Figure:
-    """Accuracy (y) against tokens (x, log scale), one labelled point per system; labels are placed so they
-    do not overlap each other or leave the plot (the x range is padded by a third of a decade). `look` is the
-    accuracy metric's (a bounded one shows the full [0, 1] range)."""
+                            tokens: str = "query_tokens_per_question", look: MetricLook = MetricLook(),
+                            plot_px: tuple[float, float] = SCATTER_PLOT_PX) -> go.Figure:
+    """Accuracy (y) against tokens (x, log scale), one point per system in its colour (a system's further variants
+    in shades of it, views.series_looks); labels are placed for a plot area of `plot_px` pixels (the app draws this
+    chart in half a 1280 px page) so they overlap neither each other nor a point nor leave the plot (the x range is
+    padded by a third of a decade); a label that cannot be placed so is left out, and the legend then names every
+    point (the hover always does). `look` is the accuracy metric's (a bounded one shows the full [0, 1] range)."""
 
     points = []
     for sysname, s in systems_of(results).items():
@@ -129,10 +135,13 @@ def accuracy_tokens_scatter(results: dict[str, Any], accuracy: str = "f1",
         pad = 0.15 * ((max(ys) - min(ys)) or abs(max(ys)) or 1.0)
         ylo, yhi = (0.0, 1.05) if bounded else (min(ys) - pad, max(ys) + pad)
         where = place_labels([((a - lo) / (hi - lo), (y - ylo) / (yhi - ylo)) for a, y in zip(lx, ys, strict=True)],
-                             [n for n, *_ in points])
+                             [n for n, *_ in points], size=plot_px, marker_px=10, skip_crowded=True,
+                             inside=True)
+        looks = series_looks(n for n, *_ in points)
         for sysname, x, y in points:
+            color, symbol = looks[sysname]
             fig.add_trace(go.Scatter(x=[x], y=[y], mode="markers", name=esc(sysname),
-                                     marker={"size": 18, "color": system_color(sysname)},
+                                     marker={"size": 18, "color": color, "symbol": symbol},
                                      hovertemplate=f"{esc(sysname)}: {accuracy} %{{y:.3f}}, %{{x:,.0f}} tokens"
                                                    "<extra></extra>"))
         # one layout update (add_annotation costs ~3 ms per label); x in log10 units on a log axis
@@ -143,8 +152,13 @@ def accuracy_tokens_scatter(results: dict[str, Any], accuracy: str = "f1",
         fig.update_yaxes(range=[ylo, yhi])
     fig.update_xaxes(title=tokens.replace("_", " ") + " (log scale)", type="log")
     fig.update_yaxes(title=accuracy)
-    fig.update_layout(showlegend=False)
-    return style(fig, f"{accuracy} vs {tokens.replace('_', ' ')}", height=380)
+    unlabelled = bool(points) and any(w is None for w in where)
+    fig = style(fig, f"{accuracy} vs {tokens.replace('_', ' ')}", height=380)
+    fig.update_layout(showlegend=unlabelled)  # a label left out: the legend names every point
+    if unlabelled:
+        fig.update_layout(legend={"orientation": "h", "x": 0.0, "xanchor": "left", "y": -0.3, "yanchor": "top"},
+                          height=380 + 26 * math.ceil(len(points) / 3), margin={"b": 60 + 26 * math.ceil(len(points) / 3)})
+    return fig
 
 
 def log_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 from memcore.viz.bench import MetricLook, category_names, systems_of
 from memcore.viz.safe import esc
 from memcore.viz.theme import style
-from memcore.viz.views import system_color
+from memcore.viz.views import series_looks
 
 __all__ = ["ci_cell", "citation_content_table", "disagreement_examples", "interval_chart",
            "interval_table"]
@@ -72,10 +72,13 @@ def interval_table(results: dict[str, Any], headline: Sequence[MetricLook]) -> p
 
 
 def interval_chart(results: dict[str, Any], metric: str = "f1") -> go.Figure:
-    """Per category and overall, each system's score with its 95% interval as an error bar (hover: n)."""
+    """Per category and overall, each system's score with its 95% interval as an error bar (hover: n), in the
+    system's colour as in every chart; a further variant of a system in a shade of it with its own marker
+    (views.series_looks), so no two series share a colour or a legend dot."""
     names = {**category_names(results), "overall": "overall"}
     fig = go.Figure()
     systems = systems_of(results)
+    looks = series_looks(systems)
     for i, (sysname, s) in enumerate(systems.items()):
         xs, ys, lo, hi, ns = [], [], [], [], []
         for key, label in names.items():
@@ -91,7 +94,7 @@ def interval_chart(results: dict[str, Any], metric: str = "f1") -> go.Figure:
             ns.append(ci.get("n", block.get("n")))
         fig.add_trace(go.Scatter(
             x=xs, y=ys, mode="markers", name=esc(sysname), customdata=ns, offsetgroup=str(i),
-            marker={"size": 9, "color": system_color(sysname)},
+            marker={"size": 9, "color": looks[sysname][0], "symbol": looks[sysname][1]},
             error_y={"type": "data", "symmetric": False, "array": hi, "arrayminus": lo, "thickness": 1.5, "width": 4},
             hovertemplate=f"{esc(sysname)} · %{{x}}: %{{y:.3f}} (n=%{{customdata}})<extra></extra>"))
     fig.update_layout(scattermode="group", legend={"orientation": "h", "y": -0.2})

@@ -27,12 +27,13 @@ def _candidates(w: float, h: float, r: float) -> list[tuple[float, float, bool]]
 
 def place_labels(points: list[tuple[float, float]], names: list[str], size: tuple[float, float] = (480, 250),
                  char_px: float = 9.5, line_px: float = 18, marker_px: float = 9, priority: list[float] | None = None,
-                 skip_crowded: bool = False) -> list[tuple[float, float, bool] | None]:
+                 skip_crowded: bool = False, inside: bool = False) -> list[tuple[float, float, bool] | None]:
     """Where to draw each point's label, for points scaled to 0..1 on both axes of a plot area of about `size`
     pixels: the pixel offset (dx right, dy up) of the label's centre from its point and whether it is set apart
     (to be drawn with a line back to it). Each label keeps off the labels placed before it, off every point and
     inside the plot, as close to its own point as it can; labels go in order of `priority` (default: the longest
-    first). With `skip_crowded`, a label that cannot be placed without overlap is None (left to the hover)."""
+    first). With `skip_crowded`, a label that cannot be placed without overlap is None (left to the hover); with
+    `inside` too, so is one that would leave the plot."""
     width, height = size
     px = [(x * width, y * height) for x, y in points]
     dots = [(x - marker_px, y - marker_px, x + marker_px, y + marker_px) for x, y in px]
@@ -57,7 +58,7 @@ def place_labels(points: list[tuple[float, float]], names: list[str], size: tupl
             return (1e6 if hits else 0) + hits + 1e3 * _outside(b, width, height) + (300 if closer else 0) + own
 
         best = min(_candidates(w, line_px, marker_px), key=cost)
-        if skip_crowded and cost(best) >= 1e6:
+        if skip_crowded and (cost(best) >= 1e6 or (inside and cost(best) >= 1e3)):
             continue
         out[i] = best
         cx, cy = x + best[0], y + best[1]

@@ -182,6 +182,38 @@ def system_color(system: str) -> str:
     return get_view(system).color
 
 
+SHADES = (0.0, -0.4, 0.45, -0.65, 0.7, -0.2, 0.25)  # a system's colour, then darker / lighter shades of it
+SYMBOLS = ("circle", "diamond", "square", "triangle-up", "cross", "star", "hexagon")  # one per shade
+
+
+def _shade(color: str, t: float) -> str:
+    """`color` (#RRGGBB) mixed with black (t < 0) or white (t > 0) by |t|; another colour form is returned as is."""
+    if len(color) != 7 or not color.startswith("#"):
+        return color
+    rgb = [int(color[i:i + 2], 16) for i in (1, 3, 5)]
+    end = 255 if t > 0 else 0
+    return "#" + "".join(f"{round(c + (end - c) * abs(t)):02X}" for c in rgb)
+
+
+def series_looks(names: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """Each series' (colour, marker symbol) in one chart: a system's own colour (system_color, as in every chart),
+    and for each further variant of the same system in `names` (`sys[alpha=0.3]` beside `sys`) a darker or lighter
+    shade of it with its own marker, so no two series look alike while a system's variants stay its family. A plain
+    system name keeps the system's colour itself; a shade another series already took is skipped."""
+    names = list(dict.fromkeys(names))
+    taken: set[str] = set()
+    out: dict[str, tuple[str, str]] = {}
+    for name in sorted(names, key=lambda n: (system_of(n) != n, names.index(n))):  # plain names first
+        base = system_color(name)
+        shades = [(i, _shade(base, t) if t else base) for i, t in enumerate(SHADES)]
+        # every shade taken (or a colour that cannot be shaded): the marker alone tells it apart
+        i, color = next(((i, c) for i, c in shades if c.upper() not in taken),
+                        (sum(1 for n in out if system_of(n) == system_of(name)), base))
+        taken.add(color.upper())
+        out[name] = (color, SYMBOLS[i % len(SYMBOLS)])
+    return {n: out[n] for n in names}
+
+
 def view_order(names: Iterable[str]) -> list[str]:
     """System names in display order (view rank, then name)."""
     return sorted(names, key=lambda n: (get_view(n).rank, n))

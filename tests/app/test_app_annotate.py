@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -83,3 +84,31 @@ def test_annotate_without_a_task_links_to_where_one_is_made(app_env):
     assert "No annotation task yet" in at.info[0].value
     link = at.get("page_link")[0].proto
     assert "annotation" in link.page and "Create a task" in link.label, link
+
+
+def test_results_tables_show_empty_cells_with_their_reason_not_none(task):
+    """Issue 37 minor 6: the rates table showed raw None in sd (one annotator) and in an annotator's rate column
+    (no label in that cell); empty cells read 'n<2' / '-' and the column help says why."""
+    t, ann = task
+    items = ann.items(t.task_id)
+    for it in items:
+        ann.label(t.task_id, it.item_id, "alice", "helpful")
+    ann.label(t.task_id, items[0].item_id, "bob", "not_helpful")  # bob labelled one cell only
+    at = AppTest.from_file(str(ROOT / "pages" / "annotation_results.py"), default_timeout=60).run()
+    assert not at.exception, at.exception
+    rates = next(d for d in at.dataframe if "sd" in d.value.columns)
+    shown = shown_cells(rates)
+    assert not any(v in (None, "None", "nan") for col in shown.columns for v in shown[col]), shown
+    assert "n<2" in set(shown["sd"]) and "-" in set(shown["rate · bob"])
+    assert "0.707" in set(shown["sd"])  # a spread of two annotators, as a number
+    assert "two or more annotators" in rates.proto.columns  # the column help (JSON of the column configuration)
+
+
+def shown_cells(frame: Any) -> Any:
+    """The cells of an AppTest dataframe as the page shows them: its styled display values where it has them."""
+    import pyarrow as pa
+
+    raw = frame.proto.arrow_data.styler.display_values
+    if not raw:
+        return frame.value.astype(object)
+    return pa.ipc.open_stream(raw).read_all().to_pandas()

@@ -25,6 +25,13 @@ def _warnings(at) -> list[str]:
     return [w.value.replace("\\", "") for w in at.warning]  # the Markdown escapes removed
 
 
+def _gold_labels(at) -> list[str]:
+    """The gold-label marks: one click away (issue 37 minor 9), in an expander holding the whole text."""
+    from ui.ask_view import GOLD_LABEL_HEAD
+
+    return [c.value.replace("\\", "") for e in at.expander if e.label == GOLD_LABEL_HEAD for c in e.caption]
+
+
 def test_ask_and_compare_cards_say_a_fallback_answered() -> None:
     # the flagship question: MemCoT's loop finds nothing and it answers from the whole conversation
     at = home_with_demo()
@@ -33,11 +40,30 @@ def test_ask_and_compare_cards_say_a_fallback_answered() -> None:
     _ask(at, FLAGSHIP)
     shown = _warnings(at)
     assert shown.count(FALLBACK_TEXT["full_conversation"]) == 1  # memcot's card only
-    assert shown.count(GOLD_LABEL_TEXT) == 1  # memcot's reader read the gold category; naive_rag's did not
+    assert _gold_labels(at) == [GOLD_LABEL_TEXT]  # memcot's reader read the gold category; naive_rag's did not
+    assert GOLD_LABEL_TEXT not in shown  # not a yellow box on the card: one click away
     at.switch_page("pages/compare.py").run()
     at.multiselect(key="cmp_systems").set_value(["memcot", "naive_rag"]).run()
     at.selectbox(key="cmp_q_pick").set_value(FLAGSHIP).run()
     _click(at, "Compare")
     assert not errors(at), errors(at)
     shown = _warnings(at)
-    assert shown.count(FALLBACK_TEXT["full_conversation"]) == 1 and shown.count(GOLD_LABEL_TEXT) == 1
+    assert shown.count(FALLBACK_TEXT["full_conversation"]) == 1 and _gold_labels(at) == [GOLD_LABEL_TEXT]
+
+
+def test_a_long_note_opens_with_its_first_clause_and_the_rest_one_click_away() -> None:
+    """Issue 37 minor 9: a ~100-word uncertainty formula opened xMemory's card; a long note shows its first clause,
+    the whole note one click away."""
+    from streamlit.testing.v1 import AppTest
+
+    def page() -> None:
+        from ui.ask_view import note_line
+
+        note_line("Stage II uncertainty: the reader gave no token logprobs (offline); used the " + "word " * 80)
+        note_line("a short note")
+
+    at = AppTest.from_function(page).run()
+    assert [e.label.replace("\\", "") for e in at.expander] == ["Note: Stage II uncertainty: the reader gave no token logprobs (offline)"]
+    assert at.expander[0].caption[0].value.count("word") == 80  # the whole note kept
+    captions = [c.value.replace("\\", "") for c in at.caption]
+    assert "Note: a short note" in captions  # a short note stays whole, on the card

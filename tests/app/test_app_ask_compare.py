@@ -205,3 +205,23 @@ def test_a_judge_that_fails_for_good_leaves_the_answer_not_judged(monkeypatch):
     assert v["correct"] is None and v["f1"] == 1.0 and "HTTP 500" in v["error"]
     line = ask_view.verdict_line(v)
     assert "not judged" in line and "HTTP 500" in line and "LLM judge" in line
+
+
+def test_asks_summary_fits_1280_px_with_the_fallback_column_and_the_rest_one_click_away():
+    """Issue 37 minor 15: the summary's 14 columns needed horizontal scrolling at 1280 px (a ~800 px main area)."""
+    import json
+
+    at = home_with_demo()
+    at.switch_page("pages/ask.py").run()
+    at = build(at, ["naive_rag"], "ask_systems")
+    _ask(at, FLAGSHIP)
+    table = next(d for d in at.dataframe if "fallback" in d.proto.column_order)  # the summary, as shown
+    shown = list(table.proto.column_order)
+    assert "fallback" in shown and "evidence recall" in shown and "answer" in shown
+    assert "latency ms" not in shown and len(shown) < len(table.value.columns)
+    widths = {c: w.get("width") for c, w in json.loads(table.proto.columns).items()}
+    assert all(isinstance(widths.get(c), int) for c in shown) and sum(widths[c] for c in shown) <= 800, widths
+    every = next(d for d in at.dataframe if hasattr(d.value, "columns") and "latency ms" in d.value.columns
+                 and not d.proto.column_order)  # the expander's full table
+    assert list(every.value.columns) == list(table.value.columns) and "latency ms" in every.value.columns
+    assert any(e.label.startswith("All columns (also retriever") for e in at.expander)

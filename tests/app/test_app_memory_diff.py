@@ -86,3 +86,26 @@ def test_a_run_pair_whose_construction_differs_links_to_the_memory_diff(app_env)
     assert not errors(at), errors(at)
     links = [el.proto.label for el in at.get("page_link")]
     assert "Memory diff: xmemory (run A) against xmemory[max_theme=4] (run B)" in links, links
+
+
+def test_replay_step_diff_starts_at_the_system_and_step_on_screen(app_env):
+    """Issue 37 minor 10: the diff opened on the first system from step 0 to the end whatever Replay showed; it
+    starts at the step on screen (previous -> current) and the system changing there, and names the metadata keys
+    that changed beside a text diff."""
+    at = home_with_demo()
+    at.switch_page("pages/replay.py").run()
+    at = build(at, ["naive_rag", "com", "xmemory"], "replay_systems")
+    at.slider(key="replay_step").set_value(17).run()
+    at.run()  # the page around the viewer
+    assert not errors(at), errors(at)
+    assert (at.number_input(key="md_from").value, at.number_input(key="md_to").value) == (16, 17)
+    assert at.selectbox(key="md_system").value == "xmemory"  # its theme is labelled at step 17; com has no event
+    body = texts(at)
+    assert "xmemory on demo from step 16 to step 17" in body
+    assert "also changed: metadata" not in body.replace("also changed: metadata.", "")  # keys named, never bare
+    at.number_input(key="md_from").set_value(10).run()  # picked by hand: kept while the step moves
+    at.slider(key="replay_step").set_value(30).run()
+    at.run()
+    assert (at.number_input(key="md_from").value, at.number_input(key="md_to").value) == (10, 17)
+    at.button(key="md_here").click().run()
+    assert (at.number_input(key="md_from").value, at.number_input(key="md_to").value) == (29, 30)

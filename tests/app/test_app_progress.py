@@ -74,3 +74,26 @@ def test_ask_and_compare_build_all_selected_with_one_click(page, key):
     assert all(wb.is_ingested(s, conv) for s in ["naive_rag", "com", "memcot"])
     at.run()
     assert not any(b.label.startswith("Build all selected") for b in at.button)
+
+
+def test_the_time_left_names_the_step_and_the_whole_bar():
+    """Issue 37 minor 2: the bar shows the whole build (3 systems) while the estimate was the current system's; the
+    text names both, and the whole build's estimate is the bar's remaining units at the build's rate."""
+    job = jobs.Job("j", "t", message="xmemory (system 2 of 3)", total=270)
+    job.done = 90
+    job.report("building memory", 0, 90, "turns")
+    job.step_started -= 40
+    job.first_report -= 40  # 40 s for 60 units: 1.5 units a second, in this system and in all
+    job.done = 150
+    job.report("building memory", 60, 90, "turns")
+    text = job.progress_text()
+    assert "about 20 s left in this step" in text  # 30 turns of this system at 1.5 a second
+    assert text.endswith("all: 56% done, about 1 min 20 s left")  # 120 units of the bar at 1.5 a second
+    assert job.fraction == 150 / 270
+    one = jobs.Job("k", "t", total=90)  # a one-step job: the step is the bar, one estimate
+    one.report("building memory", 0, 90, "turns")
+    one.step_started -= 10
+    one.first_report -= 10
+    one.done = 30
+    one.report("building memory", 30, 90, "turns")
+    assert one.progress_text() == "building memory: 30/90 turns · about 20 s left"

@@ -65,6 +65,11 @@ def test_a_query_time_change_renames_the_entry_highlights_the_field_and_keeps_th
     _field(at, "com", "beta").set_value("2").run()
     assert at.multiselect(key=KEY).value == ["com[beta=0.8]"]
     assert any("beta" in e.value and "paper default 0.5" in e.value.replace("\\", "") for e in at.error)
+    # issue 37 minor 12: the field does not keep the refused value while the variant keeps the last valid one
+    assert _field(at, "com", "beta").value == "0.8"
+    said = [e.value.replace("\\", "") for e in at.error]
+    assert any("'2' not applied" in e and "the field is back to 0.8" in e and "[0.0, 1.0]" in e for e in said), said
+    assert not at.warning or not any("Session State API" in w.value for w in at.warning)
     # back to the paper default: the name drops it
     at = at.run()
     _field(at, "com", "beta").set_value("0.5").run()

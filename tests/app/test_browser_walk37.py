@@ -85,7 +85,7 @@ def test_the_fallback_on_asks_summary_table(tmp_path):
         wait_text(page, "Tokens per question by stage", 300)
         main = page.locator("[data-testid='stMain']")
         # the data grid draws on a canvas; its cells sit in an accessible (hidden) table
-        table = main.locator("[data-testid='stDataFrame']", has_text="evidence recall").first  # the summary table
+        table = main.locator("[data-testid='stDataFrame']", has_text="recall").first  # the summary table
         table.get_by_text("whole conversation", exact=True).first.wait_for(state="attached", timeout=30_000)
         assert table.get_by_text("1/1 (fallback context)", exact=True).count() >= 1
         assert table.get_by_text("fallback", exact=True).count() >= 1  # the column

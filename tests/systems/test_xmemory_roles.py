@@ -101,6 +101,28 @@ def test_theme_label_is_the_summary_head() -> None:
     assert theme_label_of("one two three four five six seven eight nine ten").endswith("...")
 
 
+def test_a_colon_inside_a_word_stays_in_the_theme_label_and_its_hover() -> None:
+    """Issue 37 minor 13: 'javascript:alert' became 'javascript,alert' (the offline rule replaced every colon, as
+    the system read the label up to the first one). A label ends at a colon ending a word; others are kept, and the
+    hover escapes HTML without changing a character."""
+    from types import SimpleNamespace
+
+    from memcore.systems.xmemory.offline import offline_theme_summary
+    from memcore.systems.xmemory.view import hierarchy_sunburst
+
+    assert theme_label_of("meeting at 10:30: 2 fact(s) about meeting") == "meeting at 10:30"
+    assert theme_label_of("see https://x.org/a: 2 fact(s)") == "see https://x.org/a"
+    facts = ["Mel pasted javascript:alert(1) into the chat at 10:30", "Mel said javascript:alert(1) is a test",
+             "Mel tested javascript:alert links again"]
+    summary = offline_theme_summary({"facts": facts, "other_themes": ["Ana likes pottery", "Bob runs"]})
+    label = theme_label_of(summary)
+    assert "javascript:alert" in label and "," not in label, label
+    theme = SimpleNamespace(id="t1", kind="theme", text=summary, sources=[], metadata={"label": label + " <b>x</b>"})
+    fig = hierarchy_sunburst([theme])
+    hover = fig.data[0].hovertext[0]
+    assert "javascript:alert" in hover and "&lt;b&gt;x&lt;/b&gt;" in hover and "javascript,alert" not in hover
+
+
 # --------------------------------------------------------------------------- the named options
 def _roles(wb, conv) -> list[str]:
     return list(wb.llm_calls(system="xmemory", conv_id=conv.id, stage="construction")["role"])

@@ -61,3 +61,18 @@ def test_citation_content_disagreement_and_examples() -> None:
     assert t.loc["b", "cited, content absent"] == 10 and t.loc["a", "cited, content absent"] == 0
     ex = disagreement_examples(res, "b")
     assert list(ex["question_id"])[:2] == ["c1:q0", "c1:q3"] and len(ex) == 5
+
+
+def test_variants_of_one_system_get_their_own_colours_and_legend_dots() -> None:
+    """Issue 37 minor 1: every variant of one system was drawn in that system's colour (identical legend dots). A
+    plain system keeps its colour from every other chart; each further variant gets a shade of it and a marker."""
+    from memcore.viz.views import system_color
+
+    rows = [_row(s, i, 1.0, True) for s in ("com[beta=0.3]", "com", "com:no-apt", "recmem") for i in range(4)]
+    res = {"systems": aggregate(rows, judge=False, model="m", provider="offline"), "rows": rows}
+    fig = interval_chart(res, "f1")
+    looks = {tr.name: (tr.marker.color, tr.marker.symbol) for tr in fig.data}
+    assert len(looks) == 4 and len(set(looks.values())) == 4
+    assert len({c.upper() for c, _ in looks.values()}) == 4  # four colours, not one per system
+    assert looks["com"][0] == system_color("com") and looks["recmem"][0] == system_color("recmem")
+    assert len({sym for _, sym in looks.values() if sym != "circle"}) == 2  # each variant its own marker

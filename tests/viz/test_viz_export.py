@@ -109,3 +109,41 @@ def test_bundles_and_write(tmp_path):
     assert "multi-hop" in t3.columns and any(h == "Failures" for h, _ in s3)
     _, ev, s4 = replay_bundle({"com": build_replay("com", [], None, None, 3)})
     assert ev.empty and len(s4) == 3
+
+
+def test_scatter_labels_do_not_overlap_at_the_apps_size():
+    """Issue 37 minor 1: nine systems close together in half a 1280 px page had overlapping labels. Each label drawn
+    keeps off the others and off every point at the plot size the app draws (a label that cannot is left out, and
+    the legend then names every point)."""
+    import math
+
+    from memcore.viz.bench import SCATTER_PLOT_PX
+
+    pts = {"full_context": (3618, 0.473), "naive_rag": (883, 0.315), "naive_rag_session": (1935, 0.473),
+           "com": (412, 0.217), "recmem": (884, 0.262), "memcot": (3921, 0.420), "xmemory": (2600, 0.255),
+           "memweaver": (1375, 0.368), "recent_k": (670, 0.039)}
+    res = {"systems": {n: {"overall": {"f1": y, "n": 19}, "query_tokens_per_question": x} for n, (x, y) in pts.items()}}
+    fig = accuracy_tokens_scatter(res, look=metric_look("f1"))
+    (x0, x1), (y0, y1) = fig.layout.xaxis.range, fig.layout.yaxis.range
+    w, h = SCATTER_PLOT_PX
+
+    def px(x: float, y: float) -> tuple[float, float]:
+        return (x - x0) / (x1 - x0) * w, (y - y0) / (y1 - y0) * h
+
+    boxes = []
+    for a in fig.layout.annotations:
+        cx, cy = px(a.x, a.y)
+        if a.showarrow:
+            cx, cy = cx + a.ax, cy - a.ay
+        else:
+            cx, cy = cx + (a.xshift or 0), cy + (a.yshift or 0)
+        half = len(a.text) * 8.5 / 2  # a 15 px sans-serif label
+        boxes.append((a.text, cx - half, cy - 9, cx + half, cy + 9))
+    dots = [px(math.log10(x), y) for x, y in pts.values()]
+    for i, (t, left, b, r, top) in enumerate(boxes):
+        for t2, left2, b2, r2, top2 in boxes[i + 1:]:
+            assert min(r, r2) <= max(left, left2) or min(top, top2) <= max(b, b2), (t, t2)
+        for dx, dy in dots:  # nor over a point (markers 18 px wide)
+            assert not (left < dx + 9 and dx - 9 < r and b < dy + 9 and dy - 9 < top), (t, dx, dy)
+    drawn = {a.text for a in fig.layout.annotations}
+    assert fig.layout.showlegend is (drawn != set(pts))  # a point without its label: the legend names it

@@ -25,6 +25,7 @@ from memcore.systems.xmemory import trace as xtr
 from memcore.systems.xmemory import writing as xw
 from memcore.systems.xmemory.config import XMemoryConfig
 from memcore.systems.xmemory.fidelity import FIDELITY
+from memcore.systems.xmemory.offline import LABEL_END
 from memcore.systems.xmemory.stats import MECHANISM
 from memcore.types import MemoryItem, Question, Trace, Turn
 
@@ -66,8 +67,11 @@ def boundary_lane(llm: Any, cfg: XMemoryConfig, buffer: list[Turn], turns: list[
 
 
 def theme_label_of(summary: str, words: int = 8) -> str:
-    """A theme's short label: the summary's text before a colon, else its first sentence, at most 8 words."""
-    head = summary.split(":", 1)[0] if ":" in summary[:80] else summary.split(". ", 1)[0]
+    """A theme's short label: the summary's text before a colon that ends a word (": " or a final ":"; a colon
+    inside a word, as in "10:30" or "javascript:alert", is part of the label), else its first sentence, at most
+    8 words."""
+    end = LABEL_END.search(summary[:81])
+    head = summary[:end.start()] if end else summary.split(". ", 1)[0]
     toks = head.strip().rstrip(".").split()
     return " ".join(toks[:words]) + (" ..." if len(toks) > words else "")
 
@@ -212,7 +216,7 @@ class XMemorySystem(BaseSystem):
 
     def _relabel(self) -> None:
         """Summarise every changed theme (`xmemory_theme`, the paper's Theme Generation prompt); the label is
-        the summary's head (before a colon, at most 8 words). Independent of each other: asked at once."""
+        the summary's head (before a colon that ends a word, at most 8 words). Independent of each other: asked at once."""
         tids, M = self.memory.matrix("theme")
         pos = {t: i for i, t in enumerate(tids)}
         todo = [t for t in self.dirty if t in pos]

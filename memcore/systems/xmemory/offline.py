@@ -35,6 +35,7 @@ from memcore.text.dates import day_of
 from memcore.text.sentences import sentences
 from memcore.text.terms import terms
 
+LABEL_END = re.compile(r":(?:\s|$)")  # ends a theme's label in "label: summary"; a colon inside a word does not
 _STAMPED = re.compile(r"\[[^\]]*\] ")  # "[8 May, 2023] " before "Speaker: text" in a rendered turn (Turn.render)
 
 TRANSITIONS = ("by the way", "btw", "anyway", "speaking of", "changing topics", "change of topic",
@@ -136,14 +137,14 @@ def offline_theme_label(inputs: dict[str, Any]) -> dict[str, str]:
     if not facts:
         return {"label": "empty theme", "summary": ""}
     label = (theme_phrase(facts, kws) or ", ".join(kws)) if kws else " ".join(_words(facts[0])[:3]) or "misc"
-    label = label.replace(":", ",")  # the system reads the label up to the first colon
+    label = LABEL_END.sub(" -", label)  # the system reads the label up to a colon ending a word (": "); others stay
     best = max(facts, key=lambda f: (len(set(terms(f)) & set(kws)), -len(f)))
     short = best if len(best) <= 140 else best[:137].rstrip() + "..."
     return {"label": label, "summary": f"{len(facts)} fact(s) about {', '.join(kws) or label}, e.g. {short}"}
 
 
 def offline_theme_summary(inputs: dict[str, Any]) -> str:
-    """The theme summary as text, "label: summary" (the system takes the label before the colon)."""
+    """The theme summary as text, "label: summary" (the system takes the label before a colon ending a word, ": ")."""
     out = offline_theme_label(inputs)
     return f"{out['label']}: {out['summary']}" if out["summary"] else out["label"]
 

@@ -22,6 +22,7 @@ from memcore.viz.hierarchy import HNode, drill_figure
 from memcore.viz.parts import Block, Part, Row, Text
 from memcore.viz.replay import ReplayData
 from memcore.viz.safe import esc, shorten
+from memcore.viz.tables import explain_empty
 from memcore.viz.theme import HIT, MISS, kind_color, style
 from memcore.viz.views import ASK, REPLAY, ItemsAt, SystemView, register_view
 
@@ -198,6 +199,9 @@ def stage_one_tables(structure: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFr
     th = pd.DataFrame(structure.get("themes") or [], columns=tcols)
     se = pd.DataFrame([{**s, "episodes": ", ".join(s.get("episodes") or [])} for s in structure.get("semantics") or []],
                       columns=scols)
+    for df in (th, se):  # a candidate passed over has no pick order: "-" on the page, with why
+        explain_empty(df, {"pick_order": "The order in which Stage I picked it; '-': not picked (a candidate "
+                                          "passed over)."})
     return th, se
 
 
