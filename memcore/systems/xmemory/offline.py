@@ -137,7 +137,8 @@ def offline_theme_label(inputs: dict[str, Any]) -> dict[str, str]:
     if not facts:
         return {"label": "empty theme", "summary": ""}
     label = (theme_phrase(facts, kws) or ", ".join(kws)) if kws else " ".join(_words(facts[0])[:3]) or "misc"
-    label = LABEL_END.sub(" -", label)  # the system reads the label up to a colon ending a word (": "); others stay
+    # the system reads the label up to a colon ending a word (": " -> ", " as before); a colon inside a word stays
+    label = LABEL_END.sub(lambda m: "," + m.group(0)[1:], label)
     best = max(facts, key=lambda f: (len(set(terms(f)) & set(kws)), -len(f)))
     short = best if len(best) <= 140 else best[:137].rstrip() + "..."
     return {"label": label, "summary": f"{len(facts)} fact(s) about {', '.join(kws) or label}, e.g. {short}"}
