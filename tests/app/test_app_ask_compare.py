@@ -144,6 +144,10 @@ def test_replay_step_in_the_url_and_its_construction_calls(system):
     assert not errors(link), errors(link)
     assert link.session_state["replay_step"] == step
     assert f"LLM calls at this step ({int((calls['step'] == step).sum())})" in [e.label for e in link.expander]
+    # closed, the expander builds nothing (a step stays fast); opened, the calls' table and texts
+    assert not any(hasattr(d.value, "columns") and "completion tokens" in d.value.columns for d in link.dataframe)
+    link.session_state["rp_calls_open"] = True
+    link.run()
     table = next(d.value for d in link.dataframe
                  if hasattr(d.value, "columns") and "completion tokens" in d.value.columns)
     assert len(table) == int((calls["step"] == step).sum())
