@@ -209,3 +209,18 @@ def test_a_judge_that_fails_for_good_leaves_the_answer_not_judged(monkeypatch):
     assert v["correct"] is None and v["f1"] == 1.0 and "HTTP 500" in v["error"]
     line = ask_view.verdict_line(v)
     assert "not judged" in line and "HTTP 500" in line and "LLM judge" in line
+
+
+def test_ask_draws_only_the_open_system_tab_and_a_switch_draws_the_other():
+    at = home_with_demo()
+    at.switch_page("pages/ask.py").run()
+    at = build(at, ["naive_rag", "com"], "ask_systems")
+    at.multiselect(key="ask_systems").set_value(["naive_rag", "com"]).run()
+    _ask(at, FLAGSHIP)
+    headers = [m.value for m in at.markdown if "· retriever **" in m.value]
+    assert len(_summary(at)) == 2 and len(headers) == 1 and headers[0].startswith("**naive\\_rag**")
+    at.session_state["tab"] = "com"  # the user switches tabs: the page reruns with that tab open
+    at.run()
+    assert not errors(at), errors(at)
+    headers = [m.value for m in at.markdown if "· retriever **" in m.value]
+    assert len(headers) == 1 and headers[0].startswith("**com**")
