@@ -242,7 +242,8 @@ def ask_seconds(page, base: str, question: str) -> tuple[float, list[str]]:
     page.locator(ASK_DONE).first.wait_for(timeout=300_000)
     page.wait_for_function(READY, timeout=300_000, polling=50)
     secs = time.perf_counter() - t0
-    return secs, [t.inner_text() for t in page.locator("[data-testid='stTabs'] [role='tab']").all()]
+    outer = page.locator("[data-testid='stMain'] [data-testid='stTabs'] [role='tablist']").first  # not an answer's own tabs
+    return secs, [t.inner_text() for t in outer.locator("[role='tab']").all()]
 
 
 def on_store(store: Path, question: str, steps: int, visits_too: bool = True) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -12,6 +13,20 @@ from memcore.viz.parts import Block, Choice, Html, Part, Row, Text
 
 _TEXT = {"caption": st.caption, "info": st.info, "success": st.success, "warning": st.warning,
          "markdown": st.markdown}
+
+
+class Prebuilt(go.Figure):
+    """A figure given as the plain plotly dict memcore.viz built (and a cache keeps): st.plotly_chart sends it as it
+    is. A dict handed to st.plotly_chart is validated into a Figure on every call (seconds for a hierarchy of
+    thousands of nodes or a chart of every Replay step), a Figure deep-copied: either on every Replay step."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        super().__init__()
+        self._spec = spec
+
+    def to_dict(self) -> dict[str, Any]:
+        """The dict as given (st.plotly_chart serialises it; nothing else uses this figure)."""
+        return self._spec
 
 
 def render(blocks: Sequence[Block], key: str) -> None:

@@ -38,3 +38,31 @@ def test_items_at_a_step_equal_the_store_read_at_that_step(built, system):
             changed += before is not None and [i.id for i in got] != before
             before = [i.id for i in got]
     assert changed  # the memory changed along the replay: the comparison covered more than one state
+
+
+def test_prebuilt_figures_send_what_plotly_validation_would(built):
+    """Replay's cached charts and the hierarchy are handed to st.plotly_chart as prebuilt dicts (ui.render.Prebuilt):
+    the JSON sent equals what validating the same dict into a Figure sends."""
+    import json
+
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    from memcore.viz.replay import layer_counts_figure
+    from memcore.viz.views import get_view
+    from ui.hierarchy_view import drill_figure
+    from ui.render import Prebuilt
+
+    wb, conv = built
+    mem = wb.memory("xmemory", conv)
+    rd = state._replay.__wrapped__(mem, wb.store.uri, "offline", "xmemory", mem.space, conv.id, len(conv.turns) + 1,
+                                   -1, True)
+    step = len(conv.turns)
+    nodes = get_view("xmemory").levels(lambda k, at: state.items_at(mem, k, at), step)
+    assert nodes
+    specs = [layer_counts_figure({"xmemory": rd}).to_plotly_json(),
+             drill_figure(nodes, "xMemory hierarchy", highlight={nodes[-1].id}, as_dict=True),
+             drill_figure(nodes, "", as_dict=True)]
+    for spec in specs:
+        want = json.loads(pio.to_json(go.Figure(**spec).to_dict(), validate=False))
+        assert json.loads(pio.to_json(Prebuilt(spec), validate=False)) == want
