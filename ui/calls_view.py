@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -63,21 +64,23 @@ def calls_panel(records: Iterable[Any], key: str, provider: str = "") -> None:
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
-def _construction_calls(_mem: MemoryView, key: tuple, provider: str, ck_step: int) -> dict[int, pd.DataFrame]:
-    """The memory's construction calls by step (-1: none), read once per checkpoint: a resource, so a step's
-    lookup neither reads the store nor unpickles every call's prompt (callers only read the frames)."""
+def _construction_calls(_mem: MemoryView, key: tuple, provider: str, ck_step: int) -> pd.DataFrame:
+    """The memory's construction calls sorted by step (stable: a step's calls keep their order), read once per
+    checkpoint: a resource, so a step's lookup neither reads the store nor unpickles every call's prompt (callers
+    only read it)."""
     calls = _mem.llm_calls(stage="construction", provider=provider)
-    if not len(calls):
-        return {-1: calls}
-    return {-1: calls.iloc[:0], **{int(s): g for s, g in calls.groupby("step", sort=False)}}
+    return calls.sort_values("step", kind="stable") if len(calls) else calls
 
 
 def step_calls(wb: Workbench, conv: Conversation, system: str, step: int) -> pd.DataFrame:
     """The construction calls a system's ingest of `conv` made at one replay step (stored ledger rows)."""
     mem = state.memory_of(wb, system, conv)
     ck_step = state.ingest_status(wb, system, conv)[0]  # the checkpoint re-read at most every 2 s, not per step
-    by_step = _construction_calls(mem, mem.key, wb.llm.provider.name, ck_step)
-    return by_step.get(step, by_step[-1])
+    calls = _construction_calls(mem, mem.key, wb.llm.provider.name, ck_step)
+    if not len(calls):
+        return calls
+    steps = calls["step"].to_numpy(dtype=float)
+    return calls.iloc[int(np.searchsorted(steps, step, "left")):int(np.searchsorted(steps, step, "right"))]
 
 
 CALLS_OPEN = "rp_calls_open"  # the expander's state: its content runs only while it is open
