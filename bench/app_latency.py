@@ -230,11 +230,13 @@ def replay_end_steps(page, base: str, n_turns: int, steps: int) -> dict[str, lis
     return out
 
 
-def ask_seconds(page, base: str, question: str) -> tuple[float, list[str]]:
-    """Seconds from a click on Ask (the page's default systems) to every system's answer tab drawn, and the systems."""
+def ask_seconds(page, base: str, question: str, systems: str = "") -> tuple[float, list[str]]:
+    """Seconds from a click on Ask (the page's default systems, or `systems`, comma-separated) to every system's answer
+    tab drawn, and the systems."""
     from urllib.parse import quote
 
-    page.goto(f"{base}/ask?text={quote(question)}", wait_until="commit")
+    chosen = f"&systems={quote(systems)}" if systems else ""
+    page.goto(f"{base}/ask?text={quote(question)}{chosen}", wait_until="commit")
     page.get_by_role("button", name="Ask").first.wait_for(timeout=180_000)
     page.wait_for_function(READY, timeout=180_000, polling=50)
     t0 = time.perf_counter()
@@ -242,10 +244,11 @@ def ask_seconds(page, base: str, question: str) -> tuple[float, list[str]]:
     page.locator(ASK_DONE).first.wait_for(timeout=300_000)
     page.wait_for_function(READY, timeout=300_000, polling=50)
     secs = time.perf_counter() - t0
-    return secs, [t.inner_text() for t in page.locator("[data-testid='stTabs'] [role='tab']").all()]
+    outer = page.locator("[data-testid='stMain'] [data-testid='stTabs'] [role='tablist']").first  # not an answer's own tabs
+    return secs, [t.inner_text() for t in outer.locator("[role='tab']").all()]
 
 
-def on_store(store: Path, question: str, steps: int, visits_too: bool = True) -> None:
+def on_store(store: Path, question: str, steps: int, visits_too: bool = True, ask_systems: str = "") -> None:
     """The budgets on a store built beforehand (its single conversation): first visits, Replay at the end, Ask."""
     from memcore.settings import Settings
     from memcore.workbench import Workbench
@@ -258,7 +261,7 @@ def on_store(store: Path, question: str, steps: int, visits_too: bool = True) ->
         print("first visits:", {p: round(v, 2) for p, v in visits.items()}, flush=True)
         page = browser.new_page(viewport={"width": 1280, "height": 1000})
         ends = replay_end_steps(page, base, n, steps)
-        ask, systems = ask_seconds(page, base, question)
+        ask, systems = ask_seconds(page, base, question, ask_systems)
     print(f"load average now: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPU(s)")
     print("first visit in a fresh browser, warm server (goal <= 3 s):")
     for path, secs in visits.items():
@@ -283,10 +286,12 @@ def main() -> None:
     ap.add_argument("--question", default="When did I first set up the project, and what changed later?",
                     help="the free-text question Ask is timed with (--store)")
     ap.add_argument("--no-visits", action="store_true", help="(--store) skip the first visit to every page")
+    ap.add_argument("--ask-systems", default="", help="(--store) Ask with these systems, comma-separated (default: "
+                    "the page's picks: every built system)")
     args = ap.parse_args()
     os.environ["MEMCORE_EMBEDDER"] = args.embedder
     if args.store:
-        on_store(args.store.resolve(), args.question, min(args.steps, 5), not args.no_visits)
+        on_store(args.store.resolve(), args.question, min(args.steps, 5), not args.no_visits, args.ask_systems)
         return
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "store"

@@ -29,8 +29,10 @@ summary_table([answer_summary(s, a, q.evidence, verdicts[s]) for s, a in answers
 st.plotly_chart(cost_bar({s: a.usage for s, a in answers.items()}), key="ask_cost")
 st.caption("Tokens spent on this question per stage (retrieval-time LLM calls and the answer call). "
            "Construction cost is on the Replay page.")
-# ?tab= follows the open system tab (no rerun on a switch), so a link reopens that tab
+# ?tab= follows the open system tab, so a link reopens that tab; a switch reruns the page, which draws only the
+# open tab's panel (six systems' panels drawn at once made Ask slow)
 tabs = st.tabs(list(answers), key="tab", bind="query-params")
 for tab, (name, ans) in zip(tabs, answers.items(), strict=True):
-    with tab:
-        answer_panel(wb, conv, q, name, ans)
+    if tab.open is not False:
+        with tab:
+            answer_panel(wb, conv, q, name, ans)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -62,23 +63,38 @@ def calls_panel(records: Iterable[Any], key: str, provider: str = "") -> None:
                 wrap_lines=True, height=360)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@st.cache_resource(show_spinner=False, max_entries=16)
 def _construction_calls(_mem: MemoryView, key: tuple, provider: str, ck_step: int) -> pd.DataFrame:
-    return _mem.llm_calls(stage="construction", provider=provider)
+    """The memory's construction calls sorted by step (stable: a step's calls keep their order), read once per
+    checkpoint: a resource, so a step's lookup neither reads the store nor unpickles every call's prompt (callers
+    only read it)."""
+    calls = _mem.llm_calls(stage="construction", provider=provider)
+    return calls.sort_values("step", kind="stable") if len(calls) else calls
 
 
 def step_calls(wb: Workbench, conv: Conversation, system: str, step: int) -> pd.DataFrame:
     """The construction calls a system's ingest of `conv` made at one replay step (stored ledger rows)."""
     mem = state.memory_of(wb, system, conv)
-    ck = mem.checkpoint()
-    calls = _construction_calls(mem, mem.key, wb.llm.provider.name, ck["step"] if ck else -1)
-    return calls[calls["step"] == step] if len(calls) else calls
+    ck_step = state.ingest_status(wb, system, conv)[0]  # the checkpoint re-read at most every 2 s, not per step
+    calls = _construction_calls(mem, mem.key, wb.llm.provider.name, ck_step)
+    if not len(calls):
+        return calls
+    steps = calls["step"].to_numpy(dtype=float)
+    return calls.iloc[int(np.searchsorted(steps, step, "left")):int(np.searchsorted(steps, step, "right"))]
+
+
+CALLS_OPEN = "rp_calls_open"  # the expander's state: its content runs only while it is open
 
 
 def replay_step_calls(wb: Workbench, conv: Conversation, systems: list[str], step: int) -> None:
-    """An expander on Replay: the LLM calls each system made while ingesting this step's turn."""
+    """An expander on Replay: the LLM calls each system made while ingesting this step's turn (built only while
+    it is open: the waterfall and tables of every step would slow stepping)."""
     per = {s: step_calls(wb, conv, s, step) for s in systems}
-    with st.expander(f"LLM calls at this step ({sum(len(c) for c in per.values())})"):
+    box = st.expander(f"LLM calls at this step ({sum(len(c) for c in per.values())})", key=CALLS_OPEN,
+                      on_change="rerun")
+    if not box.open:
+        return
+    with box:
         pick = widgets.segmented("System", systems, "rp_calls_system", systems[0],
                                  format_func=lambda s: f"{s} ({len(per[s])})")
         calls_panel(per[pick].to_dict("records"), key=f"rp_calls_{pick}", provider=wb.provider_label)

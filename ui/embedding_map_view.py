@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import urlencode
 
+import pandas as pd
 import streamlit as st
 
 from memcore.eval.embedding_map import METHOD, METHODS, EmbeddingMap, embedding_map, mark_question
@@ -92,11 +93,28 @@ def map_panel(mem: MemoryView, conv: Conversation, key: str, wb: Workbench | Non
                    f"numbered by their position in the context. Crosses: the {NEAR} near-misses, the items most "
                    "similar to the question by cosine on the stored vectors that were not retrieved, numbered by "
                    "that rank. Distances on a 2-D map are approximate.")
+        table = marked_table(marks["points"])
+        st.dataframe(table, hide_index=True, height=min(38 + 35 * max(len(table), 1), 320), key=f"{key}_map_marked")
+        st.caption("The numbered points as a list (numbers can overlap where points crowd): retrieved by position in "
+                   "the context, then the near-misses by cosine rank, with each one's cosine to the question.")
         if marks["off_map"]:
             st.caption(f"{len(marks['off_map'])} retrieved id(s) are not items of this memory (raw turns) and are "
                        f"not on the map: {md_escape(', '.join(marks['off_map'][:10]))}"
                        + (" ..." if len(marks["off_map"]) > 10 else ""))
     return st.session_state.pop(target, None)
+
+
+def marked_table(points: pd.DataFrame) -> pd.DataFrame:
+    """The map's marked points as rows (mark, number, cosine to the question, kind, id, text): retrieved ones by
+    their position in the context, then the near-misses by cosine rank."""
+    cols = ["mark", "number", "cosine", "kind", "id", "text"]
+    if "mark" not in points:
+        return pd.DataFrame(columns=cols)
+    sel = points[points["mark"] != ""].copy()
+    sel["number"] = sel["rank"].astype(int)
+    sel["cosine"] = sel["similarity"].round(3) if "similarity" in sel else None
+    sel["order"] = (sel["mark"] != "retrieved").astype(int)
+    return sel.sort_values(["order", "number"], kind="stable")[cols]
 
 
 def open_in_explore(conv: Conversation, system: str, clicked: tuple[str, str] | None) -> None:

@@ -67,6 +67,21 @@ def _neighbourhood(sub: dict, choices: dict[str, str], key: str) -> None:
                     f"more than {EDGE_LABELS_MAX} relations: hover an edge for its name and time")
         st.caption(f"{len(ego['nodes'])} entities and {len(ego['edges'])} relations within {hops} hop(s){more}; "
                    f"{labelled}.")
+        table = edge_table(ego)
+        st.dataframe(table, hide_index=True, height=min(38 + 35 * max(len(table), 1), 320), key=f"{key}_ego_edges")
+        st.caption(f"Every relation drawn above ({len(table)}), newest first: the labels the graph leaves out where "
+                   "they would overlap are here, with their times.")
+
+
+def edge_table(sub: dict) -> pd.DataFrame:
+    """The relations of a drawn subgraph as rows (from, relation, to, time, step, id), newest step first: every
+    edge's label readable, whatever the graph had room for."""
+    names = {str(n["id"]): str(n.get("label") or n["id"]) for n in sub.get("nodes", [])}
+    rows = [{"from": names.get(str(e["source"]), str(e["source"])), "relation": str(e.get("rel", e.get("label", ""))),
+             "to": names.get(str(e["target"]), str(e["target"])), "time": str(e.get("time", "")),
+             "step": e.get("step"), "id": str(e.get("id", ""))} for e in sub.get("edges", [])]
+    df = pd.DataFrame(rows, columns=["from", "relation", "to", "time", "step", "id"])
+    return df.sort_values("step", ascending=False, kind="stable", na_position="last") if len(df) else df
 
 
 def _community(sub: dict, key: str) -> None:

@@ -12,6 +12,7 @@ import streamlit as st
 from memcore.viz.hierarchy import HNode, drill_figure, search
 from memcore.viz.views import ItemsAt, SystemView
 from ui import widgets
+from ui.render import Prebuilt
 
 HISTORY_EVENTS = ("created", "split", "merged", "moved", "updated", "superseded", "promoted", "deleted")
 MAX_MATCHES = 50
@@ -70,7 +71,7 @@ def drill(view: SystemView, system: str, items_at: ItemsAt, step: int, events: p
                             root_label="matches" if hits else "all", as_dict=True)
 
     fig = _cached(_FIGS, (memory, step, query.strip().lower(), hl, system), figure) if memory else figure()
-    st.plotly_chart(fig, key=f"{key}_drill")
+    st.plotly_chart(Prebuilt(fig), key=f"{key}_drill")  # built once per step: sent without validating it again
     st.caption("Two levels at a time: click a region to drill into it (themes → facts → episodes → turns), the "
                "bar above climbs back. The number after a label counts its children (e.g. 4 facts); at most 18 regions per "
                "level, the rest in \"N more\" (click it); hover for the full text."

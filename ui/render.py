@@ -16,6 +16,20 @@ _TEXT = {"caption": st.caption, "info": st.info, "success": st.success, "warning
          "markdown": st.markdown}
 
 
+class Prebuilt(go.Figure):
+    """A figure given as the plain plotly dict memcore.viz built (and a cache keeps): st.plotly_chart sends it as it
+    is. A dict handed to st.plotly_chart is validated into a Figure on every call (seconds for a hierarchy of
+    thousands of nodes or a chart of every Replay step), a Figure deep-copied: either on every Replay step."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        super().__init__()
+        self._spec = spec
+
+    def to_dict(self) -> dict[str, Any]:
+        """The dict as given (st.plotly_chart serialises it; nothing else uses this figure)."""
+        return self._spec
+
+
 def render(blocks: Sequence[Block], key: str) -> None:
     """Draw blocks in order; `key` prefixes the keys of their charts and pickers (unique per view on a page)."""
     for i, b in enumerate(blocks):

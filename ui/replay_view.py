@@ -9,6 +9,7 @@ from memcore.types import Conversation
 from memcore.viz.replay import ReplayData, cumulative_cost_figure, event_strip_figure, layer_counts_figure
 from memcore.workbench import Workbench
 from ui import calls_view, growth, state, timeline_view, widgets
+from ui.render import Prebuilt
 
 STEP = "replay_step"
 PLAYING = "replay_playing"
@@ -124,16 +125,16 @@ def _step_body(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], s
     view = widgets.segmented("View", VIEWS, "rp_view", VIEWS[0])
     sig = _sig(wb, conv, data)
     if view == VIEWS[0]:
-        st.plotly_chart(_fig("layers", sig, data, step), key="rp_layers")
+        st.plotly_chart(Prebuilt(_fig("layers", sig, data, step)), key="rp_layers")
         st.caption("Items alive in each memory layer at every step (from stored item versions): one colour per "
                    "system, one dash style per memory kind. The dashed line is the current step.")
     elif view == VIEWS[1]:
         metric = widgets.segmented("Show", ["tokens", "calls"], "rp_metric", "tokens")
-        st.plotly_chart(_fig(f"cost-{metric}", sig, data, step), key="rp_cost")
+        st.plotly_chart(Prebuilt(_fig(f"cost-{metric}", sig, data, step)), key="rp_cost")
         notes = {note for rd in data.values() for note in rd.notes}
         st.caption("Cumulative LLM usage while building memory (stage = construction). " + " ".join(notes))
     elif view == VIEWS[2]:
-        st.plotly_chart(_fig("events", sig, data, step), key="rp_events")
+        st.plotly_chart(Prebuilt(_fig("events", sig, data, step)), key="rp_events")
         st.caption("What each system did at every step: created, merged, split, moved, promoted…")
     elif view == VIEWS[3]:
         timeline_view.chart(data, sig, step, max(rd.n_steps for rd in data.values()), STEP)

@@ -10,6 +10,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -277,14 +278,22 @@ def replay_data(wb: Workbench, system: str, conv: Conversation) -> ReplayData:
                    ck["step"] if ck else -1, wb.llm.is_offline)
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def _items_at(_mem: MemoryView, key: tuple[str, str, str], kind: str, step: int) -> list:
-    return _mem.items(kind, at_step=step, with_vectors=False)
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _kind_versions(_mem: MemoryView, key: tuple[str, str, str], kind: str, ck_step: int) -> tuple[list, Any, Any]:
+    """Every stored version of one kind (no vectors), read once per memory and checkpoint: (items, valid_from,
+    valid_to). A resource (never pickled): items_at hands out the same MemoryItem objects, which views only read."""
+    items, valid_to = _mem.kind_versions(kind)
+    return items, np.array([it.updated_step for it in items], dtype=np.int64), valid_to
 
 
 def items_at(mem: MemoryView, kind: str, step: int) -> list:
-    """Items of one kind as they were at a step (for growth views; cached per memory, kind and step)."""
-    return _items_at(mem, mem.key, kind, step)
+    """Items of one kind as they were at a step (for growth views): the versions alive at the step (valid_from <=
+    step < valid_to) out of the kind's versions read once per memory and checkpoint, in the store's order (what
+    `mem.items(kind, at_step=step)` reads, without a read per step)."""
+    ck_step = _status(mem, mem.store.uri, mem.space, mem.conv_id)[0]
+    items, valid_from, valid_to = _kind_versions(mem, mem.key, kind, ck_step)
+    alive = np.flatnonzero((valid_from <= step) & (valid_to > step))
+    return [items[i] for i in alive]
 
 
 # ---------------------------------------------------------------------- answers

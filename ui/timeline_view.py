@@ -16,6 +16,7 @@ from memcore.viz.timeline import (
     timeline_figure,
     timeline_frame,
 )
+from ui.render import Prebuilt
 
 KEY = "rp_timeline"
 _FRAMES: dict[tuple, pd.DataFrame] = {}
@@ -87,7 +88,7 @@ def chart(data: dict[str, ReplayData], sig: tuple, step: int, n: int, step_key: 
     if not systems or not kinds:
         st.caption("Pick at least one system and one event kind to draw the timeline.")
         return
-    st.plotly_chart(_figure(sig, frame, n, systems, kinds, step), key=KEY, on_select=lambda: _jump(step_key, n),
+    st.plotly_chart(Prebuilt(_figure(sig, frame, n, systems, kinds, step)), key=KEY, on_select=lambda: _jump(step_key, n),
                     selection_mode="points", config={"displayModeBar": False})
     st.caption("One row per system and event kind, a tick at every step holding such events (taller: more). "
                "Click a tick to go to its step; the dashed line is the current step.")

@@ -68,8 +68,24 @@ class ItemsPart:
         name = f"mem_{kind}"
         if not self.tables.has(name):
             return []
-        df = self.tables.df(name, where=at_filter(space, conv_id, at_step))
+        df = self.tables.df(name, where=at_filter(space, conv_id, at_step),
+                            columns=None if with_vectors else self._columns_but_vector(name))
         return [row_item(r, with_vectors) for r in df.to_dict("records")]
+
+    def _columns_but_vector(self, name: str) -> list[str]:
+        """The table's columns without its vector (a read that does not need vectors skips them)."""
+        return [c for c in self.tables.table(name).schema.names if c != "vector"]
+
+    def kind_versions(self, space: str, conv_id: str, kind: str) -> tuple[list[MemoryItem], np.ndarray]:
+        """Every stored version of one kind's items (no vectors), in the table's order, with each version's
+        valid_to: the versions alive at step s are those with updated_step <= s < valid_to, in the order
+        `items(..., at_step=s)` gives them (one read serves every step)."""
+        name = f"mem_{kind}"
+        if not self.tables.has(name):
+            return [], np.zeros(0, dtype=np.int64)
+        df = self.tables.df(name, where=f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)}",
+                            columns=self._columns_but_vector(name))
+        return [row_item(r, False) for r in df.to_dict("records")], df["valid_to"].to_numpy(dtype=np.int64)
 
     def item_history(self, space: str, conv_id: str, kind: str, item_id: str) -> list[MemoryItem]:
         """Every stored version of one item, oldest first."""

@@ -42,6 +42,11 @@ class MemoryView:
         """Current items of one kind (or as they were at `at_step`)."""
         return self.store.items(self.space, self.conv_id, kind, at_step=at_step, with_vectors=with_vectors)
 
+    def kind_versions(self, kind: str) -> tuple[list[MemoryItem], Any]:
+        """Every stored version of one kind (no vectors) and each one's valid_to (a numpy array): the items at
+        step s are the versions with updated_step <= s < valid_to, in `items(kind, at_step=s)`'s order."""
+        return self.store.kind_versions(self.space, self.conv_id, kind)
+
     def kind_counts(self, at_step: int | None = None) -> dict[str, int]:
         """Number of current items per kind (or at `at_step`)."""
         return self.store.kind_counts(self.space, self.conv_id, at_step)

@@ -49,15 +49,23 @@ def stem(word: str) -> str:
     return porter_stemmer().stem(IRREGULAR.get(word, word))
 
 
+_CLITIC = re.compile(r"'(s|re|ve|ll|d|m)$")
+_PARTS = re.compile(r"[-']")
+
+
+@lru_cache(maxsize=65536)
+def _word_stems(w: str) -> tuple[str, ...]:
+    """The stems one content word contributes (none for "n't" forms; "well-known" -> two)."""
+    if w.endswith("n't"):
+        return ()
+    return tuple(stem(part) for part in _PARTS.split(_CLITIC.sub("", w)) if len(part) > 1 and part not in STOPWORDS)
+
+
 def stems(text: str) -> list[str]:
     """Stems of the content words of a text, in order ("painted pots" -> ["paint", "pot"])."""
-    out = []
+    out: list[str] = []
     for w in terms(text.replace("\u2019", "'")):
-        if w.endswith("n't"):
-            continue
-        for part in re.split(r"[-']", re.sub(r"'(s|re|ve|ll|d|m)$", "", w)):
-            if len(part) > 1 and part not in STOPWORDS:
-                out.append(stem(part))
+        out.extend(_word_stems(w))
     return out
 
 

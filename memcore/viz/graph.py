@@ -232,6 +232,7 @@ def relation_subgraph(entities: Iterable[Any], relations: Iterable[Any], highlig
             continue
         when = f" ({m['time']})" if m.get("time") else ""
         edges.append({"source": src, "target": tgt, "label": f"{m.get('rel', '')}{when}", "title": f"{r.text}{when}",
+                      "rel": str(m.get("rel", "")), "time": str(m.get("time") or ""),
                       "highlight": r.id in hl, "role": "new" if r.id in hl else "", "id": r.id,
                       "step": getattr(r, "created_step", None)})
         for end, label in ((src, m.get("src", src)), (tgt, m.get("tgt", tgt))):

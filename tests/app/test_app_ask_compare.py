@@ -144,6 +144,10 @@ def test_replay_step_in_the_url_and_its_construction_calls(system):
     assert not errors(link), errors(link)
     assert link.session_state["replay_step"] == step
     assert f"LLM calls at this step ({int((calls['step'] == step).sum())})" in [e.label for e in link.expander]
+    # closed, the expander builds nothing (a step stays fast); opened, the calls' table and texts
+    assert not any(hasattr(d.value, "columns") and "completion tokens" in d.value.columns for d in link.dataframe)
+    link.session_state["rp_calls_open"] = True
+    link.run()
     table = next(d.value for d in link.dataframe
                  if hasattr(d.value, "columns") and "completion tokens" in d.value.columns)
     assert len(table) == int((calls["step"] == step).sum())
@@ -225,3 +229,18 @@ def test_asks_summary_fits_1280_px_with_the_fallback_column_and_the_rest_one_cli
                  and not d.proto.column_order)  # the expander's full table
     assert list(every.value.columns) == list(table.value.columns) and "latency ms" in every.value.columns
     assert any(e.label.startswith("All columns (also retriever") for e in at.expander)
+
+
+def test_ask_draws_only_the_open_system_tab_and_a_switch_draws_the_other():
+    at = home_with_demo()
+    at.switch_page("pages/ask.py").run()
+    at = build(at, ["naive_rag", "com"], "ask_systems")
+    at.multiselect(key="ask_systems").set_value(["naive_rag", "com"]).run()
+    _ask(at, FLAGSHIP)
+    headers = [m.value for m in at.markdown if "· retriever **" in m.value]
+    assert len(_summary(at)) == 2 and len(headers) == 1 and headers[0].startswith("**naive\\_rag**")
+    at.session_state["tab"] = "com"  # the user switches tabs: the page reruns with that tab open
+    at.run()
+    assert not errors(at), errors(at)
+    headers = [m.value for m in at.markdown if "· retriever **" in m.value]
+    assert len(headers) == 1 and headers[0].startswith("**com**")

@@ -57,3 +57,11 @@ def test_ask_map_marks_retrieved_items_and_near_misses(app_env):
     ranks = sorted(int(r) for r in by_name[RETRIEVED]["text"])
     assert ranks == list(range(1, len(ranks) + 1))  # positions in the context (all of it is on the map)
     assert "Rings: the" in texts(at)
+    # every number on the map is listed beside it, readable where points crowd
+    table = next(d.value for d in at.dataframe if list(getattr(d.value, "columns", [])) ==
+                 ["mark", "number", "cosine", "kind", "id", "text"])
+    numbered = [(kind, int(r), i) for kind in (RETRIEVED, NEAR_MISS)
+                for r, i in zip(by_name[kind]["text"], (row[0] for row in by_name[kind]["customdata"]), strict=True)]
+    assert list(zip(table["number"], table["id"], strict=True)) == \
+        sorted(((r, i) for k, r, i in numbered if k == RETRIEVED)) + sorted(((r, i) for k, r, i in numbered if k != RETRIEVED))
+    assert list(table["mark"]) == ["retrieved"] * len(retrieved) + ["near-miss"] * len(misses)

@@ -31,6 +31,19 @@ def test_ego_graph_in_explore_and_replay(tmp_path, monkeypatch):
     ego.set_value(ego.options[1]).run()
     assert not at.exception and len(at.get("iframe")) == 1
     assert any("within 1 hop(s)" in c.value for c in at.caption)
+    # every relation drawn is listed with its name and time (the graph drops labels that would overlap)
+    edges = next(d.value for d in at.dataframe if list(getattr(d.value, "columns", [])) ==
+                 ["from", "relation", "to", "time", "step", "id"])
+    ent = at.selectbox(key="ex_ego").value
+    mem = wb.memory("memweaver", conv)
+    rels = [r for r in mem.items("relation", with_vectors=False)
+            if ent in (r.metadata.get("src_id"), r.metadata.get("tgt_id"))]
+    shown = [r for r in rels if r.id in set(edges["id"])]  # the picked entity's relations drawn (<= 40 neighbours)
+    assert shown and len(edges) == int(next(c.value for c in at.caption if "within 1 hop(s)" in c.value)
+                                       .split(" relations")[0].split()[-1])
+    row = edges.set_index("id").loc[shown[0].id]
+    assert row["relation"] == shown[0].metadata.get("rel", "") and row["time"] == str(shown[0].metadata.get("time") or "")
+    assert list(edges["step"]) == sorted(edges["step"], reverse=True)
     at.switch_page("pages/replay.py").run()
     at.multiselect(key="replay_systems").set_value(["memweaver"]).run()
     at.slider(key="replay_step").set_value(len(conv.turns) // 2).run()

@@ -93,3 +93,22 @@ def test_path_nodes_mark_picked_and_included_only():
     labels = {n.id: n.label for n in nodes}
     assert labels["s1"].startswith("Maya ran") and labels["s2"].startswith("Maya likes pasta")
     assert "ep3" not in labels and "(not included)" in labels["ep2"]
+
+
+def test_the_cached_layout_equals_the_styled_figure_layout():
+    """drill_figure(as_dict=True) reuses one validated layout per height (a Replay step draws one): it equals the
+    layout styling a fresh figure gives, for any title."""
+    import plotly.graph_objects as go
+
+    from memcore.viz.theme import style
+
+    nodes = [HNode("t1", "", "theme", "a theme"), HNode("f1", "t1", "fact", "a fact", kind="semantic")]
+    for title in ("", "xMemory hierarchy: 1 themes", "<b>not bold</b> & more"):
+        for height in (600, 420):
+            fresh = style(go.Figure(), title, height=height)
+            fresh.update_layout(uniformtext={"minsize": 11, "mode": "show"}, hoverlabel={"align": "left", "font_size": 13})
+            want = {k: v for k, v in fresh.to_plotly_json()["layout"].items() if v != {}}  # no empty title object
+            got = drill_figure(nodes, title, height=height, as_dict=True)["layout"]
+            assert got == want
+            got["title"] = "changed"  # each call gets its own copy
+            assert drill_figure(nodes, title, height=height, as_dict=True)["layout"] == want

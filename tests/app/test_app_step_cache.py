@@ -1,0 +1,68 @@
+"""Replay's per-step reads come from caches (issue 35, budgets): what a cached step shows equals what reading the
+store at that step shows."""
+
+from __future__ import annotations
+
+import pytest
+
+from memcore.embed import HashingEmbedder
+from memcore.settings import Settings
+from memcore.workbench import Workbench
+from ui import state
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    store = tmp_path_factory.mktemp("stepcache") / "store"
+    wb = Workbench(Settings(store_uri=str(store), llm_provider="offline", embedder="hashing"), embedder=HashingEmbedder())
+    conv = wb.load_demo()
+    for s in ("xmemory", "memweaver"):
+        wb.ingest(s, conv)
+    return wb, conv
+
+
+@pytest.mark.parametrize("system", ["xmemory", "memweaver"])
+def test_items_at_a_step_equal_the_store_read_at_that_step(built, system):
+    wb, conv = built
+    mem = wb.memory(system, conv)
+    kinds = list(mem.kind_counts())
+    assert kinds
+    changed = 0
+    for kind in kinds:
+        before = None
+        for step in range(0, len(conv.turns) + 2):
+            want = mem.items(kind, at_step=step, with_vectors=False)
+            got = state.items_at(mem, kind, step)
+            assert [(i.id, i.updated_step, i.text, i.metadata, i.sources, i.turn_ids) for i in got] == \
+                   [(i.id, i.updated_step, i.text, i.metadata, i.sources, i.turn_ids) for i in want], (kind, step)
+            changed += before is not None and [i.id for i in got] != before
+            before = [i.id for i in got]
+    assert changed  # the memory changed along the replay: the comparison covered more than one state
+
+
+def test_prebuilt_figures_send_what_plotly_validation_would(built):
+    """Replay's cached charts and the hierarchy are handed to st.plotly_chart as prebuilt dicts (ui.render.Prebuilt):
+    the JSON sent equals what validating the same dict into a Figure sends."""
+    import json
+
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    from memcore.viz.replay import layer_counts_figure
+    from memcore.viz.views import get_view
+    from ui.hierarchy_view import drill_figure
+    from ui.render import Prebuilt
+
+    wb, conv = built
+    mem = wb.memory("xmemory", conv)
+    rd = state._replay.__wrapped__(mem, wb.store.uri, "offline", "xmemory", mem.space, conv.id, len(conv.turns) + 1,
+                                   -1, True)
+    step = len(conv.turns)
+    nodes = get_view("xmemory").levels(lambda k, at: state.items_at(mem, k, at), step)
+    assert nodes
+    specs = [layer_counts_figure({"xmemory": rd}).to_plotly_json(),
+             drill_figure(nodes, "xMemory hierarchy", highlight={nodes[-1].id}, as_dict=True),
+             drill_figure(nodes, "", as_dict=True)]
+    for spec in specs:
+        want = json.loads(pio.to_json(go.Figure(**spec).to_dict(), validate=False))
+        assert json.loads(pio.to_json(Prebuilt(spec), validate=False)) == want
