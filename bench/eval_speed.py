@@ -37,7 +37,8 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CONV26 = ROOT.parent / "shared" / "datasets" / "locomo" / "conv-26.json"
+_LOCOMO = Path("shared") / "datasets" / "locomo" / "conv-26.json"  # beside the checkout (a worktree: further up)
+CONV26 = next((p / _LOCOMO for p in ROOT.parents if (p / _LOCOMO).is_file()), ROOT.parent / _LOCOMO)
 TABLE_METHODS = ("add", "update", "delete", "merge_insert", "search", "count_rows", "checkout_latest", "checkout",
                  "to_pandas", "to_arrow", "head", "create_index", "create_scalar_index", "create_fts_index",
                  "optimize", "list_indices", "take_offsets", "take_row_ids")
