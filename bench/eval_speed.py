@@ -13,6 +13,12 @@ classes in the child) by phase, plus the calls per commit batch. The "loaded" ph
 busy processes (pure Python loops, at the bench's own niceness) for the duration of the child, so
 the loaded/quiet ratio is measured in one run under the same conditions. `uptime` is recorded
 before and after every phase: other users of the machine add to both phases.
+
+The floor (issue 38): in the same child, before the eval, the least work any dense system's eval must do,
+embedding every turn of the conversation once, uncached, with MiniLM on one thread (MiniLMEmbedder(threads=1):
+batched by token count, as the eval embeds). Each phase prints its total wall (model load included) and CPU
+seconds as multiples of the floor's: the ratio divides by work measured under the same load, so it moves less
+with the machine than the seconds do (the goal: <= 15x).
 """
 
 from __future__ import annotations
@@ -31,7 +37,8 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CONV26 = ROOT.parent / "shared" / "datasets" / "locomo" / "conv-26.json"
+_LOCOMO = Path("shared") / "datasets" / "locomo" / "conv-26.json"  # beside the checkout (a worktree: further up)
+CONV26 = next((p / _LOCOMO for p in ROOT.parents if (p / _LOCOMO).is_file()), ROOT.parent / _LOCOMO)
 TABLE_METHODS = ("add", "update", "delete", "merge_insert", "search", "count_rows", "checkout_latest", "checkout",
                  "to_pandas", "to_arrow", "head", "create_index", "create_scalar_index", "create_fts_index",
                  "optimize", "list_indices", "take_offsets", "take_row_ids")
@@ -103,6 +110,20 @@ class Clock:
             setattr(cls, name, counted)
 
 
+def measure_floor(conv_path: str) -> dict:
+    """The one-thread MiniLM floor: wall and CPU seconds to embed every turn of the conversation once, uncached
+    (MiniLMEmbedder(threads=1); the model is loaded before, not timed)."""
+    from memcore.datasets import load_dataset
+    from memcore.embed import MiniLMEmbedder
+
+    texts = [t.embed_text for c in load_dataset(conv_path, "locomo") for t in c.turns]
+    emb = MiniLMEmbedder(threads=1)
+    emb.embed(["warm up the floor"])
+    t, cpu = time.perf_counter(), time.process_time()
+    emb.embed(texts)
+    return {"wall": time.perf_counter() - t, "cpu": time.process_time() - cpu, "texts": len(texts)}
+
+
 def child(args: argparse.Namespace) -> dict:
     """Run the eval once in this process and return its measurements."""
     os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", MEMCORE_LLM_PROVIDER="offline")
@@ -165,8 +186,11 @@ def child(args: argparse.Namespace) -> dict:
                                 embedder=args.embedder)
     t0 = time.perf_counter()
     clock.switch("shared: model load")
+    floor_s = 0.0
     wb = Workbench(settings)
     wb.embedder.embed(["warm up"])  # loads the model (the CLI preloads it too)
+    clock.switch("floor")
+    floor = measure_floor(args.conv) if args.embedder == "minilm" and not args.demo else None
     clock.switch("setup")
     if args.demo:  # what the app's "build all systems" does: ingest every system on the demo conversation
         from memcore.systems import load_all
@@ -182,10 +206,12 @@ def child(args: argparse.Namespace) -> dict:
     res = runner.run_eval(settings, "locomo", args.conv, args.systems.split(",") if args.systems != "all" else "all",
                    limit=args.limit, workbench=wb)
     clock.switch("end")
+    floor_s = clock.seconds.get("floor", 0.0)
     rows = sorted(wb.store.results(res["run_id"], traces=False), key=lambda r: (r["system"], r["question_id"]))
     digest = hashlib.sha256(json.dumps([(r["system"], r["question_id"], r["prediction"], r["context_turn_ids"],
                                          r["f1"]) for r in rows]).encode()).hexdigest()[:16]
-    return {"wall": time.perf_counter() - t0, "seconds": dict(clock.seconds), "cpu": dict(clock.cpu), "calls": dict(clock.calls),
+    return {"wall": time.perf_counter() - t0 - floor_s, "seconds": dict(clock.seconds), "cpu": dict(clock.cpu),
+            "calls": dict(clock.calls), "floor": floor,
             "call_s": dict(clock.call_s), "commit_s": dict(clock.commit_s), "methods": dict(clock.methods),
             "commits": dict(clock.commits), "commit_calls": dict(clock.commit_calls),
             "commit_methods": dict(clock.commit_methods), "questions": res["questions_done"],
@@ -219,7 +245,7 @@ def run_phase(args: argparse.Namespace, loaded: bool) -> dict:
 def report(phases: dict[str, dict]) -> None:
     """Print seconds and LanceDB calls per phase step, side by side, and the loaded/quiet ratios."""
     names = list(phases)
-    seen = dict.fromkeys(k for r in phases.values() for k in r["seconds"] if k not in ("setup", "end"))
+    seen = dict.fromkeys(k for r in phases.values() for k in r["seconds"] if k not in ("setup", "end", "floor"))
     rows = sorted(seen, key=lambda k: not k.startswith("shared"))  # stable: the systems in run order
     print(f"{'step':34s}" + "".join(f"{n + ' s':>12s}{'cpu s':>8s}{'calls':>8s}" for n in names)
           + ("   loaded/quiet" if len(names) == 2 else ""))
@@ -231,10 +257,17 @@ def report(phases: dict[str, dict]) -> None:
             line += f"   {vals[1] / vals[0]:6.2f}"
         print(line)
     walls = [phases[n]["wall"] for n in names]
+    cpus = [sum(v for k, v in phases[n].get("cpu", {}).items() if k != "floor") for n in names]
     print(f"{'total (wall, incl. model load)':34s}"
-          + "".join(f"{w:12.2f}{sum(phases[n].get('cpu', {}).values()):8.2f}{sum(phases[n]['calls'].values()):8d}"
-                    for w, n in zip(walls, names, strict=True))
+          + "".join(f"{w:12.2f}{c:8.2f}{sum(phases[n]['calls'].values()):8d}"
+                    for w, c, n in zip(walls, cpus, names, strict=True))
           + (f"   {walls[1] / walls[0]:6.2f}" if len(names) == 2 else ""))
+    for n, w, c in zip(names, walls, cpus, strict=True):
+        f = phases[n].get("floor")
+        if f:
+            print(f"[{n}] floor (one-thread MiniLM, {f['texts']} turns embedded once, uncached): {f['wall']:.2f} s wall, "
+                  f"{f['cpu']:.2f} s CPU; the eval is {w / f['wall']:.1f}x the floor (wall), {c / f['cpu']:.1f}x (CPU)"
+                  f"; goal <= 15x")
     for n in names:
         r = phases[n]
         per = {s: round(r["commit_calls"].get(s, 0) / c, 1) for s, c in r["commits"].items() if c}

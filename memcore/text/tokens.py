@@ -15,9 +15,19 @@ def _encoding(name: str) -> quicktok.Tokenizer:
 
 
 def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
-    """Number of tokens in `text` under the given OpenAI encoding (cl100k_base by default)."""
+    """Number of tokens in `text` under the given OpenAI encoding (cl100k_base by default). Remembered for the
+    last COUNT_CACHE texts: an eval counts the same turns and items again for every question's row (conv-26
+    with every system: 77K counts of a few thousand texts)."""
     if not text:
         return 0
+    return _count(text, encoding)
+
+
+COUNT_CACHE = 8192
+
+
+@lru_cache(maxsize=COUNT_CACHE)
+def _count(text: str, encoding: str) -> int:
     return len(_encoding(encoding).encode_ordinary(text))
 
 
