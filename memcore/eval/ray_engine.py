@@ -52,7 +52,7 @@ TASK_UNIT = "auto"
 ENV_PASSED = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")  # workers embed offline like the driver
 # The local Ray's workers run at this niceness. Ray's default, 15, keeps its driver responsive; here the
 # workers do all the work, and on a shared machine nice-15 workers starve behind everyone's nice-0
-# processes: LoCoMo-Plus items 0-7 (naive_rag, com) took 191 s on Ray vs 38 s locally at load 16 on 2 cores
+# processes: LoCoMo-Plus items 0-7 (two systems) took 191 s on Ray vs 38 s locally at load 16 on 2 cores
 # (bench/eval_workers.py), 153 s vs 55 s with 0 (one noisy run each; Ray stays slower on one loaded machine:
 # its start-up and per-task overhead). 0 is the local engine's priority. A cluster joined with --ray-address
 # keeps its own setting; $RAY_worker_niceness overrides this one.
