@@ -238,33 +238,14 @@ class MiniLMEmbedder:
         for i, n in enumerate(lens):  # first-seen order of lengths; texts in input order within one
             groups.setdefault(int(n), []).append(i)
         vecs: list[np.ndarray] = [np.empty(0)] * len(texts)
-        import torch
-
-        with torch.inference_mode():
-            model.eval()  # once per call: `encode` walks every module for it on each batch
-            for idx in groups.values():
-                for k in range(0, len(idx), self.batch):
-                    part = idx[k:k + self.batch]
-                    for i, v in zip(part, self._forward(model, [texts[i] for i in part]), strict=True):
-                        vecs[i] = v
+        for idx in groups.values():
+            for k in range(0, len(idx), self.batch):
+                part = idx[k:k + self.batch]
+                enc = model.encode([texts[i] for i in part], batch_size=len(part), normalize_embeddings=True,
+                                   show_progress_bar=False, convert_to_numpy=True)
+                for i, v in zip(part, enc, strict=True):
+                    vecs[i] = v
         return vecs
-
-    @staticmethod
-    def _forward(model, texts: list[str]) -> np.ndarray:
-        """One forward pass of `texts`, normalised: what `model.encode(texts, batch_size=len(texts),
-        normalize_embeddings=True)` computes, bit for bit (the same inputs in the same row order, the same ops;
-        tests/test_embed.py), without its per-call work that does not change the vectors (resolving the device
-        by walking every parameter, setting eval mode on every module, argument checks): 8% of the CPU of a short
-        text's pass alone on one thread, 2-3% of conv-26's turns' passes (load 16-19). Runs inside
-        torch.inference_mode with the model in eval mode (`_encode`)."""
-        import torch
-
-        order = np.argsort([-model._input_length(t) for t in texts])  # encode's row order (by length)
-        if model._can_flatten_inputs():
-            order = model._interleave_sorted_indices(order)
-        out = model(model.preprocess([texts[i] for i in order]))["sentence_embedding"]
-        out = torch.nn.functional.normalize(out, p=2, dim=1).cpu()
-        return out[torch.as_tensor(np.argsort(order))].numpy()
 
 
 @contextmanager

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memcore.embed import CachedEmbedder, HashingEmbedder, MiniLMEmbedder, torch_threads
+from memcore.embed import CachedEmbedder, HashingEmbedder, MiniLMEmbedder
 
 
 class CountingEmbedder(HashingEmbedder):
@@ -75,15 +75,15 @@ def test_minilm_batches_texts_of_one_token_count_under_its_thread_setting(minilm
 
     same = ["a dog runs", "a cat runs", "a cow runs", "a fox runs"]
     alone = np.stack([minilm.embed([t])[0] for t in same + TEXTS])
-    passes, threads = [], []
-    real = MiniLMEmbedder._forward
+    model, passes, threads = minilm.model, [], []
+    real = model.encode
 
-    def counting(model, texts):
+    def counting(texts, *a, **k):
         passes.append(len(texts))
         threads.append(torch.get_num_threads())
-        return real(model, texts)
+        return real(texts, *a, **k)
 
-    monkeypatch.setattr(MiniLMEmbedder, "_forward", staticmethod(counting))
+    monkeypatch.setattr(model, "encode", counting)
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
@@ -94,36 +94,6 @@ def test_minilm_batches_texts_of_one_token_count_under_its_thread_setting(minilm
         torch.set_num_threads(before)
     assert passes[0] == len(same) and sum(passes) == len(same + TEXTS) and len(passes) < len(same + TEXTS)
     assert set(threads) == {1}
-
-
-def test_a_forward_pass_gives_the_bytes_of_sentence_transformers_encode(minilm):
-    """MiniLMEmbedder runs the model's forward pass itself (skipping encode's per-call device and eval-mode walks
-    over every module): the vectors are encode's, byte for byte, for one text and for a batch of texts of one
-    token count given in any order (encode sorts a batch's rows by length first); a sentence-transformers
-    release that changes what encode computes fails here."""
-    import torch
-
-    model = minilm.model
-    same = ["a dog runs", "a cat runs fast", "a cow runs", "an ox runs"]
-    lens = model.tokenize(same[:1] + same[2:])["attention_mask"].sum(dim=1).tolist()
-    assert len(set(lens)) == 1
-    for batch in ([TEXTS[0]], [TEXTS[4]], [same[0], same[2], same[3]], [same[3], same[0], same[2]]):
-        want = model.encode(batch, batch_size=len(batch), normalize_embeddings=True, show_progress_bar=False,
-                            convert_to_numpy=True)
-        with torch.inference_mode():
-            model.eval()
-            got = MiniLMEmbedder._forward(model, batch)
-        assert got.dtype == np.float32 and bytes_of(got) == bytes_of(want)
-    texts = TEXTS + same  # embed groups them by token count: encode each group in one pass, as it used to
-    lens = model.tokenize(texts)["attention_mask"].sum(dim=1).tolist()
-    want = {}
-    with torch_threads(minilm.threads):  # as embed runs it
-        for n in dict.fromkeys(lens):
-            group = [t for t, m in zip(texts, lens, strict=True) if m == n]
-            want.update(zip(group, model.encode(group, batch_size=len(group), normalize_embeddings=True,
-                                                show_progress_bar=False, convert_to_numpy=True), strict=True))
-    assert len(set(lens)) < len(texts)
-    assert bytes_of(minilm.embed(texts)) == [want[t].tobytes() for t in texts]
 
 
 def test_cached_vectors_equal_whichever_texts_were_cached_before(minilm, tmp_path):
