@@ -12,7 +12,7 @@ from memcore.viz.annotation import helpfulness_figure, rates_frame
 from memcore.viz.tables import explain_empty
 from memcore.viz.views import ANNOTATE
 from ui import jobs, render, state, widgets
-from ui.annotate_view import task_header, task_label
+from ui.annotate_view import default_task, task_header, task_label
 
 st.title("Annotation results")
 st.caption("Create a human-evaluation task (retrieval runs once and is frozen so every annotator sees the "
@@ -68,7 +68,11 @@ tasks = ann.tasks()
 if not tasks:
     st.stop()
 names = {t.task_id: task_label(t) for t in tasks}
-task_id = st.selectbox("Task", list(names), format_func=names.__getitem__, key="res_task")
+kept = st.session_state.get("res_task") in names  # a pick (or a task just created) wins over the default
+if not kept:  # else the newest task covering the current conversation
+    st.session_state.pop("res_task", None)
+start = 0 if kept else default_task(tasks, state.current_conv_id(wb))
+task_id = st.selectbox("Task", list(names), index=start, format_func=names.__getitem__, key="res_task")
 task_header(next(t for t in tasks if t.task_id == task_id))
 res = ann.results(task_id)
 st.write(f"Annotators: {', '.join(widgets.md_escape(a) for a in res['annotators']) or 'none yet'}")

@@ -19,6 +19,16 @@ def task_label(t: AnnotationTask) -> str:
     return f"{t.name} ({t.task_id}) · {t.retriever or 'unrecorded'} retriever"
 
 
+def default_task(tasks: list[AnnotationTask], conv_id: str | None) -> int:
+    """The index of the task a picker starts on: the newest task covering the current conversation, else the
+    newest task (`tasks` newest first, as `Annotations.tasks` returns them)."""
+    covering = [i for i, t in enumerate(tasks) if conv_id is not None and conv_id in t.conversations]
+    newest = max(covering, key=lambda i: tasks[i].created, default=None)
+    if newest is not None:
+        return newest
+    return max(range(len(tasks)), key=lambda i: tasks[i].created) if tasks else 0
+
+
 def task_header(t: AnnotationTask) -> None:
     """The chosen task's header: retriever, questions per category, seed, conversations, creation date."""
     made = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(t.created))

@@ -112,3 +112,31 @@ def shown_cells(frame: Any) -> Any:
     if not raw:
         return frame.value.astype(object)
     return pa.ipc.open_stream(raw).read_all().to_pandas()
+
+
+def test_results_task_picker_starts_on_the_newest_task_covering_the_current_conversation(app_env):
+    from memcore.annotate import workbench_retriever
+    from tests.conftest import make_conversation
+
+    wb = Workbench(Settings(store_uri=str(app_env / "store"), llm_provider="offline", embedder="hashing"),
+                   embedder=HashingEmbedder())
+    mine, other = make_conversation("mine"), make_conversation("other")
+    for c in (mine, other, make_conversation("third")):
+        wb.store.save_conversation(c)
+    ann = Annotations(wb.store)
+    retrieve = workbench_retriever(wb, build=True)
+    old_mine = ann.create_task("old-mine", [mine], SYSTEMS[:1], retrieve, per_category=1)
+    new_mine = ann.create_task("new-mine", [mine, other], SYSTEMS[:1], retrieve, per_category=1)
+    newest = ann.create_task("newest-other", [other], SYSTEMS[:1], retrieve, per_category=1)
+    assert new_mine.created > old_mine.created and newest.created > new_mine.created
+    at = AppTest.from_file(str(ROOT / "pages" / "annotation_results.py"), default_timeout=60)
+    at.session_state["conv_id"] = "mine"
+    at.run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="res_task").value == new_mine.task_id  # not the newest task, which lacks "mine"
+    at.selectbox(key="res_task").set_value(old_mine.task_id).run()  # a pick is kept
+    assert at.selectbox(key="res_task").value == old_mine.task_id and not at.warning
+    at2 = AppTest.from_file(str(ROOT / "pages" / "annotation_results.py"), default_timeout=60)
+    at2.session_state["conv_id"] = "third"  # stored, but no task covers it: the newest task
+    at2.run()
+    assert at2.selectbox(key="res_task").value == newest.task_id
