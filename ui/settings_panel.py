@@ -185,19 +185,29 @@ def _save_row(key: str, i: int, shown: str) -> None:
         st.error(md_escape(err))
 
 
+def _opened(key: str) -> None:
+    """The user opened or closed panel `key`: remember it, so a new title (an edit renames the entry, and Streamlit
+    treats an expander with another label as another widget) keeps the panel as the user left it."""
+    st.session_state[f"{key}_open"] = bool(st.session_state.get(key))
+
+
 def _box(title: str, key: str, nested: bool) -> Any:
-    """An expander, or inside one (Streamlit nests none) a bordered box whose fields a toggle shows."""
+    """An expander, or inside one (Streamlit nests none) a bordered box whose fields a toggle shows; None while
+    closed: the fields (about 20 widgets per system, most of a page run's time) are drawn only when opened."""
     if not nested:
-        return st.expander(title, key=key, icon=":material/tune:")
+        box = st.expander(title, expanded=st.session_state.get(f"{key}_open", False), key=key,
+                          icon=":material/tune:", on_change=_opened, args=(key,))
+        return box if box.open else None
     box = st.container(border=True)
     return box if box.toggle(title, key=key) else None
 
 
 def settings_panel(wb: Workbench, key: str, picked: Sequence[str], conv: Conversation | None = None,
                    nested: bool = False) -> None:
-    """One expander per picked entry of picker `key` (a toggled box when `nested` in an expander): its canonical
-    name and memory, presets, every field by construction and query time (changed ones highlighted), and Save as
-    variant."""
+    """One expander per picked entry of picker `key` (a toggled box when `nested` in an expander), its title
+    naming how many fields differ from the papers' defaults; once opened: its canonical name and memory, presets,
+    every field by construction and query time (changed ones highlighted), and Save as variant. A closed panel
+    draws none of that (it reruns the page when opened)."""
     for i, name in enumerate(picked):
         try:
             v = resolve(wb, name)

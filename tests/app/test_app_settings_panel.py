@@ -21,10 +21,17 @@ pytestmark = pytest.mark.usefixtures("app_env")  # temp store, hashing embedder,
 KEY = "ask_systems"
 
 
+def _open(at: AppTest, key: str, n: int = 1) -> AppTest:
+    """Open the first n panels of picker `key`, as a click on their titles does (a closed panel draws no field)."""
+    for i in range(n):
+        at.session_state[f"{key}_panel{i}_open"] = True
+    return at
+
+
 def _ask_page(systems: list[str]) -> AppTest:
     at = home_with_demo()
     at.switch_page("pages/ask.py").run()
-    at.multiselect(key=KEY).set_value(systems).run()
+    _open(at, KEY, len(systems)).multiselect(key=KEY).set_value(systems).run()
     assert not errors(at), errors(at)
     return at
 
@@ -51,6 +58,23 @@ def test_every_field_shows_its_paper_default_valid_values_and_source():
         assert f"paper default {format_value(spec.default)} · {spec.valid_short()} · {spec.source}" in body
     assert "Query time: answers from the memory already built" in body
     assert _changed(at) == set()
+
+
+def test_a_closed_panel_draws_no_field_and_an_open_one_stays_open_through_an_edit():
+    at = home_with_demo()
+    at.switch_page("pages/ask.py").run()
+    at.multiselect(key=KEY).set_value(["com[beta=0.8]", "xmemory"]).run()
+    assert not errors(at), errors(at)
+    titles = [e.label.replace("\\", "") for e in at.expander]
+    assert "Settings · com[beta=0.8] · 1 changed from the papers' defaults" in titles and "Settings · xmemory" in titles
+    assert not [t for t in at.text_input if t.key.startswith(f"{KEY}_f")]  # closed: no field drawn
+    assert not [b for b in at.button if b.label == "Paper defaults"]
+    _open(at, KEY).run()  # the first panel opened: its fields only
+    drawn = {t.key for t in at.text_input if t.key.startswith(f"{KEY}_f")}
+    assert drawn and all(k.startswith(f"{KEY}_f0_") for k in drawn)
+    _field(at, "com", "beta").set_value("0.7").run()  # the edit renames the entry (and the title): still open
+    assert at.multiselect(key=KEY).value == ["com[beta=0.7]", "xmemory"]
+    assert _field(at, "com", "beta").value == "0.7"
 
 
 def test_a_query_time_change_renames_the_entry_highlights_the_field_and_keeps_the_memory():
@@ -99,7 +123,7 @@ def test_a_construction_change_needs_a_click_to_build_and_answers_under_its_name
     at.switch_page("pages/export.py").run()
     assert any(o.startswith("Answer · recent_k[k=3] · dense retriever") for o in at.selectbox(key="exp_choice").options)
     # Replay offers the variant edited this session, with its panel and its own built memory
-    at.switch_page("pages/replay.py").run()
+    _open(at.switch_page("pages/replay.py").run(), "replay_systems")
     at.multiselect(key="replay_systems").set_value(["recent_k[k=3]"]).run()
     assert not errors(at), errors(at)
     assert "Construction settings changed (k)" in _plain(at) and "(built)" in _plain(at)
@@ -139,7 +163,7 @@ def test_a_link_opens_the_variant_and_a_bad_one_is_said():
 def test_compare_a_system_with_its_query_time_variant_from_one_memory():
     at = home_with_demo()
     at.switch_page("pages/compare.py").run()
-    at.multiselect(key="cmp_systems").set_value(["com", "com[max_len=2]"]).run()
+    _open(at, "cmp_systems", 2).multiselect(key="cmp_systems").set_value(["com", "com[max_len=2]"]).run()
     assert [b.label for b in at.button if b.label == "Build"] == ["Build", "Build"]  # one memory, both unbuilt
     next(b for b in at.button if b.label == "Build").click().run()
     jobs.wait("ingest:demo", 180)
