@@ -8,11 +8,11 @@ import streamlit as st
 from memcore.annotate import Annotations, workbench_retriever
 from memcore.errors import MemoryNotBuilt
 from memcore.retrievers import retriever_names
-from memcore.viz.annotation import helpfulness_figure, rates_frame
+from memcore.viz.annotation import helpfulness_figure
 from memcore.viz.tables import explain_empty
 from memcore.viz.views import ANNOTATE
 from ui import jobs, render, state, widgets
-from ui.annotate_view import default_task, task_header, task_label
+from ui.annotate_view import default_task, rates_table, task_header, task_label
 
 st.title("Annotation results")
 st.caption("Create a human-evaluation task (retrieval runs once and is frozen so every annotator sees the "
@@ -78,7 +78,7 @@ res = ann.results(task_id)
 st.write(f"Annotators: {', '.join(widgets.md_escape(a) for a in res['annotators']) or 'none yet'}")
 if res["rates"]:
     st.plotly_chart(helpfulness_figure(res["rates"]), key="help_fig")
-    render.table(rates_frame(res["rates"]))
+    rates_table(res["rates"])
 agr = res["agreement"]
 c1, c2 = st.columns(2)
 fk = agr["fleiss_kappa"]

@@ -51,3 +51,19 @@ def test_rate_is_mean_of_annotators_rates_with_spread(workbench, tiny_conv):
     assert table[-1]["category"] == "all" and "rate · bob" in table[0]
     bar = helpfulness_figure(ann.results(t.task_id)["rates"]).data[0]
     assert list(bar.x)[-1] == "all" and "alice: 100%" in bar.customdata[-1][3]
+
+
+def test_a_category_without_labels_reads_no_labels_not_a_missing_or_zero_bar():
+    def cell(system: str, category: str, helpful: int, n: int) -> dict:
+        rate = helpful / n if n else None
+        return {"system": system, "category": category, "rate": rate, "helpful": helpful, "n": n,
+                "ci95": (0.0, 1.0), "n_annotators": 1 if n else 0, "per_annotator": {"alice": rate} if n else {}}
+
+    rates = [cell("a", "single-hop", 0, 2), cell("a", "all", 0, 2),  # a: labelled, never helpful (0%)
+             cell("b", "temporal", 1, 1), cell("b", "all", 1, 1)]  # b: nothing labelled in single-hop
+    fig = helpfulness_figure(rates)
+    bars = {bar.name: dict(zip(bar.x, zip(bar.y, bar.text, strict=True), strict=True)) for bar in fig.data}
+    assert list(fig.data[0].x) == list(fig.data[1].x)  # every system has a slot in every category
+    assert bars["a"]["single-hop"] == (0.0, "")  # 0%: a bar, no note
+    assert bars["b"]["single-hop"] == (0.0, "no labels") and bars["a"]["temporal"] == (0.0, "no labels")
+    assert bars["b"]["temporal"] == (1.0, "")

@@ -7,7 +7,9 @@ import time
 import streamlit as st
 
 from memcore.annotate import AnnotationItem, Annotations, AnnotationTask
+from memcore.viz.annotation import RATE_EMPTIES, rates_frame
 from memcore.viz.safe import md_escape
+from ui import render
 
 CHOICES = {"helpful": ("Helpful", "h", ":material/thumb_up:"),
            "not_helpful": ("Not helpful", "n", ":material/thumb_down:"),
@@ -27,6 +29,34 @@ def default_task(tasks: list[AnnotationTask], conv_id: str | None) -> int:
     if newest is not None:
         return newest
     return max(range(len(tasks)), key=lambda i: tasks[i].created) if tasks else 0
+
+
+RATE_COLUMNS = {  # the rates table's columns shown at 1280 px (~800 px of table): short header, width, help
+    "system": ("system", 130, "The system whose frozen evidence was labelled."),
+    "category": ("category", 110, "The question category ('all': every category together)."),
+    "rate (mean of annotators)": ("rate", 60, "Helpfulness rate: the mean of the annotators' rates in this cell "
+                                              f"('-': {RATE_EMPTIES['rate (mean of annotators)']})"),
+    "sd": ("sd", 55, RATE_EMPTIES["sd"][1]),
+    "annotators": ("annotators", 80, "Annotators who labelled at least one item in this cell."),
+    "helpful (pooled)": ("helpful", 65, "Helpful labels, all annotators' labels pooled."),
+    "n (pooled)": ("n", 50, "Labels given in this cell, all annotators pooled."),
+    "pooled 95% interval": ("pooled 95% CI", 110, "Wilson 95% interval of the pooled helpful share."),
+}
+
+
+def rates_table(rates: list[dict], key: str = "rates") -> None:
+    """The helpfulness rates table fitting a 1280 px page: the pooled and mean columns with short headers (full
+    names in their help); each annotator's own rate (a column per annotator, which would need horizontal
+    scrolling) one click away, in an expander holding every column."""
+    df = rates_frame(rates)
+    shown = [c for c in RATE_COLUMNS if c in df.columns]
+    config = {c: st.column_config.Column(label, width=w, help=h) for c, (label, w, h) in RATE_COLUMNS.items()
+              if c in df.columns}
+    render.table(df, column_order=shown, column_config=config, key=f"{key}_table")
+    rest = [c for c in df.columns if c not in shown]
+    if rest:
+        with st.expander(md_escape(f"Each annotator's rate (all columns: also {', '.join(rest)})")):
+            render.table(df, key=f"{key}_table_all")
 
 
 def task_header(t: AnnotationTask) -> None:

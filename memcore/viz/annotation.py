@@ -28,18 +28,24 @@ def _bounds(r: dict) -> tuple[float, float]:
 
 def helpfulness_figure(rates: list[dict]) -> go.Figure:
     """Grouped bars: per category and system, the mean of annotators' helpfulness rates; error bars span the
-    annotators' rates (one annotator: Wilson 95% interval); hover lists every annotator's rate."""
+    annotators' rates (one annotator: Wilson 95% interval); hover lists every annotator's rate. A system with no
+    label in a category gets a flat bar reading "no labels" (a missing bar would read as 0% or be missed)."""
     fig = go.Figure()
     systems = sorted({r["system"] for r in rates})
+    cats = sorted({r["category"] for r in rates}, key=_cat_key)
     for s in systems:
-        rows = sorted((r for r in rates if r["system"] == s and r["n"]), key=lambda r: _cat_key(r["category"]))
-        lo_hi = [_bounds(r) for r in rows]
+        have = {r["category"]: r for r in rates if r["system"] == s and r["n"]}
+        rows = [have.get(c) for c in cats]
+        lo_hi = [_bounds(r) if r else (0.0, 0.0) for r in rows]
         fig.add_bar(
-            name=s, x=[r["category"] for r in rows], y=[r["rate"] for r in rows], marker_color=system_color(s),
+            name=s, x=cats, y=[r["rate"] if r else 0.0 for r in rows], marker_color=system_color(s),
             error_y={"type": "data", "symmetric": False,
-                     "array": [hi - r["rate"] for r, (_, hi) in zip(rows, lo_hi, strict=True)],
-                     "arrayminus": [r["rate"] - lo for r, (lo, _) in zip(rows, lo_hi, strict=True)]},
-            customdata=[[r["helpful"], r["n"], r.get("n_annotators", 1), _per_annotator_text(r)] for r in rows],
+                     "array": [hi - r["rate"] if r else 0.0 for r, (_, hi) in zip(rows, lo_hi, strict=True)],
+                     "arrayminus": [r["rate"] - lo if r else 0.0 for r, (lo, _) in zip(rows, lo_hi, strict=True)]},
+            text=["" if r else "no labels" for r in rows], textposition="outside", textangle=-90,
+            textfont={"size": 11, "color": "#6b7280"}, cliponaxis=False,
+            customdata=[[r["helpful"], r["n"], r.get("n_annotators", 1), _per_annotator_text(r)] if r
+                        else [0, 0, 0, "no label in this category yet"] for r in rows],
             hovertemplate="%{x}: %{y:.0%} helpful, mean of %{customdata[2]} annotator(s)<br>"
                           "%{customdata[3]}<br>pooled: %{customdata[0]} of %{customdata[1]} labels<extra>"
                           + s + "</extra>",

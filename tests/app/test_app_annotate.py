@@ -140,3 +140,23 @@ def test_results_task_picker_starts_on_the_newest_task_covering_the_current_conv
     at2.session_state["conv_id"] = "third"  # stored, but no task covers it: the newest task
     at2.run()
     assert at2.selectbox(key="res_task").value == newest.task_id
+
+
+def test_results_rates_table_fits_1280_px_and_each_annotators_rate_is_one_click_away(task):
+    import json
+
+    t, ann = task
+    for who in ("alice", "bob", "carol-with-a-long-name"):
+        for it in ann.items(t.task_id)[:4]:
+            ann.label(t.task_id, it.item_id, who, "helpful")
+    at = AppTest.from_file(str(ROOT / "pages" / "annotation_results.py"), default_timeout=60).run()
+    assert not at.exception, at.exception
+    table = next(d for d in at.dataframe if "system" in d.proto.column_order)
+    shown = list(table.proto.column_order)
+    assert "rate (mean of annotators)" in shown and "pooled 95% interval" in shown
+    assert not [c for c in shown if c.startswith("rate · ")]  # a column per annotator would need scrolling
+    widths = {c: w.get("width") for c, w in json.loads(table.proto.columns).items()}
+    assert all(isinstance(widths.get(c), int) for c in shown) and sum(widths[c] for c in shown) <= 800, widths
+    every = [d for d in at.dataframe if not d.proto.column_order and "rate · carol-with-a-long-name" in d.value.columns]
+    assert every and list(every[0].value.columns) == list(table.value.columns)  # the expander's full table
+    assert any(e.label.startswith("Each annotator's rate") for e in at.expander)
