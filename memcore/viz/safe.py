@@ -15,8 +15,10 @@ _TRAILING = ".,:;!?'\"*_~"  # punctuation after a URL is the sentence's (GFM lea
 
 
 def esc(text: Any) -> str:
-    """HTML-escape any value (quotes included), so it renders as inert text."""
-    return html.escape("" if text is None else str(text), quote=True)
+    """HTML-escape any value (quotes included), so it renders as inert text. A double quote becomes `&#34;`, not
+    `&quot;`: Plotly's hover and label text decode numeric entities but only a few named ones (not `quot`), so
+    `&quot;` showed as typed; browsers read both alike."""
+    return html.escape("" if text is None else str(text), quote=True).replace("&quot;", "&#34;")
 
 
 def _url_end(url: str) -> int:

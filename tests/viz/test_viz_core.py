@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import unicodedata
@@ -32,6 +33,16 @@ def test_esc_and_md_escape_make_script_inert():
     md = md_escape(f"{XSS} ![img](http://example.com/x.png) [link](http://e.com) **bold**")
     assert "<script>" not in md and "![img](" not in md and "](http" not in md and "**" not in md
     assert "\\<script\\>" in md
+
+
+def test_esc_uses_only_entities_plotly_decodes():
+    """Plotly's hover text decodes numeric entities and only a few named ones (amp, lt, gt, nbsp, ...): a quote as
+    `&quot;` showed as typed on the embedding map's hover of a BEAM message ("&quot;TimeoutError...")."""
+    out = esc('He said "hi" & it\'s <b>')
+    assert "&quot;" not in out and '"' not in out and "'" not in out and "<" not in out
+    named = set(re.findall(r"&([a-z]+);", out))
+    assert named <= {"amp", "lt", "gt"}, named
+    assert html.unescape(out) == 'He said "hi" & it\'s <b>'
 
 
 CODE_SPAN = re.compile(r"(`+) ?(.*?) ?\1(?!`)")
