@@ -8,7 +8,7 @@ from memcore.systems import get_system
 from memcore.viz.views import get_view
 from ui import hierarchy_view, state, widgets
 from ui.embedding_map_view import map_panel
-from ui.explore_view import current_items, history, id_kinds, provenance
+from ui.explore_view import current_items, history, id_kinds, item_columns, provenance
 from ui.growth import ego_graph
 
 st.title("Explore")
@@ -58,7 +58,8 @@ if query.strip():
     ql = query.strip().lower()
     df = df[df["text"].str.lower().str.contains(ql, regex=False) | df["turns"].str.lower().str.contains(ql, regex=False)]
 st.caption(f"{len(df)} {widgets.md_escape(kind)} item(s) shown")
-sel = st.dataframe(df, hide_index=True, height=320, on_select="rerun", selection_mode="single-row", key="ex_table")
+sel = st.dataframe(df, hide_index=True, height=320, on_select="rerun", selection_mode="single-row", key="ex_table",
+                   column_config=item_columns())
 rows = sel.selection.rows if sel is not None else []
 state.url_seed("ex_linked", "item", list(df["id"]))  # the item a link names, shown until a row is picked
 if rows:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -31,6 +32,22 @@ def _current_items(_mem: MemoryView, key: tuple[str, str, str], kind: str, ck_st
     return pd.DataFrame([{"id": it.id, "text": it.text, "turns": ", ".join(it.turn_ids[:10]),
                           "n turns": len(it.turn_ids), "created": it.created_step, "version from": it.updated_step}
                          for it in items], columns=["id", "text", "turns", "n turns", "created", "version from"])
+
+
+ITEM_COLUMNS = {  # the item table at 1280 px (~800 px with the row-selection column): header width, help
+    "id": (100, "The item's id (select the row for its provenance and history)."),
+    "text": (330, "The item's current text (select the row to read it whole)."),
+    "turns": (140, "The turns it came from (the first ten)."),
+    "n turns": (60, "How many turns it came from."),
+    "created": (60, "The step (turn) that created it."),
+    "version from": (70, "The step of its current version."),
+}
+
+
+def item_columns() -> dict[str, Any]:
+    """st.dataframe column configuration of `current_items`' table: widths that fit a 1280 px page (every
+    column on screen, no horizontal scrolling) and each column's meaning."""
+    return {c: st.column_config.Column(width=w, help=h) for c, (w, h) in ITEM_COLUMNS.items()}
 
 
 def current_items(mem: MemoryView, kind: str, ck_step: int) -> pd.DataFrame:
