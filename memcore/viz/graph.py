@@ -109,7 +109,8 @@ def ego_subgraph(subgraph: Mapping[str, Any], center: str, radius: int = 1,
                  max_nodes: int = EGO_MAX_NODES) -> dict[str, Any]:
     """The neighbourhood of one node: nodes within `radius` hops (either direction) and the edges among them.
     At most `max_nodes` nodes besides the centre are kept, nearest first, then best-connected; "more" counts
-    the neighbours left out (0 when all are drawn)."""
+    the neighbours left out (0 when all are drawn). The direct neighbours are marked `always_label` (labelled
+    whatever their degree) and `neighbour` (the legend says so)."""
     import networkx as nx
 
     g = nx.Graph()
@@ -118,7 +119,10 @@ def ego_subgraph(subgraph: Mapping[str, Any], center: str, radius: int = 1,
     hops = nx.single_source_shortest_path_length(g, center, cutoff=radius) if center in g else {}
     near = sorted((n for n in hops if n != center), key=lambda n: (hops[n], -g.degree(n), n))
     keep = ({center} | set(near[:max_nodes])) if hops else set()
-    return {"nodes": [n for n in subgraph.get("nodes", []) if str(n["id"]) in keep],
+    # the direct neighbours carry their labels whatever their degree (a leaf has degree 1: unlabelled otherwise, so
+    # an entity's neighbourhood read as one name among blank dots); where labels would overlap the page drops some
+    return {"nodes": [{**n, "always_label": True, "neighbour": True} if hops.get(str(n["id"])) == 1 else n
+                      for n in subgraph.get("nodes", []) if str(n["id"]) in keep],
             "edges": [e for e in subgraph.get("edges", []) if str(e["source"]) in keep and str(e["target"]) in keep],
             "more": max(0, len(near) - max_nodes)}
 
@@ -131,9 +135,9 @@ def node_choices(subgraph: Mapping[str, Any]) -> dict[str, str]:
 
 
 def legend_html(roles: Iterable[str], path: bool, kinds: Iterable[str] = ("entity", "passage", "experience"),
-                edge_labels: bool = False) -> str:
+                edge_labels: bool = False, neighbours: bool = False) -> str:
     """A legend row (static text) for the node roles, node kinds (shapes) and gold path drawn: nothing that is
-    not drawn."""
+    not drawn. `neighbours`: an ego graph, whose picked entity's direct neighbours are labelled too."""
     items = [f'<span style="display:inline-block;width:12px;height:12px;border-radius:6px;background:{ROLE_COLORS[r]};'
              f'margin:0 4px 0 12px;vertical-align:middle"></span>{esc(ROLE_NAMES[r])}' for r in ROLE_COLORS if r in roles]
     kinds = list(dict.fromkeys(kinds))
@@ -148,8 +152,10 @@ def legend_html(roles: Iterable[str], path: bool, kinds: Iterable[str] = ("entit
                                         "how many relations" if "community" in kinds and "entity" in kinds else
                                         " · an edge counts the relations between two communities"
                                         if "community" in kinds else " · edges labelled with their relation (and time)")
+    labels = (" · labels on the picked entity, its direct neighbours and the best-connected nodes" if neighbours
+              else " · labels on the best-connected nodes")
     return ('<div style="font:13px sans-serif;color:#1F2933;padding:2px 0 6px">' + "".join(items) + edges
-            + " · labels on the best-connected nodes; hover any node for its full text</div>")
+            + labels + "; hover any node for its full text</div>")
 
 
 EDGE_LABELS_MAX = 120  # edges up to which every edge carries its label (when asked); more: only highlighted ones
@@ -209,8 +215,9 @@ def graph_html(subgraph: Mapping[str, Any], height: int = 520, physics: bool = T
                         '"barnesHut": {"springLength": 160, "avoidOverlap": 0.4}}, "edges": {"smooth": false}, '
                         '"interaction": {"hover": true, "tooltipDelay": 120}, '
                         f'"layout": {{"randomSeed": {LAYOUT_SEED}, "improvedLayout": true}}}}')
-    legend = legend_html({n["role"] for n in subgraph["nodes"]}, bool(path),
-                         sorted({str(n.get("kind", "entity")) for n in subgraph["nodes"]}), every_edge)
+    roles = {n["role"] for n in subgraph["nodes"]}
+    legend = legend_html(roles, bool(path), sorted({str(n.get("kind", "entity")) for n in subgraph["nodes"]}),
+                         every_edge, neighbours=any(n.get("neighbour") for n in subgraph["nodes"]))
     page = strip_remote(net.generate_html(notebook=False))
     return page.replace('<div id="mynetwork"', legend + '<div id="mynetwork"', 1).replace("</body>", _FIT + "</body>", 1)
 

@@ -139,7 +139,7 @@ def test_graphs_have_a_legend_and_an_ego_filter(env):
         frame = page.frame_locator("iframe").last
         frame.get_by_text("picked entity").wait_for(timeout=60_000)  # the legend
         page.wait_for_timeout(4000)  # layout, then fit
-        assert "labels on the best-connected nodes" in frame.locator("body").inner_text()
+        assert "labels on the picked entity, its direct neighbours and the best-connected nodes" in frame.locator("body").inner_text()
         settle(page)
         page.mouse.wheel(0, 400)
         shoot(page, env / "screenshots", "explore-ego")

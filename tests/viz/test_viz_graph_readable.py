@@ -110,3 +110,20 @@ def test_benchmark_names_categories_shows_n_and_a_readable_log_axis():
     assert list(ax.ticktext) == text and ax.type == "log"
     res["systems"]["a"]["categories"]["5"] = {"f1": 1.0, "n": 1}
     assert excluded_note(res) == ""
+
+
+def test_an_entitys_neighbourhood_labels_its_direct_neighbours_and_says_so():
+    """At BEAM size the ego graph of "Python" drew its five neighbours (degree 1 inside the ego graph) as blank dots:
+    only best-connected nodes (degree >= 2) were labelled."""
+    sub = memweaver_subgraph(star(5))
+    ego = ego_subgraph(sub, "hub", 1)
+    ego["nodes"] = [{**n, "role": "focus" if n["id"] == "hub" else ""} for n in ego["nodes"]]
+    html = graph_html(ego, edge_labels=True)
+    labels = {n["id"]: n["label"].strip() for n in _nodes(html)}
+    assert labels["l3"] == "leaf number 3" and labels["a"] == "Pepper" and labels["hub"] == "Maya"
+    assert "p7" not in labels  # two hops away: not in a 1-hop neighbourhood
+    assert "its direct neighbours" in html
+    two = ego_subgraph(sub, "a", 2)  # from Pepper: hub and p7 are neighbours, the leaves two hops away
+    assert {str(n["id"]) for n in two["nodes"] if n.get("neighbour")} == {"hub", "p7"}
+    plain = graph_html(sub)  # a graph that is not a neighbourhood keeps its legend and label rule
+    assert "its direct neighbours" not in plain and "labels on the best-connected nodes" in plain
