@@ -107,6 +107,12 @@ def _set_field(key: str, i: int, name: str, spec: FieldSpec, wkey: str, current:
     _replace(key, i, new)
 
 
+def default_label(spec: FieldSpec) -> str:
+    """'paper default', or 'memcore default' for a field the papers do not have (its source says "memcore
+    extension"): a value the papers never set is not called theirs."""
+    return "memcore default" if spec.source.strip().lower().startswith("memcore extension") else "paper default"
+
+
 def _field_row(key: str, i: int, name: str, spec: FieldSpec, value: Any) -> None:
     changed = value != spec.default
     wkey = f"{key}_f{i}_{name}_{spec.name}"
@@ -122,7 +128,7 @@ def _field_row(key: str, i: int, name: str, spec: FieldSpec, value: Any) -> None
                      **common)
     else:
         c2.text_input(spec.name, format_value(value), **common)
-    c3.caption(md_escape(f"paper default {format_value(spec.default)} · {spec.valid_short()} · "
+    c3.caption(md_escape(f"{default_label(spec)} {format_value(spec.default)} · {spec.valid_short()} · "
                          f"{spec.source or '(source not declared)'}"))
     if err := st.session_state.get(f"{wkey}_err"):
         st.error(md_escape(err))
