@@ -36,11 +36,11 @@ def _current_items(_mem: MemoryView, key: tuple[str, str, str], kind: str, ck_st
 
 ITEM_COLUMNS = {  # the item table at 1280 px (~800 px with the row-selection column): header width, help
     "id": (100, "The item's id (select the row for its provenance and history)."),
-    "text": (300, "The item's current text (select the row to read it whole)."),
+    "text": (290, "The item's current text (select the row to read it whole)."),
     "turns": (130, "The turns it came from (the first ten)."),
     "n turns": (60, "How many turns it came from."),
     "created": (60, "The step (turn) that created it."),
-    "version from": (70, "The step of its current version."),
+    "version from": (90, "The step of its current version."),
 }
 
 
