@@ -67,3 +67,4 @@ def test_a_category_without_labels_reads_no_labels_not_a_missing_or_zero_bar():
     assert bars["a"]["single-hop"] == (0.0, "")  # 0%: a bar, no note
     assert bars["b"]["single-hop"] == (0.0, "no labels") and bars["a"]["temporal"] == (0.0, "no labels")
     assert bars["b"]["temporal"] == (1.0, "")
+    assert fig.layout.uniformtext.minsize >= 10 and fig.layout.uniformtext.mode == "show"  # not shrunk to the bar

@@ -50,7 +50,9 @@ def helpfulness_figure(rates: list[dict]) -> go.Figure:
                           "%{customdata[3]}<br>pooled: %{customdata[0]} of %{customdata[1]} labels<extra>"
                           + s + "</extra>",
         )
-    fig.update_layout(barmode="group", yaxis={"range": [0, 1.05], "tickformat": ".0%"})
+    # "no labels" at a readable size: plotly otherwise shrinks a bar's text to the bar's width (~7 px here)
+    fig.update_layout(barmode="group", yaxis={"range": [0, 1.05], "tickformat": ".0%"},
+                      uniformtext={"minsize": 11, "mode": "show"})
     return style(fig, "Helpfulness by category: mean of annotators' rates (bars: their range; one annotator: 95% interval)")
 
 
