@@ -82,7 +82,7 @@ def map_panel(mem: MemoryView, conv: Conversation, key: str, wb: Workbench | Non
     q = {"x": marks["x"], "y": marks["y"], "text": question.text} if marks and question else None
     chart_key, target = f"{key}_map_chart", f"_{key}_map_open"
     st.plotly_chart(embedding_map_figure(points, color_by, q), key=chart_key, on_select=lambda: _clicked(
-        chart_key, target), selection_mode="points", config={"scrollZoom": True})
+        chart_key, target), selection_mode="points")  # no scrollZoom: a wheel over the map scrolls the page
     kinds = ", ".join(f"{n} {md_escape(k)}" for k, n in emap.points["kind"].value_counts().items())
     st.caption(f"{len(emap.points)} items ({kinds}) by {METHOD_LABELS[method].split(' ')[0]} of their stored "
                f"vectors · {'projected now' if emap.computed else 'projection from the store cache'} · "

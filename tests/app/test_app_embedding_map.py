@@ -26,6 +26,8 @@ def test_explore_map_cached_then_a_click_opens_the_item(app_env):
     at.toggle(key="ex_map").set_value(True).run()
     assert not errors(at), errors(at)
     fig = map_chart(at)
+    chart = next(c for c in at.get("plotly_chart") if json.loads(c.proto.spec) == fig)
+    assert not json.loads(chart.proto.config or "{}").get("scrollZoom")  # a wheel over the map scrolls the page
     ids = [row[0] for t in fig["data"] for row in t.get("customdata", [])]
     counts = sum(int(o.split("(")[1].rstrip(")")) for o in at.selectbox(key="ex_kind").options)
     assert len(ids) == len(set(ids)) == counts
