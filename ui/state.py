@@ -21,7 +21,7 @@ from memcore.llm.ledger import CallRecord, UsageLedger
 from memcore.settings import Settings
 from memcore.store.schema import INF_STEP
 from memcore.store.view import MemoryView
-from memcore.types import Answer, Conversation, Question
+from memcore.types import Answer, Conversation, Event, Question
 from memcore.viz.replay import ReplayData, build_replay
 from memcore.viz.safe import md_escape
 from memcore.workbench import Workbench
@@ -267,7 +267,33 @@ def _clip(out: pd.DataFrame) -> pd.DataFrame:
 def _replay(_mem: MemoryView, store_uri: str, provider: str, system: str, space: str, conv_id: str,
             n_steps: int, ck_step: int, offline: bool = False) -> ReplayData:
     calls = _mem.llm_calls(stage="construction", provider=provider)
-    return build_replay(system, _mem.events(), _clip(_mem.versions()), calls, n_steps, offline)
+    return build_replay(system, events_of(_mem, ck_step), versions_of(_mem, ck_step), calls, n_steps, offline)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _versions(_mem: MemoryView, key: tuple[str, str, str], ck_step: int) -> pd.DataFrame:
+    return _clip(_mem.versions())
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _events(_mem: MemoryView, key: tuple[str, str, str], ck_step: int) -> list[Event]:
+    return _mem.events()
+
+
+def versions_of(mem: MemoryView, ck_step: int) -> pd.DataFrame:
+    """Every stored item version of a memory (`mem.versions()`), read once per memory and checkpoint step (Replay
+    builds its data and each step's diff from it). A resource shared by every session: callers only read it."""
+    return _versions(mem, mem.key, ck_step)
+
+
+def events_of(mem: MemoryView, ck_step: int) -> list[Event]:
+    """A memory's stored events in order (`mem.events()`), read once per memory and checkpoint step; read only."""
+    return _events(mem, mem.key, ck_step)
+
+
+def checkpoint_step(mem: MemoryView) -> int:
+    """The memory's last committed step (re-read at most every 2 s): the key of its per-checkpoint caches."""
+    return _status(mem, mem.store.uri, mem.space, mem.conv_id)[0]
 
 
 def replay_data(wb: Workbench, system: str, conv: Conversation) -> ReplayData:
