@@ -173,6 +173,7 @@ def _indexed(events: Sequence[Event], lo: int, hi: int) -> int:
 
 
 ItemsAt = Callable[[str, int], Sequence[MemoryItem]]
+MAX_IDS_READ = 500  # changed items read by id; more: every version alive between the two steps, filtered here
 
 
 def diff_steps(mem: MemoryView, conv: Conversation, a: int, b: int, *, versions: pd.DataFrame | None = None,
@@ -197,7 +198,6 @@ def diff_steps(mem: MemoryView, conv: Conversation, a: int, b: int, *, versions:
                          f"({out.raw_turns[mem.system]} turn(s) indexed after step {a} up to step {b}).")
         return out
     causes = _Causes(conv, evs)
-    read = items_at or (lambda kind, step: mem.items(kind, step, with_vectors=False))
     out.kinds = sorted(set(versions["kind"]))
     for kind in out.kinds:
         vk = versions[versions["kind"] == kind]
@@ -212,8 +212,14 @@ def diff_steps(mem: MemoryView, conv: Conversation, a: int, b: int, *, versions:
                 ends.setdefault(ids[i], []).append(int(vt[i]))
         touched = set(starts) | set(ends)
         both = len(set(ids[(vf <= a) & (vt > a)]) & set(ids[(vf <= b) & (vt > b)]))
-        before = {it.id: it for it in read(kind, a) if it.id in touched} if touched else {}
-        after = {it.id: it for it in read(kind, b) if it.id in touched} if touched else {}
+        if items_at is not None:
+            before = {it.id: it for it in items_at(kind, a) if it.id in touched} if touched else {}
+            after = {it.id: it for it in items_at(kind, b) if it.id in touched} if touched else {}
+        else:  # one read of the changed items' versions alive from a to b (every version alive then, for many)
+            items, valid_to = mem.kind_versions(kind, touched if len(touched) <= MAX_IDS_READ else None, (a, b))
+            alive = [(it, int(vt)) for it, vt in zip(items, valid_to, strict=True) if it.id in touched]
+            before = {it.id: it for it, vt in alive if it.updated_step <= a < vt}
+            after = {it.id: it for it, vt in alive if it.updated_step <= b < vt}
         rows: list[ItemChange] = []
         for iid, it in after.items():
             if iid not in before:

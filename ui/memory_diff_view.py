@@ -62,9 +62,11 @@ def _steps(_mem: MemoryView, _conv: Conversation, key: tuple, a: int, b: int) ->
 
 
 def step_diff(mem: MemoryView, conv: Conversation, a: int, b: int, ck_step: int) -> MemoryDiff:
-    """diff_steps from the memory's versions, events and items read once per checkpoint (ui.state's caches): a
-    step of Replay then reads nothing from the store (the same diff as reading it, tests/app/test_app_step_cache)."""
-    return diff_steps(mem, conv, a, b, versions=state.versions_of(mem, ck_step), events=state.events_of(mem, ck_step),
+    """diff_steps from the memory's versions, events and items read once per checkpoint (ui.state's caches, shared
+    with Replay's data and its Growth view): a step of Replay then reads only the checkpoint from the store (the
+    same diff as reading everything, tests/app/test_app_step_cache)."""
+    events = state.events_of(mem, ck_step, after=min(a, b), upto=max(a, b))  # the steps between: their causes
+    return diff_steps(mem, conv, a, b, versions=state.versions_of(mem, ck_step), events=events,
                       items_at=lambda kind, step: state.items_at(mem, kind, step))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import tempfile
 import time
@@ -272,7 +273,8 @@ def _replay(_mem: MemoryView, store_uri: str, provider: str, system: str, space:
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _versions(_mem: MemoryView, key: tuple[str, str, str], ck_step: int) -> pd.DataFrame:
-    return _clip(_mem.versions())
+    out = _clip(_mem.versions())
+    return out.astype({"id": object, "kind": object})  # plain Python strings: a step's diff filters them at once
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
@@ -286,9 +288,13 @@ def versions_of(mem: MemoryView, ck_step: int) -> pd.DataFrame:
     return _versions(mem, mem.key, ck_step)
 
 
-def events_of(mem: MemoryView, ck_step: int) -> list[Event]:
-    """A memory's stored events in order (`mem.events()`), read once per memory and checkpoint step; read only."""
-    return _events(mem, mem.key, ck_step)
+def events_of(mem: MemoryView, ck_step: int, after: int | None = None, upto: int | None = None) -> list[Event]:
+    """A memory's stored events in order (`mem.events()`), read once per memory and checkpoint step; read only.
+    With `after` / `upto`: those of the steps after / up to them (found by bisection: they are in step order)."""
+    evs = _events(mem, mem.key, ck_step)
+    lo = 0 if after is None else bisect.bisect_right(evs, after, key=lambda e: e.step)
+    hi = len(evs) if upto is None else bisect.bisect_right(evs, upto, key=lambda e: e.step)
+    return evs if (lo, hi) == (0, len(evs)) else evs[lo:hi]
 
 
 def checkpoint_step(mem: MemoryView) -> int:
