@@ -177,14 +177,16 @@ MAX_IDS_READ = 500  # changed items read by id; more: every version alive betwee
 
 
 def diff_steps(mem: MemoryView, conv: Conversation, a: int, b: int, *, versions: pd.DataFrame | None = None,
-               events: Sequence[Event] | None = None, items_at: ItemsAt | None = None) -> MemoryDiff:
+               events: Sequence[Event] | None = None, items_at: ItemsAt | None = None,
+               checkpoint: dict | None = None) -> MemoryDiff:
     """What changed in one memory from step `a` to step `b` (a < b; swapped when given the other way).
 
     Only an item with a version beginning or ending after `a` up to `b` can differ: any other item alive at both
     steps is the same stored version at both and counts as unchanged without being read. A caller that holds them
     already may give `versions` (mem.versions()), `events` (mem.events(), or any of them that holds the steps a+1..b)
-    and `items_at(kind, step)` (what mem.items(kind, step) holds, e.g. from a cache): the diff is the same."""
-    ck = mem.checkpoint()
+    and `items_at(kind, step)` (what mem.items(kind, step) holds, e.g. from a cache), and the memory's `checkpoint`
+    ({"step", "done"}: the steps are checked against it): the diff is the same."""
+    ck = mem.checkpoint() if checkpoint is None else checkpoint
     for s, lab in ((a, "from"), (b, "to")):  # checked as given, so an error names the step the user gave
         _check_step(mem, s, f"{mem.system} ({lab} step {s})", ck)
     a, b = min(a, b), max(a, b)

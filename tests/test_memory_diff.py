@@ -183,7 +183,8 @@ def test_steps_diff_from_given_versions_events_and_items_equals_the_store_read(s
     for a in range(0, 8):
         for b in range(a, 8):
             want = diff_steps(mem, CONV, a, b).to_dict()
-            assert diff_steps(mem, CONV, a, b, versions=versions, events=events, items_at=items_at).to_dict() == want
+            assert diff_steps(mem, CONV, a, b, versions=versions, events=events, items_at=items_at,
+                              checkpoint=mem.checkpoint()).to_dict() == want
             with monkeypatch.context() as m:
                 m.setattr(md, "MAX_IDS_READ", 0)  # too many changed items to read by id
                 assert diff_steps(mem, CONV, a, b).to_dict() == want

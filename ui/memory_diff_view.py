@@ -57,17 +57,18 @@ def show(d: MemoryDiff, key: str) -> None:
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _steps(_mem: MemoryView, _conv: Conversation, key: tuple, a: int, b: int) -> MemoryDiff:
-    ck_step = key[-1]
-    return step_diff(_mem, _conv, a, b, ck_step)
+    ck_step, done = key[-1]
+    return step_diff(_mem, _conv, a, b, ck_step, done)
 
 
-def step_diff(mem: MemoryView, conv: Conversation, a: int, b: int, ck_step: int) -> MemoryDiff:
+def step_diff(mem: MemoryView, conv: Conversation, a: int, b: int, ck_step: int, done: bool = True) -> MemoryDiff:
     """diff_steps from the memory's versions, events and items read once per checkpoint (ui.state's caches, shared
     with Replay's data and its Growth view): a step of Replay then reads only the checkpoint from the store (the
     same diff as reading everything, tests/app/test_app_step_cache)."""
     events = state.events_of(mem, ck_step, after=min(a, b), upto=max(a, b))  # the steps between: their causes
     return diff_steps(mem, conv, a, b, versions=state.versions_of(mem, ck_step), events=events,
-                      items_at=lambda kind, step: state.items_at(mem, kind, step))
+                      items_at=lambda kind, step: state.items_at(mem, kind, step),
+                      checkpoint={"step": ck_step, "done": done})
 
 
 def replay_diff(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]) -> None:
@@ -87,7 +88,7 @@ def replay_diff(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]) 
                 help="The system and step shown above: from the previous step to the current one.")
     mem = state.memory_of(wb, system, conv)
     try:
-        d = _steps(mem, conv, (*mem.key, state.checkpoint_step(mem)), int(a), int(b))
+        d = _steps(mem, conv, (*mem.key, state.checkpoint(mem)), int(a), int(b))
     except MemcoreError as e:
         st.error(md_escape(str(e)))
         return

@@ -297,9 +297,10 @@ def events_of(mem: MemoryView, ck_step: int, after: int | None = None, upto: int
     return evs if (lo, hi) == (0, len(evs)) else evs[lo:hi]
 
 
-def checkpoint_step(mem: MemoryView) -> int:
-    """The memory's last committed step (re-read at most every 2 s): the key of its per-checkpoint caches."""
-    return _status(mem, mem.store.uri, mem.space, mem.conv_id)[0]
+def checkpoint(mem: MemoryView) -> tuple[int, bool]:
+    """(last committed step, complete) of a memory, re-read at most every 2 s: its step keys the per-checkpoint
+    caches."""
+    return _status(mem, mem.store.uri, mem.space, mem.conv_id)
 
 
 def replay_data(wb: Workbench, system: str, conv: Conversation) -> ReplayData:

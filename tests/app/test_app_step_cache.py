@@ -99,11 +99,12 @@ def test_step_diff_from_caches_equals_the_diff_read_from_the_store(built, system
     wb, conv = built
     mem = wb.memory(system, conv)
     end = len(conv.turns) + 1
-    ck = state.checkpoint_step(mem)
+    ck, done = state.checkpoint(mem)
+    assert done
     pairs = [(s - 1, s) for s in range(1, end + 1, 3)] + [(end - 1, end), (0, end), (10, 20), (45, 30)]
     nonempty = 0
     for a, b in pairs:
-        fast = step_diff(mem, conv, a, b, ck)
+        fast = step_diff(mem, conv, a, b, ck, done)
         assert fast.to_dict() == diff_steps(mem, conv, a, b).to_dict(), (a, b)
         want = _every_item_compared(mem, min(a, b), max(a, b))
         got = {k: ({c.item_id for c in fast.changes[k] if c.change == "added"},
