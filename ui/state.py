@@ -267,8 +267,21 @@ def _clip(out: pd.DataFrame) -> pd.DataFrame:
 @st.cache_data(show_spinner="Reading stored events…", max_entries=64)
 def _replay(_mem: MemoryView, store_uri: str, provider: str, system: str, space: str, conv_id: str,
             n_steps: int, ck_step: int, offline: bool = False) -> ReplayData:
-    calls = _mem.llm_calls(stage="construction", provider=provider)
+    calls = construction_calls(_mem, provider, ck_step)
     return build_replay(system, events_of(_mem, ck_step), versions_of(_mem, ck_step), calls, n_steps, offline)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _construction_calls(_mem: MemoryView, key: tuple, provider: str, ck_step: int) -> pd.DataFrame:
+    calls = _mem.llm_calls(stage="construction", provider=provider)
+    return calls.sort_values("step", kind="stable") if len(calls) else calls
+
+
+def construction_calls(mem: MemoryView, provider: str, ck_step: int) -> pd.DataFrame:
+    """The memory's construction calls by `provider` sorted by step (stable: a step's calls keep their order), read
+    once per memory and checkpoint step: Replay's cost curves and its LLM-calls expander share them. A resource,
+    so a step's lookup neither reads the store nor unpickles every call's prompt (callers only read it)."""
+    return _construction_calls(mem, mem.key, provider, ck_step)
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
