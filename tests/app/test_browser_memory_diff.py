@@ -30,7 +30,7 @@ def test_replay_diff_and_the_compare_runs_memory_diff(tmp_path):
         wait_text(page, "What changed between two steps", 900)
         wait_text(page, "Turn 1 of 90", 60)
         wait_text(page, "from step 0 to step 1:", 60)  # the diff follows the step on screen
-        page.locator(".st-key-rp_next button").click()  # a step reruns only the viewer fragment: the diff is in it
+        page.locator(".st-key-rp_next button").first.click()  # a step reruns only the viewer fragment: the diff is in it
         wait_text(page, "Turn 2 of 90", 60)
         wait_text(page, "from step 1 to step 2:", 60)
         main = page.get_by_test_id("stMain")
