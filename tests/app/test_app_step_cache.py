@@ -91,7 +91,8 @@ def _every_item_compared(mem, a: int, b: int) -> dict[str, tuple[set, set, set, 
 @pytest.mark.parametrize("system", ["xmemory", "memweaver"])
 def test_step_diff_from_caches_equals_the_diff_read_from_the_store(built, system):
     """Replay's step diff (ui.memory_diff_view.step_diff: versions, events and items from the per-checkpoint caches,
-    only the items changed in between compared) is the diff read from the store, and names the same items as
+    only the items changed in between compared; the first diff of a memory reads its changed items by id, the next
+    ones take them from the kind caches) is the diff read from the store, and names the same items as
     comparing every item at both steps, at adjacent steps along the whole conversation and over ranges."""
     from memcore.memory_diff import diff_steps
     from ui.memory_diff_view import step_diff
