@@ -14,8 +14,12 @@ from __future__ import annotations
 import difflib
 import json
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
 
 from memcore.errors import MemcoreError
 from memcore.store.view import MemoryView
@@ -154,8 +158,8 @@ class _Causes:
         return out
 
 
-def _check_step(mem: MemoryView, step: int, label: str) -> None:
-    ck = mem.checkpoint()
+def _check_step(mem: MemoryView, step: int, label: str, ck: dict | None = None) -> None:
+    ck = mem.checkpoint() if ck is None else ck
     if ck is None:
         raise MemcoreError(f"{label}: no stored memory of {mem.system} on {mem.conv_id} with these settings. Fix: "
                            "build it first (`memcore ingest`, or Build on Replay)")
@@ -164,36 +168,60 @@ def _check_step(mem: MemoryView, step: int, label: str) -> None:
                            f"to{'' if ck['done'] else ' (its ingest is not complete: finish it to see later steps)'}")
 
 
-def _indexed(mem: MemoryView, lo: int, hi: int) -> int:
-    return sum(e.kind == "indexed" and lo < e.step <= hi for e in mem.events(hi))
+def _indexed(events: Sequence[Event], lo: int, hi: int) -> int:
+    return sum(e.kind == "indexed" and lo < e.step <= hi for e in events)
 
 
-def diff_steps(mem: MemoryView, conv: Conversation, a: int, b: int) -> MemoryDiff:
-    """What changed in one memory from step `a` to step `b` (a < b; swapped when given the other way)."""
+ItemsAt = Callable[[str, int], Sequence[MemoryItem]]
+MAX_IDS_READ = 500  # changed items read by id; more: every version alive between the two steps, filtered here
+
+
+def diff_steps(mem: MemoryView, conv: Conversation, a: int, b: int, *, versions: pd.DataFrame | None = None,
+               events: Sequence[Event] | None = None, items_at: ItemsAt | None = None,
+               checkpoint: dict | None = None) -> MemoryDiff:
+    """What changed in one memory from step `a` to step `b` (a < b; swapped when given the other way).
+
+    Only an item with a version beginning or ending after `a` up to `b` can differ: any other item alive at both
+    steps is the same stored version at both and counts as unchanged without being read. A caller that holds them
+    already may give `versions` (mem.versions()), `events` (mem.events(), or any of them that holds the steps a+1..b)
+    and `items_at(kind, step)` (what mem.items(kind, step) holds, e.g. from a cache), and the memory's `checkpoint`
+    ({"step", "done"}: the steps are checked against it): the diff is the same."""
+    ck = mem.checkpoint() if checkpoint is None else checkpoint
     for s, lab in ((a, "from"), (b, "to")):  # checked as given, so an error names the step the user gave
-        _check_step(mem, s, f"{mem.system} ({lab} step {s})")
+        _check_step(mem, s, f"{mem.system} ({lab} step {s})", ck)
     a, b = min(a, b), max(a, b)
     out = MemoryDiff("steps", conv.id, Side(f"step {a}", mem.system, mem.space, a),
                      Side(f"step {b}", mem.system, mem.space, b))
-    versions = mem.versions()
+    versions = mem.versions() if versions is None else versions
+    evs = [e for e in (mem.events(b) if events is None else events) if a < e.step <= b]
     if versions.empty:
-        out.raw_turns[mem.system] = _indexed(mem, a, b)
+        out.raw_turns[mem.system] = _indexed(evs, a, b)
         out.notes.append(f"{mem.system} holds no memory items of its own: it indexes the raw turns "
                          f"({out.raw_turns[mem.system]} turn(s) indexed after step {a} up to step {b}).")
         return out
-    causes = _Causes(conv, mem.events(b))
+    causes = _Causes(conv, evs)
     out.kinds = sorted(set(versions["kind"]))
     for kind in out.kinds:
         vk = versions[versions["kind"] == kind]
+        ids = vk["id"].to_numpy(dtype=object)
+        vf, vt = vk["valid_from"].to_numpy(dtype=np.int64), vk["valid_to"].to_numpy(dtype=np.int64)
         starts: dict[str, list[int]] = {}
         ends: dict[str, list[int]] = {}
-        for r in vk.itertuples(index=False):
-            if a < int(r.valid_from) <= b:
-                starts.setdefault(r.id, []).append(int(r.valid_from))
-            if a < int(r.valid_to) <= b:
-                ends.setdefault(r.id, []).append(int(r.valid_to))
-        before = {it.id: it for it in mem.items(kind, a, with_vectors=False)}
-        after = {it.id: it for it in mem.items(kind, b, with_vectors=False)}
+        for i in np.flatnonzero(((a < vf) & (vf <= b)) | ((a < vt) & (vt <= b))):  # in the versions' order
+            if a < vf[i] <= b:
+                starts.setdefault(ids[i], []).append(int(vf[i]))
+            if a < vt[i] <= b:
+                ends.setdefault(ids[i], []).append(int(vt[i]))
+        touched = set(starts) | set(ends)
+        both = len(set(ids[(vf <= a) & (vt > a)]) & set(ids[(vf <= b) & (vt > b)]))
+        if items_at is not None:
+            before = {it.id: it for it in items_at(kind, a) if it.id in touched} if touched else {}
+            after = {it.id: it for it in items_at(kind, b) if it.id in touched} if touched else {}
+        else:  # one read of the changed items' versions alive from a to b (every version alive then, for many)
+            items, valid_to = mem.kind_versions(kind, touched if len(touched) <= MAX_IDS_READ else None, (a, b))
+            alive = [(it, int(vt)) for it, vt in zip(items, valid_to, strict=True) if it.id in touched]
+            before = {it.id: it for it, vt in alive if it.updated_step <= a < vt}
+            after = {it.id: it for it, vt in alive if it.updated_step <= b < vt}
         rows: list[ItemChange] = []
         for iid, it in after.items():
             if iid not in before:
@@ -206,7 +234,7 @@ def diff_steps(mem: MemoryView, conv: Conversation, a: int, b: int) -> MemoryDif
             if iid not in after:
                 rows.append(ItemChange(kind, iid, "removed", it.text, None, [], [],
                                        causes.at(ends.get(iid, []), iid, kind)))
-        out.unchanged[kind] = sum(1 for i in after if i in before) - sum(r.change == "changed" for r in rows)
+        out.unchanged[kind] = both - sum(r.change == "changed" for r in rows)
         out.changes[kind] = sorted(rows, key=lambda r: (CHANGES.index(r.change), _order(r.item_id)))
     return out
 
@@ -229,7 +257,7 @@ def diff_memories(mem_a: MemoryView, mem_b: MemoryView, conv: Conversation, step
     va, vb = mem_a.versions(), mem_b.versions()
     for mem, v, lab in ((mem_a, va, labels[0]), (mem_b, vb, labels[1])):
         if v.empty:
-            out.raw_turns[lab] = _indexed(mem, 0, step)
+            out.raw_turns[lab] = _indexed(mem.events(step), 0, step)
             out.notes.append(f"{lab}{'' if lab == mem.system else f' ({mem.system})'} holds no memory items of its own: it indexes the raw turns "
                              f"({out.raw_turns[lab]} turn(s) indexed up to step {step}).")
     out.kinds = sorted(set(va["kind"]) | set(vb["kind"]))

@@ -27,5 +27,4 @@ widgets.ingest_panel(wb, conv, systems)
 if not built:
     st.stop()
 data = {s: state.replay_data(wb, s, conv) for s in built}
-replay_viewer(wb, conv, data)
-replay_diff(wb, conv, data)
+replay_viewer(wb, conv, data, below=lambda: replay_diff(wb, conv, data))  # in the step's fragment: it follows the step

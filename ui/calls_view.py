@@ -11,7 +11,6 @@ import pandas as pd
 import streamlit as st
 
 from memcore.settings import LEDGER_TEXT_ENV
-from memcore.store.view import MemoryView
 from memcore.types import Conversation
 from memcore.viz.calls import call_label, calls_summary, calls_table, waterfall
 from memcore.viz.safe import md_escape
@@ -63,20 +62,11 @@ def calls_panel(records: Iterable[Any], key: str, provider: str = "") -> None:
                 wrap_lines=True, height=360)
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
-def _construction_calls(_mem: MemoryView, key: tuple, provider: str, ck_step: int) -> pd.DataFrame:
-    """The memory's construction calls sorted by step (stable: a step's calls keep their order), read once per
-    checkpoint: a resource, so a step's lookup neither reads the store nor unpickles every call's prompt (callers
-    only read it)."""
-    calls = _mem.llm_calls(stage="construction", provider=provider)
-    return calls.sort_values("step", kind="stable") if len(calls) else calls
-
-
 def step_calls(wb: Workbench, conv: Conversation, system: str, step: int) -> pd.DataFrame:
     """The construction calls a system's ingest of `conv` made at one replay step (stored ledger rows)."""
     mem = state.memory_of(wb, system, conv)
     ck_step = state.ingest_status(wb, system, conv)[0]  # the checkpoint re-read at most every 2 s, not per step
-    calls = _construction_calls(mem, mem.key, wb.llm.provider.name, ck_step)
+    calls = state.construction_calls(mem, wb.llm.provider.name, ck_step)
     if not len(calls):
         return calls
     steps = calls["step"].to_numpy(dtype=float)

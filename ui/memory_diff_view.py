@@ -57,7 +57,23 @@ def show(d: MemoryDiff, key: str) -> None:
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _steps(_mem: MemoryView, _conv: Conversation, key: tuple, a: int, b: int) -> MemoryDiff:
-    return diff_steps(_mem, _conv, a, b)
+    ck_step, done = key[-1]
+    return step_diff(_mem, _conv, a, b, ck_step, done)
+
+
+def step_diff(mem: MemoryView, conv: Conversation, a: int, b: int, ck_step: int, done: bool = True) -> MemoryDiff:
+    """diff_steps from the memory's versions, events and items read once per checkpoint (ui.state's caches, shared
+    with Replay's data and its Growth view): a step of Replay then reads nothing from the store (the same diff as
+    reading everything, tests/app/test_app_step_cache). The first diff of a memory reads only its changed items."""
+    events = state.events_of(mem, ck_step, after=min(a, b), upto=max(a, b))  # the steps between: their causes
+    stepping = (mem.key, ck_step) in _DIFFED  # the first diff of a memory reads its few changed items by id (a
+    _DIFFED.add((mem.key, ck_step))  # page's first visit), the next ones load every version once and step on it
+    return diff_steps(mem, conv, a, b, versions=state.versions_of(mem, ck_step), events=events,
+                      items_at=(lambda kind, step: state.items_at(mem, kind, step)) if stepping else None,
+                      checkpoint={"step": ck_step, "done": done})
+
+
+_DIFFED: set[tuple] = set()  # (memory, checkpoint step) whose step diff ran on this server
 
 
 def replay_diff(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]) -> None:
@@ -77,7 +93,7 @@ def replay_diff(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]) 
                 help="The system and step shown above: from the previous step to the current one.")
     mem = state.memory_of(wb, system, conv)
     try:
-        d = _steps(mem, conv, (*mem.key, mem.status()), int(a), int(b))
+        d = _steps(mem, conv, (*mem.key, state.checkpoint(mem)), int(a), int(b))
     except MemcoreError as e:
         st.error(md_escape(str(e)))
         return

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 import streamlit as st
 
@@ -45,8 +47,10 @@ def _past_the_end(n: int) -> None:
         st.session_state.pop(PAST_END, None)
 
 
-def replay_viewer(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]) -> None:
-    """Render the step-controlled viewer (a fragment: stepping reruns only this part)."""
+def replay_viewer(wb: Workbench, conv: Conversation, data: dict[str, ReplayData],
+                  below: Callable[[], None] | None = None) -> None:
+    """Render the step-controlled viewer (a fragment: stepping reruns only this part); `below` draws what follows
+    the step inside the fragment (Replay's step diff), so that it follows the step too."""
     n = max(rd.n_steps for rd in data.values())
     _past_the_end(n)
     state.url_seed(STEP, "step", list(range(n + 1)), parse=int)  # a shared link reopens its step
@@ -79,6 +83,8 @@ def replay_viewer(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]
         state.url_set(step=str(st.session_state[STEP]))
         timeline_view.timeline(data, _sig(wb, conv, data), st.session_state[STEP], n, STEP, _set)
         _step_body(wb, conv, data, st.session_state[STEP])
+        if below is not None:
+            below()
 
     viewer()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import tempfile
 import time
@@ -21,7 +22,7 @@ from memcore.llm.ledger import CallRecord, UsageLedger
 from memcore.settings import Settings
 from memcore.store.schema import INF_STEP
 from memcore.store.view import MemoryView
-from memcore.types import Answer, Conversation, Question
+from memcore.types import Answer, Conversation, Event, Question
 from memcore.viz.replay import ReplayData, build_replay
 from memcore.viz.safe import md_escape
 from memcore.workbench import Workbench
@@ -266,8 +267,53 @@ def _clip(out: pd.DataFrame) -> pd.DataFrame:
 @st.cache_data(show_spinner="Reading stored events…", max_entries=64)
 def _replay(_mem: MemoryView, store_uri: str, provider: str, system: str, space: str, conv_id: str,
             n_steps: int, ck_step: int, offline: bool = False) -> ReplayData:
+    calls = construction_calls(_mem, provider, ck_step)
+    return build_replay(system, events_of(_mem, ck_step), versions_of(_mem, ck_step), calls, n_steps, offline)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _construction_calls(_mem: MemoryView, key: tuple, provider: str, ck_step: int) -> pd.DataFrame:
     calls = _mem.llm_calls(stage="construction", provider=provider)
-    return build_replay(system, _mem.events(), _clip(_mem.versions()), calls, n_steps, offline)
+    return calls.sort_values("step", kind="stable") if len(calls) else calls
+
+
+def construction_calls(mem: MemoryView, provider: str, ck_step: int) -> pd.DataFrame:
+    """The memory's construction calls by `provider` sorted by step (stable: a step's calls keep their order), read
+    once per memory and checkpoint step: Replay's cost curves and its LLM-calls expander share them. A resource,
+    so a step's lookup neither reads the store nor unpickles every call's prompt (callers only read it)."""
+    return _construction_calls(mem, mem.key, provider, ck_step)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _versions(_mem: MemoryView, key: tuple[str, str, str], ck_step: int) -> pd.DataFrame:
+    out = _clip(_mem.versions())
+    return out.astype({"id": object, "kind": object})  # plain Python strings: a step's diff filters them at once
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _events(_mem: MemoryView, key: tuple[str, str, str], ck_step: int) -> list[Event]:
+    return _mem.events()
+
+
+def versions_of(mem: MemoryView, ck_step: int) -> pd.DataFrame:
+    """Every stored item version of a memory (`mem.versions()`), read once per memory and checkpoint step (Replay
+    builds its data and each step's diff from it). A resource shared by every session: callers only read it."""
+    return _versions(mem, mem.key, ck_step)
+
+
+def events_of(mem: MemoryView, ck_step: int, after: int | None = None, upto: int | None = None) -> list[Event]:
+    """A memory's stored events in order (`mem.events()`), read once per memory and checkpoint step; read only.
+    With `after` / `upto`: those of the steps after / up to them (found by bisection: they are in step order)."""
+    evs = _events(mem, mem.key, ck_step)
+    lo = 0 if after is None else bisect.bisect_right(evs, after, key=lambda e: e.step)
+    hi = len(evs) if upto is None else bisect.bisect_right(evs, upto, key=lambda e: e.step)
+    return evs if (lo, hi) == (0, len(evs)) else evs[lo:hi]
+
+
+def checkpoint(mem: MemoryView) -> tuple[int, bool]:
+    """(last committed step, complete) of a memory, re-read at most every 2 s: its step keys the per-checkpoint
+    caches."""
+    return _status(mem, mem.store.uri, mem.space, mem.conv_id)
 
 
 def replay_data(wb: Workbench, system: str, conv: Conversation) -> ReplayData:

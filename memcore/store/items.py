@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any
 
 import numpy as np
@@ -10,7 +11,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memcore.store.schema import INF_STEP, KIND_EXTRA, sql_str
+from memcore.store.schema import INF_STEP, KIND_EXTRA, sql_in, sql_str
 from memcore.store.tables import Tables
 from memcore.types import MemoryItem
 
@@ -76,15 +77,21 @@ class ItemsPart:
         """The table's columns without its vector (a read that does not need vectors skips them)."""
         return [c for c in self.tables.table(name).schema.names if c != "vector"]
 
-    def kind_versions(self, space: str, conv_id: str, kind: str) -> tuple[list[MemoryItem], np.ndarray]:
+    def kind_versions(self, space: str, conv_id: str, kind: str, ids: Collection[str] | None = None,
+                      alive: tuple[int, int] | None = None) -> tuple[list[MemoryItem], np.ndarray]:
         """Every stored version of one kind's items (no vectors), in the table's order, with each version's
         valid_to: the versions alive at step s are those with updated_step <= s < valid_to, in the order
-        `items(..., at_step=s)` gives them (one read serves every step)."""
+        `items(..., at_step=s)` gives them (one read serves every step). Only those of `ids`, and only those alive
+        at some step from alive[0] to alive[1], when given."""
         name = f"mem_{kind}"
-        if not self.tables.has(name):
+        if not self.tables.has(name) or (ids is not None and not ids):
             return [], np.zeros(0, dtype=np.int64)
-        df = self.tables.df(name, where=f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)}",
-                            columns=self._columns_but_vector(name))
+        where = f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)}"
+        if ids is not None:
+            where += f" AND id IN {sql_in(sorted(ids))}"
+        if alive is not None:
+            where += f" AND valid_from <= {int(alive[1])} AND valid_to > {int(alive[0])}"
+        df = self.tables.df(name, where=where, columns=self._columns_but_vector(name))
         return [row_item(r, False) for r in df.to_dict("records")], df["valid_to"].to_numpy(dtype=np.int64)
 
     def item_history(self, space: str, conv_id: str, kind: str, item_id: str) -> list[MemoryItem]:

@@ -6,6 +6,7 @@ embedder, LLM), so the app, the CLI and benchmarks never compute or pass memory 
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,10 +43,12 @@ class MemoryView:
         """Current items of one kind (or as they were at `at_step`)."""
         return self.store.items(self.space, self.conv_id, kind, at_step=at_step, with_vectors=with_vectors)
 
-    def kind_versions(self, kind: str) -> tuple[list[MemoryItem], Any]:
+    def kind_versions(self, kind: str, ids: Collection[str] | None = None,
+                      alive: tuple[int, int] | None = None) -> tuple[list[MemoryItem], Any]:
         """Every stored version of one kind (no vectors) and each one's valid_to (a numpy array): the items at
-        step s are the versions with updated_step <= s < valid_to, in `items(kind, at_step=s)`'s order."""
-        return self.store.kind_versions(self.space, self.conv_id, kind)
+        step s are the versions with updated_step <= s < valid_to, in `items(kind, at_step=s)`'s order. Only
+        those of `ids`, and only those alive at some step from alive[0] to alive[1], when given."""
+        return self.store.kind_versions(self.space, self.conv_id, kind, ids, alive)
 
     def kind_counts(self, at_step: int | None = None) -> dict[str, int]:
         """Number of current items per kind (or at `at_step`)."""

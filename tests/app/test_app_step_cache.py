@@ -66,3 +66,51 @@ def test_prebuilt_figures_send_what_plotly_validation_would(built):
     for spec in specs:
         want = json.loads(pio.to_json(go.Figure(**spec).to_dict(), validate=False))
         assert json.loads(pio.to_json(Prebuilt(spec), validate=False)) == want
+
+
+def _every_item_compared(mem, a: int, b: int) -> dict[str, tuple[set, set, set, int]]:
+    """Per kind: (added, removed, changed ids, unchanged count) from every item at both steps, each pair compared
+    (what the step diff computed before it read only the items whose versions began or ended in between)."""
+    import json
+
+    def same(x, y) -> bool:
+        return all(json.dumps(f(x), sort_keys=True, default=str) == json.dumps(f(y), sort_keys=True, default=str)
+                   for f in (lambda i: i.text, lambda i: list(i.sources), lambda i: list(i.turn_ids),
+                             lambda i: i.metadata))
+
+    out = {}
+    for kind in sorted(set(mem.versions()["kind"])):
+        before = {i.id: i for i in mem.items(kind, a, with_vectors=False)}
+        after = {i.id: i for i in mem.items(kind, b, with_vectors=False)}
+        both = set(before) & set(after)
+        changed = {i for i in both if not same(before[i], after[i])}
+        out[kind] = (set(after) - set(before), set(before) - set(after), changed, len(both) - len(changed))
+    return out
+
+
+@pytest.mark.parametrize("system", ["xmemory", "memweaver"])
+def test_step_diff_from_caches_equals_the_diff_read_from_the_store(built, system):
+    """Replay's step diff (ui.memory_diff_view.step_diff: versions, events and items from the per-checkpoint caches,
+    only the items changed in between compared; the first diff of a memory reads its changed items by id, the next
+    ones take them from the kind caches) is the diff read from the store, and names the same items as
+    comparing every item at both steps, at adjacent steps along the whole conversation and over ranges."""
+    from memcore.memory_diff import diff_steps
+    from ui.memory_diff_view import step_diff
+
+    wb, conv = built
+    mem = wb.memory(system, conv)
+    end = len(conv.turns) + 1
+    ck, done = state.checkpoint(mem)
+    assert done
+    pairs = [(s - 1, s) for s in range(1, end + 1, 3)] + [(end - 1, end), (0, end), (10, 20), (45, 30)]
+    nonempty = 0
+    for a, b in pairs:
+        fast = step_diff(mem, conv, a, b, ck, done)
+        assert fast.to_dict() == diff_steps(mem, conv, a, b).to_dict(), (a, b)
+        want = _every_item_compared(mem, min(a, b), max(a, b))
+        got = {k: ({c.item_id for c in fast.changes[k] if c.change == "added"},
+                   {c.item_id for c in fast.changes[k] if c.change == "removed"},
+                   {c.item_id for c in fast.changes[k] if c.change == "changed"}, fast.unchanged[k]) for k in fast.kinds}
+        assert got == want, (a, b)
+        nonempty += not fast.empty
+    assert nonempty > len(pairs) // 3  # the memory changed at many of these steps: the comparison covered changes

@@ -28,6 +28,11 @@ def test_replay_diff_and_the_compare_runs_memory_diff(tmp_path):
         page.get_by_test_id("stSidebarNav").get_by_role("link", name="Replay", exact=True).click()
         page.get_by_role("button", name="Build memory").click(timeout=60_000)
         wait_text(page, "What changed between two steps", 900)
+        wait_text(page, "Turn 1 of 90", 60)
+        wait_text(page, "from step 0 to step 1:", 60)  # the diff follows the step on screen
+        page.locator(".st-key-rp_next button").first.click()  # a step reruns only the viewer fragment: the diff is in it
+        wait_text(page, "Turn 2 of 90", 60)
+        wait_text(page, "from step 1 to step 2:", 60)
         main = page.get_by_test_id("stMain")
         pick(page, main.get_by_test_id("stSelectbox").filter(has_text="Memory of"), "xmemory")
         _number(page, "From step", 30)
