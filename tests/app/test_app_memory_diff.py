@@ -103,6 +103,8 @@ def test_replay_step_diff_starts_at_the_system_and_step_on_screen(app_env):
     body = texts(at)
     assert "xmemory on demo from step 16 to step 17" in body
     assert "also changed: metadata" not in body.replace("also changed: metadata.", "")  # keys named, never bare
+    table = next(d for d in at.dataframe if "text" in getattr(d.value, "columns", []))
+    assert list(table.proto.column_order)[:4] == ["kind", "change", "item", "text"]  # the text on screen at 1280 px
     at.number_input(key="md_from").set_value(10).run()  # picked by hand: kept while the step moves
     at.slider(key="replay_step").set_value(30).run()
     at.run()
