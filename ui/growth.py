@@ -62,15 +62,18 @@ def _neighbourhood(sub: dict, choices: dict[str, str], key: str) -> None:
         st.iframe(graph_html(ego, height=440, edge_labels=True), height=frame_height(440))
         more = (f" · {ego['more']} more within {hops} hop(s) not drawn (the nearest and best-connected are)"
                 if ego["more"] else "")
-        labelled = ("every relation labelled with its name and time (a label that would overlap another is left "
+        labelled = ("every relation labelled with its name and time, where one is stored (a label that would overlap another is left "
                     "out: hover the edge)" if len(ego["edges"]) <= EDGE_LABELS_MAX else
                     f"more than {EDGE_LABELS_MAX} relations: hover an edge for its name and time")
         st.caption(f"{len(ego['nodes'])} entities and {len(ego['edges'])} relations within {hops} hop(s){more}; "
                    f"{labelled}.")
         table = edge_table(ego)
         st.dataframe(table, hide_index=True, height=min(38 + 35 * max(len(table), 1), 320), key=f"{key}_ego_edges")
+        untimed = int((table["time"] == "").sum()) if len(table) else 0
         st.caption(f"Every relation drawn above ({len(table)}), newest first: the labels the graph leaves out where "
-                   "they would overlap are here, with their times.")
+                   "they would overlap are here, with their times"
+                   + ("." if not untimed else " (none of them has a time stored)." if untimed == len(table) else
+                      f" ({untimed} of them have no time stored: their time cell is empty)."))
 
 
 def edge_table(sub: dict) -> pd.DataFrame:

@@ -44,6 +44,9 @@ def test_ego_graph_in_explore_and_replay(tmp_path, monkeypatch):
     row = edges.set_index("id").loc[shown[0].id]
     assert row["relation"] == shown[0].metadata.get("rel", "") and row["time"] == str(shown[0].metadata.get("time") or "")
     assert list(edges["step"]) == sorted(edges["step"], reverse=True)
+    untimed = int((edges["time"] == "").sum())  # an empty time cell is said to be no time stored
+    note = next(c.value for c in at.caption if c.value.startswith("Every relation drawn above"))
+    assert ("no time stored" in note or "none of them has a time" in note) == bool(untimed), (untimed, note)
     at.switch_page("pages/replay.py").run()
     at.multiselect(key="replay_systems").set_value(["memweaver"]).run()
     at.slider(key="replay_step").set_value(len(conv.turns) // 2).run()
