@@ -142,7 +142,8 @@ def layer_counts_figure(data: dict[str, ReplayData] | ReplayData, step: int | No
                 line={"color": system_color(sysname), "width": 3, "dash": dashes[i % len(dashes)]},
                 hovertemplate=f"{esc(sysname)} {esc(kind)}: %{{y}} at step %{{x}}<extra></extra>"))
         if rd.counts.columns.empty:
-            fig.add_trace(go.Scatter(x=[0, rd.n_steps], y=[0, 0], mode="lines", name=f"{sysname} · (turn index only)",
+            # named in the legend, not drawn: a flat line at 0 hid the other kinds while they were still 0
+            fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=f"{sysname} · (turn index only: no items)",
                                      line={"color": system_color(sysname), "width": 2, "dash": "dot"}))
     _step_line(fig, step)
     fig.update_xaxes(title="step (turn)")

@@ -47,3 +47,12 @@ def test_a_legend_of_many_series_goes_under_the_chart_in_columns_that_hold_the_l
     assert fig.layout.height >= 360 + 26 * (entries // 2)  # grown by the legend's rows: nothing scrolls
     short = layer_counts_figure({n: _replay(n, ["ep", "sem"]) for n in NAMES[:9]})
     assert short.layout.legend.entrywidth == 1 / 3
+
+
+def test_a_system_with_no_layers_is_named_in_the_legend_without_a_line_over_the_zeros():
+    none = ReplayData("com", 2, pd.DataFrame(index=[0, 1, 2]), pd.DataFrame(), pd.DataFrame(index=[0, 1, 2]),
+                      pd.DataFrame({"tokens": [0, 0, 0], "calls": [0, 0, 0]}), True, [])
+    fig = layer_counts_figure({"com": none, "xm": _replay("xm", ["episode"])})
+    com = next(t for t in fig.data if t.name.startswith("com"))
+    assert "turn index only" in com.name and com.showlegend is not False
+    assert all(y is None for y in com.y)  # nothing drawn at 0 over xm's kinds while they are 0
