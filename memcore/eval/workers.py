@@ -32,6 +32,12 @@ from memcore.workbench import Workbench
 
 StopCb = Callable[[], bool]
 FLUSH_ROWS, FLUSH_SECONDS = 20, 10.0
+# With the offline engine a row costs milliseconds to redo, so rows are saved every FLUSH_SECONDS (or every
+# FLUSH_ROWS_OFFLINE rows): a batch's answers are embedded together for the similarity (prefetch_similarity), and
+# few large batches make a fraction of the one-token-count forward passes of many small ones (conv-26 with every
+# system: 474 -> ~250 passes); the vectors do not depend on the batch (memcore.embed). A killed run still loses at
+# most FLUSH_SECONDS of answering.
+FLUSH_ROWS_OFFLINE = 200
 
 
 def score_question(wb: Any, system: Any, q: Question, meta: dict, judge: Callable | None, variant: str = "") -> dict:
@@ -195,11 +201,12 @@ def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Ques
         buf: list[tuple[Question, Answer, Any]] = []
         last = time.monotonic()
         done = 0
+        flush_rows = FLUSH_ROWS_OFFLINE if wb.llm.is_offline else FLUSH_ROWS
         for item in (qpool or _Inline()).map(task, qs):
             done += 1
             if item is not None:
                 buf.append(item)
-            if len(buf) >= FLUSH_ROWS or time.monotonic() - last > FLUSH_SECONDS:
+            if len(buf) >= flush_rows or time.monotonic() - last > FLUSH_SECONDS:
                 save(buf)
                 buf, last = [], time.monotonic()
         save(buf)

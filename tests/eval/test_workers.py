@@ -72,3 +72,21 @@ def test_a_conversations_questions_and_golds_are_embedded_in_one_call_before_the
             raise RuntimeError("endpoint down")
 
     prefetch_questions(CachedEmbedder(Broken(), tmp_path / "b"), qs)  # left to the systems and rows, which meet it
+
+
+def test_offline_rows_are_saved_in_batches_bounded_by_time_a_hosted_models_every_twenty(tmp_path, monkeypatch) -> None:
+    import memcore.eval.workers as workers
+    from memcore.eval.runner import run_eval
+    from memcore.settings import Settings
+    from memcore.store import LanceStore
+
+    batches: list[int] = []
+    save = LanceStore.save_results
+    monkeypatch.setattr(LanceStore, "save_results", lambda self, run_id, rows: batches.append(len(rows))
+                        or save(self, run_id, rows))
+    monkeypatch.setattr(workers, "FLUSH_ROWS", 3)  # a hosted model's batch size, scaled to the demo
+    monkeypatch.setattr(workers, "FLUSH_SECONDS", 3600.0)  # no time-based flush in this test
+    res = run_eval(Settings(store_uri=str(tmp_path / "s"), llm_provider="offline", embedder="hashing"), "demo",
+                   systems=["naive_rag"])
+    assert res["complete"] and sum(batches) == res["questions_done"] > 3
+    assert batches == [res["questions_done"]]  # offline: one batch (at most FLUSH_SECONDS of answers), not 3 a time
