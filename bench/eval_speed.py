@@ -3,6 +3,7 @@
     nice python bench/eval_speed.py                       # conv-26, all systems, quiet then loaded
     nice python bench/eval_speed.py --demo                # build all systems on the demo (the app's build)
     python bench/eval_speed.py --systems naive_rag,com --limit 20 --phases quiet
+    nice python bench/eval_speed.py --profile /tmp/eval.prof   # one eval under a CPU-time cProfile
 
 Each phase runs `run_eval` (offline engine, MiniLM, lexical judge, one process, what `memcore eval`
 runs) in a fresh child process on a fresh store and fresh caches, and reports per system its ingest
@@ -281,6 +282,22 @@ def report(phases: dict[str, dict]) -> None:
         print(f"[{n}] calls in commits: {dict(sorted(r['commit_methods'].items(), key=lambda kv: -kv[1]))}")
 
 
+def profile(args: argparse.Namespace) -> None:
+    """One eval in this process under a CPU-time cProfile; prints the child's measurements and the top functions."""
+    import cProfile
+    import pstats
+
+    sys.path.insert(0, str(ROOT))  # this checkout's memcore, as the phases' children get it
+    with tempfile.TemporaryDirectory(prefix="eval_speed_") as tmp:
+        args.store = tmp
+        prof = cProfile.Profile(time.process_time)
+        res = prof.runcall(child, args)
+    prof.dump_stats(args.profile)
+    print(f"uptime {uptime()}; digest {res['results_digest']}; CPU s (profiled) "
+          f"{sum(v for k, v in res['cpu'].items() if k != 'floor'):.1f}; stats in {args.profile}")
+    pstats.Stats(args.profile).sort_stats("tottime").print_stats(25)
+
+
 def main() -> None:
     """Parse arguments; run as the child (one eval) or as the parent (phases, report)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -293,11 +310,17 @@ def main() -> None:
     ap.add_argument("--phases", default="quiet,loaded")
     ap.add_argument("--load", type=int, default=2, help="busy processes in the loaded phase")
     ap.add_argument("--json", default="", help="also write the measurements here")
+    ap.add_argument("--profile", default="", help="run one child eval (no phases) under cProfile timed by CPU "
+                    "seconds (time.process_time: threads' CPU is charged to where the main thread waits, e.g. "
+                    "LanceDB's queries to the future's wait) and write its stats here (pstats)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--store", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         print(json.dumps(child(args)))
+        return
+    if args.profile:
+        profile(args)
         return
     print(f"uptime at start: {uptime()}  (cores: {os.cpu_count()})", flush=True)
     phases = {}

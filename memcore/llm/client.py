@@ -234,10 +234,11 @@ class LLMClient:
         recs: list[CallRecord] = []
         sampling = (r.temperature if temperature is None else float(temperature), seed)
         try:
-            self.check_fits(r, r.messages(inputs), stage, recs)
+            messages = r.messages(inputs)  # rendered once per call (a long context's render is not free)
+            self.check_fits(r, messages, stage, recs)
             if self.is_offline:
-                return self._run_offline(r, inputs, stage, recs)
-            return self._run_chat(r, inputs, stage, logprobs, recs, sampling)
+                return self._run_offline(r, inputs, stage, recs, messages)
+            return self._run_chat(r, inputs, stage, logprobs, recs, sampling, messages)
         finally:
             self._book(recs)
 
@@ -266,8 +267,8 @@ class LLMClient:
             self.ledger.extend(recs)
 
     def _run_chat(self, r: Role, inputs: dict, stage: str, logprobs: bool, recs: list,
-                  sampling: tuple[float, int | None] = (0.0, None)) -> RoleResult:
-        messages = r.messages(inputs)
+                  sampling: tuple[float, int | None] = (0.0, None), messages: list | None = None) -> RoleResult:
+        messages = r.messages(inputs) if messages is None else messages
         result = RoleResult(role=r.name, output=_PENDING, provider=self.provider.label)
         try:
             chat, key = self._chat(r, messages, inputs, stage, logprobs, recs, sampling=sampling)
@@ -393,12 +394,12 @@ class LLMClient:
         if key is not None and self.cache is not None:  # only replies that were usable are cached
             self.cache.put(key, chat)
 
-    def _run_offline(self, r: Role, inputs: dict, stage: str, recs: list) -> RoleResult:
+    def _run_offline(self, r: Role, inputs: dict, stage: str, recs: list, messages: list | None = None) -> RoleResult:
         t0 = time.perf_counter()
         out = self.provider.run_role(r.name, inputs)  # through the engine, which owns the rules' cues
         latency = _ms(t0)
         text = out.model_dump_json() if r.json_output else getattr(out, "text", "")
-        messages = r.messages(inputs)
+        messages = r.messages(inputs) if messages is None else messages  # the rules never change their inputs
         chat = ChatResult(text, count_messages(messages), count_tokens(text), self.provider.model)
         recs.append(self._record(r.name, stage, chat, latency, prompt=prompt_text(messages)))
         recs[-1].outcome, recs[-1].request_format = "ok", "offline"

@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from memcore.types import Usage
@@ -49,10 +49,12 @@ class CallRecord:
 
     def to_dict(self) -> dict:
         """The record as a `llm_calls` row."""
-        d = asdict(self)
-        d.pop("depth")
+        d = {f.name: getattr(self, f.name) for f in _FIELDS if f.name != "depth"}  # flat fields (asdict: a deepcopy)
         d["variant"] = self.variant or self.system
         return d
+
+
+_FIELDS = fields(CallRecord)
 
 
 def prompt_text(messages: Iterable[Mapping[str, Any]]) -> str:

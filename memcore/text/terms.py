@@ -29,8 +29,23 @@ def porter_stemmer():
 
 
 def terms(text: str) -> list[str]:
-    """Lower-cased content words of a text (stopwords removed), in order."""
-    return [w for w in (m.group(0).lower().strip("'-") for m in WORD.finditer(text)) if w and w not in STOPWORDS]
+    """Lower-cased content words of a text (stopwords removed), in order (a new list per call)."""
+    return list(_terms(text) if len(text) <= CACHED_TEXT else _scan_terms(text))
+
+
+# Texts whose terms and stems are remembered: the offline rules and measures read the same turns, items and
+# passages again for every question and system (conv-26 with every system: ~97K term scans of a few thousand
+# texts). Pure functions of the text; each call returns a new list. Only texts up to CACHED_TEXT characters are
+# kept (a turn, an item, a sentence), so the cache stays small (a whole context is scanned each time).
+TEXT_CACHE = 16384
+CACHED_TEXT = 4096
+
+
+def _scan_terms(text: str) -> tuple[str, ...]:
+    return tuple(w for w in (m.group(0).lower().strip("'-") for m in WORD.finditer(text)) if w and w not in STOPWORDS)
+
+
+_terms = lru_cache(maxsize=TEXT_CACHE)(_scan_terms)
 
 
 IRREGULAR = dict(pair.split(":") for pair in """made:make went:go gone:go saw:see seen:see took:take taken:take
@@ -62,11 +77,18 @@ def _word_stems(w: str) -> tuple[str, ...]:
 
 
 def stems(text: str) -> list[str]:
-    """Stems of the content words of a text, in order ("painted pots" -> ["paint", "pot"])."""
+    """Stems of the content words of a text, in order ("painted pots" -> ["paint", "pot"]; a new list per call)."""
+    return list(_stems(text) if len(text) <= CACHED_TEXT else _scan_stems(text))
+
+
+def _scan_stems(text: str) -> tuple[str, ...]:
     out: list[str] = []
     for w in terms(text.replace("\u2019", "'")):
         out.extend(_word_stems(w))
-    return out
+    return tuple(out)
+
+
+_stems = lru_cache(maxsize=TEXT_CACHE)(_scan_stems)
 
 
 def term_set(text: str) -> set[str]:

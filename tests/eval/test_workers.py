@@ -50,3 +50,43 @@ def test_no_prefetch_without_a_cache_or_on_failure(tmp_path) -> None:
             raise RuntimeError("endpoint down")
 
     prefetch_similarity(CachedEmbedder(Broken(), tmp_path), _answered())  # left to each row's own call
+
+
+def test_a_conversations_questions_and_golds_are_embedded_in_one_call_before_the_systems(tmp_path) -> None:
+    from memcore.eval.workers import prefetch_questions
+
+    inner = Counting()
+    cached = CachedEmbedder(inner, tmp_path)
+    qs = [q for q, _ in _answered()]
+    prefetch_questions(cached, qs + qs[:1])  # a question asked of two systems: once
+    assert inner.calls == [["When?", "Where?", "Who?", "What?", "7 May 2023", "Sweden", "a dog"]]  # no abstention gold
+    vecs = cached.embed(["What?", "Sweden"])  # a system's query vector, a row's gold: from the cache
+    assert len(inner.calls) == 1
+    assert (vecs == Counting().embed(["What?", "Sweden"])).all()  # the vectors of embedding them on their own
+    prefetch_questions(inner, qs)
+    prefetch_questions(None, qs)
+    assert len(inner.calls) == 1  # without the cache nothing is embedded ahead
+
+    class Broken(HashingEmbedder):
+        def embed(self, texts):
+            raise RuntimeError("endpoint down")
+
+    prefetch_questions(CachedEmbedder(Broken(), tmp_path / "b"), qs)  # left to the systems and rows, which meet it
+
+
+def test_offline_rows_are_saved_in_batches_bounded_by_time_a_hosted_models_every_twenty(tmp_path, monkeypatch) -> None:
+    import memcore.eval.workers as workers
+    from memcore.eval.runner import run_eval
+    from memcore.settings import Settings
+    from memcore.store import LanceStore
+
+    batches: list[int] = []
+    save = LanceStore.save_results
+    monkeypatch.setattr(LanceStore, "save_results", lambda self, run_id, rows: batches.append(len(rows))
+                        or save(self, run_id, rows))
+    monkeypatch.setattr(workers, "FLUSH_ROWS", 3)  # a hosted model's batch size, scaled to the demo
+    monkeypatch.setattr(workers, "FLUSH_SECONDS", 3600.0)  # no time-based flush in this test
+    res = run_eval(Settings(store_uri=str(tmp_path / "s"), llm_provider="offline", embedder="hashing"), "demo",
+                   systems=["naive_rag"])
+    assert res["complete"] and sum(batches) == res["questions_done"] > 3
+    assert batches == [res["questions_done"]]  # offline: one batch (at most FLUSH_SECONDS of answers), not 3 a time

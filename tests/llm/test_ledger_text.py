@@ -91,3 +91,19 @@ def test_workbench_answer_calls_carry_the_question(workbench, tiny_conv):
     answer_calls = [r for r in recs if r.stage == "answer"]
     assert answer_calls and q.text in answer_calls[-1].prompt
     assert ans.text and ans.text in answer_calls[-1].completion
+
+
+def test_an_offline_call_renders_its_prompt_once_and_its_row_holds_every_field(monkeypatch):
+    from dataclasses import asdict
+
+    renders = []
+    real = Role.messages
+    monkeypatch.setattr(Role, "messages", lambda self, inputs: renders.append(1) or real(self, inputs))
+    client = LLMClient(OfflineEngine(), UsageLedger())
+    client.run(ROLE.name, {"a": "pepper", "b": "pepper"}, stage="answer")
+    assert len(renders) == 1  # the ledger's prompt and the window check share one rendering
+    rec = client.ledger.records[-1]
+    want = asdict(rec)
+    want.pop("depth")
+    want["variant"] = rec.variant or rec.system
+    assert rec.to_dict() == want and list(rec.to_dict()) == list(want)  # same fields, same order as before

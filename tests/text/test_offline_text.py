@@ -132,3 +132,19 @@ def test_keywords_and_overlap() -> None:
 ])
 def test_answer_type(question: str, kind: str) -> None:
     assert answer_type(question) == kind
+
+
+def test_terms_and_stems_are_remembered_per_text_and_each_call_gets_its_own_list():
+    from memcore.text import terms as t
+
+    text = "Melanie painted pots with her kids"
+    first = stems(text)
+    first.append("changed")  # a caller changing its list changes nothing remembered
+    assert stems(text) == ["melani", "paint", "pot", "kid"] and terms(text) == ["melanie", "painted", "pots", "kids"]
+    words = terms(text)
+    words.clear()
+    assert terms(text) == ["melanie", "painted", "pots", "kids"]
+    long = " ".join([text] * (t.CACHED_TEXT // len(text) + 1))  # past the cached length: scanned, same words
+    assert len(long) > t.CACHED_TEXT
+    assert stems(long) == stems(text) * (t.CACHED_TEXT // len(text) + 1)
+    assert terms(long) == terms(text) * (t.CACHED_TEXT // len(text) + 1)

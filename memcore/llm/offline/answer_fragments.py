@@ -76,7 +76,10 @@ _PHOTO_Q = re.compile(r"\b(photo|picture|pic|image|shar\w*|show\w*|look\w* like|
 
 def matches(stem_set: frozenset[str] | set[str], term: str) -> bool:
     """Whether a set of stems holds a question term or one of its synonyms."""
-    return term in stem_set or bool(lexicon()[0].get(term, frozenset()) & stem_set)
+    return term in stem_set or not lexicon()[0].get(term, _NO_SYNONYMS).isdisjoint(stem_set)  # no set built per call
+
+
+_NO_SYNONYMS: frozenset[str] = frozenset()
 
 
 def word_stem(word: str) -> str:
