@@ -38,13 +38,16 @@ def _cell(block: dict, metric: str) -> str:
 
 
 def table(res: dict, title: str, metrics: tuple = METRICS) -> str:
-    """system x ability rows with each metric's value, interval and n."""
-    head = ["system", "ability", "n", *[label for _, label in metrics]]
+    """system x ability rows with each metric's value, interval and n; the overall row counts the answers given
+    from a fallback path (e.g. MemCoT's whole conversation when its loop found nothing): their recall is the
+    fallback's, not the system's retrieval."""
+    head = ["system", "ability", "n", *[label for _, label in metrics], "answers from a fallback"]
     lines = [head]
     for name, s in res["systems"].items():
         for key, block in [*sorted(s["categories"].items()), ("overall", s["overall"])]:
             label = block.get("name", key) if key != "overall" else "overall"
-            lines.append([name, str(label), str(block.get("n", "")), *[_cell(block, m) for m, _ in metrics]])
+            fb = f"{(s.get('fallbacks') or {}).get('any', 0)}/{block.get('n', '')}" if key == "overall" else ""
+            lines.append([name, str(label), str(block.get("n", "")), *[_cell(block, m) for m, _ in metrics], fb])
     widths = [max(len(r[i]) for r in lines) for i in range(len(head))]
     body = "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in lines)
     return f"== {title} ==\n{body}"
