@@ -23,7 +23,6 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -106,12 +105,7 @@ _STAMP = re.compile(r"\[[^\]]*\d{4}-\d\d-\d\d[^\]]*\]")  # "[2023-05-08T10:15:00
 
 def _words(text: str) -> list[str]:
     """Keyword candidates: content words of 3+ letters without digits (no timestamps, years or counts)."""
-    return list(_keyword_words(text))
-
-
-@lru_cache(maxsize=4096)
-def _keyword_words(text: str) -> tuple[str, ...]:  # c-TF-IDF reads every episode again for each new theme
-    return tuple(w for w in terms(_STAMP.sub(" ", text)) if len(w) > 2 and not any(c.isdigit() for c in w))
+    return [w for w in terms(_STAMP.sub(" ", text)) if len(w) > 2 and not any(c.isdigit() for c in w)]
 
 
 PHRASE_WORDS = 6
