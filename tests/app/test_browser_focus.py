@@ -29,10 +29,18 @@ SLICE_TEXTS = """(key) => {  // the label of every region drawn inside the chart
     .map(s => { const t = s.querySelector('text'); return t ? t.textContent : ''; });
 }"""
 
+DRAWN = """(key) => {  // plotly has drawn the chart under this key: its svg and at least three regions
+  const root = document.querySelector(`.st-key-${key}`);
+  return !!root && !!root.querySelector('.main-svg') && root.querySelectorAll('.slice').length >= 3;
+}"""
+
 POINT_OF = """([key, row]) => {  // the centre of the first tick of a timeline row, in page pixels
-  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);  // null until plotly has drawn it
+  if (!gd || !gd._fullData) return null;
   const i = gd._fullData.findIndex(t => t.y && t.y[0] === row);
-  const pt = gd.querySelectorAll('.scatterlayer .trace')[i].querySelector('path.point');
+  const trace = i < 0 ? null : gd.querySelectorAll('.scatterlayer .trace')[i];
+  const pt = trace ? trace.querySelector('path.point') : null;
+  if (!pt) return null;
   const b = pt.getBoundingClientRect();
   return {x: b.left + b.width / 2, y: b.top + b.height / 2, step: Number(gd._fullData[i].x[0])};
 }"""
@@ -92,7 +100,7 @@ def test_timeline_hierarchy_and_neighbourhood(built):
             page.wait_for_timeout(1000)
             page.locator(".st-key-rp_timeline .js-plotly-plot").first.scroll_into_view_if_needed()
             page.wait_for_timeout(500)
-            pt = page.evaluate(POINT_OF, ["rp_timeline", "xmemory · split"])
+            pt = page.wait_for_function(POINT_OF, arg=["rp_timeline", "xmemory · split"], timeout=60_000).json_value()
             page.mouse.move(pt["x"], pt["y"])
             page.wait_for_timeout(300)
             page.mouse.click(pt["x"], pt["y"])
@@ -106,6 +114,8 @@ def test_timeline_hierarchy_and_neighbourhood(built):
             page.get_by_role("radio", name="xMemory").first.click()
             drill = page.locator(".st-key-gr_xmemory_drill .js-plotly-plot").first
             drill.wait_for(timeout=120_000)
+            # the plot's div is in the page before plotly has drawn into it (CI met that gap): wait for its regions
+            page.wait_for_function(DRAWN, arg="gr_xmemory_drill", timeout=120_000)
             page.wait_for_timeout(800)
             top = page.evaluate(SLICE_TEXTS, "gr_xmemory_drill")
             assert len(top) >= 3 and all(t.strip() for t in top), top  # every region on screen labelled
