@@ -93,9 +93,14 @@ def _community(sub: dict, key: str) -> None:
     pick = st.selectbox("Expand a community", ["", *[cid for cid, _, _ in listing]], key=f"{key}_comm",
                         format_func=lambda c: "pick a community…" if not c else next(
                             f"{lab} ({size} entities)" for cid, lab, size in listing if cid == c))
-    if not pick:
-        st.caption(f"{len(comms)} communities (Louvain, seeded) in {len(sub['nodes'])} entities: pick one to see its "
-                   "entities and their relations, the other communities collapsed around it.")
+    if not pick:  # the overview: every community one node with its counts, the relations between them counted
+        view = collapsed(sub, comms)
+        st.iframe(graph_html(view, height=480, edge_labels=len(view["edges"]) <= EDGE_LABELS_MAX),
+                  height=frame_height(480))
+        rest = f" (the {view['rest']} smallest share one node)" if view["rest"] else ""
+        st.caption(f"{len(comms)} communities (Louvain, seeded) in {len(sub['nodes'])} entities{rest}, each one node "
+                   "labelled with its entity count and first members; an edge counts the relations between two "
+                   "communities. Pick one above to expand it into its entities and their relations.")
         return
     idx = int(pick.split(":")[1]) - 1
     view = collapsed(sub, comms, expand=idx)

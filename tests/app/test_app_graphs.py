@@ -54,3 +54,32 @@ def test_ego_graph_in_explore_and_replay(tmp_path, monkeypatch):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.selectbox(key="gr_memweaver_ego").options[0] == "pick an entity…"
+
+
+def test_community_overview_before_a_pick(tmp_path, monkeypatch):
+    """Community focus draws every community collapsed (counts on nodes and edges) before one is expanded."""
+    store = tmp_path / "store"
+    for k, v in (("MEMCORE_STORE", str(store)), ("MEMCORE_EMBEDDER", "hashing"), ("MEMCORE_LLM_PROVIDER", "offline")):
+        monkeypatch.setenv(k, v)
+    wb = Workbench(Settings(store_uri=str(store), llm_provider="offline", embedder="hashing"), embedder=HashingEmbedder())
+    conv = wb.load_demo()
+    wb.ingest("memweaver", conv)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
+    at.switch_page("pages/explore.py").run()
+    at.selectbox(key="ex_system").set_value("memweaver").run()
+    at.session_state["ex_focus"] = "Community"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    pick = at.selectbox(key="ex_comm")
+    assert pick.value == "" and len(pick.options) > 2
+    frames = at.get("iframe")
+    assert len(frames) == 1  # the overview, before any pick
+    html = frames[0].proto.srcdoc
+    n = len(pick.options) - 1
+    assert all(f'"community:{i}"' in html for i in range(1, n + 1))  # every listed community is a node
+    assert f'"community:{n + 1}"' not in html
+    assert any(c.value.startswith(f"{n} communities") or f"{n} communities" in c.value for c in at.caption)
+    pick.set_value(pick.options[1]).run()
+    assert not at.exception and len(at.get("iframe")) == 1
+    assert any("entities of this community" in c.value for c in at.caption)
+
