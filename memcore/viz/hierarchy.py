@@ -1,13 +1,15 @@
 """A navigable hierarchy for any system whose view declares levels (e.g. themes -> facts -> episodes -> turns).
 
 A view's `levels(items_at, step)` returns `HNode`s (one per item and level, `parent` naming the node above it; a
-node reachable from two parents appears once under each, with a path id). `drill_figure` draws them as an icicle
-that shows two levels at a time, the focused node and its children, each child the same height: at most
-`MAX_CHILDREN` children are drawn under a node and the rest sit in one "N more" node (itself drillable), so every
-region on screen is tall enough for its label (`ROW_PX`). Clicking a region drills into it; the path bar above
-climbs back. `search` keeps the nodes whose text matches and their ancestors; a `highlight` set (e.g. the
-question's retrieval path) is drawn in colour, everything else grey. Pure data -> figure; no Streamlit.
-"""
+node reachable from two parents appears once under each, with a path id). `focus_view` is what a page draws of it,
+drilled on the server: the node a drill path leads to, its children (left) and a preview of theirs (right), at most
+`FOCUS_ROWS` labelled rows with "N more" regions that page on, the path as a breadcrumb; `focus_figure` draws it
+(bars laid out as an icicle, each region's click reporting the path it opens), so a step sends a few dozen regions,
+not the tree. `distinct_labels` tells siblings apart (a leading "On <day>," and shared leading words cut).
+`drill_figure` draws a small tree whole as a plotly icicle drilled in the browser (two levels at a time, at most
+`MAX_CHILDREN` per node, the rest in "N more"; e.g. one question's retrieval path). `search` keeps the nodes whose
+text matches and their ancestors; a `highlight` set (e.g. the question's retrieval path) is drawn in colour,
+everything else grey. Pure data -> figure; no Streamlit."""
 
 from __future__ import annotations
 
