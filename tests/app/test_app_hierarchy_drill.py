@@ -65,6 +65,15 @@ def test_growth_hierarchy_drills_on_the_server_and_climbs_back(tmp_path, monkeyp
     assert at.session_state["gr_xmemory_hpath"] == []
     assert _chart(at)["data"][0]["customdata"] == top["customdata"]
 
+    import ui.growth
+
+    monkeypatch.setattr(ui.growth, "TABLE_ROWS", 3)  # the memory table sends the rows changed most recently, says so
+    at.run()
+    note = next(c.value for c in at.caption if " in memory at step " in c.value)
+    total = int(note.split()[0])
+    assert total > 3 and "The 3 changed most recently are listed" in note
+    assert len(at.dataframe[-1].value) == 3
+
 
 def test_a_click_on_a_region_opens_its_path(monkeypatch):
     import ui.hierarchy_view as hv
