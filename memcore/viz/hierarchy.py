@@ -381,23 +381,26 @@ def _fit(label: str, count: str, chars: int, lines: int) -> str:
 
 def focus_figure(view: FocusView, title: str = "", row_px: int = ROW_PX) -> dict:
     """A focus view as a plain plotly dict: an icicle of bars, the focused node's children left, a preview of
-    theirs right (one column when they have none; the columns' widths follow their longest labels, 30-65%), each
-    region labelled (wrapped to two lines where it is two rows tall, cut to its column's width; the full text in
-    the hover) and clickable (its index in `view.regions` is the point index a click reports)."""
+    theirs right (one column when they have none; the columns' widths follow their longest labels, 35-65%), each
+    region labelled by a left-aligned annotation (wrapped to two lines where it is two rows tall, cut to its
+    column's width; the full text in the hover; the bar's `text` holds the same label, not drawn) and clickable (its
+    index in `view.regions` is the point index a click reports)."""
     need = [min(NEED_CAP, max((len(r.label) + len(r.count) for r in view.regions if r.column == c), default=1))
             for c in (0, 1)]
     split = min(SPLIT[1], max(SPLIT[0], need[0] / sum(need))) if view.columns == 2 else 1.0
     widths = (split, 1 - split)
     chars = [max(12, int(w * PLOT_PX / CHAR_PX) - 2) for w in widths]
     regs = view.regions
+    texts = [_fit(r.label, r.count, chars[r.column], min(2, r.rows)) for r in regs]
+    notes = [{"x": (0 if r.column == 0 else widths[0]) + 0.006, "y": r.row + r.rows / 2, "xref": "x", "yref": "y",
+              "text": t, "showarrow": False, "xanchor": "left", "yanchor": "middle", "align": "left",
+              "font": {"size": 13, "color": "#1F2933"}} for r, t in zip(regs, texts, strict=True)]
     trace = {"type": "bar", "orientation": "h",
              "y": [r.row + r.rows / 2 for r in regs], "width": [r.rows * 0.96 for r in regs],
              "base": [0 if r.column == 0 else widths[0] for r in regs],
              "x": [widths[r.column] * 0.995 for r in regs],
-             "text": [_fit(r.label, r.count, chars[r.column], min(2, r.rows)) for r in regs],
+             "text": texts, "textposition": "none",  # drawn as left-aligned annotations (bar text centres its lines)
              "hovertext": [r.hover for r in regs], "hovertemplate": "%{hovertext}<extra></extra>",
-             "textposition": "inside", "insidetextanchor": "start", "textangle": 0, "constraintext": "inside",
-             "textfont": {"size": 13, "color": "#1F2933"},
              "marker": {"color": [r.color for r in regs],
                         "line": {"color": ["#1F2933" if r.outline else "#FFFFFF" for r in regs],
                                  "width": [3 if r.outline else 0 for r in regs]}},
@@ -406,5 +409,5 @@ def focus_figure(view: FocusView, title: str = "", row_px: int = ROW_PX) -> dict
     layout.update({"margin": {"l": 4, "r": 4, "t": 40 if title else 4, "b": 4}, "bargap": 0,
                    "xaxis": {"range": [0, 1], "visible": False, "fixedrange": True},
                    "yaxis": {"range": [view.rows, 0], "visible": False, "fixedrange": True},
-                   "dragmode": False, "uniformtext": {"minsize": 11, "mode": "show"}})
+                   "dragmode": False, "annotations": notes})
     return {"data": [trace], "layout": layout}

@@ -25,9 +25,12 @@ REGIONS = """(key) => {  // every region of the hierarchy drawn inside the chart
   const root = document.querySelector(`.st-key-${key}`);
   if (!root || !root.querySelector('.main-svg')) return [];
   const box = root.querySelector('.main-svg').getBoundingClientRect();
+  const notes = [...root.querySelectorAll('.annotation')].map(a => [a.getBoundingClientRect(), a.textContent]);
   return [...root.querySelectorAll('.barlayer .point')].map(p => {
-    const b = p.getBoundingClientRect(), t = p.querySelector('text');
-    return {text: t ? t.textContent : '', left: Math.round(b.left), x: b.left + Math.min(30, b.width / 2),
+    const b = p.getBoundingClientRect();  // its label: the annotation drawn inside it
+    const t = notes.find(([n]) => n.left >= b.left - 1 && n.left < b.right && n.top + n.height / 2 > b.top
+                                  && n.top + n.height / 2 < b.bottom);
+    return {text: t ? t[1] : '', left: Math.round(b.left), x: b.left + Math.min(30, b.width / 2),
             y: b.top + b.height / 2, inside: b.width > 1 && b.height > 1 && b.left >= box.left - 1
               && b.right <= box.right + 1 && b.top >= box.top - 1 && b.bottom <= box.bottom + 1}; })
     .filter(r => r.inside);

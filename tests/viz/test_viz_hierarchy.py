@@ -159,7 +159,8 @@ def test_focus_view_sends_only_the_rows_on_screen_each_labelled():
     preview = [r for r in view.regions if r.column == 1 and r.row < first.row + first.rows]
     shown = [r for r in preview if "more" not in r.label]
     assert preview[-1].label == f"{30 - len(shown)} more facts"  # the facts not previewed, counted
-    assert json.dumps(focus_figure(view, "t")).count('"') < 3000  # a few dozen regions, not the 11,000 nodes
+    sent, whole = json.dumps(focus_figure(view, "t")), json.dumps(drill_figure(nodes, "t", as_dict=True))
+    assert len(sent) * 10 < len(whole)  # a few dozen regions, not the tree's 16,000 nodes
 
 
 def test_following_n_more_pages_reaches_every_theme_once():
@@ -212,3 +213,7 @@ def test_focus_figure_labels_each_region_escaped_within_its_column():
     for r, text in zip(view.regions, d["text"], strict=True):
         assert 1 <= text.count("<br>") + 1 <= min(2, r.rows)
     assert d["customdata"][0].split("\t") == list(view.regions[0].action)
+    notes = fig["layout"]["annotations"]  # each region's label drawn left-aligned inside it
+    assert [a["text"] for a in notes] == d["text"]
+    for a, y, base, width in zip(notes, d["y"], d["base"], d["x"], strict=True):
+        assert a["y"] == y and base < a["x"] < base + width and a["xanchor"] == "left"
