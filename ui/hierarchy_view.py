@@ -9,7 +9,7 @@ from collections.abc import Iterable
 import pandas as pd
 import streamlit as st
 
-from memcore.viz.hierarchy import FocusView, HNode, focus_figure, focus_view, search
+from memcore.viz.hierarchy import FOCUS_ROWS, FocusView, HNode, focus_figure, focus_view, search
 from memcore.viz.safe import shorten
 from memcore.viz.views import ItemsAt, SystemView
 from ui import widgets
@@ -114,7 +114,7 @@ def drill(view: SystemView, system: str, items_at: ItemsAt, step: int, events: p
             chart, view_, key), selection_mode="points", config={"displayModeBar": False})
     st.caption("Click a region to drill into it (themes → facts → episodes → turns): its children fill the left "
                "column, a preview of theirs the right one; the path above climbs back. The number after a label "
-               f"counts its children; at most {view_.rows} rows, the rest in \"N more\" (click it for the next "
+               f"counts its children; at most {FOCUS_ROWS} rows, the rest in \"N more\" (click it for the next "
                "ones). A label shared by siblings is cut to what tells them apart (\"…\"); hover for the full text."
                + (" Outlined: the matches." if hits else ""))
     if hits:
