@@ -305,7 +305,7 @@ def focus_view(nodes: list[HNode], path: Iterable[str] = (), highlight: Iterable
     crumbs: list[tuple[tuple[str, ...], str]] = []
     top = kids.get("", [])
     top_level = _plural(top[0].level, 2) if top else "nodes"
-    crumbs.append(((), f"all {top_level}"))
+    crumbs.append(((), f"{top_level} with a match" if hit else f"all {top_level}"))
     for i, entry in enumerate(kept):
         if entry.startswith(MORE):
             under = kids.get(kept[i - 1] if i else "", [])

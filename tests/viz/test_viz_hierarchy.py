@@ -217,3 +217,11 @@ def test_focus_figure_labels_each_region_escaped_within_its_column():
     assert [a["text"] for a in notes] == d["text"]
     for a, y, base, width in zip(notes, d["y"], d["base"], d["x"], strict=True):
         assert a["y"] == y and base < a["x"] < base + width and a["xanchor"] == "left"
+
+
+def test_a_search_names_the_top_and_outlines_its_matches_first():
+    nodes = _deep_tree(30, 3)
+    kept, hits = search(nodes, "fact 2 of theme 29")
+    view = focus_view(kept, hits=hits)
+    assert view.crumbs[0][1] == "themes with a match"
+    assert [r.action for r in view.regions if r.outline] == [("t29", "t29s2")]
