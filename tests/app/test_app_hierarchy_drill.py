@@ -74,6 +74,17 @@ def test_growth_hierarchy_drills_on_the_server_and_climbs_back(tmp_path, monkeyp
     assert total > 3 and "The 3 changed most recently are listed" in note
     assert len(at.dataframe[-1].value) == 3
 
+    at.switch_page("pages/explore.py").run()  # Explore draws the same hierarchy, drilled under its own key
+    at.selectbox(key="ex_system").set_value("xmemory").run()
+    at.toggle(key="ex_hierarchy").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert max(len(c.split("\t")) for c in _chart(at)["data"][0]["customdata"]) == 2
+    at.session_state["ex_hpath"] = [theme.id]
+    at.run()
+    latest = {s.id for s in mem.items("semantic", with_vectors=False) if s.metadata.get("theme") == theme.id}
+    shown = {c.split("\t")[1] for c in _chart(at)["data"][0]["customdata"] if "\t+" not in c}
+    assert shown and shown <= latest  # Explore's memory is the last checkpoint's: the theme's facts there
+
 
 def test_a_click_on_a_region_opens_its_path(monkeypatch):
     import ui.hierarchy_view as hv
