@@ -211,10 +211,22 @@ def _stats(xs: list[float]) -> str:
 ASK_DONE = "[data-testid='stMain'] [data-testid='stTabs']"
 
 
+class WsBytes:
+    """Bytes the app server sent the page over its websocket (Streamlit's messages: a step's figures and tables)."""
+
+    def __init__(self, page) -> None:
+        self.total = 0
+        page.on("websocket", lambda ws: ws.on("framereceived", self._frame))
+
+    def _frame(self, payload) -> None:
+        self.total += len(payload)
+
+
 def replay_end_steps(page, base: str, n_turns: int, steps: int) -> dict[str, list[tuple[float, float]]]:
     """Replay near the last step: per view (the default one, then Growth), ms from a click on "previous step" to
-    the new turn on screen and to the step fully drawn, starting at the last turn."""
+    the new turn on screen and to the step fully drawn, starting at the last turn; and the bytes each step sent."""
     out = {}
+    sent = WsBytes(page)
     page.goto(f"{base}/replay?step={n_turns}", wait_until="commit")
     page.get_by_text(f"Turn {n_turns} of {n_turns}").first.wait_for(timeout=180_000)
     page.wait_for_function(READY, timeout=180_000, polling=50)
@@ -224,9 +236,13 @@ def replay_end_steps(page, base: str, n_turns: int, steps: int) -> dict[str, lis
             page.wait_for_timeout(500)
             page.wait_for_function(READY, timeout=180_000, polling=50)
         start = n_turns - steps * len(out)  # each view goes on stepping back from where the last one stopped
-        out[view] = [click_until_text(page, ".st-key-rp_prev button", f"Turn {start - k} of {n_turns}")
-                     for k in range(1, steps + 1)]
-        print(f"replay steps, {view}: {[(round(a), round(b)) for a, b in out[view]]} ms", flush=True)
+        out[view], sizes = [], []
+        for k in range(1, steps + 1):
+            before = sent.total
+            out[view].append(click_until_text(page, ".st-key-rp_prev button", f"Turn {start - k} of {n_turns}"))
+            sizes.append(sent.total - before)
+        print(f"replay steps, {view}: {[(round(a), round(b)) for a, b in out[view]]} ms; websocket KB per step: "
+              f"{[round(b / 1024) for b in sizes]}", flush=True)
     return out
 
 
@@ -248,7 +264,8 @@ def ask_seconds(page, base: str, question: str, systems: str = "") -> tuple[floa
     return secs, [t.inner_text() for t in outer.locator("[role='tab']").all()]
 
 
-def on_store(store: Path, question: str, steps: int, visits_too: bool = True, ask_systems: str = "") -> None:
+def on_store(store: Path, question: str, steps: int, visits_too: bool = True, ask_systems: str = "",
+             ask_too: bool = True) -> None:
     """The budgets on a store built beforehand (its single conversation): first visits, Replay at the end, Ask."""
     from memcore.settings import Settings
     from memcore.workbench import Workbench
@@ -261,7 +278,7 @@ def on_store(store: Path, question: str, steps: int, visits_too: bool = True, as
         print("first visits:", {p: round(v, 2) for p, v in visits.items()}, flush=True)
         page = browser.new_page(viewport={"width": 1280, "height": 1000})
         ends = replay_end_steps(page, base, n, steps)
-        ask, systems = ask_seconds(page, base, question, ask_systems)
+        ask, systems = ask_seconds(page, base, question, ask_systems) if ask_too else (0.0, [])
     print(f"load average now: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPU(s)")
     print("first visit in a fresh browser, warm server (goal <= 3 s):")
     for path, secs in visits.items():
@@ -270,8 +287,9 @@ def on_store(store: Path, question: str, steps: int, visits_too: bool = True, as
         shown, settled = [x for x, _ in lat], [y for _, y in lat]
         print(f"replay step at the last turns, {view} (goal <= 500 ms): shown {_stats(shown)}; "
               f"drawn {_stats(settled)} {'OK' if statistics.median(settled) <= 500 else 'SLOW'}")
-    print(f"ask with {len(systems)} system(s) ({', '.join(systems)}): {ask:.2f} s (goal <= 5 s with 6) "
-          f"{'OK' if ask <= 5 else 'SLOW'}")
+    if ask_too:
+        print(f"ask with {len(systems)} system(s) ({', '.join(systems)}): {ask:.2f} s (goal <= 5 s with 6) "
+              f"{'OK' if ask <= 5 else 'SLOW'}")
 
 
 def main() -> None:
@@ -286,12 +304,14 @@ def main() -> None:
     ap.add_argument("--question", default="When did I first set up the project, and what changed later?",
                     help="the free-text question Ask is timed with (--store)")
     ap.add_argument("--no-visits", action="store_true", help="(--store) skip the first visit to every page")
+    ap.add_argument("--no-ask", action="store_true", help="(--store) skip Ask")
     ap.add_argument("--ask-systems", default="", help="(--store) Ask with these systems, comma-separated (default: "
                     "the page's picks: every built system)")
     args = ap.parse_args()
     os.environ["MEMCORE_EMBEDDER"] = args.embedder
     if args.store:
-        on_store(args.store.resolve(), args.question, min(args.steps, 5), not args.no_visits, args.ask_systems)
+        on_store(args.store.resolve(), args.question, min(args.steps, 10), not args.no_visits, args.ask_systems,
+                 not args.no_ask)
         return
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "store"

@@ -25,6 +25,7 @@ from ui import hierarchy_view, state, widgets
 from ui.render import render
 
 FOCUS = ["Entity neighbourhood", "Community", "Session"]
+TABLE_ROWS = 100  # rows of the memory table sent with a step
 
 
 def ego_graph(mem: MemoryView, step: int | None, changed: set[str], key: str, conv: Conversation | None = None
@@ -129,7 +130,8 @@ def _session(sub: dict, conv: Conversation, key: str) -> None:
 
 
 def memory_table(wb: Workbench, conv: Conversation, rd: ReplayData, step: int) -> None:
-    """Items of one kind alive at this step; those touched at this step come first."""
+    """Items of one kind alive at this step; those touched at this step come first, the `TABLE_ROWS` changed most
+    recently listed (the caption says how many there are)."""
     kinds = [k for k in rd.counts.columns if rd.counts[k].max() > 0]
     if not kinds:
         st.caption(f"{rd.system} keeps no memory items of its own (it indexes raw turns).")
@@ -142,8 +144,11 @@ def memory_table(wb: Workbench, conv: Conversation, rd: ReplayData, step: int) -
                         "version from": it.updated_step} for it in items],
                       columns=["changed now", "id", "text", "turns", "since step", "version from"])
     df = df.sort_values(["changed now", "version from"], ascending=False)
-    st.dataframe(df, hide_index=True, height=min(38 + 35 * max(len(df), 1), 300))
-    st.caption(f"{len(df)} {kind} item(s) in memory at step {step}; ticked rows changed at this step.")
+    shown = df.head(TABLE_ROWS)  # every row would travel with each step that changes one (216 KB at BEAM 1M)
+    st.dataframe(shown, hide_index=True, height=min(38 + 35 * max(len(shown), 1), 300))
+    st.caption(f"{len(df)} {kind} item(s) in memory at step {step}; ticked rows changed at this step."
+               + (f" The {TABLE_ROWS} changed most recently are listed; Explore lists and searches every one."
+                  if len(df) > TABLE_ROWS else ""))
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)

@@ -9,7 +9,8 @@ from collections.abc import Iterable
 import pandas as pd
 import streamlit as st
 
-from memcore.viz.hierarchy import HNode, drill_figure, search
+from memcore.viz.hierarchy import FOCUS_ROWS, FocusView, HNode, focus_figure, focus_view, search
+from memcore.viz.safe import shorten
 from memcore.viz.views import ItemsAt, SystemView
 from ui import widgets
 from ui.render import Prebuilt
@@ -36,7 +37,7 @@ def history_table(events: pd.DataFrame, node_id: str) -> pd.DataFrame:
 
 
 _NODES: dict[tuple, list[HNode]] = {}
-_FIGS: dict[tuple, dict] = {}
+_VIEWS: dict[tuple, FocusView] = {}
 
 
 def _cached(store: dict, key: tuple, make):
@@ -47,11 +48,44 @@ def _cached(store: dict, key: tuple, make):
     return store[key]
 
 
+CRUMB_CHARS = 36
+
+
+def _go(key: str, path: tuple[str, ...]) -> None:
+    st.session_state[f"{key}_hpath"] = list(path)
+    st.session_state[f"{key}_hnonce"] = st.session_state.get(f"{key}_hnonce", 0) + 1
+
+
+def _clicked(chart: str, view: FocusView, key: str) -> None:
+    """A click on a region: drill to the path it opens (the server then draws that part alone)."""
+    points = (st.session_state.get(chart) or {}).get("selection", {}).get("points", [])
+    if not points:
+        return
+    i = points[0].get("point_index", points[0].get("point_number"))
+    if isinstance(i, int) and 0 <= i < len(view.regions):
+        _go(key, view.regions[i].action)
+
+
+def breadcrumb(view: FocusView, key: str) -> None:
+    """The drill path above the chart: each node above the one shown a button that climbs back to it."""
+    with st.container(horizontal=True, gap="small", vertical_alignment="center", key=f"{key}_crumbs"):
+        for i, (path, label) in enumerate(view.crumbs):
+            text = widgets.md_escape(shorten(label, CRUMB_CHARS))
+            if i == len(view.crumbs) - 1:
+                st.markdown(f"**{text}**", width="content")
+            else:
+                st.button(text, key=f"{key}_crumb{i}", type="tertiary", on_click=_go, args=(key, path),
+                          help=widgets.md_escape(label) if len(label) > CRUMB_CHARS else None, width="content")
+                st.markdown("›", width="content")
+
+
 def drill(view: SystemView, system: str, items_at: ItemsAt, step: int, events: pd.DataFrame | None, key: str,
           highlight: Iterable[str] = (), memory: tuple = ()) -> None:
-    """Search box, drill-down icicle (matches outlined, `highlight` in colour), the matches as a table, and the
-    history of a top-level node picked below. `memory` identifies the memory: with it, the hierarchy and its figure
-    are built once per memory, step and search (a step of Replay then only redraws them)."""
+    """Search box, the drill path, the part of the hierarchy under the node drilled to (memcore.viz.hierarchy's
+    focus view: its children and a preview of theirs, matches outlined, `highlight` in colour; a click drills on
+    the server, the path kept in session state under `{key}_hpath`), the matches as a table, and the history of a
+    top-level node picked below. `memory` identifies the memory: with it, the hierarchy and what is on screen are
+    built once per memory, step, search and path (a step of Replay then only redraws them)."""
     if view.levels is None:
         return
     levels = view.levels
@@ -65,16 +99,23 @@ def drill(view: SystemView, system: str, items_at: ItemsAt, step: int, events: p
         st.info(f"Nothing in this hierarchy matches {widgets.md_escape(query.strip())!s}.")
         shown = nodes
     hl = tuple(sorted(highlight))
-
-    def figure() -> dict:
-        return drill_figure(shown, _title(system, nodes), highlight=hl, hits=hits,
-                            root_label="matches" if hits else "all", as_dict=True)
-
-    fig = _cached(_FIGS, (memory, step, query.strip().lower(), hl, system), figure) if memory else figure()
-    st.plotly_chart(Prebuilt(fig), key=f"{key}_drill")  # built once per step: sent without validating it again
-    st.caption("Two levels at a time: click a region to drill into it (themes → facts → episodes → turns), the "
-               "bar above climbs back. The number after a label counts its children (e.g. 4 facts); at most 18 regions per "
-               "level, the rest in \"N more\" (click it); hover for the full text."
+    path = tuple(st.session_state.get(f"{key}_hpath", ()))  # kept when its node is gone at a step: back, it shows
+    q = query.strip().lower()
+    view_ = _cached(_VIEWS, (memory, step, q, hl, path), lambda: focus_view(shown, path, highlight=hl, hits=hits)) \
+        if memory else focus_view(shown, path, highlight=hl, hits=hits)
+    breadcrumb(view_, key)
+    if view_.missing:
+        st.caption(f"{widgets.md_escape(view_.missing)} is not in this hierarchy"
+                   + (" (the search leaves it out)" if hits else f" at step {step} (merged, split or not made yet)")
+                   + ": showing the nearest node above it that is.")
+    chart = f"{key}_drill_{st.session_state.get(f'{key}_hnonce', 0)}"  # a new chart per drill: its click state fresh
+    with st.container(key=f"{key}_drill"):
+        st.plotly_chart(Prebuilt(focus_figure(view_, _title(system, nodes))), key=chart, on_select=lambda: _clicked(
+            chart, view_, key), selection_mode="points", config={"displayModeBar": False})
+    st.caption("Click a region to drill into it (themes → facts → episodes → turns): its children fill the left "
+               "column, a preview of theirs the right one; the path above climbs back. The number after a label "
+               f"counts its children; at most {FOCUS_ROWS} rows, the rest in \"N more\" (click it for the next "
+               "ones). A label shared by siblings is cut to what tells them apart (\"…\"); hover for the full text."
                + (" Outlined: the matches." if hits else ""))
     if hits:
         rows = [{"level": n.level, "id": n.id, "label": n.label} for n in nodes if n.id in hits]

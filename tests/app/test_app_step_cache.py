@@ -48,9 +48,9 @@ def test_prebuilt_figures_send_what_plotly_validation_would(built):
     import plotly.graph_objects as go
     import plotly.io as pio
 
+    from memcore.viz.hierarchy import drill_figure, focus_figure, focus_view
     from memcore.viz.replay import layer_counts_figure
     from memcore.viz.views import get_view
-    from ui.hierarchy_view import drill_figure
     from ui.render import Prebuilt
 
     wb, conv = built
@@ -62,7 +62,8 @@ def test_prebuilt_figures_send_what_plotly_validation_would(built):
     assert nodes
     specs = [layer_counts_figure({"xmemory": rd}).to_plotly_json(),
              drill_figure(nodes, "xMemory hierarchy", highlight={nodes[-1].id}, as_dict=True),
-             drill_figure(nodes, "", as_dict=True)]
+             drill_figure(nodes, "", as_dict=True),
+             focus_figure(focus_view(nodes), "xMemory hierarchy"), focus_figure(focus_view(nodes, (nodes[0].id,)))]
     for spec in specs:
         want = json.loads(pio.to_json(go.Figure(**spec).to_dict(), validate=False))
         assert json.loads(pio.to_json(Prebuilt(spec), validate=False)) == want

@@ -8,6 +8,8 @@ Skips when /usr/bin/chromium is absent.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from memcore.embed import HashingEmbedder
@@ -19,19 +21,19 @@ from tests.browser_util import app_server, launch, pick, shoot, skip_without_chr
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 skip_without_chromium()
 
-SLICE_TEXTS = """(key) => {  // the label of every region drawn inside the chart (deeper levels sit outside it)
-  const root = document.querySelector(`.st-key-${key}`) || document;
-  const box = root.querySelector('.main-svg').getBoundingClientRect();
-  return [...root.querySelectorAll('.slice')].filter(s => {
-    const b = s.getBoundingClientRect();
-    return b.width > 1 && b.height > 1 && b.left >= box.left - 1 && b.right <= box.right + 1
-      && b.top >= box.top - 1 && b.bottom <= box.bottom + 1 && getComputedStyle(s).opacity !== '0'; })
-    .map(s => { const t = s.querySelector('text'); return t ? t.textContent : ''; });
-}"""
-
-DRAWN = """(key) => {  // plotly has drawn the chart under this key: its svg and at least three regions
+REGIONS = """(key) => {  // every region of the hierarchy drawn inside the chart: its label, column and centre
   const root = document.querySelector(`.st-key-${key}`);
-  return !!root && !!root.querySelector('.main-svg') && root.querySelectorAll('.slice').length >= 3;
+  if (!root || !root.querySelector('.main-svg')) return [];
+  const box = root.querySelector('.main-svg').getBoundingClientRect();
+  const notes = [...root.querySelectorAll('.annotation')].map(a => [a.getBoundingClientRect(), a.textContent]);
+  return [...root.querySelectorAll('.barlayer .point')].map(p => {
+    const b = p.getBoundingClientRect();  // its label: the annotation drawn inside it
+    const t = notes.find(([n]) => n.left >= b.left - 1 && n.left < b.right && n.top + n.height / 2 > b.top
+                                  && n.top + n.height / 2 < b.bottom);
+    return {text: t ? t[1] : '', left: Math.round(b.left), x: b.left + Math.min(30, b.width / 2),
+            y: b.top + b.height / 2, inside: b.width > 1 && b.height > 1 && b.left >= box.left - 1
+              && b.right <= box.right + 1 && b.top >= box.top - 1 && b.bottom <= box.bottom + 1}; })
+    .filter(r => r.inside);
 }"""
 
 POINT_OF = """([key, row]) => {  // the centre of the first tick of a timeline row, in page pixels
@@ -115,21 +117,32 @@ def test_timeline_hierarchy_and_neighbourhood(built):
             drill = page.locator(".st-key-gr_xmemory_drill .js-plotly-plot").first
             drill.wait_for(timeout=120_000)
             # the plot's div is in the page before plotly has drawn into it (CI met that gap): wait for its regions
-            page.wait_for_function(DRAWN, arg="gr_xmemory_drill", timeout=120_000)
+            page.wait_for_function(f"() => ({REGIONS})('gr_xmemory_drill').length >= 3", timeout=120_000)
             page.wait_for_timeout(800)
-            top = page.evaluate(SLICE_TEXTS, "gr_xmemory_drill")
-            assert len(top) >= 3 and all(t.strip() for t in top), top  # every region on screen labelled
+            top = page.evaluate(REGIONS, "gr_xmemory_drill")
+            assert all(r["text"].strip() for r in top), top  # every region on screen labelled
+            themes = [r for r in top if r["left"] == min(t["left"] for t in top)]  # the left column
+            assert len(themes) >= 2 and any("more" not in r["text"] for r in themes)
             drill.scroll_into_view_if_needed()
             shoot(page, shots, "hierarchy-themes")
-            theme = page.locator(".st-key-gr_xmemory_drill .slice").nth(1)  # the first theme (0 is the root)
-            theme_label = theme.locator("text").first.text_content()
-            theme.click()
-            page.wait_for_timeout(1500)  # plotly's zoom transition
-            inside = page.evaluate(SLICE_TEXTS, "gr_xmemory_drill")
-            facts = [t for t in inside if t != theme_label and "themes" not in t]
-            assert facts and all(t.strip() for t in facts), inside
-            assert theme_label.split(" · ")[0][:20] in " ".join(inside)  # the theme heads its facts
+            theme = next(r for r in page.evaluate(REGIONS, "gr_xmemory_drill")
+                         if r["left"] == themes[0]["left"] and "more" not in r["text"])
+            name = theme["text"].split(" ·")[0].strip()
+            page.mouse.click(theme["x"], theme["y"])  # a person clicks the theme: the server draws its facts
+            crumbs = page.locator(".st-key-gr_xmemory_crumbs")
+            crumbs.get_by_role("button", name="all themes").wait_for(timeout=120_000)  # the path climbs back
+            here = crumbs.locator("strong").last.text_content().rstrip("…")  # the theme, named above the chart
+            assert here[:15] in theme["text"] or name.lstrip("…")[:15] in here, (here, name)
+            page.wait_for_function(f"() => ({REGIONS})('gr_xmemory_drill').length >= 1", timeout=120_000)
+            page.wait_for_timeout(800)
+            inside = page.evaluate(REGIONS, "gr_xmemory_drill")
+            facts = [r["text"] for r in inside if r["left"] == min(t["left"] for t in inside)]
+            assert facts and all(t.strip() for t in facts), inside  # the theme's facts, each labelled
+            assert all(r["text"] != theme["text"] for r in inside)  # the theme itself is the path above, not a band
             shoot(page, shots, "hierarchy-theme-facts")
+            crumbs.get_by_role("button", name="all themes").click()  # and back up
+            page.wait_for_function(f"() => ({REGIONS})('gr_xmemory_drill').some(r => r.text === {json.dumps(theme['text'])})",
+                                   timeout=120_000)
 
             # MemWeaver: an entity's neighbourhood with labelled relations
             page.get_by_role("radio", name="MemWeaver").first.click()

@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 from memcore.systems.xmemory.view import path_nodes, xmemory_levels
 from memcore.types import MemoryItem
-from memcore.viz.hierarchy import HEIGHT, MAX_CHILDREN, ROW_PX, HNode, drill_figure, search
+from memcore.viz.hierarchy import (
+    FOCUS_CHILDREN,
+    FOCUS_ROWS,
+    HEIGHT,
+    MAX_CHILDREN,
+    ROW_PX,
+    HNode,
+    distinct_labels,
+    drill_figure,
+    focus_figure,
+    focus_view,
+    search,
+)
 
 XSS = "<img src=x onerror=alert(1)>"
 
@@ -112,3 +125,103 @@ def test_the_cached_layout_equals_the_styled_figure_layout():
             assert got == want
             got["title"] = "changed"  # each call gets its own copy
             assert drill_figure(nodes, title, height=height, as_dict=True)["layout"] == want
+
+
+def _deep_tree(n_themes: int, n_facts: int, n_eps: int = 2) -> list[HNode]:
+    out = []
+    for t in range(n_themes):
+        out.append(HNode(f"t{t}", "", "theme", f"theme {t}", kind="theme"))
+        for s in range(n_facts):
+            out.append(HNode(f"t{t}s{s}", f"t{t}", "fact", f"On 1 May 2024, user is trying fact {s} of theme {t}",
+                             kind="semantic"))
+            out += [HNode(f"t{t}s{s}e{e}", f"t{t}s{s}", "episode", f"episode {e}", kind="episode")
+                    for e in range(n_eps)]
+    return out
+
+
+def _no_overlap(view) -> None:
+    for col in (0, 1):
+        spans = sorted((r.row, r.row + r.rows) for r in view.regions if r.column == col)
+        assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False)), spans
+    assert all(0 <= r.row and r.row + r.rows <= view.rows <= FOCUS_ROWS for r in view.regions)
+
+
+def test_focus_view_sends_only_the_rows_on_screen_each_labelled():
+    nodes = _deep_tree(178, 30)
+    view = focus_view(nodes)
+    _no_overlap(view)
+    assert len(view.regions) <= 2 * FOCUS_ROWS < len(nodes)  # one column of rows and its preview
+    assert all(r.label.strip() for r in view.regions)  # no region without a label
+    left = [r for r in view.regions if r.column == 0]
+    assert len(left) == FOCUS_CHILDREN and left[-1].label == f"{178 - FOCUS_CHILDREN + 1} more themes"
+    first = left[0]
+    assert first.count.endswith("30\u00a0facts")
+    preview = [r for r in view.regions if r.column == 1 and r.row < first.row + first.rows]
+    shown = [r for r in preview if "more" not in r.label]
+    assert preview[-1].label == f"{30 - len(shown)} more facts"  # the facts not previewed, counted
+    sent, whole = json.dumps(focus_figure(view, "t")), json.dumps(drill_figure(nodes, "t", as_dict=True))
+    assert len(sent) * 10 < len(whole)  # a few dozen regions, not the tree's 16,000 nodes
+
+
+def test_following_n_more_pages_reaches_every_theme_once():
+    nodes = _deep_tree(40, 1, 0)  # themes whose facts have no children: a deeper preview is none
+    seen, path = [], ()
+    for _ in range(10):
+        view = focus_view(nodes, path)
+        left = [r for r in view.regions if r.column == 0]
+        seen += [r.action[-1] for r in left if "more" not in r.label]
+        more = [r for r in left if "more" in r.label]
+        if not more:
+            break
+        path = more[0].action
+        assert view.crumbs[0] == ((), "all themes")
+    assert sorted(seen) == sorted(n.id for n in nodes if n.level == "theme")
+
+
+def test_a_click_drills_and_the_path_climbs_back_and_survives_a_missing_node():
+    nodes = _deep_tree(3, 4)
+    top = focus_view(nodes)
+    theme = next(r for r in top.regions if r.column == 0)
+    inside = focus_view(nodes, theme.action)
+    assert inside.path == theme.action and [c[1] for c in inside.crumbs] == ["all themes", "theme 0"]
+    assert {r.action[-1] for r in inside.regions if r.column == 0} == {f"t0s{s}" for s in range(4)}
+    assert {r.label for r in inside.regions if r.column == 1} == {"episode 0", "episode 1"}
+    gone = focus_view(nodes, ("t0", "t0s9", "t0s9e0"))  # a fact not (or no longer) in the hierarchy
+    assert gone.path == ("t0",) and gone.missing == "t0s9"
+    assert focus_view(nodes, ("t0s1",)).missing == "t0s1"  # not a child of the top level: not followed
+
+
+def test_distinct_labels_cut_the_day_and_the_words_siblings_share():
+    got = distinct_labels(["On 12 July 2024, user is trying to optimize the model",
+                           "On 28 July 2024, user is trying to evaluate the BLEU score",
+                           "Assistant said to use Adam"])
+    assert got == ["…optimize the model", "…evaluate the BLEU score", "Assistant said to use Adam"]
+    assert distinct_labels(["user is here now", "user is there"]) == ["user is here now", "user is there"]
+    # the shared words counted among all siblings, though one is drawn
+    assert distinct_labels(["a b c d e"], among=["a b c d e", "a b x y z"]) == ["…c d e"]
+
+
+def test_focus_figure_labels_each_region_escaped_within_its_column():
+    nodes = [HNode("t", "", "theme", "theme", kind="theme"),
+             HNode("f", "t", "fact", XSS + " and a rather long fact text " * 4, kind="semantic"),
+             HNode("e", "f", "episode", "ep", kind="episode")]
+    view = focus_view(nodes, ("t",))
+    fig = focus_figure(view, "t")
+    d = fig["data"][0]
+    assert len(d["text"]) == len(view.regions) == len(d["y"])
+    assert "<img" not in "".join(d["text"]) + "".join(d["hovertext"])
+    for r, text in zip(view.regions, d["text"], strict=True):
+        assert 1 <= text.count("<br>") + 1 <= min(2, r.rows)
+    assert d["customdata"][0].split("\t") == list(view.regions[0].action)
+    notes = fig["layout"]["annotations"]  # each region's label drawn left-aligned inside it
+    assert [a["text"] for a in notes] == d["text"]
+    for a, y, base, width in zip(notes, d["y"], d["base"], d["x"], strict=True):
+        assert a["y"] == y and base < a["x"] < base + width and a["xanchor"] == "left"
+
+
+def test_a_search_names_the_top_and_outlines_its_matches_first():
+    nodes = _deep_tree(30, 3)
+    kept, hits = search(nodes, "fact 2 of theme 29")
+    view = focus_view(kept, hits=hits)
+    assert view.crumbs[0][1] == "themes with a match"
+    assert [r.action for r in view.regions if r.outline] == [("t29", "t29s2")]
