@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,8 @@ class Workbench:
         self.llm: LLMClient = make_client(self.settings, self.ledger, provider, embedder=self.embedder)
         self.runtime = Runtime(self.store, self.embedder, self.llm)
         self._systems: dict[tuple, BaseSystem] = {}
+        self._holding: dict[tuple, threading.Lock] = {}  # one restore at a time per memory space (see _held)
+        self._holding_lock = threading.Lock()
         self._complete: set[tuple] = set()  # keys of cached systems restored from a finished ingest
         self._parsed: dict[tuple, Variant] = {}  # variant names already parsed (not presets, not saved names)
 
@@ -147,6 +150,15 @@ class Workbench:
         key = (name, conv.id, space)
         if key in self._systems:
             return self._systems[key]
+        with self._holding_lock:
+            lock = self._holding.setdefault(key, threading.Lock())
+        with lock:  # a restore already under way in another thread (a page's prefetch, hold()): wait for it, use it
+            if key in self._systems:
+                return self._systems[key]
+            return self._restore_held(name, conv, cfg, space, key, ck)
+
+    def _restore_held(self, name: str, conv: Conversation, cfg: SystemConfig, space: str, key: tuple,
+                      ck: dict | None | object) -> BaseSystem:
         sys_ = get_system(name)(self.runtime, conv, cfg)
         if isinstance(sys_, BaseSystem):
             sys_.adopt_space(space)
@@ -161,6 +173,24 @@ class Workbench:
             if ck["done"]:
                 self._complete.add(key)
         return sys_
+
+    def hold(self, name: str, conv: Conversation, **config: Any) -> bool:
+        """Restore and hold a system's finished memory of a conversation ahead of a question (Ask's page calls it
+        in the background while the question is written), so that `ask` finds it held. Safe in another thread:
+        an `ask` of the same memory meanwhile waits for this restore and uses it (no second restore). Returns
+        whether the memory is held; a memory not finished is neither built nor restored here (False), and an
+        error while restoring propagates (nothing is held: `ask` restores again and reports it)."""
+        v = self.variant(name, **config)
+        name, cfg = v.system, _config(v)
+        space = self.runtime.space(name, cfg)
+        key = (name, conv.id, space)
+        if key in self._complete:
+            return True
+        ck = self.store.checkpoint(space, conv.id)
+        if not (ck and ck["done"]):
+            return False
+        self._held(name, conv, cfg, space, ck)
+        return key in self._complete
 
     def space(self, name: str, conv: Conversation, **config: Any) -> str:
         """The memory space a system's ingest of a conversation writes to (memcore.systems.protocol.memory_space

@@ -287,6 +287,7 @@ def question_flow(wb: Workbench, conv: Conversation, q: Question, *, key: str, p
     if not built:
         st.info(f"Choose at least one system whose memory is built (or build one above) to {verb.lower()}.")
         st.stop()
+    state.hold_ahead(wb, conv, built)  # their memories restored while the question is written (not on the click)
     clicked = st.button(verb, type="primary", icon=icon)
     if not shown(f"{key}_active", (conv.id, q.id, q.text, retriever), clicked):
         st.stop()

@@ -34,6 +34,15 @@ def _current_items(_mem: MemoryView, key: tuple[str, str, str], kind: str, ck_st
                          for it in items], columns=["id", "text", "turns", "n turns", "created", "version from"])
 
 
+TEXT_PREVIEW = 300  # characters of an item's text the item table shows (the selected item is shown whole)
+
+
+def preview(df: pd.DataFrame, n: int = TEXT_PREVIEW) -> pd.DataFrame:
+    """The item table with each text cut to its first `n` characters (memcore.viz.safe.shorten: whitespace
+    collapsed, an ellipsis where cut); the same rows in the same order, so a selected row is the same item."""
+    return df.assign(text=[shorten(t, n) for t in df["text"]])
+
+
 ITEM_COLUMNS = {  # the item table at 1280 px (~800 px with the row-selection column): header width, help
     "id": (100, "The item's id (select the row for its provenance and history)."),
     "text": (290, "The item's current text (select the row to read it whole)."),

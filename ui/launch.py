@@ -5,7 +5,7 @@ lancedb, pandas, plotly and memcore (~1 s). `python -m ui.launch [streamlit opti
 first, then starts the same server; `./run.sh` uses it. It also imports every ui module (the pages
 import their views when they first run) and draws one chart of each trace type the app uses (plotly
 imports its validators and builds its templates on the first figure: 0.3-0.7 s of the first chart page
-on a busy machine), so the first visitor's pages only run their own code.
+on a busy machine) and loads the token counter's vocabulary, so the first visitor's pages only run their own code.
 """
 
 from __future__ import annotations
@@ -82,6 +82,9 @@ def warm(log: bool = True) -> float:
     load_views()  # the built-in views (memcore.viz.baselines, each system package's view module) and the plugins'
     warm_ui_modules()
     warm_charts()
+    from memcore.text.tokens import count_tokens
+
+    count_tokens("warm")  # quicktok reads its BPE vocabulary on first use: ~0.4 s of the first Ask, else
     from memcore.settings import Settings
 
     if Settings().embedder == "minilm":  # torch and the model, before serving: never while a first page draws

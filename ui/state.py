@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import fields
@@ -354,6 +355,31 @@ def ask(wb: Workbench, system: str, conv: Conversation, question: Question, retr
             cache[key] = wb.ask(system, conv, question, **page_settings(wb, system, retriever))
         st.session_state.setdefault("_answer_calls", {})[id(cache[key])] = list(records)
     return cache[key]
+
+
+_HOLDING: dict[tuple, threading.Thread] = {}  # per process: the memories a page started restoring ahead
+
+
+def hold_ahead(wb: Workbench, conv: Conversation, systems: list[str]) -> threading.Thread | None:
+    """Start restoring the built memories of `systems` in a background thread (Workbench.hold), once per process,
+    workbench, conversation and systems, so that the Ask a user is writing finds them held (MemWeaver's restore
+    alone is ~1 s of CPU on the BEAM 1M chat). An ask meanwhile waits for the restore under way and uses it. A
+    restore that fails holds nothing and is not reported here: the ask restores again and shows the error.
+    Returns the thread (None when one was started before)."""
+    key = (id(wb), wb.store.uri, conv.id, tuple(systems))
+    if key in _HOLDING:
+        return None
+
+    def run() -> None:
+        for name in systems:
+            try:
+                wb.hold(name, conv)
+            except Exception:  # reported by the ask that needs it (see above)
+                continue
+
+    _HOLDING[key] = t = threading.Thread(target=run, name=f"memcore-hold-{conv.id}", daemon=True)
+    t.start()
+    return t
 
 
 def answer_calls(answer: Answer) -> list[CallRecord]:

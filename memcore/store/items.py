@@ -51,6 +51,24 @@ def row_item(r: dict, with_vectors: bool) -> MemoryItem:
         timestamp=r["timestamp"] or "", metadata=json.loads(r["metadata"] or "{}"),
     )
 
+def arrow_rows(tbl: pa.Table, with_vectors: bool = True) -> list[dict]:
+    """A table read's rows as dicts of Python values, as `row_item` takes them: the rows pandas' to_dict gives,
+    read straight from Arrow (~2x less CPU: a system's restore reads thousands of rows). The vector column, when
+    read, comes as Python floats converted in one numpy call for all rows (the values `_floats` gives per row)."""
+    vec = tbl["vector"] if with_vectors and "vector" in tbl.column_names else None
+    rows = (tbl.drop_columns(["vector"]) if "vector" in tbl.column_names else tbl).to_pylist()
+    if vec is not None and len(rows):
+        if vec.null_count or not pa.types.is_fixed_size_list(vec.type):  # not the schema's layout: row by row
+            for r, v in zip(rows, vec.to_pylist(), strict=True):
+                r["vector"] = v
+        else:
+            flat = pa.concat_arrays([c.flatten() for c in vec.chunks]).to_numpy(zero_copy_only=False)
+            for r, v in zip(rows, flat.astype(np.float64).reshape(len(rows), vec.type.list_size).tolist(),
+                            strict=True):
+                r["vector"] = v
+    return rows
+
+
 def at_filter(space: str, conv_id: str, at_step: int | None) -> str:
     """The filter of a memory's item versions current now (at_step None) or at a step."""
     return f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)} AND " + (
@@ -69,9 +87,9 @@ class ItemsPart:
         name = f"mem_{kind}"
         if not self.tables.has(name):
             return []
-        df = self.tables.df(name, where=at_filter(space, conv_id, at_step),
-                            columns=None if with_vectors else self._columns_but_vector(name))
-        return [row_item(r, with_vectors) for r in df.to_dict("records")]
+        tbl = self.tables.arrow(name, where=at_filter(space, conv_id, at_step),
+                                columns=None if with_vectors else self._columns_but_vector(name))
+        return [row_item(r, with_vectors) for r in arrow_rows(tbl, with_vectors)]
 
     def _columns_but_vector(self, name: str) -> list[str]:
         """The table's columns without its vector (a read that does not need vectors skips them)."""

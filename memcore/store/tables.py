@@ -129,6 +129,14 @@ class Tables:
         exist yet reads empty."""
         if not self.has(name):
             return pd.DataFrame(columns=columns or self.schema_for(name).names)
+        return self._scan(name, where, columns).to_pandas()
+
+    def arrow(self, name: str, where: str | None = None, columns: list[str] | None = None) -> Any:
+        """The rows `df` reads, as a pyarrow Table (no pandas conversion: a reader that turns rows into objects
+        skips it); the table must exist."""
+        return self._scan(name, where, columns).to_arrow()
+
+    def _scan(self, name: str, where: str | None, columns: list[str] | None) -> Any:
         t = self.table(name)
         q = t.search()
         absent = self._absent.get(name)
@@ -139,7 +147,7 @@ class Tables:
             q = q.select(columns)
         if where:
             q = q.where(where)
-        return q.limit(None).to_pandas()
+        return q.limit(None)
 
     def search(self, name: str, filt: str, query: str, vector: np.ndarray | None, k: int,
                retriever: str) -> list[tuple[dict, float]]:

@@ -10,6 +10,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import chain
 
 WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\-]*")
 STOPWORDS = frozenset("""a an the and or but if then so of to in on at for with by from as into onto about over
@@ -42,7 +43,11 @@ CACHED_TEXT = 4096
 
 
 def _scan_terms(text: str) -> tuple[str, ...]:
-    return tuple(w for w in (m.group(0).lower().strip("'-") for m in WORD.finditer(text)) if w and w not in STOPWORDS)
+    # an ASCII text is lower-cased whole before the scan (the same words: WORD's classes hold both cases; ~40%
+    # less CPU than a match object per word); another is scanned as it is, each word lower-cased (lower-casing can
+    # turn a non-ASCII letter into an ASCII one, the Kelvin sign into "k", which WORD would then match)
+    words = WORD.findall(text.lower()) if text.isascii() else [w.lower() for w in WORD.findall(text)]
+    return tuple(w for w in (x.strip("'-") for x in words) if w and w not in STOPWORDS)
 
 
 _terms = lru_cache(maxsize=TEXT_CACHE)(_scan_terms)
@@ -82,10 +87,7 @@ def stems(text: str) -> list[str]:
 
 
 def _scan_stems(text: str) -> tuple[str, ...]:
-    out: list[str] = []
-    for w in terms(text.replace("\u2019", "'")):
-        out.extend(_word_stems(w))
-    return tuple(out)
+    return tuple(chain.from_iterable(map(_word_stems, terms(text.replace("\u2019", "'")))))
 
 
 _stems = lru_cache(maxsize=TEXT_CACHE)(_scan_stems)

@@ -148,3 +148,15 @@ def test_terms_and_stems_are_remembered_per_text_and_each_call_gets_its_own_list
     assert len(long) > t.CACHED_TEXT
     assert stems(long) == stems(text) * (t.CACHED_TEXT // len(text) + 1)
     assert terms(long) == terms(text) * (t.CACHED_TEXT // len(text) + 1)
+
+
+def test_terms_of_ascii_and_other_text_split_the_same_words():
+    # an ASCII text is lower-cased whole before the scan, another word by word: the words are those of a scan
+    # of the text as written, each word lower-cased
+    assert terms("Don't STOP-the Music's -rock- 'n' THE well-known") == ["don't", "stop-the", "music's", "rock",
+                                                                         "n", "well-known"]
+    assert terms("Café NAÏVE Straße") == ["caf", "na", "ve", "stra", "e"]  # WORD's letters are ASCII only
+    # the Kelvin sign lower-cases to an ASCII "k": scanned as written, it is no letter of a word
+    assert terms("The \u212aelvin scale") == ["elvin", "scale"]
+    assert stems("I\u2019ve painted the \u212aelvin pots") == stems("I've painted the \u212aelvin pots") == [
+        "paint", "elvin", "pot"]
