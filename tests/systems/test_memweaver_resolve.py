@@ -193,3 +193,31 @@ def test_lcs_length_is_the_longest_common_subsequence_and_bounds_difflib() -> No
         assert got == _lcs_dp(a, b), (a, b)
         if a or b:
             assert SequenceMatcher(None, b, a).ratio() <= 2.0 * got / (len(a) + len(b))
+
+
+def _old_named(g: GraphMemory, words: str) -> list[str]:
+    """entities_named's scan before the word-prefix index: every alias tried as a substring."""
+    return [a for a in g.aliases if len(a) > 2 and f" {a} " in words]
+
+
+def test_aliases_in_finds_what_scanning_every_alias_found() -> None:
+    """Multi-word aliases, aliases that are prefixes of others, overlapping ones, doubled spaces, punctuation
+    inside an alias (it can never match a text whose punctuation became spaces), a restored order."""
+    rng = random.Random(13)
+    vocab = ["new", "york", "new york", "york city", "ann", "anna", "an", "bob smith", "smith", "a,b", "x(y", "mel",
+             "san francisco bay", "san", "francisco", "bay area", "the", "dr. who", "who"]
+    g = GraphMemory()
+    for i, a in enumerate(vocab):
+        g.add_alias(f"e{i}", a)
+    words_pool = ["new", "york", "city", "ann", "anna", "an", "bob", "smith", "mel", "san", "francisco", "bay",
+                  "area", "the", "who", "dr", "a", "b", "x", "y", ""]
+    hits = 0
+    for n in range(3000):
+        if n == 1500:
+            g.order_aliases(rng.sample(list(g.aliases), 8))
+        words = f" {' '.join(rng.choice(words_pool) for _ in range(rng.randint(0, 14)))} "
+        want = _old_named(g, words)
+        assert g.aliases_in(words, min_len=2) == want, words
+        hits += bool(want)
+    assert hits > 1000
+    assert sorted(g.aliases_in(" new york city ", min_len=2)) == ["new", "new york", "york", "york city"]

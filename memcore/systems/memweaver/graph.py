@@ -96,6 +96,8 @@ class GraphMemory:
         self._counts = np.zeros((64, 0), dtype=np.float32)  # character counts per bucket (rows) of each alias
         self._lens = np.zeros(0, dtype=np.float32)
         self._indexed = 0  # aliases counted so far (the first _indexed of _alias_list)
+        self._pos: dict[str, int] = {}  # alias -> its place in the index order (aliases_in lists in this order)
+        self._prefixes: set[str] = set()  # every alias's word prefixes ("new", "new york", ...)
 
     # ------------------------------------------------------------ entities
     def resolve(self, name: str, threshold: float) -> Resolution:
@@ -171,7 +173,33 @@ class GraphMemory:
             return False
         self.aliases[key] = entity_id
         self._alias_list.append(key)
+        self._pos[key] = len(self._pos)
+        self._index_prefixes(key)
         return True
+
+    def _index_prefixes(self, alias: str) -> None:
+        words = alias.split(" ")
+        self._prefixes.update(" ".join(words[:i]) for i in range(1, len(words) + 1))
+
+    def aliases_in(self, words: str, min_len: int = 0) -> list[str]:
+        """The aliases longer than `min_len` that occur in `words` as ` alias ` (space-delimited, as `f" {a} " in
+        words`), in index order; looked up from each word on, never by scanning the whole alias index."""
+        toks = words.split(" ")
+        found: set[str] = set()
+        for j, tok in enumerate(toks):
+            if not tok or tok not in self._prefixes or j == 0:  # a match needs a space before it
+                continue
+            cand, k = tok, j
+            while True:
+                if cand in self.aliases and len(cand) > min_len and k + 1 < len(toks):  # ... and a space after
+                    found.add(cand)
+                k += 1
+                if k >= len(toks) or not toks[k]:
+                    break
+                cand = f"{cand} {toks[k]}"
+                if cand not in self._prefixes:
+                    break
+        return sorted(found, key=self._pos.__getitem__)
 
     def order_aliases(self, order: Iterable[str]) -> None:
         """Put the alias index in a saved order (the live run's order of first indexing); aliases not in
@@ -181,6 +209,7 @@ class GraphMemory:
         keys += [k for k in self.aliases if k not in placed]
         self.aliases = {k: self.aliases[k] for k in keys}
         self._alias_list, self._indexed = list(keys), 0
+        self._pos = {k: i for i, k in enumerate(keys)}
 
     def label(self, node_id: str) -> str:
         """The display label of a node."""
