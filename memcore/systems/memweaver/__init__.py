@@ -220,7 +220,7 @@ class MemWeaverSystem(BaseSystem):
         words = f" {norm_name(text)} "
         for ch in ",.!?;:()\"":
             words = words.replace(ch, " ")
-        return list(dict.fromkeys(e for a, e in self.graph.aliases.items() if len(a) > 2 and f" {a} " in words))
+        return list(dict.fromkeys(self.graph.aliases[a] for a in self.graph.aliases_in(words, min_len=2)))
 
     # -------------------------------------------------------------- session
     def end_session(self, turn: Turn) -> None:

@@ -8,7 +8,12 @@ the graph again from them after a restore.
 Entity resolution (paper: "exact alias, then string similarity >= 0.7, else new node"):
 names are compared lower-cased and whitespace-collapsed; similarity is difflib's
 SequenceMatcher ratio 2M/T (M matching characters, T total length), so "Mel" vs "Melanie"
-is 2*3/10 = 0.6. Cheap upper bounds (length, real_quick_ratio, quick_ratio) skip most pairs.
+is 2*3/10 = 0.6. The aliases compared are those whose character-count bound (2*|common characters|/T, >= the
+ratio) reaches the threshold; they are compared in decreasing order of that bound and the comparison stops once
+the bound falls below the best ratio found; an alias whose longest common subsequence with the name (2*LCS/T,
+also >= the ratio: difflib's matching blocks are a common subsequence) cannot reach the best ratio found is
+skipped without computing its ratio. So the chosen alias (ties: the alphabetically first), and the
+nearest alias reported for a new entity, are those of comparing every candidate.
 """
 
 from __future__ import annotations
@@ -44,6 +49,26 @@ def _char_counts(s: str) -> np.ndarray:
     return v
 
 
+def char_masks(s: str) -> dict[str, int]:
+    """Each character of `s` -> the bit mask of its positions (for lcs_length)."""
+    out: dict[str, int] = {}
+    for i, ch in enumerate(s):
+        out[ch] = out.get(ch, 0) | (1 << i)
+    return out
+
+
+def lcs_length(masks: dict[str, int], m: int, t: str) -> int:
+    """Length of the longest common subsequence of `t` and the m-character string `masks` describes
+    (char_masks): the bit-parallel algorithm of Allison and Dix / Hyyro, O(len(t)) integer operations."""
+    full = (1 << m) - 1
+    v = full
+    for ch in t:
+        u = v & masks.get(ch, 0)
+        if u:
+            v = ((v + u) | (v - u)) & full
+    return m - v.bit_count()
+
+
 @dataclass
 class Resolution:
     """How a surface name was resolved: to an existing entity (exact or similar) or to none."""
@@ -67,9 +92,12 @@ class GraphMemory:
         self.g = nx.MultiDiGraph()
         self.aliases: dict[str, str] = {}  # normalised alias -> entity id
         self.triples: dict[tuple[str, str, str, str], str] = {}  # dedup key -> relation id
-        self._alias_list: list[str] = []
-        self._mat: np.ndarray | None = None
+        self._alias_list: list[str] = []  # aliases in index order; columns of _counts, entries of _lens
+        self._counts = np.zeros((64, 0), dtype=np.float32)  # character counts per bucket (rows) of each alias
         self._lens = np.zeros(0, dtype=np.float32)
+        self._indexed = 0  # aliases counted so far (the first _indexed of _alias_list)
+        self._pos: dict[str, int] = {}  # alias -> its place in the index order (aliases_in lists in this order)
+        self._prefixes: set[str] = set()  # every alias's word prefixes ("new", "new york", ...)
 
     # ------------------------------------------------------------ entities
     def resolve(self, name: str, threshold: float) -> Resolution:
@@ -80,7 +108,13 @@ class GraphMemory:
         best, best_sim = "", 0.0
         sm = SequenceMatcher(None)
         sm.set_seq2(key)  # seq2 is the one difflib preprocesses: set it once
-        for alias in self._candidates(key, threshold):
+        masks = char_masks(key)
+        for alias, bound in self._candidates(key, threshold):
+            if bound < best_sim:  # bounds come in decreasing order: no later alias can reach the best ratio
+                break
+            # difflib's matching blocks are a common subsequence: ratio <= 2*LCS/T, a bound that sees the order
+            if 2.0 * lcs_length(masks, len(key), alias) / (len(alias) + len(key)) < best_sim:
+                continue
             sm.set_seq1(alias)
             r = sm.ratio()
             if r > best_sim or (r == best_sim and alias < best):
@@ -89,23 +123,42 @@ class GraphMemory:
             return Resolution(name, self.aliases[best], "similarity", best, best_sim)
         return Resolution(name, None, "new", best, best_sim)
 
-    def _candidates(self, key: str, threshold: float) -> list[str]:
-        """Aliases whose character-multiset bound 2*|common chars|/T (>= the ratio) reaches the threshold."""
-        if not self._alias_list:
+    def _candidates(self, key: str, threshold: float) -> list[tuple[str, float]]:
+        """Aliases whose character-multiset bound 2*|common chars|/T (>= the ratio) reaches the threshold,
+        each with that bound (exact, as a Python float: 2.0*matches/T, difflib's own formula), highest first."""
+        self._index_new_aliases()
+        n = len(self._alias_list)
+        if not n:
             return []
-        have = 0 if self._mat is None else len(self._mat)
-        if have != len(self._alias_list):  # new aliases are appended: count only theirs (a rebuild per new alias
-            # made entity resolution quadratic in the aliases; order_aliases resets the index to a full rebuild)
-            new = self._alias_list[have:] if self._mat is not None and have < len(self._alias_list) else None
-            if new is None:
-                self._mat = np.stack([_char_counts(a) for a in self._alias_list])
-                self._lens = np.array([len(a) for a in self._alias_list], dtype=np.float32)
-            else:
-                self._mat = np.vstack([self._mat, np.stack([_char_counts(a) for a in new])])
-                self._lens = np.concatenate([self._lens, np.array([len(a) for a in new], dtype=np.float32)])
-        inter = np.minimum(self._mat, _char_counts(key)).sum(axis=1)
-        bound = 2 * inter / np.maximum(self._lens + len(key), 1)
-        return [self._alias_list[i] for i in np.flatnonzero(bound >= threshold - 1e-9)]
+        kc = _char_counts(key)
+        cols = np.flatnonzero(kc)  # buckets the key lacks add min(count, 0) = 0: only the key's are summed
+        inter = np.minimum(self._counts[cols, :n], kc[cols, None]).sum(axis=0)  # integers: exact in float32
+        bound = 2 * inter / np.maximum(self._lens[:n] + len(key), 1)
+        hit = np.flatnonzero(bound >= threshold - 1e-9)
+        if not len(hit):
+            return []
+        common = inter[hit].astype(np.int64)
+        exact = 2.0 * common / (self._lens[hit].astype(np.int64) + len(key))  # float64: >= ratio() exactly
+        order = np.argsort(-exact, kind="stable")
+        return [(self._alias_list[hit[i]], float(exact[i])) for i in order]
+
+    def _index_new_aliases(self) -> None:
+        """Count the characters of aliases added since the last call (capacity doubles: appending one alias
+        costs O(1) amortised, where stacking a new matrix per alias copied the whole index each time)."""
+        n, have = len(self._alias_list), self._indexed
+        if have == n:
+            return
+        if n > self._counts.shape[1]:
+            cap = max(64, 2 * n)
+            counts = np.zeros((64, cap), dtype=np.float32)
+            lens = np.zeros(cap, dtype=np.float32)
+            counts[:, :have], lens[:have] = self._counts[:, :have], self._lens[:have]
+            self._counts, self._lens = counts, lens
+        for i in range(have, n):
+            alias = self._alias_list[i]
+            self._counts[:, i] = _char_counts(alias)
+            self._lens[i] = len(alias)
+        self._indexed = n
 
     def add_entity(self, entity_id: str, name: str, aliases: Iterable[str] = ()) -> None:
         """Add an entity node and index its name and aliases."""
@@ -120,7 +173,33 @@ class GraphMemory:
             return False
         self.aliases[key] = entity_id
         self._alias_list.append(key)
+        self._pos[key] = len(self._pos)
+        self._index_prefixes(key)
         return True
+
+    def _index_prefixes(self, alias: str) -> None:
+        words = alias.split(" ")
+        self._prefixes.update(" ".join(words[:i]) for i in range(1, len(words) + 1))
+
+    def aliases_in(self, words: str, min_len: int = 0) -> list[str]:
+        """The aliases longer than `min_len` that occur in `words` as ` alias ` (space-delimited, as `f" {a} " in
+        words`), in index order; looked up from each word on, never by scanning the whole alias index."""
+        toks = words.split(" ")
+        found: set[str] = set()
+        for j, tok in enumerate(toks):
+            if not tok or tok not in self._prefixes or j == 0:  # a match needs a space before it
+                continue
+            cand, k = tok, j
+            while True:
+                if cand in self.aliases and len(cand) > min_len and k + 1 < len(toks):  # ... and a space after
+                    found.add(cand)
+                k += 1
+                if k >= len(toks) or not toks[k]:
+                    break
+                cand = f"{cand} {toks[k]}"
+                if cand not in self._prefixes:
+                    break
+        return sorted(found, key=self._pos.__getitem__)
 
     def order_aliases(self, order: Iterable[str]) -> None:
         """Put the alias index in a saved order (the live run's order of first indexing); aliases not in
@@ -129,7 +208,8 @@ class GraphMemory:
         placed = set(keys)  # once: a set per alias made restoring 4,600 aliases take seconds
         keys += [k for k in self.aliases if k not in placed]
         self.aliases = {k: self.aliases[k] for k in keys}
-        self._alias_list, self._mat = list(keys), None
+        self._alias_list, self._indexed = list(keys), 0
+        self._pos = {k: i for i, k in enumerate(keys)}
 
     def label(self, node_id: str) -> str:
         """The display label of a node."""
