@@ -14,7 +14,7 @@ from memcore.store import LanceStore
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {"HF_HUB_OFFLINE": "1", "MEMCORE_EMBEDDER": "hashing", "MEMCORE_LLM_PROVIDER": "simulated",
-       "MEMCORE_SIM_DELAY_MS": "1000", "MEMCORE_SIM_JITTER_MS": "0", "MEMCORE_LEASE_REPORT_S": "1",
+       "MEMCORE_SIM_DELAY_MS": "2500", "MEMCORE_SIM_JITTER_MS": "0", "MEMCORE_LEASE_REPORT_S": "1",
        "MEMCORE_LLM_CONCURRENCY": "1",
        "PYTHONPATH": str(ROOT)}
 ARGS = ["eval", "--dataset", "demo", "--systems", "naive_rag", "--limit", "12"]
@@ -51,9 +51,11 @@ def test_a_second_eval_of_the_same_run_waits_or_fails_and_answers_nothing_twice(
     refused = _eval(store, tmp_path / "refused.json", "--no-wait")
     waiting = _eval(store, tmp_path / "waiting.json")
     _, err = refused.communicate(timeout=120)
+    # 12 answers at 2.5 s each: the first eval holds its lease for ~30 s, longer than a loaded machine takes to
+    # start the second (a 1 s delay was outlasted by the second's start-up at load ~10: it then found no lease)
+    assert first.poll() is None, "the first eval ended before --no-wait was tried: make it slower"
     assert refused.returncode == 2, err
     assert "is being evaluated by another process (pid" in err and "rerun with --wait" in err
-    assert first.poll() is None, "the first eval ended before --no-wait was tried: make it slower"
     out_w, err_w = waiting.communicate(timeout=300)
     out_f, err_f = first.communicate(timeout=300)
     assert first.returncode == 0 and waiting.returncode == 0, err_f + err_w
