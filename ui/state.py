@@ -362,8 +362,8 @@ _HOLDING: dict[tuple, threading.Thread] = {}  # per process: the memories a page
 
 def hold_ahead(wb: Workbench, conv: Conversation, systems: list[str]) -> threading.Thread | None:
     """Start restoring the built memories of `systems` in a background thread (Workbench.hold), once per process,
-    workbench, conversation and systems, so that the Ask a user is writing finds them held (MemWeaver's restore
-    alone is ~1 s of CPU on the BEAM 1M chat). An ask meanwhile waits for the restore under way and uses it. A
+    workbench, conversation and systems, so that the Ask a user is writing finds them held (the largest restore
+    measured ~1 s of CPU on the BEAM 1M chat). An ask meanwhile waits for the restore under way and uses it. A
     restore that fails holds nothing and is not reported here: the ask restores again and shows the error.
     Returns the thread (None when one was started before)."""
     key = (id(wb), wb.store.uri, conv.id, tuple(systems))
