@@ -228,20 +228,29 @@ def answer_panel(wb: Workbench, conv: Conversation, q: Question, system: str, an
             st.success(f"All {len(q.evidence)} gold evidence turn(s) reached the context.")
         st.dataframe(_style_hits(evidence_table(evidence_hits(ans.trace, q.evidence), texts)), hide_index=True)
     calls = state.answer_calls(ans)
-    t1, t2, t3, t4 = st.tabs(["Retrieved context", "System structure", f"LLM calls ({len(calls)})", "Embedding map"])
-    with t1:
-        st.dataframe(_style_hits(context_table(ans.trace, evidence_hits(ans.trace, q.evidence).gold)), hide_index=True, height=320)
-        st.caption("position: the order the reader got the context in; score rank: the item's rank by its score "
-                   "(1 = highest).")
-    with t2:
-        if q.evidence:  # for views that can mark the gold turns (e.g. gold nodes in a subgraph and the path to them)
-            ans.trace.structure.setdefault("gold_evidence", list(q.evidence))
-        structure_view(ans.trace.system, ans, texts, key)  # the system's view (a variant's entry is not its name)
-    with t3:
-        calls_panel(calls, key=f"{key}_calls", provider=wb.provider_label)
-    with t4:
-        if st.toggle("Show the question on this memory's embedding map", key=f"{key}_map"):
-            open_in_explore(conv, system, map_panel(state.memory_of(wb, system, conv), conv, key, wb, q, ans.trace))
+    # only the open inner tab is drawn (a switch reruns the page, as the system tabs do): the first draw after the
+    # click then needs no structure charts, call inspector or map toggle, nor the browser code they load
+    t1, t2, t3, t4 = st.tabs(["Retrieved context", "System structure", f"LLM calls ({len(calls)})", "Embedding map"],
+                             key=f"{key}_tab", on_change="rerun")
+    if t1.open is not False:
+        with t1:
+            st.dataframe(_style_hits(context_table(ans.trace, evidence_hits(ans.trace, q.evidence).gold)),
+                         hide_index=True, height=320)
+            st.caption("position: the order the reader got the context in; score rank: the item's rank by its score "
+                       "(1 = highest).")
+    if t2.open is not False:
+        with t2:
+            if q.evidence:  # for views that can mark the gold turns (e.g. gold nodes in a subgraph and the path)
+                ans.trace.structure.setdefault("gold_evidence", list(q.evidence))
+            structure_view(ans.trace.system, ans, texts, key)  # the system's view (a variant's entry is not its name)
+    if t3.open is not False:
+        with t3:
+            calls_panel(calls, key=f"{key}_calls", provider=wb.provider_label)
+    if t4.open is not False:
+        with t4:
+            if st.toggle("Show the question on this memory's embedding map", key=f"{key}_map"):
+                open_in_explore(conv, system, map_panel(state.memory_of(wb, system, conv), conv, key, wb, q,
+                                                        ans.trace))
 
 
 def default_picks(wb: Workbench, conv: Conversation, page: str, at_least: int = 1) -> list[str]:

@@ -11,7 +11,7 @@ from memcore.eval.metrics import lexical_judge, locomo_f1
 from memcore.settings import Settings
 from memcore.viz.views import ASK, picked
 from memcore.workbench import Workbench
-from tests.app.test_app_pages import APP, build, errors, home_with_demo, texts
+from tests.app.test_app_pages import APP, build, errors, home_with_demo, open_tab, texts
 from ui import jobs
 
 pytestmark = pytest.mark.usefixtures("app_env")  # temp store, hashing embedder, offline engine
@@ -77,6 +77,10 @@ def test_ask_shows_verdict_f1_evidence_retriever_and_calls_and_puts_the_view_in_
     assert (r"hit D1\:7" if hit else r"miss D1\:7") in body
     assert list(row)[:5] == ["system", "retriever", "fallback", "evidence hits", "evidence recall"]  # evidence first
     assert row["fallback"] == "none"  # the answer came from its own retrieval
+    # only the open inner tab is drawn: the call inspector after a click on its tab
+    assert not [d for d in at.dataframe if hasattr(d.value, "columns") and "completion tokens" in d.value.columns]
+    open_tab(at, "ask_naive_rag_tab", "LLM calls")
+    assert not errors(at), errors(at)
     # the call inspector: the answer call's prompt holds the question, its completion the answer
     calls = next(d.value for d in at.dataframe
                  if hasattr(d.value, "columns") and "completion tokens" in d.value.columns)
