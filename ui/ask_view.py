@@ -16,7 +16,7 @@ from memcore.eval.fallbacks import answer_marks as answer_marks_of
 from memcore.eval.judge import make_judge
 from memcore.eval.metrics import locomo_f1
 from memcore.types import Answer, Conversation, Question, Trace
-from memcore.viz.evidence import context_table, evidence_table, missed_table, verdict_text
+from memcore.viz.evidence import context_table, evidence_table, kind_count_bar, missed_table, verdict_text
 from memcore.viz.safe import md_escape
 from memcore.viz.views import get_view
 from memcore.workbench import Workbench
@@ -253,6 +253,28 @@ def answer_panel(wb: Workbench, conv: Conversation, q: Question, system: str, an
                                                         ans.trace))
 
 
+@st.cache_data(show_spinner=False, max_entries=256)
+def _kind_counts(_mem: Any, store_uri: str, space: str, conv_id: str, step: int) -> dict[str, int]:
+    return _mem.kind_counts()
+
+
+def memory_overview(wb: Workbench, conv: Conversation, systems: list[str], key: str) -> None:
+    """While the question is written: the memories to be asked, each one's stored items per kind (a chart and a
+    table, read once per built step). Drawn before the click, its chart and table also have the browser load the
+    code the answers' charts and tables need (Streamlit fetches an element type's code when one is first drawn)."""
+    counts = {}
+    for s in systems:
+        mem = state.memory_of(wb, s, conv)
+        counts[s] = _kind_counts(mem, wb.store.uri, mem.space, conv.id, state.ingest_status(wb, s, conv)[0])
+    st.markdown(f"**The memories you are asking**: what each system stored from the {len(conv.turns):,} turns")
+    left, right = st.columns([3, 2])
+    left.plotly_chart(kind_count_bar(counts), key=f"{key}_memories")
+    right.dataframe(pd.DataFrame([{"system": s, "items": sum(c.values()),
+                                   "by kind": ", ".join(f"{k} {n:,}" for k, n in sorted(c.items()))
+                                   or "no items of its own in the store"} for s, c in counts.items()]),
+                    hide_index=True, key=f"{key}_memories_table")
+
+
 def default_picks(wb: Workbench, conv: Conversation, page: str, at_least: int = 1) -> list[str]:
     """The systems a page preselects: those whose memory of `conv` is built (views may opt out with
     pick_when_built=False) when there are `at_least` of them (Compare: 2), else the page's view defaults
@@ -281,10 +303,11 @@ def ask_link(conv: Conversation, q: Question, system: str, retriever: str) -> st
 
 
 def question_flow(wb: Workbench, conv: Conversation, q: Question, *, key: str, page_name: str, verb: str,
-                  icon: str, at_least: int = 1) -> tuple[dict[str, Answer], dict[str, dict[str, Any] | None], str]:
+                  icon: str, at_least: int = 1,
+                  overview: bool = False) -> tuple[dict[str, Answer], dict[str, dict[str, Any] | None], str]:
     """The question flow Ask and Compare share, below the question: the systems (variant picker, at least
     `at_least` picked by default for `page_name`), the retriever, the settings panel, the build cards, the `verb`
-    button; once clicked (and while the question, systems' answers and retriever stay the same), every built
+    button (with `overview`, the built memories' sizes below it until clicked: memory_overview); once clicked (and while the question, systems' answers and retriever stay the same), every built
     system's answer and verdict, under a caption naming the provider, the retriever and the judge. Stops the page
     where there is nothing to show (no built system, not asked yet, no answer). Widget keys start with `key`.
     Returns (answers, verdicts, retriever)."""
@@ -299,6 +322,8 @@ def question_flow(wb: Workbench, conv: Conversation, q: Question, *, key: str, p
     state.hold_ahead(wb, conv, built)  # their memories restored while the question is written (not on the click)
     clicked = st.button(verb, type="primary", icon=icon)
     if not shown(f"{key}_active", (conv.id, q.id, q.text, retriever), clicked):
+        if overview:
+            memory_overview(wb, conv, built, key)
         st.stop()
     answers = widgets.answers_for(wb, conv, q, built, retriever)
     if not answers:

@@ -4,6 +4,8 @@ a click), the call inspector, and the view in the URL."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -248,3 +250,22 @@ def test_ask_draws_only_the_open_system_tab_and_a_switch_draws_the_other():
     assert not errors(at), errors(at)
     headers = [m.value for m in at.markdown if "· retriever **" in m.value]
     assert len(headers) == 1 and headers[0].startswith("**com**")
+
+
+def test_ask_shows_the_memories_asked_until_the_click():
+    at = home_with_demo()
+    at.switch_page("pages/ask.py").run()
+    at = build(at, ["naive_rag_session", "xmemory"], "ask_systems")
+    at.multiselect(key="ask_systems").set_value(["naive_rag_session", "xmemory"]).run()
+    wb = Workbench(Settings())
+    conv = wb.conversation("demo")
+    table = next(d.value for d in at.dataframe if list(getattr(d.value, "columns", [])) == ["system", "items", "by kind"])
+    want = {s: wb.memory(s, conv).kind_counts() for s in ("naive_rag_session", "xmemory")}
+    assert dict(zip(table["system"], table["items"], strict=True)) == {s: sum(c.values()) for s, c in want.items()}
+    assert all(n > 0 for c in want.values() for n in c.values()) and want["xmemory"]
+    chart = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert {t["name"] for t in chart["data"]} == {k for c in want.values() for k in c}
+    _click(at, "Ask")
+    assert not errors(at), errors(at)
+    assert not [d for d in at.dataframe if list(getattr(d.value, "columns", [])) == ["system", "items", "by kind"]]
+    assert len(_summary(at)) == 2
