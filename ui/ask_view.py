@@ -262,15 +262,20 @@ def memory_overview(wb: Workbench, conv: Conversation, systems: list[str], key: 
     """While the question is written: the memories to be asked, each one's stored items per kind (a chart and a
     table, read once per built step). Drawn before the click, its chart and table also have the browser load the
     code the answers' charts and tables need (Streamlit fetches an element type's code when one is first drawn)."""
-    counts = {}
+    counts: dict[str, dict[str, int]] = {}
+    failed: dict[str, str] = {}  # a memory whose counts could not be read: said in its row, the Ask still works
     for s in systems:
         mem = state.memory_of(wb, s, conv)
-        counts[s] = _kind_counts(mem, wb.store.uri, mem.space, conv.id, state.ingest_status(wb, s, conv)[0])
+        try:
+            counts[s] = _kind_counts(mem, wb.store.uri, mem.space, conv.id, state.ingest_status(wb, s, conv)[0])
+        except MemcoreError as e:
+            counts[s], failed[s] = {}, str(e)
     st.markdown(f"**The memories you are asking**: what each system stored from the {len(conv.turns):,} turns")
     left, right = st.columns([3, 2])
     left.plotly_chart(kind_count_bar(counts), key=f"{key}_memories")
-    right.dataframe(pd.DataFrame([{"system": s, "items": sum(c.values()),
-                                   "by kind": ", ".join(f"{k} {n:,}" for k, n in sorted(c.items()))
+    right.dataframe(pd.DataFrame([{"system": s, "items": sum(c.values()) if s not in failed else None,
+                                   "by kind": f"not read: {failed[s]}" if s in failed else
+                                   ", ".join(f"{k} {n:,}" for k, n in sorted(c.items()))
                                    or "no items of its own in the store"} for s, c in counts.items()]),
                     hide_index=True, key=f"{key}_memories_table")
 

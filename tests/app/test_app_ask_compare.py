@@ -269,3 +269,26 @@ def test_ask_shows_the_memories_asked_until_the_click():
     assert not errors(at), errors(at)
     assert not [d for d in at.dataframe if list(getattr(d.value, "columns", [])) == ["system", "items", "by kind"]]
     assert len(_summary(at)) == 2
+
+
+def test_a_memory_whose_counts_cannot_be_read_is_said_and_ask_still_answers(monkeypatch):
+    from memcore.errors import StoreError
+    from memcore.store.view import MemoryView
+    from ui import ask_view
+
+    at = home_with_demo()
+    at.switch_page("pages/ask.py").run()
+    at = build(at, ["naive_rag_session"], "ask_systems")
+    at.multiselect(key="ask_systems").set_value(["naive_rag_session"]).run()
+
+    def broken(self, at_step=None):
+        raise StoreError("table unreadable (test)")
+
+    monkeypatch.setattr(MemoryView, "kind_counts", broken)
+    ask_view._kind_counts.clear()  # counts are read once per built step: read them again
+    at.run()
+    assert not errors(at), errors(at)
+    table = next(d.value for d in at.dataframe if list(getattr(d.value, "columns", [])) == ["system", "items", "by kind"])
+    assert table["by kind"].tolist() == ["not read: table unreadable (test)"]
+    _click(at, "Ask")
+    assert len(_summary(at)) == 1
