@@ -24,7 +24,8 @@ q = widgets.question_picker(conv, key="ask_q")
 if q is None:
     st.stop()
 gold_panel(conv, q)
-answers, verdicts, _ = question_flow(wb, conv, q, key="ask", page_name=ASK, verb="Ask", icon=":material/send:")
+answers, verdicts, _ = question_flow(wb, conv, q, key="ask", page_name=ASK, verb="Ask", icon=":material/send:",
+                                     overview=True)
 summary_table([answer_summary(s, a, q.evidence, verdicts[s]) for s, a in answers.items()], "ask")
 st.plotly_chart(cost_bar({s: a.usage for s, a in answers.items()}), key="ask_cost")
 st.caption("Tokens spent on this question per stage (retrieval-time LLM calls and the answer call). "

@@ -16,7 +16,7 @@ from memcore.eval.fallbacks import answer_marks as answer_marks_of
 from memcore.eval.judge import make_judge
 from memcore.eval.metrics import locomo_f1
 from memcore.types import Answer, Conversation, Question, Trace
-from memcore.viz.evidence import context_table, evidence_table, missed_table, verdict_text
+from memcore.viz.evidence import context_table, evidence_table, kind_count_bar, missed_table, verdict_text
 from memcore.viz.safe import md_escape
 from memcore.viz.views import get_view
 from memcore.workbench import Workbench
@@ -228,20 +228,56 @@ def answer_panel(wb: Workbench, conv: Conversation, q: Question, system: str, an
             st.success(f"All {len(q.evidence)} gold evidence turn(s) reached the context.")
         st.dataframe(_style_hits(evidence_table(evidence_hits(ans.trace, q.evidence), texts)), hide_index=True)
     calls = state.answer_calls(ans)
-    t1, t2, t3, t4 = st.tabs(["Retrieved context", "System structure", f"LLM calls ({len(calls)})", "Embedding map"])
-    with t1:
-        st.dataframe(_style_hits(context_table(ans.trace, evidence_hits(ans.trace, q.evidence).gold)), hide_index=True, height=320)
-        st.caption("position: the order the reader got the context in; score rank: the item's rank by its score "
-                   "(1 = highest).")
-    with t2:
-        if q.evidence:  # for views that can mark the gold turns (e.g. gold nodes in a subgraph and the path to them)
-            ans.trace.structure.setdefault("gold_evidence", list(q.evidence))
-        structure_view(ans.trace.system, ans, texts, key)  # the system's view (a variant's entry is not its name)
-    with t3:
-        calls_panel(calls, key=f"{key}_calls", provider=wb.provider_label)
-    with t4:
-        if st.toggle("Show the question on this memory's embedding map", key=f"{key}_map"):
-            open_in_explore(conv, system, map_panel(state.memory_of(wb, system, conv), conv, key, wb, q, ans.trace))
+    # only the open inner tab is drawn (a switch reruns the page, as the system tabs do): the first draw after the
+    # click then needs no structure charts, call inspector or map toggle, nor the browser code they load
+    t1, t2, t3, t4 = st.tabs(["Retrieved context", "System structure", f"LLM calls ({len(calls)})", "Embedding map"],
+                             key=f"{key}_tab", on_change="rerun")
+    if t1.open is not False:
+        with t1:
+            st.dataframe(_style_hits(context_table(ans.trace, evidence_hits(ans.trace, q.evidence).gold)),
+                         hide_index=True, height=320)
+            st.caption("position: the order the reader got the context in; score rank: the item's rank by its score "
+                       "(1 = highest).")
+    if t2.open is not False:
+        with t2:
+            if q.evidence:  # for views that can mark the gold turns (e.g. gold nodes in a subgraph and the path)
+                ans.trace.structure.setdefault("gold_evidence", list(q.evidence))
+            structure_view(ans.trace.system, ans, texts, key)  # the system's view (a variant's entry is not its name)
+    if t3.open is not False:
+        with t3:
+            calls_panel(calls, key=f"{key}_calls", provider=wb.provider_label)
+    if t4.open is not False:
+        with t4:
+            if st.toggle("Show the question on this memory's embedding map", key=f"{key}_map"):
+                open_in_explore(conv, system, map_panel(state.memory_of(wb, system, conv), conv, key, wb, q,
+                                                        ans.trace))
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _kind_counts(_mem: Any, store_uri: str, space: str, conv_id: str, step: int) -> dict[str, int]:
+    return _mem.kind_counts()
+
+
+def memory_overview(wb: Workbench, conv: Conversation, systems: list[str], key: str) -> None:
+    """While the question is written: the memories to be asked, each one's stored items per kind (a chart and a
+    table, read once per built step). Drawn before the click, its chart and table also have the browser load the
+    code the answers' charts and tables need (Streamlit fetches an element type's code when one is first drawn)."""
+    counts: dict[str, dict[str, int]] = {}
+    failed: dict[str, str] = {}  # a memory whose counts could not be read: said in its row, the Ask still works
+    for s in systems:
+        mem = state.memory_of(wb, s, conv)
+        try:
+            counts[s] = _kind_counts(mem, wb.store.uri, mem.space, conv.id, state.ingest_status(wb, s, conv)[0])
+        except MemcoreError as e:
+            counts[s], failed[s] = {}, str(e)
+    st.markdown(f"**The memories you are asking**: what each system stored from the {len(conv.turns):,} turns")
+    left, right = st.columns([3, 2])
+    left.plotly_chart(kind_count_bar(counts), key=f"{key}_memories")
+    right.dataframe(pd.DataFrame([{"system": s, "items": sum(c.values()) if s not in failed else None,
+                                   "by kind": f"not read: {failed[s]}" if s in failed else
+                                   ", ".join(f"{k} {n:,}" for k, n in sorted(c.items()))
+                                   or "no items of its own in the store"} for s, c in counts.items()]),
+                    hide_index=True, key=f"{key}_memories_table")
 
 
 def default_picks(wb: Workbench, conv: Conversation, page: str, at_least: int = 1) -> list[str]:
@@ -272,10 +308,11 @@ def ask_link(conv: Conversation, q: Question, system: str, retriever: str) -> st
 
 
 def question_flow(wb: Workbench, conv: Conversation, q: Question, *, key: str, page_name: str, verb: str,
-                  icon: str, at_least: int = 1) -> tuple[dict[str, Answer], dict[str, dict[str, Any] | None], str]:
+                  icon: str, at_least: int = 1,
+                  overview: bool = False) -> tuple[dict[str, Answer], dict[str, dict[str, Any] | None], str]:
     """The question flow Ask and Compare share, below the question: the systems (variant picker, at least
     `at_least` picked by default for `page_name`), the retriever, the settings panel, the build cards, the `verb`
-    button; once clicked (and while the question, systems' answers and retriever stay the same), every built
+    button (with `overview`, the built memories' sizes below it until clicked: memory_overview); once clicked (and while the question, systems' answers and retriever stay the same), every built
     system's answer and verdict, under a caption naming the provider, the retriever and the judge. Stops the page
     where there is nothing to show (no built system, not asked yet, no answer). Widget keys start with `key`.
     Returns (answers, verdicts, retriever)."""
@@ -290,6 +327,8 @@ def question_flow(wb: Workbench, conv: Conversation, q: Question, *, key: str, p
     state.hold_ahead(wb, conv, built)  # their memories restored while the question is written (not on the click)
     clicked = st.button(verb, type="primary", icon=icon)
     if not shown(f"{key}_active", (conv.id, q.id, q.text, retriever), clicked):
+        if overview:
+            memory_overview(wb, conv, built, key)
         st.stop()
     answers = widgets.answers_for(wb, conv, q, built, retriever)
     if not answers:

@@ -4,6 +4,8 @@ a click), the call inspector, and the view in the URL."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -11,7 +13,7 @@ from memcore.eval.metrics import lexical_judge, locomo_f1
 from memcore.settings import Settings
 from memcore.viz.views import ASK, picked
 from memcore.workbench import Workbench
-from tests.app.test_app_pages import APP, build, errors, home_with_demo, texts
+from tests.app.test_app_pages import APP, build, errors, home_with_demo, open_tab, texts
 from ui import jobs
 
 pytestmark = pytest.mark.usefixtures("app_env")  # temp store, hashing embedder, offline engine
@@ -77,6 +79,10 @@ def test_ask_shows_verdict_f1_evidence_retriever_and_calls_and_puts_the_view_in_
     assert (r"hit D1\:7" if hit else r"miss D1\:7") in body
     assert list(row)[:5] == ["system", "retriever", "fallback", "evidence hits", "evidence recall"]  # evidence first
     assert row["fallback"] == "none"  # the answer came from its own retrieval
+    # only the open inner tab is drawn: the call inspector after a click on its tab
+    assert not [d for d in at.dataframe if hasattr(d.value, "columns") and "completion tokens" in d.value.columns]
+    open_tab(at, "ask_naive_rag_tab", "LLM calls")
+    assert not errors(at), errors(at)
     # the call inspector: the answer call's prompt holds the question, its completion the answer
     calls = next(d.value for d in at.dataframe
                  if hasattr(d.value, "columns") and "completion tokens" in d.value.columns)
@@ -244,3 +250,45 @@ def test_ask_draws_only_the_open_system_tab_and_a_switch_draws_the_other():
     assert not errors(at), errors(at)
     headers = [m.value for m in at.markdown if "· retriever **" in m.value]
     assert len(headers) == 1 and headers[0].startswith("**com**")
+
+
+def test_ask_shows_the_memories_asked_until_the_click():
+    at = home_with_demo()
+    at.switch_page("pages/ask.py").run()
+    at = build(at, ["naive_rag_session", "xmemory"], "ask_systems")
+    at.multiselect(key="ask_systems").set_value(["naive_rag_session", "xmemory"]).run()
+    wb = Workbench(Settings())
+    conv = wb.conversation("demo")
+    table = next(d.value for d in at.dataframe if list(getattr(d.value, "columns", [])) == ["system", "items", "by kind"])
+    want = {s: wb.memory(s, conv).kind_counts() for s in ("naive_rag_session", "xmemory")}
+    assert dict(zip(table["system"], table["items"], strict=True)) == {s: sum(c.values()) for s, c in want.items()}
+    assert all(n > 0 for c in want.values() for n in c.values()) and want["xmemory"]
+    chart = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert {t["name"] for t in chart["data"]} == {k for c in want.values() for k in c}
+    _click(at, "Ask")
+    assert not errors(at), errors(at)
+    assert not [d for d in at.dataframe if list(getattr(d.value, "columns", [])) == ["system", "items", "by kind"]]
+    assert len(_summary(at)) == 2
+
+
+def test_a_memory_whose_counts_cannot_be_read_is_said_and_ask_still_answers(monkeypatch):
+    from memcore.errors import StoreError
+    from memcore.store.view import MemoryView
+    from ui import ask_view
+
+    at = home_with_demo()
+    at.switch_page("pages/ask.py").run()
+    at = build(at, ["naive_rag_session"], "ask_systems")
+    at.multiselect(key="ask_systems").set_value(["naive_rag_session"]).run()
+
+    def broken(self, at_step=None):
+        raise StoreError("table unreadable (test)")
+
+    monkeypatch.setattr(MemoryView, "kind_counts", broken)
+    ask_view._kind_counts.clear()  # counts are read once per built step: read them again
+    at.run()
+    assert not errors(at), errors(at)
+    table = next(d.value for d in at.dataframe if list(getattr(d.value, "columns", [])) == ["system", "items", "by kind"])
+    assert table["by kind"].tolist() == ["not read: table unreadable (test)"]
+    _click(at, "Ask")
+    assert len(_summary(at)) == 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from memcore.viz.embedding_map import NEAR_MISS, QUESTION, RETRIEVED
-from tests.app.test_app_pages import build, errors, home_with_demo, texts
+from tests.app.test_app_pages import build, errors, home_with_demo, open_tab, texts
 
 
 def charts(at) -> list[dict]:
@@ -47,6 +47,7 @@ def test_ask_map_marks_retrieved_items_and_near_misses(app_env):
     at.switch_page("pages/ask.py").run()
     at = build(at, ["naive_rag_session"], "ask_systems")
     next(b for b in at.button if b.label == "Ask").click().run()
+    open_tab(at, "ask_naive_rag_session_tab", "Embedding map")
     at.toggle(key="ask_naive_rag_session_map").set_value(True).run()
     assert not errors(at), errors(at)
     fig = map_chart(at)

@@ -43,6 +43,15 @@ def build(at: AppTest, systems: list[str], key: str, conv: str = "demo") -> AppT
     return at
 
 
+def open_tab(at: AppTest, key: str, label_start: str) -> AppTest:
+    """Open the tab of the tabs keyed `key` whose label starts with `label_start`, as a click on it does (the page
+    reruns with that tab open: lazily drawn tabs draw only the open one)."""
+    labels = [t.label for t in at.tabs if t.label.startswith(label_start)]
+    assert labels, f"no tab starting {label_start!r} among {[t.label for t in at.tabs]}"
+    at.session_state[key] = labels[0]
+    return at.run()
+
+
 def texts(at: AppTest) -> str:
     return "\n".join([m.value for m in at.markdown] + [t.value for t in at.text] + [c.value for c in at.caption])
 
@@ -229,4 +238,6 @@ def test_ask_after_replay_answers_from_the_restored_memory(app_env):
     assert not errors(at), errors(at)
     items = next(m for m in at.metric if m.label == "Context items")
     assert int(items.value) > 0
+    open_tab(at, "ask_xmemory_tab", "System structure")  # the answer's tabs draw only the open one
+    assert not errors(at), errors(at)
     assert "Stage II" in texts(at) or len(at.get("plotly_chart")) >= 2

@@ -43,7 +43,7 @@ from memcore.workbench import Workbench
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests.app.test_app_pages import build, errors, home_with_demo  # noqa: E402
+from tests.app.test_app_pages import build, errors, home_with_demo, open_tab  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -179,6 +179,8 @@ def test_a_registered_view_shows_its_system_everywhere(app_env, toy_system):
     next(b for b in at.button if b.label == "Ask").click().run()
     assert not errors(at), errors(at)
     n_items = next(m for m in at.metric if m.label == "Context items").value
+    open_tab(at, "ask_toy_tab", "System structure")  # the answer's tabs draw only the open one
+    assert not errors(at), errors(at)
     assert f"toy retrieved {n_items} items" in [i.value for i in at.info]
 
     at.switch_page("pages/compare.py").run()  # one memory built: the views' Compare picks

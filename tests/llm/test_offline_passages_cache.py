@@ -45,3 +45,13 @@ def test_passages_are_cached_by_value_and_numpy_scores_are_parsed_as_given():
     c = parse_passages({"passages": [{**r, "score": np.float32(0.123)} for r in raw]})  # not JSON: not cached
     assert [p.score for p in c] == [float(np.float32(0.123))] * 2
     assert _parsed_passages.cache_info().currsize == 1
+
+
+def test_stem_pairs_are_the_sorted_consecutive_pairs() -> None:
+    from memcore.llm.offline.answer_passages import pairs
+
+    seqs = [[], ["a"], ["yoga", "upsid", "down", "yoga", "yoga"], ["b", "a", "b", "a"], ["cook", "show", "cook"]]
+    for seq in seqs:
+        assert pairs(seq) == frozenset(tuple(sorted(ab)) for ab in zip(seq, seq[1:], strict=False)
+                                       if ab[0] != ab[1])
+    assert pairs(["show", "cook", "show"]) == {("cook", "show")}  # unordered, once

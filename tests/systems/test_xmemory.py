@@ -310,3 +310,35 @@ def test_net_reassignment_counts_semantics_away_from_their_first_theme(workbench
     away = [s for s in sems if s.metadata["theme"] != s.metadata["first_theme"]]
     assert len(away) == 6 and sys_.net_reassignment_ratio() == pytest.approx(6 / 13)
     assert sys_.state()["net_reassignment_ratio"] == pytest.approx(6 / 13, abs=1e-4)
+
+
+def test_a_finished_memory_restored_to_answer_has_its_term_index_and_answers_the_same(tmp_path, tiny_conv) -> None:
+    from memcore.testing.contract import contract_workbench
+
+    contract_workbench(tmp_path).ingest("xmemory", tiny_conv)
+    held = contract_workbench(tmp_path)  # a new process's workbench: Ask's hold restores the finished memory
+    assert held.hold("xmemory", tiny_conv)
+    sys_ = held.system("xmemory", tiny_conv)
+    eps = sys_.memory.of_kind("episode")
+    assert sys_.retrieval_cache.terms is not None and sys_.retrieval_cache.terms[0] == len(eps)
+    seen = {t for e in eps for t in e.turn_ids}
+    turns = [t for t in tiny_conv.turns if t.turn_id in seen]
+    want = TermIndex.build([t.embed_text for t in turns], {t.speaker for t in turns})
+    got = sys_.retrieval_cache.terms[1]
+    assert (got.df, got.n, got.speakers) == (want.df, want.n, want.speakers)
+    primed = held.ask("xmemory", tiny_conv, tiny_conv.questions[0])
+    cold = contract_workbench(tmp_path)
+    cold.system("xmemory", tiny_conv).retrieval_cache.terms = None  # as before: the first question builds it
+    unprimed = cold.ask("xmemory", tiny_conv, tiny_conv.questions[0])
+    assert primed.text == unprimed.text and primed.trace.structure == unprimed.trace.structure
+    assert [(i.id, i.score) for i in primed.trace.items] == [(i.id, i.score) for i in unprimed.trace.items]
+
+
+def test_a_replay_restore_at_a_step_builds_no_term_index(tmp_path, tiny_conv) -> None:
+    from memcore.testing.contract import contract_workbench
+
+    wb = contract_workbench(tmp_path)
+    wb.ingest("xmemory", tiny_conv)
+    sys_ = wb.system("xmemory", tiny_conv, restore=False)
+    sys_.restore(at_step=3, checkpoint=wb.store.checkpoint(wb.space("xmemory", tiny_conv), tiny_conv.id))
+    assert sys_.retrieval_cache.terms is None

@@ -121,7 +121,7 @@ def _sentences_of(text: str) -> tuple[tuple[str, frozenset[str], bool, bool, fro
 
 def pairs(seq: list[str]) -> frozenset[tuple[str, str]]:
     """Consecutive content-word stems of a text, as unordered pairs ("upside-down yoga", "cooking show")."""
-    return frozenset(tuple(sorted(ab)) for ab in zip(seq, seq[1:], strict=False) if ab[0] != ab[1])
+    return frozenset((a, b) if a < b else (b, a) for a, b in zip(seq, seq[1:], strict=False) if a != b)
 
 
 def _split_dialogues(raw: list[dict[str, Any]]) -> list[dict[str, Any]]:

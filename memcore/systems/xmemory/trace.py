@@ -89,6 +89,13 @@ def _term_index(memory: WorkingMemory, all_turns: list[Turn], cache: RetrievalCa
     return hit[1]
 
 
+def prime(memory: WorkingMemory, all_turns: list[Turn], cache: RetrievalCache) -> None:
+    """Build what retrieval computes the same for every question of this memory (the uncertainty proxy's term
+    index) ahead of the first question; the same index the first question would build (cached until episodes
+    change), so no answer changes."""
+    _term_index(memory, all_turns, cache)
+
+
 def _select(rt: Retrieval, tr: Trace, stage: str, cand: list[str], raw: list[float], kind: str,
             budget: int) -> tuple[list[str], list[dict]]:
     """Greedy Stage I selection over `cand` (one kind); records candidates; returns picked ids, rows."""
