@@ -40,13 +40,17 @@ _ON_DATE = re.compile(r"^On [^,]{3,30}, ")
 def _picked(messages: list[dict], names: list[str], budget: int) -> list[tuple[int, int, str]]:
     """(message index, sentence index, sentence) of the most central informative sentences."""
     kws = keywords([m.get("text", "") for m in messages], k=8)
-    weight = {w: 1.0 - i / 10 for i, w in enumerate(kws)}
+    # keyword weights 1.0, 0.9, ... 0.3 kept in integer tenths and summed as integers: a float sum over a set runs
+    # in the set's order, which follows the process's string hash seed (PYTHONHASHSEED), so equally central
+    # sentences scored 14.15 or 14.149999999999999 by the run and the tie went another way (issue 38: two
+    # memories of one chat); integer sums are exact, ties are real and break by position
+    tenths = {w: 10 - i for i, w in enumerate(kws)}
     cands = []
     for i, m in enumerate(messages):
         for j, raw in enumerate(sentences(m.get("text", ""))):
             s = clean(raw, names)
             if informative(s, names):
-                central = sum(weight.get(t, 0.0) for t in set(terms(s)))
+                central = sum(tenths.get(t, 0) for t in set(terms(s))) / 10
                 user_side = 0.5 if str(m.get("speaker", "")).lower() == "assistant" else 1.0
                 cands.append(((info_score(s, names) + 1.5 * central) * user_side, i, j, s))
     cands.sort(key=lambda c: (-c[0], c[1], c[2]))
