@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from difflib import SequenceMatcher
 from typing import Any
 
@@ -138,6 +139,12 @@ def triple_cosines(question: str, lines: list[str], embedder: Any) -> dict[str, 
     return {p[0]: round(float(v @ vecs[0]), 4) for p, v in zip(rows, vecs[1:], strict=True)}
 
 
+def idf_weight(words: Iterable[str], idf: Mapping[str, float]) -> float:
+    """The summed idf weight of a triple's question terms, exactly rounded (math.fsum): a plain sum over a set
+    depends on the set's order, i.e. on the process's string-hash seed, and would break a tie by it."""
+    return math.fsum(idf.get(w, 0.0) for w in words)
+
+
 def offline_select(inputs: dict[str, Any], embedder: Any) -> dict[str, Any]:
     """Triples matching the question directly, then one multi-hop step (the prompt asks for both).
 
@@ -158,7 +165,7 @@ def offline_select(inputs: dict[str, Any], embedder: Any) -> dict[str, Any]:
     df = {w: sum(w in st for _, st, _ in rows) for w in q}
     idf = {w: math.log((n + 1) / (df[w] + 0.5)) for w in q if df[w]}
     cos = triple_cosines(str(inputs.get("question", "")), list(inputs.get("triples", []) or []), embedder)
-    scored = [(sum(idf.get(w, 0.0) for w in q & st), tid) for tid, st, _ in rows]
+    scored = [(idf_weight(q & st, idf), tid) for tid, st, _ in rows]
     direct = [tid for _, tid in sorted((x for x in scored if x[0] >= SELECT_MIN_WEIGHT),
                                        key=lambda x: (-x[0], -cos.get(x[1], 0.0), x[1]))][:SELECT_MAX]
     ends_of = {tid: ends for tid, _, ends in rows}
