@@ -47,6 +47,17 @@ class HNode:
     meta: dict = field(default_factory=dict, compare=False, hash=False)
 
 
+def with_ancestors(ids: set[str], by_id: dict[str, HNode]) -> set[str]:
+    """The ids with every ancestor of theirs (a highlighted node's path up to its root)."""
+    out = set(ids)
+    for h in ids:
+        p = by_id[h].parent if h in by_id else ""
+        while p and p not in out:
+            out.add(p)
+            p = by_id[p].parent if p in by_id else ""
+    return out
+
+
 def children_of(nodes: Iterable[HNode]) -> dict[str, list[HNode]]:
     """{parent id: its children in order} ("" holds the top level)."""
     out: dict[str, list[HNode]] = {}
@@ -100,12 +111,7 @@ def drill_figure(nodes: list[HNode], title: str, highlight: Iterable[str] = (), 
     (fast for thousands of nodes)."""
     hl, hit = set(highlight), set(hits)
     by_id = {n.id: n for n in nodes}
-    on_path = set(hl)
-    for h in hl:
-        p = by_id[h].parent if h in by_id else ""
-        while p and p not in on_path:
-            on_path.add(p)
-            p = by_id[p].parent if p in by_id else ""
+    on_path = with_ancestors(hl, by_id)
     kids = children_of(nodes)
     below_of: dict[str, int] = {}
 
@@ -277,12 +283,7 @@ def focus_view(nodes: list[HNode], path: Iterable[str] = (), highlight: Iterable
         by_id.setdefault(n.id, n)
     kids = children_of(nodes)
     hl, hit = set(highlight), set(hits)
-    on_path = set(hl)
-    for h in hl:
-        p = by_id[h].parent if h in by_id else ""
-        while p and p not in on_path:
-            on_path.add(p)
-            p = by_id[p].parent if p in by_id else ""
+    on_path = with_ancestors(hl, by_id)
 
     def order(group: list[HNode]) -> list[HNode]:
         return sorted(group, key=lambda n: (n.id not in on_path, n.id not in hit, -len(kids.get(n.id, []))))

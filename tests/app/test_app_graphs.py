@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 
-def test_ego_graph_in_explore_and_replay(tmp_path, monkeypatch):
+def _explore_memweaver(tmp_path, monkeypatch) -> tuple[Workbench, object, AppTest]:
+    """The demo's MemWeaver memory built in a fresh store, and the app on Explore with memweaver picked."""
     store = tmp_path / "store"
     for k, v in (("MEMCORE_STORE", str(store)), ("MEMCORE_EMBEDDER", "hashing"), ("MEMCORE_LLM_PROVIDER", "offline")):
         monkeypatch.setenv(k, v)
@@ -25,6 +26,11 @@ def test_ego_graph_in_explore_and_replay(tmp_path, monkeypatch):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
     at.switch_page("pages/explore.py").run()
     at.selectbox(key="ex_system").set_value("memweaver").run()
+    return wb, conv, at
+
+
+def test_ego_graph_in_explore_and_replay(tmp_path, monkeypatch):
+    wb, conv, at = _explore_memweaver(tmp_path, monkeypatch)
     ego = at.selectbox(key="ex_ego")
     assert ego.options[0] == "pick an entity…" and len(ego.options) > 2
     assert not at.get("iframe")  # nothing drawn until an entity is picked
@@ -58,15 +64,7 @@ def test_ego_graph_in_explore_and_replay(tmp_path, monkeypatch):
 
 def test_community_overview_before_a_pick(tmp_path, monkeypatch):
     """Community focus draws every community collapsed (counts on nodes and edges) before one is expanded."""
-    store = tmp_path / "store"
-    for k, v in (("MEMCORE_STORE", str(store)), ("MEMCORE_EMBEDDER", "hashing"), ("MEMCORE_LLM_PROVIDER", "offline")):
-        monkeypatch.setenv(k, v)
-    wb = Workbench(Settings(store_uri=str(store), llm_provider="offline", embedder="hashing"), embedder=HashingEmbedder())
-    conv = wb.load_demo()
-    wb.ingest("memweaver", conv)
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
-    at.switch_page("pages/explore.py").run()
-    at.selectbox(key="ex_system").set_value("memweaver").run()
+    wb, conv, at = _explore_memweaver(tmp_path, monkeypatch)
     at.session_state["ex_focus"] = "Community"
     at.run()
     assert not at.exception, [e.value for e in at.exception]
