@@ -271,13 +271,15 @@ def memory_overview(wb: Workbench, conv: Conversation, systems: list[str], key: 
         except MemcoreError as e:
             counts[s], failed[s] = {}, str(e)
     st.markdown(f"**The memories you are asking**: what each system stored from the {len(conv.turns):,} turns")
-    left, right = st.columns([3, 2])
-    left.plotly_chart(kind_count_bar(counts), key=f"{key}_memories")
-    right.dataframe(pd.DataFrame([{"system": s, "items": sum(c.values()) if s not in failed else None,
-                                   "by kind": f"not read: {failed[s]}" if s in failed else
-                                   ", ".join(f"{k} {n:,}" for k, n in sorted(c.items()))
-                                   or "no items of its own in the store"} for s, c in counts.items()]),
-                    hide_index=True, key=f"{key}_memories_table")
+    st.plotly_chart(kind_count_bar(counts), key=f"{key}_memories")
+    st.dataframe(pd.DataFrame([{"system": s, "items": sum(c.values()) if s not in failed else None,
+                                "by kind": f"not read: {failed[s]}" if s in failed else
+                                ", ".join(f"{k} {n:,}" for k, n in sorted(c.items()))
+                                or "no items of its own in the store"} for s, c in counts.items()]),
+                 hide_index=True, key=f"{key}_memories_table",  # full width: the kinds' list is read whole
+                 column_config={"system": st.column_config.TextColumn(width="small"),
+                                "items": st.column_config.NumberColumn(width="small"),
+                                "by kind": st.column_config.TextColumn(width="large")})
 
 
 def default_picks(wb: Workbench, conv: Conversation, page: str, at_least: int = 1) -> list[str]:
