@@ -48,6 +48,13 @@ POINT_OF = """([key, row]) => {  // the centre of the first tick of a timeline r
 }"""
 
 
+def regions(page, at_least: int, timeout: float = 120_000) -> list[dict]:
+    """The hierarchy's regions drawn inside its chart, once there are at least `at_least` (the plot's div is in the
+    page before plotly draws into it, and a rerun redraws it: read them only when drawn)."""
+    return page.wait_for_function(f"() => {{ const r = ({REGIONS})('gr_xmemory_drill'); "
+                                  f"return r.length >= {at_least} ? r : null; }}", timeout=timeout).json_value()
+
+
 MEETS = """() => {  // drawn labels (nodes' and edges') whose boxes meet, as vis-network measures them
   const box = (m) => { const s = m.labelModule.size; return {left: s.left, right: s.left + s.width, top: s.top,
                                                               bottom: s.top + s.height}; };
@@ -110,32 +117,41 @@ def test_timeline_hierarchy_and_neighbourhood(built):
             assert int(pt["step"]) == splits[0]
 
             # the hierarchy at the last turn: drill into a theme, read its facts' labels
-            page.goto(f"{base}/replay?step={n}", wait_until="domcontentloaded")
-            wait_text(page, f"Turn {n} of {n}", 300)
-            page.get_by_role("radio", name="Growth").click()
-            page.get_by_role("radio", name="xMemory").first.click()
+            from playwright.sync_api import (
+                TimeoutError as PlaywrightTimeout,  # lazy: no chromium, no playwright
+            )
+
             drill = page.locator(".st-key-gr_xmemory_drill .js-plotly-plot").first
-            drill.wait_for(timeout=120_000)
-            # the plot's div is in the page before plotly has drawn into it (CI met that gap): wait for its regions
-            page.wait_for_function(f"() => ({REGIONS})('gr_xmemory_drill').length >= 3", timeout=120_000)
-            page.wait_for_timeout(800)
-            top = page.evaluate(REGIONS, "gr_xmemory_drill")
+            for attempt in range(3):  # KNOWN FLAKE (session 17): now and then the chart stays undrawn; a person reloads
+                page.goto(f"{base}/replay?step={n}", wait_until="domcontentloaded")
+                wait_text(page, f"Turn {n} of {n}", 300)
+                page.get_by_role("radio", name="Growth").click()
+                page.locator(".st-key-gr_system").get_by_role("radio", name="xMemory").click()  # Growth's picker
+                try:
+                    drill.wait_for(timeout=60_000)
+                    page.wait_for_timeout(800)
+                    top = regions(page, 3, 45_000)  # plotly draws into the plot's div after Streamlit places it
+                    break
+                except PlaywrightTimeout:
+                    shoot(page, shots, f"hierarchy-undrawn-{attempt}")
+                    assert attempt < 2, "the hierarchy was not drawn in three visits"
             assert all(r["text"].strip() for r in top), top  # every region on screen labelled
             themes = [r for r in top if r["left"] == min(t["left"] for t in top)]  # the left column
             assert len(themes) >= 2 and any("more" not in r["text"] for r in themes)
             drill.scroll_into_view_if_needed()
             shoot(page, shots, "hierarchy-themes")
-            theme = next(r for r in page.evaluate(REGIONS, "gr_xmemory_drill")
-                         if r["left"] == themes[0]["left"] and "more" not in r["text"])
+            theme = next(r for r in regions(page, 3) if r["left"] == themes[0]["left"] and "more" not in r["text"])
             name = theme["text"].split(" ·")[0].strip()
             page.mouse.click(theme["x"], theme["y"])  # a person clicks the theme: the server draws its facts
             crumbs = page.locator(".st-key-gr_xmemory_crumbs")
             crumbs.get_by_role("button", name="all themes").wait_for(timeout=120_000)  # the path climbs back
             here = crumbs.locator("strong").last.text_content().rstrip("…")  # the theme, named above the chart
             assert here[:15] in theme["text"] or name.lstrip("…")[:15] in here, (here, name)
-            page.wait_for_function(f"() => ({REGIONS})('gr_xmemory_drill').length >= 1", timeout=120_000)
+            # the breadcrumb is drawn before the chart is replaced: wait for the drilled chart (no theme region left)
+            page.wait_for_function(f"() => {{ const r = ({REGIONS})('gr_xmemory_drill'); return r.length >= 1 && "
+                                   f"r.every(x => x.text !== {json.dumps(theme['text'])}); }}", timeout=120_000)
             page.wait_for_timeout(800)
-            inside = page.evaluate(REGIONS, "gr_xmemory_drill")
+            inside = regions(page, 1)
             facts = [r["text"] for r in inside if r["left"] == min(t["left"] for t in inside)]
             assert facts and all(t.strip() for t in facts), inside  # the theme's facts, each labelled
             assert all(r["text"] != theme["text"] for r in inside)  # the theme itself is the path above, not a band
@@ -145,7 +161,7 @@ def test_timeline_hierarchy_and_neighbourhood(built):
                                    timeout=120_000)
 
             # MemWeaver: an entity's neighbourhood with labelled relations
-            page.get_by_role("radio", name="MemWeaver").first.click()
+            page.locator(".st-key-gr_system").get_by_role("radio", name="MemWeaver").click()
             box = page.locator(".st-key-gr_memweaver_ego").first
             box.wait_for(timeout=120_000)
             pick(page, box, 1)
