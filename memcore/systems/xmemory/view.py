@@ -340,18 +340,5 @@ def xmemory_growth(rd: ReplayData, step: int, items_at: ItemsAt) -> list[Block]:
     return []
 
 
-HIERARCHY_CAPTION = ("Themes, then (click one) its semantic facts, then the episodes a fact came from, then their "
-                     "turns; the number after a label counts its children. At most 18 regions per level, the "
-                     "rest in \"N more\" (click it). The bar above climbs back; hover for the full text.")
-
-
-def hierarchy_figure(nodes: list[HNode], highlight: Iterable[str] = (), hits: Iterable[str] = ()) -> go.Figure:
-    """xMemory's hierarchy as a drill-down icicle."""
-    n_t = sum(1 for n in nodes if n.level == "theme")
-    n_s = sum(1 for n in nodes if n.level == "fact")
-    return drill_figure(nodes, f"xMemory hierarchy: {n_t} themes, {n_s} facts", highlight=highlight, hits=hits,
-                        root_label="all themes")
-
-
 register_view(SystemView("xmemory", color="#CC79A7", rank=70, structure=xmemory_structure, growth=xmemory_growth,
                          growth_rank=1, picks=frozenset({ASK, REPLAY}), levels=xmemory_levels))
