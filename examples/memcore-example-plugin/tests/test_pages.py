@@ -28,7 +28,7 @@ if NAME not in {ep.name for ep in entry_points(group="memcore.systems")}:  # ins
 sys.path.insert(0, str(ROOT))  # the app's `ui` package and memcore's app tests' helpers
 
 from tests.app.conftest import app_env  # noqa: E402, F401 - the app tests' store/embedder/engine fixture
-from tests.app.test_app_pages import errors  # noqa: E402
+from tests.app.test_app_pages import errors, open_tab  # noqa: E402
 from ui import jobs  # noqa: E402
 
 
@@ -58,12 +58,15 @@ def test_every_page_offers_it_and_ask_draws_its_view_and_its_roles(app_env) -> N
     at.run()
     next(b for b in at.button if b.label == "Ask").click().run()
     assert not errors(at), errors(at)
+    open_tab(at, f"ask_{NAME}_tab", "System structure")  # an answer's inner tabs draw only the open one
     notes = [i.value for i in at.info]
     assert any(n.startswith("The memory is the last 6 turns") and "The focus role (recent_k_focus) named" in n
                for n in notes), notes  # its view's structure, drawn by Ask
     tables = [d.value for d in at.dataframe]
     window = next(t for t in tables if list(t.columns)[:2] == ["turn", "focus"])
     assert list(window["focus"]).count("focus") == 1 and window.iloc[0]["focus"] == "focus"
+    open_tab(at, f"ask_{NAME}_tab", "LLM calls")
+    tables = [d.value for d in at.dataframe]
     calls = next(t for t in tables if "role" in t.columns and "stage" in t.columns)
     assert list(calls["role"]) == ["recent_k_focus", "answer_recent_k"]  # its role, then its reader's prompt
     assert list(calls["stage"]) == ["retrieval", "answer"]
