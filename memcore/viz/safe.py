@@ -64,6 +64,17 @@ def script_json(obj: Any) -> str:
 
 
 def shorten(text: Any, n: int = 80) -> str:
-    """Text cut to n characters with an ellipsis (not escaped)."""
-    s = " ".join(("" if text is None else str(text)).split())
-    return s if len(s) <= n else s[: n - 1] + "…"
+    """Text cut to n characters with an ellipsis (not escaped), whitespace collapsed.
+
+    Only a prefix of the text is collapsed, doubled until it decides the cut: the collapsed prefix is a prefix of
+    the collapsed whole, so the result is the same as collapsing everything (a 10M-token chat's 18,460 previews
+    split 41 M characters for 18,460 x 200 shown)."""
+    raw = "" if text is None else str(text)
+    k = 2 * n + 16 if n >= 1 else len(raw)
+    while True:
+        s = " ".join(raw[:k].split())
+        if len(s) > n:
+            return s[: n - 1] + "…"
+        if k >= len(raw):
+            return s
+        k *= 2

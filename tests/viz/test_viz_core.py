@@ -74,6 +74,18 @@ def test_shorten():
     assert shorten("x" * 20, 5) == "xxxx…"
 
 
+def test_shorten_reads_a_prefix_and_cuts_as_collapsing_the_whole_does() -> None:
+    import random
+
+    rng = random.Random(7)
+    for _ in range(3000):  # runs of whitespace longer than the first prefix read, words across its end
+        text = "".join(rng.choice(["a", "bc", " ", "\n", "  " * rng.randint(1, 40), "w" * rng.randint(1, 30)])
+                       for _ in range(rng.randint(0, 60)))
+        n = rng.randint(1, 40)
+        whole = " ".join(text.split())
+        assert shorten(text, n) == (whole if len(whole) <= n else whole[: n - 1] + "…"), (text, n)
+
+
 def test_every_registered_system_has_its_own_colour():
     from memcore.systems import load_all
 
