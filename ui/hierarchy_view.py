@@ -12,7 +12,7 @@ import streamlit as st
 from memcore.viz.hierarchy import FOCUS_ROWS, FocusView, HNode, focus_figure, focus_view, search
 from memcore.viz.safe import shorten
 from memcore.viz.views import ItemsAt, SystemView
-from ui import widgets
+from ui import state, widgets
 from ui.render import Prebuilt
 
 HISTORY_EVENTS = ("created", "split", "merged", "moved", "updated", "superseded", "promoted", "deleted")
@@ -80,12 +80,13 @@ def breadcrumb(view: FocusView, key: str) -> None:
 
 
 def drill(view: SystemView, system: str, items_at: ItemsAt, step: int, events: pd.DataFrame | None, key: str,
-          highlight: Iterable[str] = (), memory: tuple = ()) -> None:
+          highlight: Iterable[str] = (), memory: tuple = (), url: str = "") -> None:
     """Search box, the drill path, the part of the hierarchy under the node drilled to (memcore.viz.hierarchy's
     focus view: its children and a preview of theirs, matches outlined, `highlight` in colour; a click drills on
     the server, the path kept in session state under `{key}_hpath`), the matches as a table, and the history of a
     top-level node picked below. `memory` identifies the memory: with it, the hierarchy and what is on screen are
-    built once per memory, step, search and path (a step of Replay then only redraws them)."""
+    built once per memory, step, search and path (a step of Replay then only redraws them). `url`: the URL
+    parameter that holds the drill path (node ids, comma-separated), so a shared link reopens the same node."""
     if view.levels is None:
         return
     levels = view.levels
@@ -99,7 +100,11 @@ def drill(view: SystemView, system: str, items_at: ItemsAt, step: int, events: p
         st.info(f"Nothing in this hierarchy matches {widgets.md_escape(query.strip())!s}.")
         shown = nodes
     hl = tuple(sorted(highlight))
+    if url:
+        state.url_seed(f"{key}_hpath", url, many=True)
     path = tuple(st.session_state.get(f"{key}_hpath", ()))  # kept when its node is gone at a step: back, it shows
+    if url:  # an id with a comma cannot be written: the link then opens the top
+        state.url_set(**{url: list(path) if not any("," in p for p in path) else None})
     q = query.strip().lower()
     view_ = _cached(_VIEWS, (memory, step, q, hl, path), lambda: focus_view(shown, path, highlight=hl, hits=hits)) \
         if memory else focus_view(shown, path, highlight=hl, hits=hits)

@@ -84,6 +84,18 @@ def test_growth_hierarchy_drills_on_the_server_and_climbs_back(tmp_path, monkeyp
     latest = {s.id for s in mem.items("semantic", with_vectors=False) if s.metadata.get("theme") == theme.id}
     shown = {c.split("\t")[1] for c in _chart(at)["data"][0]["customdata"] if "\t+" not in c}
     assert shown and shown <= latest  # Explore's memory is the last checkpoint's: the theme's facts there
+    assert at.query_params["hpath"] == theme.id  # the drill path is in the URL
+
+    link = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)  # a shared link, in a fresh session
+    link.query_params.update({"conv": conv.id, "system": "xmemory", "hpath": theme.id})
+    link.switch_page("pages/explore.py").run()
+    assert not link.exception, [e.value for e in link.exception]
+    assert link.toggle(key="ex_hierarchy").value is True  # the link opens the hierarchy, drilled to its node
+    assert {c.split("\t")[1] for c in _chart(link)["data"][0]["customdata"] if "\t+" not in c} == shown
+    link.button(key="ex_crumb0").click().run()  # climbing back to the top takes the path out of the URL
+    assert "hpath" not in link.query_params
+    link.toggle(key="ex_hierarchy").set_value(False).run()
+    assert "hpath" not in link.query_params
 
 
 def test_a_click_on_a_region_opens_its_path(monkeypatch):
