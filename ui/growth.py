@@ -44,7 +44,7 @@ def ego_graph(mem: MemoryView, step: int | None, changed: set[str], key: str, co
     modes = FOCUS if conv is not None else FOCUS[:2]
     mode = widgets.segmented("Focus on", modes, f"{key}_focus", modes[0])
     if mode == FOCUS[1]:
-        _community(sub, key)
+        _community(sub, key, len(ents))
     elif mode == FOCUS[2] and conv is not None:
         _session(sub, conv, key)
     else:
@@ -88,7 +88,7 @@ def edge_table(sub: dict) -> pd.DataFrame:
     return df.sort_values("step", ascending=False, kind="stable", na_position="last") if len(df) else df
 
 
-def _community(sub: dict, key: str) -> None:
+def _community(sub: dict, key: str, entities: int) -> None:
     comms = communities(sub)
     listing = collapsed(sub, comms)["communities"]
     pick = st.selectbox("Expand a community", ["", *[cid for cid, _, _ in listing]], key=f"{key}_comm",
@@ -99,7 +99,8 @@ def _community(sub: dict, key: str) -> None:
         st.iframe(graph_html(view, height=480, edge_labels=len(view["edges"]) <= EDGE_LABELS_MAX),
                   height=frame_height(480))
         rest = f" (the {view['rest']} smallest share one node)" if view["rest"] else ""
-        st.caption(f"{len(comms)} communities (Louvain, seeded) in {len(sub['nodes'])} entities{rest}, each one node "
+        st.caption(f"{len(comms)} communities (Louvain, seeded) in {len(sub['nodes'])} of the {entities} entities "
+                   f"(those in a relation, and any new at this step){rest}, each one node "
                    "labelled with its entity count and first members; an edge counts the relations between two "
                    "communities. Pick one above to expand it into its entities and their relations.")
         return
