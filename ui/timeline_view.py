@@ -20,6 +20,7 @@ from ui.render import Prebuilt
 from ui.step_line import step_line
 
 KEY = "rp_timeline"
+JUMPS = "_rp_tl_jumps"  # clicks on the strip that jumped (each one draws the strip anew)
 _FRAMES: dict[tuple, pd.DataFrame] = {}
 _FIGS: dict[tuple, dict] = {}
 
@@ -49,6 +50,9 @@ def _jump(step_key: str, n: int) -> None:
         getattr(getattr(sel, "selection", None), "points", [])
     if points:
         st.session_state[step_key] = max(0, min(n, int(round(float(points[0]["x"])))))
+        # the strip stays the same chart from step to step, and so would its selection: a click on the same tick
+        # later would change nothing and not jump. A jump draws the strip anew (once), its selection empty.
+        st.session_state[JUMPS] = st.session_state.get(JUMPS, 0) + 1
 
 
 def timeline(data: dict[str, ReplayData], sig: tuple, step: int, n: int, step_key: str,
@@ -86,8 +90,11 @@ def chart(data: dict[str, ReplayData], sig: tuple, step: int, n: int, step_key: 
     if not systems or not kinds:
         st.caption("Pick at least one system and one event kind to draw the timeline.")
         return
-    st.plotly_chart(Prebuilt(_figure(sig, frame, n, systems, kinds)), key=KEY, on_select=lambda: _jump(step_key, n),
+    spec, jumps = _figure(sig, frame, n, systems, kinds), st.session_state.get(JUMPS, 0)
+    if jumps:
+        spec = {**spec, "layout": {**spec["layout"], "meta": {"jumps": jumps}}}
+    st.plotly_chart(Prebuilt(spec), key=KEY, on_select=lambda: _jump(step_key, n),
                     selection_mode="points", config={"displayModeBar": False})
-    step_line(KEY, step, (sig, systems, kinds))
+    step_line(KEY, step, (sig, systems, kinds, jumps))
     st.caption("One row per system and event kind, a tick at every step holding such events (taller: more). "
                f"Click a tick to go to its step; the dashed line is the current step ({step:,}).")

@@ -4,6 +4,8 @@ chart (ui.step_line), not part of its figure."""
 
 from __future__ import annotations
 
+import json
+
 from streamlit.testing.v1 import AppTest
 
 from tests.app.test_app_pages import build, errors, home_with_demo, texts
@@ -43,8 +45,6 @@ def test_a_step_keeps_each_chart_and_moves_only_its_step_line(app_env):
 
 
 def _layout_shapes(spec: str) -> list[dict]:
-    import json
-
     return json.loads(spec).get("layout", {}).get("shapes", [])
 
 
@@ -62,3 +62,33 @@ def test_a_filter_change_redraws_the_timeline_and_its_step_line(app_env):
     # the same step, a new figure: the script differs (it names the figure), so it runs again and finds the new chart
     after = _step_lines(at)[0]
     assert after != line and 'const key = "rp_timeline", step = 20;' in after
+
+
+def test_a_click_on_the_timeline_jumps_and_counts_the_jump(monkeypatch):
+    from ui import timeline_view
+
+    state = {"rp_timeline": {"selection": {"points": [{"x": 40.2, "y": "xmemory · split"}]}}, "replay_step": 3}
+    monkeypatch.setattr(timeline_view.st, "session_state", state)
+    timeline_view._jump("replay_step", 90)
+    assert (state["replay_step"], state[timeline_view.JUMPS]) == (40, 1)
+    state["rp_timeline"] = {"selection": {"points": []}}  # a click that selected nothing: no jump
+    timeline_view._jump("replay_step", 90)
+    assert (state["replay_step"], state[timeline_view.JUMPS]) == (40, 1)
+
+
+def test_a_jump_draws_the_strip_anew_once(app_env):
+    """The strip is the same chart at every step, so its selection would stay and a click on the same tick later
+    would not jump: after a jump (counted by timeline_view._jump) the strip is drawn anew, then kept again."""
+    at = home_with_demo()
+    at.switch_page("pages/replay.py").run()
+    at = build(at, ["xmemory"], "replay_systems")
+    at.button_group(key="rp_view").set_value("Timeline").run()
+    at.slider(key="replay_step").set_value(5).run()
+    before = _chart(at, "rp_timeline")
+    at.session_state["_rp_tl_jumps"] = 1
+    at.slider(key="replay_step").set_value(40).run()
+    assert not errors(at), errors(at)
+    jumped = _chart(at, "rp_timeline")
+    assert jumped.id != before.id and json.loads(jumped.spec)["layout"]["meta"] == {"jumps": 1}
+    at.slider(key="replay_step").set_value(41).run()
+    assert _chart(at, "rp_timeline").id == jumped.id  # the steps after it keep it
