@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import pandas as pd
 import streamlit as st
 
@@ -28,12 +30,13 @@ FOCUS = ["Entity neighbourhood", "Community", "Session"]
 TABLE_ROWS = 100  # rows of the memory table sent with a step
 
 
-def ego_graph(mem: MemoryView, step: int | None, changed: set[str], key: str, conv: Conversation | None = None
-              ) -> None:
+def ego_graph(mem: MemoryView, step: int | None, changed: set[str], key: str, conv: Conversation | None = None,
+              kinds: Collection[str] | None = None) -> None:
     """Focus on part of a memory's entity-relation graph, for any system that stores `entity` and `relation` items
     (nothing is drawn for the others): an entity's neighbourhood (1 or 2 hops), one community expanded into its
-    entities, or the relations added in one session; relations labelled with their time."""
-    if not {"entity", "relation"} <= set(mem.kind_counts()):
+    entities, or the relations added in one session; relations labelled with their time. `kinds`: the kinds the
+    memory holds when the caller knows them (Replay's per-step counts; else the store is asked, a read per call)."""
+    if not {"entity", "relation"} <= set(mem.kind_counts() if kinds is None else kinds):
         return
     ents = state.items_at(mem, "entity", step) if step is not None else mem.items("entity", with_vectors=False)
     rels = state.items_at(mem, "relation", step) if step is not None else mem.items("relation", with_vectors=False)
@@ -184,5 +187,6 @@ def growth_views(wb: Workbench, conv: Conversation, data: dict[str, ReplayData],
                              rd.events[rd.events["step"] <= step], f"gr_{name}",
                              memory=(*mem.key, rd.n_steps, len(rd.events)))
     render(growth_blocks(wb, conv, rd, step), f"gr_{name}")
-    ego_graph(state.memory_of(wb, name, conv), step, rd.changed_at(step), f"gr_{name}", conv)
+    held = [k for k in rd.counts.columns if rd.counts[k].max() > 0]  # from the step's data: no store read per step
+    ego_graph(state.memory_of(wb, name, conv), step, rd.changed_at(step), f"gr_{name}", conv, held)
     memory_table(wb, conv, rd, step)

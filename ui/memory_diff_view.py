@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from memcore.errors import MemcoreError
@@ -30,31 +31,54 @@ _ORDER = ("kind", "change", "item", "text", "event", "turn", "step")  # the text
 PARAMS = ("md_a", "md_b", "md_step")  # the Compare-runs memory diff's URL parameters (Replay's link sets them)
 
 
-def show(d: MemoryDiff, key: str) -> None:
-    """The diff: headline, notes, counts per kind, the changed items (pick one: its text diff and causes)."""
+def show(d: MemoryDiff, key: str, static_rows: int = 0) -> None:
+    """The diff: headline, notes, counts per kind, the changed items (pick one: its text diff and causes).
+
+    `static_rows` (Replay's step diff, redrawn at every step): a diff of at most that many changed items is shown
+    as static tables and the item to read is picked in a list (a data grid is drawn anew, ~300 ms after the rest,
+    at every step); a larger one (steps far apart) in the data grid, where a row is picked."""
     st.markdown(f"**{md_escape(headline(d))}**")
     for note in d.notes:
         st.caption(md_escape(note))
     if not d.kinds:
         return
-    st.dataframe(counts_frame(d), hide_index=True, key=f"{key}_counts")
+    flat = [c for items in d.changes.values() for c in items]
+    static = 0 < len(flat) <= static_rows or (static_rows > 0 and d.empty)
+    if static:
+        st.table(_escaped(counts_frame(d)), hide_index=True, border="horizontal")
+    else:
+        st.dataframe(counts_frame(d), hide_index=True, key=f"{key}_counts")
     if d.empty:
         return
-    flat = [c for items in d.changes.values() for c in items]
-    sel = st.dataframe(changes_frame(d), hide_index=True, on_select="rerun", selection_mode="single-row",
-                       key=f"{key}_rows", column_config=_COLUMNS, column_order=_ORDER)
-    rows = sel.selection.rows if sel is not None else []
     first = next((i for i, x in enumerate(flat) if x.change == "changed"), 0)  # a text diff says the most
-    c = flat[rows[0] if rows else first]
+    if static:
+        rows = changes_frame(d)
+        st.table(_escaped(rows[[c for c in _ORDER if c in rows.columns]]), hide_index=True, border="horizontal")
+        labels = [f"{i + 1}. {c.change} {c.kind} {c.item_id}" for i, c in enumerate(flat)]
+        pick = st.selectbox("Text diff and causes of", labels, index=first, key=f"{key}_pick")
+        at, note = labels.index(pick), ""
+    else:
+        sel = st.dataframe(changes_frame(d), hide_index=True, on_select="rerun", selection_mode="single-row",
+                           key=f"{key}_rows", column_config=_COLUMNS, column_order=_ORDER)
+        rows = sel.selection.rows if sel is not None else []
+        at, note = (rows[0], "") if rows else (first, f" (row {first + 1}; pick a row above to see another)")
+    c = flat[at]
     with st.container(border=True):
         st.markdown(f"**{md_escape(c.kind)} {md_escape(c.item_id)}** · {c.change}"
-                    + (f" · also changed: {', '.join(c.fields)}" if c.fields else "")
-                    + ("" if rows else f" (row {first + 1}; pick a row above to see another)"))
+                    + (f" · also changed: {', '.join(c.fields)}" if c.fields else "") + note)
         st.html(word_diff_html(c))  # data escaped in memcore.viz.memory_diff
         for cause in c.causes:
             st.markdown(md_escape(cause_text(cause)))
             if cause.turn_text:
                 st.caption(md_escape(f"{cause.turn_id}: {cause.turn_text}"))
+
+
+def _escaped(df: pd.DataFrame) -> pd.DataFrame:
+    """A frame for st.table, which renders Markdown: every cell escaped, as text."""
+    return df.map(lambda v: md_escape(str(v)).replace("  \n", " "))
+
+
+STEP_DIFF_STATIC_ROWS = 25  # Replay's step diff: up to this many changed items in static tables (see `show`)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -99,7 +123,7 @@ def replay_diff(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]) 
     except MemcoreError as e:
         st.error(md_escape(str(e)))
         return
-    show(d, "md_replay")
+    show(d, "md_replay", STEP_DIFF_STATIC_ROWS)
     st.page_link(nav.page(nav.COMPARE_RUNS).path, icon=":material/difference:",
                  label=f"Compare this memory with another configuration at step {max(a, b)}",
                  query_params={"md_a": system, "md_step": str(max(a, b))})

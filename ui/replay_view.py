@@ -12,6 +12,7 @@ from memcore.viz.replay import ReplayData, cumulative_cost_figure, event_strip_f
 from memcore.workbench import Workbench
 from ui import calls_view, growth, state, timeline_view, widgets
 from ui.render import Prebuilt
+from ui.step_line import step_line
 
 STEP = "replay_step"
 PLAYING = "replay_playing"
@@ -130,18 +131,19 @@ def _step_body(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], s
     calls_view.replay_step_calls(wb, conv, list(data), step)
     view = widgets.segmented("View", VIEWS, "rp_view", VIEWS[0])
     sig = _sig(wb, conv, data)
+    here = f"The dashed line is the current step ({step:,})."
     if view == VIEWS[0]:
-        st.plotly_chart(Prebuilt(_fig("layers", sig, data, step)), key="rp_layers")
+        _chart("layers", "rp_layers", sig, data, step)
         st.caption("Items alive in each memory layer at every step (from stored item versions): one colour per "
-                   "system, one dash style per memory kind. The dashed line is the current step.")
+                   f"system, one dash style per memory kind. {here}")
     elif view == VIEWS[1]:
         metric = widgets.segmented("Show", ["tokens", "calls"], "rp_metric", "tokens")
-        st.plotly_chart(Prebuilt(_fig(f"cost-{metric}", sig, data, step)), key="rp_cost")
+        _chart(f"cost-{metric}", "rp_cost", sig, data, step)
         notes = {note for rd in data.values() for note in rd.notes}
-        st.caption("Cumulative LLM usage while building memory (stage = construction). " + " ".join(notes))
+        st.caption(f"Cumulative LLM usage while building memory (stage = construction). {here} " + " ".join(notes))
     elif view == VIEWS[2]:
-        st.plotly_chart(Prebuilt(_fig("events", sig, data, step)), key="rp_events")
-        st.caption("What each system did at every step: created, merged, split, moved, promoted…")
+        _chart("events", "rp_events", sig, data, step)
+        st.caption(f"What each system did at every step: created, merged, split, moved, promoted… {here}")
     elif view == VIEWS[3]:
         timeline_view.chart(data, sig, step, max(rd.n_steps for rd in data.values()), STEP)
     else:
@@ -159,8 +161,9 @@ VIEWS = ["Layers over time", "Construction cost", "Events per step", "Timeline",
 _FIGS: dict[tuple, dict] = {}
 
 
-def _fig(kind: str, sig: tuple, data: dict[str, ReplayData], step: int) -> dict:
-    """A chart built once per memory state (as a plain dict) with the current-step line added per step."""
+def _fig(kind: str, sig: tuple, data: dict[str, ReplayData]) -> dict:
+    """A chart over every step, built once per memory state (as a plain dict) and the same at every step: the
+    current step is drawn over it (ui.step_line), so a step neither re-sends nor redraws it."""
     key = (kind, sig)
     if key not in _FIGS:
         if len(_FIGS) > 32:
@@ -172,8 +175,10 @@ def _fig(kind: str, sig: tuple, data: dict[str, ReplayData], step: int) -> dict:
         else:
             fig = cumulative_cost_figure(data, None, kind.split("-", 1)[1])
         _FIGS[key] = fig.to_plotly_json()
-    base = _FIGS[key]
-    line = {"type": "line", "xref": "x", "yref": "paper", "x0": step, "x1": step, "y0": 0, "y1": 1,
-            "line": {"color": "#333333", "width": 2, "dash": "dash"}}
-    layout = {**base["layout"], "shapes": [*base["layout"].get("shapes", []), line]}
-    return {"data": base["data"], "layout": layout}
+    return _FIGS[key]
+
+
+def _chart(kind: str, chart_key: str, sig: tuple, data: dict[str, ReplayData], step: int) -> None:
+    """One of the charts over every step, unchanged from step to step, with the current step's dashed line."""
+    st.plotly_chart(Prebuilt(_fig(kind, sig, data)), key=chart_key)
+    step_line(chart_key, step, (kind, sig))

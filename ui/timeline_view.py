@@ -17,8 +17,10 @@ from memcore.viz.timeline import (
     timeline_frame,
 )
 from ui.render import Prebuilt
+from ui.step_line import step_line
 
 KEY = "rp_timeline"
+JUMPS = "_rp_tl_jumps"  # clicks on the strip that jumped (each one draws the strip anew)
 _FRAMES: dict[tuple, pd.DataFrame] = {}
 _FIGS: dict[tuple, dict] = {}
 
@@ -31,18 +33,15 @@ def _frame(sig: tuple, data: dict[str, ReplayData]) -> pd.DataFrame:
     return _FRAMES[sig]
 
 
-def _figure(sig: tuple, frame: pd.DataFrame, n: int, systems: tuple[str, ...], kinds: tuple[str, ...],
-            step: int) -> dict:
-    """The strip built once per memory state and filter (as a plain dict), the current-step line added per step."""
+def _figure(sig: tuple, frame: pd.DataFrame, n: int, systems: tuple[str, ...], kinds: tuple[str, ...]) -> dict:
+    """The strip built once per memory state and filter (as a plain dict), the same at every step (the current
+    step's line is drawn over it: ui.step_line)."""
     key = (sig, systems, kinds)
     if key not in _FIGS:
         if len(_FIGS) > 32:
             _FIGS.clear()
         _FIGS[key] = timeline_figure(frame, n, systems, kinds).to_plotly_json()
-    base = _FIGS[key]
-    line = {"type": "line", "xref": "x", "yref": "paper", "x0": step, "x1": step, "y0": 0, "y1": 1,
-            "line": {"color": "#333333", "width": 2, "dash": "dash"}}
-    return {"data": base["data"], "layout": {**base["layout"], "shapes": [*base["layout"].get("shapes", []), line]}}
+    return _FIGS[key]
 
 
 def _jump(step_key: str, n: int) -> None:
@@ -51,6 +50,9 @@ def _jump(step_key: str, n: int) -> None:
         getattr(getattr(sel, "selection", None), "points", [])
     if points:
         st.session_state[step_key] = max(0, min(n, int(round(float(points[0]["x"])))))
+        # the strip stays the same chart from step to step, and so would its selection: a click on the same tick
+        # later would change nothing and not jump. A jump draws the strip anew (once), its selection empty.
+        st.session_state[JUMPS] = st.session_state.get(JUMPS, 0) + 1
 
 
 def timeline(data: dict[str, ReplayData], sig: tuple, step: int, n: int, step_key: str,
@@ -88,7 +90,11 @@ def chart(data: dict[str, ReplayData], sig: tuple, step: int, n: int, step_key: 
     if not systems or not kinds:
         st.caption("Pick at least one system and one event kind to draw the timeline.")
         return
-    st.plotly_chart(Prebuilt(_figure(sig, frame, n, systems, kinds, step)), key=KEY, on_select=lambda: _jump(step_key, n),
+    spec, jumps = _figure(sig, frame, n, systems, kinds), st.session_state.get(JUMPS, 0)
+    if jumps:
+        spec = {**spec, "layout": {**spec["layout"], "meta": {"jumps": jumps}}}
+    st.plotly_chart(Prebuilt(spec), key=KEY, on_select=lambda: _jump(step_key, n),
                     selection_mode="points", config={"displayModeBar": False})
+    step_line(KEY, step, (sig, systems, kinds, jumps))
     st.caption("One row per system and event kind, a tick at every step holding such events (taller: more). "
-               "Click a tick to go to its step; the dashed line is the current step.")
+               f"Click a tick to go to its step; the dashed line is the current step ({step:,}).")

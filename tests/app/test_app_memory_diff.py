@@ -7,11 +7,17 @@ from streamlit.testing.v1 import AppTest
 from tests.app.test_app_pages import APP, build, errors, home_with_demo
 from tests.app.test_app_pages import texts as raw_texts
 from ui import jobs
+from ui.memory_diff_view import STEP_DIFF_STATIC_ROWS
 
 
 def texts(at: AppTest) -> str:
     """The page's text as read (Markdown escapes of data removed)."""
     return raw_texts(at).replace("\\", "")
+
+
+def _unescaped(df):
+    """A st.table's cells as read (the Markdown escapes of data removed)."""
+    return df.map(lambda v: str(v).replace("\\", ""))
 
 
 def test_replay_two_steps_show_what_changed_with_turn_and_event(app_env):
@@ -24,15 +30,23 @@ def test_replay_two_steps_show_what_changed_with_turn_and_event(app_env):
     assert not errors(at), errors(at)
     body = texts(at)
     assert "xmemory on demo from step 10 to step 20: 10 added, 2 changed, 0 removed." in body
-    frames = list(at.dataframe)
-    at_rows = next(i for i, f in enumerate(frames) if getattr(f, "key", None) == "md_replay_rows")
-    counts = frames[at_rows - 1].value  # the counts per kind, just above the items
-    assert counts.set_index("kind")["added"].to_dict() == {"episode": 2, "semantic": 5, "theme": 3}
-    rows = at.dataframe(key="md_replay_rows").value
+    # 12 changed items (up to STEP_DIFF_STATIC_ROWS): static tables, the item to read picked in a list
+    counts, rows = (_unescaped(t.value) for t in at.table[-2:])  # the counts per kind, then the items
+    assert counts.set_index("kind")["added"].to_dict() == {"episode": "2", "semantic": "5", "theme": "3"}
     assert len(rows) == 12 and rows.iloc[0]["item"] == "episode-3" and rows.iloc[0]["turn"] == "turn 13 (D1:13)"
     # below the table: the first changed item (a text diff says the most) with its cause
-    assert "theme theme-1** · changed" in body and "(row 11; pick a row above to see another)" in body
+    assert at.selectbox(key="md_replay_pick").value == "11. changed theme theme-1"
+    assert "theme theme-1** · changed" in body
     assert "step 17 · turn 17 (D1:17) · updated: theme labelled 'Jonas, clay' (2 members)" in body
+    at.selectbox(key="md_replay_pick").set_value("1. added episode episode-3").run()
+    assert "episode episode-3** · added" in texts(at)
+    # steps far apart (more changed items than STEP_DIFF_STATIC_ROWS): the data grid, a row picked in it
+    at.number_input(key="md_from").set_value(0).run()
+    at.number_input(key="md_to").set_value(60).run()
+    rows = at.dataframe(key="md_replay_rows").value
+    assert len(rows) > STEP_DIFF_STATIC_ROWS
+    assert "pick a row above to see another)" in texts(at)
+    at.number_input(key="md_to").set_value(20).run()
     at.number_input(key="md_from").set_value(20).run()
     assert "from step 20 to step 20: nothing changed." in texts(at)
     at.selectbox(key="md_system").set_value("naive_rag").run()
@@ -103,8 +117,8 @@ def test_replay_step_diff_starts_at_the_system_and_step_on_screen(app_env):
     body = texts(at)
     assert "xmemory on demo from step 16 to step 17" in body
     assert "also changed: metadata" not in body.replace("also changed: metadata.", "")  # keys named, never bare
-    table = next(d for d in at.dataframe if "text" in getattr(d.value, "columns", []))
-    assert list(table.proto.column_order)[:4] == ["kind", "change", "item", "text"]  # the text on screen at 1280 px
+    table = next(t for t in at.table if "text" in getattr(t.value, "columns", []))  # a step's few changes: static
+    assert list(table.value.columns)[:4] == ["kind", "change", "item", "text"]  # the text on screen at 1280 px
     at.number_input(key="md_from").set_value(10).run()  # picked by hand: kept while the step moves
     at.slider(key="replay_step").set_value(30).run()
     at.run()

@@ -33,6 +33,17 @@ def test_replay_diff_and_the_compare_runs_memory_diff(tmp_path):
         page.locator(".st-key-rp_next button").first.click()  # a step reruns only the viewer fragment: the diff is in it
         wait_text(page, "Turn 2 of 90", 60)
         wait_text(page, "from step 1 to step 2:", 60)
+        # a step keeps the layers chart drawn (the same plotly node) and moves the dashed step line over it
+        line = "document.querySelector('[data-testid=memcoreStepLine]')"
+        page.wait_for_function(f"() => {line}?.dataset.step === '2'", timeout=30_000)
+        chart = page.locator(".st-key-rp_layers .js-plotly-plot").first
+        chart.evaluate("gd => { gd.__keptAcrossSteps = true; }")
+        x2 = page.get_by_test_id("memcoreStepLine").bounding_box()["x"]
+        page.locator(".st-key-rp_next button").first.click()
+        wait_text(page, "Turn 3 of 90", 60)
+        page.wait_for_function(f"() => {line}?.dataset.step === '3'", timeout=30_000)
+        assert chart.evaluate("gd => gd.__keptAcrossSteps === true")
+        assert page.get_by_test_id("memcoreStepLine").bounding_box()["x"] > x2
         main = page.get_by_test_id("stMain")
         pick(page, main.get_by_test_id("stSelectbox").filter(has_text="Memory of"), "xmemory")
         _number(page, "From step", 30)
