@@ -176,16 +176,20 @@ def growth_views(wb: Workbench, conv: Conversation, data: dict[str, ReplayData],
     names = list(data)
     with_growth = [n for n in names if get_view(n).growth is not None]
     default = min(with_growth, key=lambda n: get_view(n).growth_rank) if with_growth else names[0]
+    state.url_seed("gr_system", "gsystem", names)
     name = widgets.segmented("System", names, "gr_system", default,  # a variant is shown by its name
                              format_func=lambda n: (get_system(n).title or n) if n in widgets.systems() else n)
+    state.url_set(gsystem=name)
     rd = data[name]
     view = get_view(name)
-    if view.levels is not None:
+    if view.levels is None:
+        state.url_set(hpath=None)
+    else:
         mem = state.memory_of(wb, name, conv)
         title = (get_system(name).title or name) if name in widgets.systems() else name
         hierarchy_view.drill(view, title, lambda kind, at: state.items_at(mem, kind, at), step,
                              rd.events[rd.events["step"] <= step], f"gr_{name}",
-                             memory=(*mem.key, rd.n_steps, len(rd.events)))
+                             memory=(*mem.key, rd.n_steps, len(rd.events)), url="hpath")
     render(growth_blocks(wb, conv, rd, step), f"gr_{name}")
     held = [k for k in rd.counts.columns if rd.counts[k].max() > 0]  # from the step's data: no store read per step
     ego_graph(state.memory_of(wb, name, conv), step, rd.changed_at(step), f"gr_{name}", conv, held)

@@ -129,7 +129,11 @@ def _step_body(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], s
     else:
         st.caption("No system changed its memory at this step.")
     calls_view.replay_step_calls(wb, conv, list(data), step)
+    state.url_seed("rp_view", "view", VIEWS)  # a shared link reopens the view (Growth: its system and drill path)
     view = widgets.segmented("View", VIEWS, "rp_view", VIEWS[0])
+    state.url_set(view=None if view == VIEWS[0] else view)
+    if view != "Growth":
+        state.url_set(gsystem=None, hpath=None)
     sig = _sig(wb, conv, data)
     here = f"The dashed line is the current step ({step:,})."
     if view == VIEWS[0]:

@@ -59,11 +59,22 @@ def test_growth_hierarchy_drills_on_the_server_and_climbs_back(tmp_path, monkeyp
     assert all(p[0] == theme.id for p in paths)  # only the theme's part of the tree was sent
     assert {p[1] for p in paths if not p[1].startswith("+")} == mine  # its facts, each a region
     assert all(t.strip() for t in inside["text"])
+    qp = at.query_params  # the view, its system and the drill path are in the URL: a shared link reopens them
+    assert (qp["view"], qp["gsystem"], qp["hpath"]) == ("Growth", "xmemory", theme.id)
+    link = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    link.query_params.update({k: qp[k] for k in ("conv", "systems", "step", "view", "gsystem", "hpath") if k in qp})
+    link.switch_page("pages/replay.py").run()
+    assert not link.exception, [e.value for e in link.exception]
+    assert _chart(link)["data"][0]["customdata"] == inside["customdata"]
+    link.session_state["rp_view"] = "Timeline"  # another view: Growth's system and path leave the URL
+    link.run()
+    assert link.query_params["view"] == "Timeline" and not {"gsystem", "hpath"} & set(link.query_params)
     crumb = at.button(key="gr_xmemory_crumb0")
     assert crumb.label == "all themes"
     crumb.click().run()  # climb back
     assert at.session_state["gr_xmemory_hpath"] == []
     assert _chart(at)["data"][0]["customdata"] == top["customdata"]
+    assert "hpath" not in at.query_params
 
     import ui.growth
 
