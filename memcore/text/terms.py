@@ -99,16 +99,21 @@ def term_set(text: str) -> set[str]:
 
 
 def keywords(docs: Sequence[str], k: int = 5, background: Sequence[str] = ()) -> list[str]:
-    """Top-k keywords of the joined docs by tf-idf against the docs plus a background corpus."""
-    tf = Counter(w for d in docs for w in terms(d) if len(w) > 2 and not w.isdigit())
+    """Top-k keywords of the joined docs by tf-idf against the docs plus a background corpus.
+
+    Each doc is scanned once and document frequencies are counted in one pass over the corpus (not one pass
+    per word: that cost words x docs, quadratic in a large group's size); the counts, so the scores, are the
+    same integers and floats."""
+    doc_terms = [terms(d) for d in docs]
+    tf = Counter(w for ts in doc_terms for w in ts if len(w) > 2 and not w.isdigit())
     if not tf:
         return []
-    corpus = [term_set(d) for d in list(docs) + list(background)]
+    corpus = [set(ts) for ts in doc_terms] + [term_set(d) for d in background]
     n = len(corpus)
+    dfs = Counter(chain.from_iterable(corpus))
 
     def score(w: str) -> float:
-        df = sum(1 for c in corpus if w in c)
-        return tf[w] * (math.log((1 + n) / (1 + df)) + 1.0)
+        return tf[w] * (math.log((1 + n) / (1 + dfs[w])) + 1.0)
 
     return [w for w, _ in sorted(tf.items(), key=lambda kv: (-score(kv[0]), kv[0]))[:k]]
 
