@@ -1,5 +1,6 @@
-"""MemWeaver's routing index: the centroid matrix picks candidates, `route()` decides on them, and the Route is
-the one `route()` gives over every centroid (the same exact cosines, rounding and tie-break by cluster id)."""
+"""MemWeaver's fast paths give the plain computation's results: the routing index (the centroid matrix picks
+candidates, `route()` decides on them: the Route `route()` gives over every centroid, the same exact cosines,
+rounding and tie-break by cluster id), the pending membership set, the graph's kept counts per kind."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import numpy as np
 import pytest
 
 from memcore.systems.memweaver.experience import CentroidIndex, ExperienceMemory, route
+from memcore.systems.memweaver.graph import GraphMemory
 
 
 def _unit(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
@@ -99,3 +101,50 @@ def test_pending_membership_follows_the_pending_list() -> None:
     exp._pend("x", "again")
     exp._pend("y", "new")
     assert exp.pending == ["x", "y"]
+
+
+def _scanned_counts(g: GraphMemory) -> dict[str, int]:
+    """counts() as first written, a scan of every node and edge: the reference."""
+    out: dict[str, int] = {}
+    for _, d in g.g.nodes(data=True):
+        out[f"nodes:{d.get('kind', '?')}"] = out.get(f"nodes:{d.get('kind', '?')}", 0) + 1
+    for _, _, d in g.g.edges(data=True):
+        out[f"edges:{d.get('kind', '?')}"] = out.get(f"edges:{d.get('kind', '?')}", 0) + 1
+    return out
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_graph_counts_follow_every_change_in_the_scanned_order(seed: int) -> None:
+    """Entities, relations (some added twice, some removed), passages and experiences linked and unlinked (the
+    first experiences too, so a kind's first node moves), a node re-added under another kind: after each step
+    counts() equals a scan of the graph, numbers and key order."""
+    import random
+
+    rng = random.Random(seed)
+    g = GraphMemory()
+    assert g.counts() == {}
+    ents: list[str] = []
+    rels: list[tuple[str, str, str]] = []
+    nodes: list[str] = []
+    for step in range(300):
+        op = rng.random()
+        if op < 0.2 or len(ents) < 3:
+            ents.append(f"ent-{step}")
+            g.add_entity(ents[-1], f"name {step}")
+        elif op < 0.4:
+            src, tgt = rng.sample(ents, 2)
+            rid = rng.choice([f"rel-{step}"] + [r[0] for r in rels[-3:]])  # an id again: the edge is replaced
+            g.add_relation(rid, src, "knows", tgt, "")
+            rels.append((rid, src, tgt))
+        elif op < 0.5 and rels:
+            g.remove_relation(*rels.pop(rng.randrange(len(rels))))
+        elif op < 0.8:
+            kind = rng.choice(["passage", "experience"])
+            nid = rng.choice([f"{kind}-{step}"] + nodes[:2])  # the oldest nodes again, maybe as the other kind
+            g.link(nid, kind, rng.sample(ents, min(3, len(ents))) + ["missing"], label=nid)
+            nodes.append(nid)
+        elif nodes:
+            g.unlink(nodes.pop(rng.randrange(min(3, len(nodes)))))  # the oldest go first
+        if rng.random() < 0.05:  # an edge to a node not in the graph adds it with no kind
+            g.add_relation(f"rel-x{step}", ents[0], "at", f"place-{step}", "")
+        assert g.counts() == _scanned_counts(g) and list(g.counts()) == list(_scanned_counts(g))
