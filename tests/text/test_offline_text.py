@@ -189,6 +189,7 @@ def test_keywords_equal_the_per_word_document_frequency(seed: int) -> None:
     rng = random.Random(seed)
     vocab = [f"w{i}x" for i in range(40)] + ["pottery", "kiln", "glaze", "2024", "ab", "the", "and"]
     docs = [" ".join(rng.choice(vocab) for _ in range(rng.randint(0, 30))) for _ in range(rng.randint(1, 60))]
+    docs.append(" ".join(rng.choice(vocab) for _ in range(900)))  # longer than the terms cache keeps
     background = [" ".join(rng.choice(vocab) for _ in range(10)) for _ in range(rng.randint(0, 5))]
     for k in (1, 3, 5, 50):
         assert keywords(docs, k=k, background=background) == _keywords_per_word_df(docs, k, background)
