@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
@@ -98,17 +99,34 @@ def term_set(text: str) -> set[str]:
     return set(terms(text))
 
 
+# A doc's keyword terms and term set, remembered whatever its length: a group of turns is labelled again each time
+# it is re-clustered with a few more (MemWeaver's pending turns: hundreds of ~2,300-character turns, each scanned
+# twice per label). Words are interned, so a remembered doc holds pointers, not copies of its words.
+KEYWORD_DOCS = 2048
+
+
+@lru_cache(maxsize=KEYWORD_DOCS)
+def _keyword_terms(text: str) -> tuple[tuple[str, ...], frozenset[str]]:
+    ts = [sys.intern(w) for w in terms(text)]
+    return tuple(w for w in ts if len(w) > 2 and not w.isdigit()), frozenset(ts)
+
+
 def keywords(docs: Sequence[str], k: int = 5, background: Sequence[str] = ()) -> list[str]:
-    """Top-k keywords of the joined docs by tf-idf against the docs plus a background corpus."""
-    tf = Counter(w for d in docs for w in terms(d) if len(w) > 2 and not w.isdigit())
+    """Top-k keywords of the joined docs by tf-idf against the docs plus a background corpus.
+
+    A doc's terms are remembered (`_keyword_terms`) and document frequencies are counted in one pass over the
+    corpus (not one pass per word: that cost words x docs, quadratic in a large group's size); the counts, so
+    the scores, are the same integers and floats."""
+    doc_terms = [_keyword_terms(d) for d in docs]
+    tf = Counter(chain.from_iterable(kw for kw, _ in doc_terms))
     if not tf:
         return []
-    corpus = [term_set(d) for d in list(docs) + list(background)]
+    corpus = [ts for _, ts in doc_terms] + [term_set(d) for d in background]
     n = len(corpus)
+    dfs = Counter(chain.from_iterable(corpus))
 
     def score(w: str) -> float:
-        df = sum(1 for c in corpus if w in c)
-        return tf[w] * (math.log((1 + n) / (1 + df)) + 1.0)
+        return tf[w] * (math.log((1 + n) / (1 + dfs[w])) + 1.0)
 
     return [w for w, _ in sorted(tf.items(), key=lambda kv: (-score(kv[0]), kv[0]))[:k]]
 

@@ -160,3 +160,36 @@ def test_terms_of_ascii_and_other_text_split_the_same_words():
     assert terms("The \u212aelvin scale") == ["elvin", "scale"]
     assert stems("I\u2019ve painted the \u212aelvin pots") == stems("I've painted the \u212aelvin pots") == [
         "paint", "elvin", "pot"]
+
+
+def _keywords_per_word_df(docs: list[str], k: int = 5, background: list[str] = ()) -> list[str]:
+    """keywords() as first written (document frequency counted by a pass over the corpus per word): the reference."""
+    import math
+    from collections import Counter
+
+    from memcore.text.terms import term_set
+
+    tf = Counter(w for d in docs for w in terms(d) if len(w) > 2 and not w.isdigit())
+    if not tf:
+        return []
+    corpus = [term_set(d) for d in list(docs) + list(background)]
+    n = len(corpus)
+
+    def score(w: str) -> float:
+        return tf[w] * (math.log((1 + n) / (1 + sum(1 for c in corpus if w in c))) + 1.0)
+
+    return [w for w, _ in sorted(tf.items(), key=lambda kv: (-score(kv[0]), kv[0]))[:k]]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_keywords_equal_the_per_word_document_frequency(seed: int) -> None:
+    """One counting pass gives the same keywords, in the same order, ties by word, as a pass per word."""
+    import random
+
+    rng = random.Random(seed)
+    vocab = [f"w{i}x" for i in range(40)] + ["pottery", "kiln", "glaze", "2024", "ab", "the", "and"]
+    docs = [" ".join(rng.choice(vocab) for _ in range(rng.randint(0, 30))) for _ in range(rng.randint(1, 60))]
+    docs.append(" ".join(rng.choice(vocab) for _ in range(900)))  # longer than the terms cache keeps
+    background = [" ".join(rng.choice(vocab) for _ in range(10)) for _ in range(rng.randint(0, 5))]
+    for k in (1, 3, 5, 50):
+        assert keywords(docs, k=k, background=background) == _keywords_per_word_df(docs, k, background)

@@ -82,6 +82,71 @@ def route(vec: np.ndarray, centroids: dict[str, np.ndarray], join: float, low: f
     return Route("router" if short else "pending", best, best_sim, short)
 
 
+class CentroidIndex:
+    """The cluster centroids as one float64 matrix, so routing a turn costs one matrix-vector product and
+    not a Python sort over every cluster (routing against all clusters is the paper's; only its constant
+    changes).
+
+    The product only picks the clusters that can rank in the top `top`: every float32 dot product is within
+    `delta` of its float64 value (d * 2^-24 * |v| * |c| bounds the rounding of any summation order; twice that
+    is kept), so a cluster more than 2 * delta below the top-th approximate cosine has an exact cosine below
+    at least `top` others. `route()` then runs on those clusters alone, computing the same exact cosines
+    (float(vec @ c)), rounding and tie-break by cluster id: the same Route as `route()` over all centroids."""
+
+    def __init__(self) -> None:
+        self.cents: dict[str, np.ndarray] = {}
+        self.ids: list[str] = []
+        self._row: dict[str, int] = {}
+        self._mat = np.zeros((0, 0))
+        self._cmax = 0.0  # the largest centroid norm ever set (a larger bound is still a bound)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __contains__(self, cid: object) -> bool:
+        return cid in self.cents
+
+    def __getitem__(self, cid: str) -> np.ndarray:
+        return self.cents[cid]
+
+    def __setitem__(self, cid: str, centroid: np.ndarray) -> None:
+        self.put(cid, centroid)
+
+    def put(self, cid: str, centroid: np.ndarray) -> None:
+        """Set (add or replace) a cluster's centroid."""
+        c = np.asarray(centroid)
+        if self._mat.shape[1] != c.shape[0]:
+            self._mat = np.zeros((max(16, 2 * len(self.ids)), c.shape[0]))
+            for i, old in enumerate(self.ids):
+                self._mat[i] = self.cents[old]
+        if cid not in self._row:
+            if len(self.ids) == len(self._mat):
+                self._mat = np.concatenate([self._mat, np.zeros_like(self._mat)])
+            self._row[cid] = len(self.ids)
+            self.ids.append(cid)
+        self._mat[self._row[cid]] = c
+        self.cents[cid] = centroid
+        self._cmax = max(self._cmax, float(np.linalg.norm(c.astype(np.float64))))
+
+    def candidates(self, vec: np.ndarray, top: int) -> dict[str, np.ndarray]:
+        """The centroids that can rank in the top max(top, 1) by exact cosine to `vec` (all, when unsure)."""
+        k = len(self.ids)
+        kk = min(max(top, 1), k)
+        if kk >= k:
+            return self.cents
+        v = np.asarray(vec, dtype=np.float64)
+        approx = self._mat[:k] @ v
+        if not np.isfinite(approx).all():
+            return self.cents
+        delta = 2.0 * len(v) * 2.0 ** -24 * float(np.linalg.norm(v)) * self._cmax
+        kth = float(np.partition(approx, k - kk)[k - kk])
+        return {self.ids[i]: self.cents[self.ids[i]] for i in np.flatnonzero(approx >= kth - 2.0 * delta)}
+
+    def route(self, vec: np.ndarray, join: float, low: float, top: int) -> Route:
+        """`route(vec, centroids, join, low, top)` over every centroid, computed on the candidates alone."""
+        return route(vec, self.candidates(vec, top), join, low, top)
+
+
 class ExperienceHost(Protocol):
     """What the experience memory needs of its system: the model, the memory and graph it prunes, the
     event log, turn texts and vectors, and the system's writer of experience items (graph edges too)."""
@@ -113,7 +178,8 @@ class ExperienceMemory:
         self.pending: list[str] = []
         self.window: list[str] = []
         self.pended_since = 0
-        self._cent: dict[str, np.ndarray] = {}
+        self._pending_set: set[str] = set()  # membership of `pending` (a list scan per pended turn grew with it)
+        self._cent = CentroidIndex()  # cluster id -> centroid, kept as one matrix for routing
 
     # ------------------------------------------------------------- state
     def state(self) -> dict[str, Any]:
@@ -131,7 +197,10 @@ class ExperienceMemory:
         self.clusters = {k: dict(v) for k, v in (st.get("clusters") or {}).items()}
         self.pending, self.window = list(st.get("pending", [])), list(st.get("window", []))
         self.pended_since = int(st.get("pended_since", 0))
-        self._cent = {cid: self._centroid(induced_members(c)) for cid, c in self.clusters.items()}
+        self._pending_set = set(self.pending)
+        self._cent = CentroidIndex()
+        for cid, c in self.clusters.items():
+            self._cent[cid] = self._centroid(induced_members(c))
 
     # ------------------------------------------------------------ driver
     def add_turn(self, turn_id: str, session_end: bool) -> None:
@@ -166,7 +235,9 @@ class ExperienceMemory:
     def cluster(self, ids: list[str], origin: str) -> None:
         """DBSCAN + coherence rounds over turns; coherent groups become clusters, the rest pends."""
         h, cfg = self.host, self.cfg
-        self.pending = [t for t in self.pending if t not in set(ids)]
+        taken = set(ids)
+        self.pending = [t for t in self.pending if t not in taken]
+        self._pending_set -= taken
         self.pended_since = 0
         remaining, last_groups = list(ids), None
         for rnd in range(1, cfg.recluster_rounds + 1):
@@ -214,7 +285,7 @@ class ExperienceMemory:
     def route_turn(self, tid: str) -> None:
         """Route one turn: join the best cluster, ask the router, or pend."""
         h, cfg = self.host, self.cfg
-        r = route(h.turn_vector(tid), self._cent, cfg.join_sim, cfg.route_sim, cfg.router_top)
+        r = self._cent.route(h.turn_vector(tid), cfg.join_sim, cfg.route_sim, cfg.router_top)
         if r.decision == "join":
             self._join(r.best, tid, f"cosine {r.best_sim:.3f} to the centroid >= {cfg.join_sim}: joined directly",
                        decision="joined", sim=round(r.best_sim, 4))
@@ -243,8 +314,9 @@ class ExperienceMemory:
         self.host.emit("linked", [cid, tid], reason, item_kind="cluster", buffer=len(c["buffer"]), **data)
 
     def _pend(self, tid: str, reason: str, count: bool = True, **data: Any) -> None:
-        if tid not in self.pending:
+        if tid not in self._pending_set:
             self.pending.append(tid)
+            self._pending_set.add(tid)
         if count:
             self.pended_since += 1
         self.host.emit("moved", [tid], f"pending: {reason}", item_kind="cluster", decision="pending",

@@ -18,6 +18,7 @@ nearest alias reported for a new entity, are those of comparing every candidate.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -90,6 +91,10 @@ class GraphMemory:
 
     def __init__(self) -> None:
         self.g = nx.MultiDiGraph()
+        # nodes and edges per kind, kept by every change below (counts() read them: a scan of the whole graph
+        # at each session end grew with the graph, quadratic over a conversation)
+        self._node_kinds: Counter[str] = Counter()
+        self._edge_kinds: Counter[str] = Counter()
         self.aliases: dict[str, str] = {}  # normalised alias -> entity id
         self.triples: dict[tuple[str, str, str, str], str] = {}  # dedup key -> relation id
         self._alias_list: list[str] = []  # aliases in index order; columns of _counts, entries of _lens
@@ -162,7 +167,7 @@ class GraphMemory:
 
     def add_entity(self, entity_id: str, name: str, aliases: Iterable[str] = ()) -> None:
         """Add an entity node and index its name and aliases."""
-        self.g.add_node(entity_id, kind="entity", label=name)
+        self._add_node(entity_id, kind="entity", label=name)
         for a in [name, *aliases]:
             self.add_alias(entity_id, a)
 
@@ -222,12 +227,13 @@ class GraphMemory:
 
     def add_relation(self, rel_id: str, src_id: str, rel: str, tgt_id: str, time: str) -> None:
         """Add a semantic edge (key = relation id)."""
-        self.g.add_edge(src_id, tgt_id, key=rel_id, kind="relation", relation=rel, time=time)
+        self._add_edge(src_id, tgt_id, rel_id, kind="relation", relation=rel, time=time)
         self.triples.setdefault(dedup_key(src_id, rel, tgt_id, time), rel_id)
 
     def remove_relation(self, rel_id: str, src_id: str, tgt_id: str) -> None:
         """Remove a semantic edge and its dedup key."""
         if self.g.has_edge(src_id, tgt_id, key=rel_id):
+            self._edge_kinds[self.g.edges[src_id, tgt_id, rel_id].get("kind", "?")] -= 1
             self.g.remove_edge(src_id, tgt_id, key=rel_id)
         for k, v in list(self.triples.items()):
             if v == rel_id:
@@ -245,15 +251,37 @@ class GraphMemory:
     def link(self, node_id: str, kind: str, entity_ids: Iterable[str], label: str = "") -> None:
         """Add a passage or experience node with `contains` / `about` edges to entities."""
         edge = "contains" if kind == "passage" else "about"
-        self.g.add_node(node_id, kind=kind, label=label)
+        self._add_node(node_id, kind=kind, label=label)
         for e in entity_ids:
             if e in self.g:
-                self.g.add_edge(node_id, e, key=f"{edge}:{node_id}", kind=edge)
+                self._add_edge(node_id, e, f"{edge}:{node_id}", kind=edge)
 
     def unlink(self, node_id: str) -> None:
         """Remove a passage or experience node and its structural edges."""
         if node_id in self.g:
+            incident = {(u, v, k): d for u, v, k, d in self.g.out_edges(node_id, keys=True, data=True)}
+            incident.update({(u, v, k): d for u, v, k, d in self.g.in_edges(node_id, keys=True, data=True)})
+            for d in incident.values():  # a self-loop once
+                self._edge_kinds[d.get("kind", "?")] -= 1
+            self._node_kinds[self.g.nodes[node_id].get("kind", "?")] -= 1
             self.g.remove_node(node_id)
+
+    def _add_node(self, node_id: str, **attr: Any) -> None:
+        """`g.add_node`, counted (a node added again may change its kind)."""
+        if node_id in self.g:
+            self._node_kinds[self.g.nodes[node_id].get("kind", "?")] -= 1
+        self.g.add_node(node_id, **attr)
+        self._node_kinds[self.g.nodes[node_id].get("kind", "?")] += 1
+
+    def _add_edge(self, u: str, v: str, key: str, **attr: Any) -> None:
+        """`g.add_edge`, counted (its ends are added when absent; an edge added again may change its kind)."""
+        for n in dict.fromkeys((u, v)):
+            if n not in self.g:
+                self._add_node(n)
+        if self.g.has_edge(u, v, key=key):
+            self._edge_kinds[self.g.edges[u, v, key].get("kind", "?")] -= 1
+        self.g.add_edge(u, v, key=key, **attr)
+        self._edge_kinds[self.g.edges[u, v, key].get("kind", "?")] += 1
 
     def attached(self, entity_ids: Iterable[str], kind: str) -> list[str]:
         """Passage (`contains`) or experience (`about`) nodes attached to any of the entities."""
@@ -285,12 +313,20 @@ class GraphMemory:
                 self.link(it.id, "experience", md.get("about", []), label=it.text[:40])
 
     def counts(self) -> dict[str, int]:
-        """Nodes per kind and edges per kind."""
+        """Nodes per kind and edges per kind, in the order each kind first occurs in the graph's node (edge) order.
+
+        The numbers are kept as the graph changes; only the order is read from the graph, which stops as soon as
+        every kind present has been seen (a few nodes in: entities, passages and experiences come early)."""
         out: dict[str, int] = {}
-        for _, d in self.g.nodes(data=True):
-            out[f"nodes:{d.get('kind', '?')}"] = out.get(f"nodes:{d.get('kind', '?')}", 0) + 1
-        for _, _, d in self.g.edges(data=True):
-            out[f"edges:{d.get('kind', '?')}"] = out.get(f"edges:{d.get('kind', '?')}", 0) + 1
+        for prefix, kinds, seq in (("nodes", self._node_kinds, self.g.nodes(data="kind", default="?")),
+                                   ("edges", self._edge_kinds, self.g.edges(data="kind", default="?"))):
+            left = {k for k, n in kinds.items() if n > 0}
+            for *_, kind in seq:
+                if not left:
+                    break
+                if kind in left:
+                    left.discard(kind)
+                    out[f"{prefix}:{kind}"] = kinds[kind]
         return out
 
 
