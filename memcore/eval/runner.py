@@ -37,7 +37,7 @@ from memcore.eval.runs import (
     run_fingerprint,
     run_meta,
 )
-from memcore.eval.workers import evaluate_conversation, run_parallel, score_question
+from memcore.eval.workers import evaluate_conversation, run_parallel, run_split, score_question
 from memcore.llm import check_endpoint
 from memcore.settings import Settings
 from memcore.store.variants import is_saved_name, saved_variant
@@ -211,8 +211,10 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
         with recorder:  # an exception escaping the engines marks the record failed
             if engine == "ray":
                 run_ray(settings, convs, todo, job, on_msg, stop, ray_address, workers if workers > 1 else None)
-            elif workers > 1 and len([c for c in convs if any(todo[c.id].values())]) > 1:
+            elif workers > 1 and len(busy := [c for c in convs if any(todo[c.id].values())]) > 1:
                 run_parallel(settings, convs, todo, job, workers, on_msg, stop)  # assemble reads the latest results
+            elif workers > 1 and busy and sum(bool(qs) for qs in todo[busy[0].id].values()) > 1:
+                run_split(settings, wb, busy[0], todo[busy[0].id], job, workers, on_msg, stop)  # its systems split
             else:
                 for c in convs:
                     if stop():
