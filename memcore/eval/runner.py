@@ -138,7 +138,9 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
     `should_stop()` ends the run early after saving (resume later with the same arguments).
     `judge`: False, True (one judge run) or K (K runs: mean and std, memcore.eval.judge); `lenient`: load
     a dataset file with format problems (missing sessions, empty turns, dangling evidence) with a warning.
-    `engine`: "local" (this process, or `workers` spawned processes) or "ray" (Ray tasks per
+    `engine`: "local" (this process, or `workers` processes: spawned ones taking whole conversations, or, for one
+    conversation, this one and `workers - 1` spawned ones taking its systems: memcore.eval.workers.run_split) or
+    "ray" (Ray tasks per
     conversation, or per conversation and system (memcore.eval.ray_engine), on the cluster at `ray_address`, default a local Ray with `workers`
     CPUs when workers > 1, else all cores); both give the same results.
     One process writes a run at a time (a run lease): `wait` waits for another process evaluating the same run
