@@ -4,6 +4,7 @@
     nice python bench/eval_speed.py --demo                # build all systems on the demo (the app's build)
     python bench/eval_speed.py --systems naive_rag,com --limit 20 --phases quiet
     nice python bench/eval_speed.py --profile /tmp/eval.prof   # one eval under a CPU-time cProfile
+    nice python bench/eval_speed.py --workers 2 --phases quiet  # the systems split over 2 processes
 
 Each phase runs `run_eval` (offline engine, MiniLM, lexical judge, one process, what `memcore eval`
 runs) in a fresh child process on a fresh store and fresh caches, and reports per system its ingest
@@ -20,6 +21,11 @@ embedding every turn of the conversation once, uncached, with MiniLM on one thre
 batched by token count, as the eval embeds). Each phase prints its total wall (model load included) and CPU
 seconds as multiples of the floor's: the ratio divides by work measured under the same load, so it moves less
 with the machine than the seconds do (the goal: <= 15x).
+
+`--workers N` (N > 1) runs `run_eval(workers=N)`: this child does the shared work, then it and N - 1 spawned
+processes take the systems (memcore.eval.workers.run_split); the eval then uses N cores while the floor uses
+one thread. The per-step lines show this child's own systems only (the others ran elsewhere: see run_eval's
+own timing), and the CPU seconds add the spawned processes' (children's rusage).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import hashlib
 import json
 import multiprocessing as mp
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -205,8 +212,10 @@ def child(args: argparse.Namespace) -> dict:
                 "commits": dict(clock.commits), "commit_calls": dict(clock.commit_calls),
                 "commit_methods": dict(clock.commit_methods), "questions": 0, "overall": {}, "results_digest": ""}
     res = runner.run_eval(settings, "locomo", args.conv, args.systems.split(",") if args.systems != "all" else "all",
-                   limit=args.limit, workbench=wb)
+                   limit=args.limit, workbench=wb, workers=args.workers)
     clock.switch("end")
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)  # the spawned workers' CPU (reaped when the pool closed)
+    clock.cpu["spawned workers"] = kids.ru_utime + kids.ru_stime
     floor_s = clock.seconds.get("floor", 0.0)
     rows = sorted(wb.store.results(res["run_id"], traces=False), key=lambda r: (r["system"], r["question_id"]))
     digest = hashlib.sha256(json.dumps([(r["system"], r["question_id"], r["prediction"], r["context_turn_ids"],
@@ -217,7 +226,8 @@ def child(args: argparse.Namespace) -> dict:
             "commits": dict(clock.commits), "commit_calls": dict(clock.commit_calls),
             "commit_methods": dict(clock.commit_methods), "questions": res["questions_done"],
             "overall": {s: {k: b["overall"].get(k) for k in ("f1", "evidence_recall")}
-                        for s, b in res["systems"].items()}, "results_digest": digest, "timing": res.get("timing")}
+                        for s, b in res["systems"].items()}, "results_digest": digest, "timing": res.get("timing"),
+            "workers": args.workers}
 
 
 # ------------------------------------------------------------------ parent: phases and report
@@ -230,7 +240,8 @@ def run_phase(args: argparse.Namespace, loaded: bool) -> dict:
     before = uptime()
     with tempfile.TemporaryDirectory(prefix="eval_speed_") as tmp:
         cmd = [sys.executable, __file__, "--child", "--store", tmp, "--conv", str(args.conv), "--systems",
-               args.systems, "--embedder", args.embedder] + (["--limit", str(args.limit)] if args.limit else []) \
+               args.systems, "--embedder", args.embedder, "--workers", str(args.workers)] \
+            + (["--limit", str(args.limit)] if args.limit else []) \
             + (["--demo"] if args.demo else [])
         out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     stop.set()
@@ -250,7 +261,8 @@ def report(phases: dict[str, dict]) -> None:
     rows = sorted(seen, key=lambda k: not k.startswith("shared"))  # stable: the systems in run order
     print(f"{'step':34s}" + "".join(f"{n + ' s':>12s}{'cpu s':>8s}{'calls':>8s}" for n in names)
           + ("   loaded/quiet" if len(names) == 2 else ""))
-    for k in rows + ["setup"]:
+    for k in rows + ["setup"] + (["spawned workers"] if any("spawned workers" in r.get("cpu", {})
+                                                             for r in phases.values()) else []):
         vals = [phases[n]["seconds"].get(k, 0.0) for n in names]
         line = f"{k:34s}" + "".join(f"{v:12.2f}{phases[n].get('cpu', {}).get(k, 0.0):8.2f}"
                                     f"{phases[n]['calls'].get(k, 0):8d}" for v, n in zip(vals, names, strict=True))
@@ -268,7 +280,7 @@ def report(phases: dict[str, dict]) -> None:
         if f:
             print(f"[{n}] floor (one-thread MiniLM, {f['texts']} turns embedded once, uncached): {f['wall']:.2f} s wall, "
                   f"{f['cpu']:.2f} s CPU; the eval is {w / f['wall']:.1f}x the floor (wall), {c / f['cpu']:.1f}x (CPU)"
-                  f"; goal <= 15x")
+                  f"; goal <= 15x; the eval ran on {phases[n].get('workers', 1)} process(es)")
     for n in names:
         r = phases[n]
         per = {s: round(r["commit_calls"].get(s, 0) / c, 1) for s, c in r["commits"].items() if c}
@@ -308,6 +320,8 @@ def main() -> None:
     ap.add_argument("--demo", action="store_true", help="build every system's memory of the demo conversation "
                     "(the app's 'build all') instead of the eval")
     ap.add_argument("--phases", default="quiet,loaded")
+    ap.add_argument("--workers", type=int, default=1, help="run_eval's workers: > 1 splits the conversation's "
+                    "systems over that many processes (default 1: one process, the eval on one core)")
     ap.add_argument("--load", type=int, default=2, help="busy processes in the loaded phase")
     ap.add_argument("--json", default="", help="also write the measurements here")
     ap.add_argument("--profile", default="", help="run one child eval (no phases) under cProfile timed by CPU "

@@ -129,7 +129,8 @@ def eval_command(
     categories: str | None = typer.Option(None, "--categories", help="e.g. 1,2,3,4 (default: all but 5)"),
     limit: int | None = typer.Option(None, "--limit", help="at most n questions per conversation"),
     workers: int = typer.Option(1, "--workers", "-w", help="processes, each taking whole conversations "
-                                "(--engine ray: the CPUs of the local Ray it starts; default all cores)"),
+                                "(one conversation: its systems, this process taking some) (--engine ray: the CPUs "
+                                "of the local Ray it starts; default all cores)"),
     engine: str = typer.Option("local", "--engine", help="local (this machine) | ray (tasks per conversation, or "
                                "per conversation and system, on a Ray cluster; needs `pip install -r "
                                "requirements-ray.txt`)"),

@@ -45,7 +45,8 @@ def sweep_command(
     categories: str | None = typer.Option(None, "--categories", help="e.g. 1,2,3,4 (default: all but 5)"),
     limit: int | None = typer.Option(None, "--limit", help="at most n questions per conversation"),
     workers: int = typer.Option(1, "--workers", "-w", help="processes, each taking whole conversations "
-                                "(--engine ray: the CPUs of the local Ray it starts)"),
+                                "(one conversation: its systems, this process taking some) (--engine ray: the CPUs "
+                                "of the local Ray it starts)"),
     engine: str = typer.Option("local", "--engine", help="local | ray (as memcore eval)"),
     ray_address: str | None = typer.Option(None, "--ray-address", help="Ray cluster to join (as memcore eval)"),
     judge: bool = typer.Option(True, "--judge/--no-judge", help="judge answers (offline: the lexical judge)"),

@@ -37,7 +37,7 @@ from memcore.eval.runs import (
     run_fingerprint,
     run_meta,
 )
-from memcore.eval.workers import evaluate_conversation, run_parallel, score_question
+from memcore.eval.workers import evaluate_conversation, run_parallel, run_split, score_question
 from memcore.llm import check_endpoint
 from memcore.settings import Settings
 from memcore.store.variants import is_saved_name, saved_variant
@@ -138,7 +138,9 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
     `should_stop()` ends the run early after saving (resume later with the same arguments).
     `judge`: False, True (one judge run) or K (K runs: mean and std, memcore.eval.judge); `lenient`: load
     a dataset file with format problems (missing sessions, empty turns, dangling evidence) with a warning.
-    `engine`: "local" (this process, or `workers` spawned processes) or "ray" (Ray tasks per
+    `engine`: "local" (this process, or `workers` processes: spawned ones taking whole conversations, or, for one
+    conversation, this one and `workers - 1` spawned ones taking its systems: memcore.eval.workers.run_split) or
+    "ray" (Ray tasks per
     conversation, or per conversation and system (memcore.eval.ray_engine), on the cluster at `ray_address`, default a local Ray with `workers`
     CPUs when workers > 1, else all cores); both give the same results.
     One process writes a run at a time (a run lease): `wait` waits for another process evaluating the same run
@@ -211,8 +213,10 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
         with recorder:  # an exception escaping the engines marks the record failed
             if engine == "ray":
                 run_ray(settings, convs, todo, job, on_msg, stop, ray_address, workers if workers > 1 else None)
-            elif workers > 1 and len([c for c in convs if any(todo[c.id].values())]) > 1:
+            elif workers > 1 and len(busy := [c for c in convs if any(todo[c.id].values())]) > 1:
                 run_parallel(settings, convs, todo, job, workers, on_msg, stop)  # assemble reads the latest results
+            elif workers > 1 and busy and sum(bool(qs) for qs in todo[busy[0].id].values()) > 1:
+                run_split(settings, wb, busy[0], todo[busy[0].id], job, workers, on_msg, stop)  # its systems split
             else:
                 for c in convs:
                     if stop():

@@ -3,6 +3,9 @@
 `workers > 1`: spawned processes take whole conversations, each with its own Workbench on the same
 store; concurrent LanceDB commits to the same tables for different conversations are safe (Lance
 commits optimistically and rebases/retries; checked with 4 writers, see bench/eval_workers.py).
+One conversation with `workers > 1` (`run_split`): this process does the shared work (the turn embedding),
+then it and `workers - 1` spawned processes take that conversation's systems one at a time, the
+costliest expected first (`expected_cost`); the rows are the same as one process's (assembled from the store).
 """
 
 from __future__ import annotations
@@ -14,11 +17,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, FIRST_EXCEPTION, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from queue import SimpleQueue
 from typing import Any
 
-from memcore.embed import CachedEmbedder
+from memcore.embed import CachedEmbedder, warm
 from memcore.eval.content import evidence_texts
 from memcore.eval.judge import make_judge
 from memcore.eval.metrics import similarity_texts
@@ -27,6 +31,7 @@ from memcore.llm.ahead import current_depth, set_depth
 from memcore.llm.ledger import UsageLedger
 from memcore.serialize import conversation_from_json, conversation_to_json
 from memcore.settings import Settings
+from memcore.systems import get_system
 from memcore.types import Answer, Conversation, Question
 from memcore.workbench import Workbench
 
@@ -134,9 +139,10 @@ def shared_work(wb: Any, conv: Conversation, emit: Callable[[dict], None]) -> No
 
 
 def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Question]], job: dict,
-                          emit: Callable[[dict], None], stop: StopCb) -> int:
+                          emit: Callable[[dict], None], stop: StopCb, *, shared: bool = True) -> int:
     """Ingest each system (resumable), answer and score its pending questions, persist rows in batches.
-    The shared work comes first (`shared_work`); each system's ingest and answering seconds follow its
+    The shared work comes first (`shared_work`, and the questions embedded ahead; `shared=False`: another
+    process did both, `run_split`); each system's ingest and answering seconds follow its
     questions as {"phase": "timing", system, conv_id, "seconds": {"ingest": s, "answer": s}}.
 
     With an LLM concurrency above 1 (hosted models), the systems run side by side and each system's
@@ -214,7 +220,7 @@ def evaluate_conversation(wb: Any, conv: Conversation, todo: dict[str, list[Ques
         emit({"phase": "timing", **where, "seconds": {"ingest": t1 - t0, "answer": time.perf_counter() - t1}})
         return done
 
-    if names and not stop():
+    if shared and names and not stop():
         shared_work(wb, conv, emit)
         prefetch_questions(getattr(wb, "embedder", None), list({q.id: q for n in names for q in todo[n]}.values()))
     if lanes > 1 and names:  # one pool of question lanes for all systems: at most `lanes` questions at once
@@ -248,24 +254,124 @@ class _Inline:
 _W: dict[str, Any] = {}
 
 
-def _worker_init(queue: Any, stop_event: Any, threads: int) -> None:
+def _worker_init(queue: Any, stop_event: Any, threads: int, settings: Settings | None = None) -> None:
     # Torch threads per worker = cores / workers: oversubscribed intra-op threads made a MiniLM query
     # 5-15x slower on a busy 2-core machine; the vectors are identical with 1 or 2 threads.
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[var] = str(threads)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and sets stop_event
-    _W.update(queue=queue, stop=stop_event, threads=threads)
+    _W.update(queue=queue, stop=stop_event, threads=threads, settings=settings)
 
 
 def _worker_job(settings: Settings, conv_json: str, todo_ids: dict[str, list[str]], job: dict) -> int:
-    if "wb" not in _W:
-        _W["wb"] = Workbench(settings)
-        if "torch" in sys.modules:
-            sys.modules["torch"].set_num_threads(_W["threads"])
+    _worker_wb(settings)
     conv = conversation_from_json(conv_json)
     by_id = {q.id: q for q in conv.questions}
     todo = {s: [by_id[i] for i in ids] for s, ids in todo_ids.items()}
     return evaluate_conversation(_W["wb"], conv, todo, job, _W["queue"].put, _W["stop"].is_set)
+
+
+def _worker_warm() -> None:
+    """Build this worker's Workbench and load its embedding model (run_split submits it first, so the
+    worker starts while the parent embeds the turns)."""
+    wb = _worker_wb(_W["settings"])
+    warm(wb.embedder)
+
+
+def _worker_wb(settings: Settings) -> Any:
+    if "wb" not in _W:
+        _W["wb"] = Workbench(settings)
+        if "torch" in sys.modules:
+            sys.modules["torch"].set_num_threads(_W["threads"])
+    return _W["wb"]
+
+
+def _worker_system(settings: Settings, conv_json: str, name: str, ids: list[str], job: dict) -> int:
+    """Evaluate one system (variant) of a conversation whose shared work is done (run_split)."""
+    wb = _worker_wb(settings)
+    if _W.get("conv_json") != conv_json:
+        _W.update(conv_json=conv_json, conv=conversation_from_json(conv_json))
+    conv = _W["conv"]
+    by_id = {q.id: q for q in conv.questions}
+    return evaluate_conversation(wb, conv, {name: [by_id[i] for i in ids]}, job, _W["queue"].put, _W["stop"].is_set,
+                                 shared=False)
+
+
+def expected_cost(job: dict, name: str) -> int:
+    """A system's expected share of an offline evaluation, for ordering: 1 + the memory kinds its class stores.
+    conv-26 offline, one process (CPU s, ingest + answers): the three systems with 3-4 kinds 15.6-19.0 each, the
+    others (0-1 kinds) 3.2-7.1; a system that is not registered (a plugin missing here) counts 1."""
+    try:
+        cls = get_system(job.get("variants", {}).get(name, name))
+    except Exception:
+        return 1
+    return 1 + len(getattr(cls, "kinds", ()) or ())
+
+
+def run_split(settings: Settings, wb: Any, conv: Conversation, todo: dict[str, list[Question]], job: dict,
+              workers: int, on_msg: Callable[[dict], None], should_stop: StopCb) -> None:
+    """Evaluate one conversation's systems over `workers` processes: this one and `workers - 1` spawned.
+
+    The spawned workers start first (each loads its Workbench and model) while this process does the shared
+    work (`shared_work`, the questions embedded ahead) once; then each process takes the next pending system,
+    costliest expected first (`expected_cost`: list scheduling, so a wrong guess costs at most one system's
+    time). Each system is evaluated by `evaluate_conversation` as in one process and saves its own rows; the
+    results are assembled from the store, so they equal the sequential run's. Messages reach `on_msg` in this
+    thread only; `should_stop` is polled here and passed on (a stop lets running systems save and end, none
+    starts after it). A failure that escapes a system (a worker that died) stops the others and is raised.
+    """
+    ctx = mp.get_context("spawn")
+    queue, stop_event = ctx.Queue(), ctx.Event()
+    local: SimpleQueue = SimpleQueue()  # this process's own system's messages
+    names = [n for n in job["systems"] if todo.get(n)]
+    order = sorted(names, key=lambda n: -expected_cost(job, n))  # stable: registry order among equals
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    conv_json = conversation_to_json(conv)
+
+    def drain() -> None:
+        while not local.empty():
+            on_msg(local.get())
+        while not queue.empty():
+            on_msg(queue.get())
+
+    with ProcessPoolExecutor(workers - 1, mp_context=ctx, initializer=_worker_init,
+                             initargs=(queue, stop_event, threads, settings)) as pool, \
+            ThreadPoolExecutor(1, thread_name_prefix="memcore-split") as here:
+        try:
+            for _ in range(workers - 1):  # a failed warm-up is met again by the worker's first system
+                pool.submit(_worker_warm)
+            shared_work(wb, conv, on_msg)
+            prefetch_questions(getattr(wb, "embedder", None), list({q.id: q for n in names for q in todo[n]}.values()))
+            running: dict[Any, str] = {}  # future -> "pool" | "here"
+            while order or running:
+                if should_stop():
+                    stop_event.set()
+                if not stop_event.is_set():
+                    if order and "here" not in running.values():
+                        name = order.pop(0)
+                        running[here.submit(evaluate_conversation, wb, conv, {name: todo[name]}, job, local.put,
+                                            stop_event.is_set, shared=False)] = "here"
+                    while order and sum(v == "pool" for v in running.values()) < workers - 1:
+                        name = order.pop(0)
+                        running[pool.submit(_worker_system, settings, conv_json, name, [q.id for q in todo[name]],
+                                            job)] = "pool"
+                elif not running:
+                    break
+                finished, _ = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
+                drain()
+                for f in finished:
+                    running.pop(f)
+                    exc = f.exception()
+                    if isinstance(exc, BrokenProcessPool):
+                        raise RuntimeError("a worker process died. If run_eval(workers > 1) is called from a "
+                                           "script, call it under `if __name__ == '__main__':` (processes are "
+                                           "spawned)") from exc
+                    if exc is not None:
+                        raise exc
+            drain()
+        finally:
+            stop_event.set()  # on an error (or a progress callback raising): the others end between questions
+    drain()
 
 
 def run_parallel(settings: Settings, convs: list[Conversation], todo: dict, job: dict, workers: int,

@@ -90,3 +90,38 @@ def test_offline_rows_are_saved_in_batches_bounded_by_time_a_hosted_models_every
                    systems=["naive_rag"])
     assert res["complete"] and sum(batches) == res["questions_done"] > 3
     assert batches == [res["questions_done"]]  # offline: one batch (at most FLUSH_SECONDS of answers), not 3 a time
+
+
+def test_one_conversations_systems_split_over_two_processes_equal_the_sequential_run(tmp_path) -> None:
+    """workers=2 on one conversation: this process and a spawned one each take some of its systems (the
+    parent's Workbench ingests only its share); the results equal one process's, and a stopped split run
+    resumes (split again) to the same results."""
+    from memcore.eval.report import strip_timing
+    from memcore.eval.runner import run_eval
+    from memcore.settings import Settings
+    from memcore.workbench import Workbench
+
+    def settings(name: str) -> Settings:
+        return Settings(store_uri=str(tmp_path / name), llm_provider="offline", embedder="hashing")
+
+    def comparable(res: dict) -> dict:
+        return {k: v for k, v in strip_timing(res).items() if k != "store"}
+
+    systems = ["naive_rag", "com", "recmem"]
+    one = run_eval(settings("one"), "demo", systems=systems, limit=4)
+    wb = Workbench(settings("two"))
+    here: list[str] = []
+    ingest = wb.ingest
+    wb.ingest = lambda name, *a, **k: here.append(name) or ingest(name, *a, **k)
+    two = run_eval(settings("two"), "demo", systems=systems, limit=4, workers=2, workbench=wb)
+    assert two["complete"] and not two["errors"]
+    assert comparable(two) == comparable(one)
+    assert here and set(here) < set(systems)  # the rest were built and answered in the spawned process
+    assert set(two["timing"]["systems_seconds"]) == set(systems)  # every system's timing reached this process
+
+    answered = []
+    part = run_eval(settings("three"), "demo", systems=systems, limit=4, workers=2,
+                    progress=lambda d, t, info: answered.append(d), should_stop=lambda: len(answered) > 2)
+    assert not part["complete"]
+    final = run_eval(settings("three"), "demo", systems=systems, limit=4, workers=2)
+    assert final["complete"] and comparable(final) == comparable(one)
