@@ -61,9 +61,10 @@ def timeline(data: dict[str, ReplayData], sig: tuple, step: int, n: int, step_ke
     frame = _frame(sig, data)
     names = list(data)
     present = kinds_present(frame)
-    c1, c2 = st.columns([1, 2])
-    systems = c1.pills("Systems on the timeline", names, selection_mode="multi", default=names, key="rp_tl_systems")
-    kinds = c2.pills("Event kinds", present, selection_mode="multi", key="rp_tl_kinds",
+    # each filter a full-width row: pills do not wrap inside a column, so at 1280 px a third of the width cut the
+    # fourth system's pill ("mem…")
+    systems = st.pills("Systems on the timeline", names, selection_mode="multi", default=names, key="rp_tl_systems")
+    kinds = st.pills("Event kinds", present, selection_mode="multi", key="rp_tl_kinds",
                      default=[k for k in present if k not in ("updated", "linked")])
     systems, kinds = tuple(systems or ()), tuple(kinds or ())
     cons = [k for k in kinds if k in CONSOLIDATION] or list(CONSOLIDATION)
