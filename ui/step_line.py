@@ -31,9 +31,9 @@ _SCRIPT = """<script>(() => {
     let line = box.querySelector(':scope > .memcore-step-line');
     if (!line) {
       line = document.createElement('div');
-      line.className = 'memcore-step-line';
+      line.className = "memcore-step-line";
       line.setAttribute('data-testid', 'memcoreStepLine');
-      line.style.cssText = 'position:absolute;width:0;border-left:2px dashed #333333;pointer-events:none;z-index:2';
+      line.style.cssText = "position:absolute;width:0;border-left:2px dashed #333333;pointer-events:none;z-index:2";
       box.appendChild(line);
     }
     const ys = Object.keys(fl).filter((k) => /^yaxis\\d*$/.test(k)).map((k) => fl[k]);
@@ -41,9 +41,9 @@ _SCRIPT = """<script>(() => {
     const s = steps[key], x = xa._offset + xa.l2p(s);
     line.dataset.step = String(s);
     line.style.display = x >= xa._offset - 1 && x <= xa._offset + xa._length + 1 ? 'block' : 'none';
-    line.style.left = (x - 1) + 'px';
-    line.style.top = top + 'px';
-    line.style.height = Math.max(0, bottom - top) + 'px';
+    line.style.left = (x - 1) + "px";
+    line.style.top = top + "px";
+    line.style.height = Math.max(0, bottom - top) + "px";
     return true;
   };
   const t0 = performance.now();
