@@ -11,6 +11,7 @@ from memcore.viz.safe import md_escape, shorten
 from ui import nav, provider, serving, state, widgets
 
 TURN_PREVIEW = 200  # characters of a turn shown in the Turns table
+TURN_ROWS = 2000  # turns listed (a 10M-token chat's 18,460 previews were a 4.4 MB message, ~3.3 s a first visit)
 
 st.title("memcore workbench")
 st.caption("Watch LLM-agent memory at work: replay a conversation as memory systems build their "
@@ -34,9 +35,12 @@ else:
     # each turn's text cut to a preview: a BEAM 1M chat's 1,600 whole turns (3.6M characters) made a 3.7 MB table
     # the browser took ~2 s to receive and draw on every first visit
     t1.dataframe(pd.DataFrame([{"turn": t.turn_id, "date": t.session_date, "speaker": t.speaker,
-                                "text": shorten(t.content, TURN_PREVIEW)} for t in conv.turns]),
+                                "text": shorten(t.content, TURN_PREVIEW)} for t in conv.turns[:TURN_ROWS]]),
                  hide_index=True, height=260)
-    if any(len(t.content) > TURN_PREVIEW for t in conv.turns):
+    if len(conv.turns) > TURN_ROWS:
+        t1.caption(f"The first {TURN_ROWS:,} of {len(conv.turns):,} turns are listed here; Replay and Explore show "
+                   "every turn.")
+    if any(len(t.content) > TURN_PREVIEW for t in conv.turns[:TURN_ROWS]):
         t1.caption(f"Each turn's text is cut here to its first {TURN_PREVIEW} characters (marked …, whitespace "
                    "collapsed); Replay and Explore show every turn whole.")
     t2.dataframe(pd.DataFrame([{"id": q.id, "category": q.category_name, "question": q.text,

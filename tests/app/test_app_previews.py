@@ -55,3 +55,21 @@ def test_long_texts_are_previewed_in_tables_and_whole_when_selected(app_env):
     assert not at.exception, at.exception
     whole = [m.value for m in at.markdown if "Word119" in m.value]  # the selected item is shown whole
     assert whole and "Word0 about the pottery project" in whole[0]
+
+
+def test_home_lists_the_first_turns_of_a_very_long_chat_and_says_so(app_env):
+    import re
+
+    rows = int(re.search(r"^TURN_ROWS = (\d+)", (ROOT / "pages" / "home.py").read_text(), re.M).group(1))  # a page
+    # runs when imported: its constant is read from its source
+    path = app_env / "long.jsonl"
+    path.write_text("\n".join(json.dumps({"conversation": "verylong", "session": 1 + i // 500, "speaker": "user",
+                                           "text": f"Turn {i}.", "date": "2024-05-01"}) for i in range(rows + 5)) + "\n")
+    conv = Workbench(Settings()).load(path)[0]
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["conv"] = conv.id
+    at.run()
+    assert not at.exception, at.exception
+    turns = next(d.value for d in at.dataframe if "speaker" in d.value.columns)
+    assert list(turns["turn"]) == [t.turn_id for t in conv.turns[:rows]]
+    assert any(f"The first {rows:,} of {rows + 5:,} turns are listed" in c.value for c in at.caption)
