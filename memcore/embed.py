@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -241,31 +241,11 @@ class MiniLMEmbedder:
         for idx in groups.values():
             for k in range(0, len(idx), self.batch):
                 part = idx[k:k + self.batch]
-                enc = forward_pass(model, [texts[i] for i in part])
+                enc = model.encode([texts[i] for i in part], batch_size=len(part), normalize_embeddings=True,
+                                   show_progress_bar=False, convert_to_numpy=True)
                 for i, v in zip(part, enc, strict=True):
                     vecs[i] = v
         return vecs
-
-
-def forward_pass(model: Any, texts: list[str]) -> np.ndarray:
-    """Normalised sentence vectors of texts in one forward pass: what `model.encode(texts, batch_size=len(texts),
-    normalize_embeddings=True)` computes (the same preprocess, forward and L2 normalisation, the same bytes:
-    tests/test_embed.py), without encode's per-call work around the pass (putting every module in eval mode,
-    checking every parameter's device): the model is loaded once, on the CPU, in eval mode. The rows go in encode's
-    order (its length sort), so even a CPU whose matrix products depend on a row's place gets encode's bytes. The
-    pass itself reads all the weights whatever the texts (~12 ms), encode's wrapper added ~5 ms more (load 7, one
-    thread); the conv-26 eval makes ~1,000 passes."""
-    import torch
-
-    if model.training:
-        model.eval()
-    order = np.argsort([-model._input_length(t) for t in texts])  # encode's order (sentence-transformers 6)
-    if model._can_flatten_inputs():
-        order = model._interleave_sorted_indices(order)
-    with torch.inference_mode():
-        out = model(model.preprocess([texts[i] for i in order]))["sentence_embedding"]
-        vecs = torch.nn.functional.normalize(out, p=2, dim=1).float().cpu().numpy()
-    return vecs[np.argsort(order)]
 
 
 @contextmanager

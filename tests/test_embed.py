@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import memcore.embed as E
 from memcore.embed import CachedEmbedder, HashingEmbedder, MiniLMEmbedder
 
 
@@ -76,15 +75,15 @@ def test_minilm_batches_texts_of_one_token_count_under_its_thread_setting(minilm
 
     same = ["a dog runs", "a cat runs", "a cow runs", "a fox runs"]
     alone = np.stack([minilm.embed([t])[0] for t in same + TEXTS])
-    passes, threads = [], []
-    real = E.forward_pass
+    model, passes, threads = minilm.model, [], []
+    real = model.encode
 
-    def counting(model, texts):
+    def counting(texts, *a, **k):
         passes.append(len(texts))
         threads.append(torch.get_num_threads())
-        return real(model, texts)
+        return real(texts, *a, **k)
 
-    monkeypatch.setattr(E, "forward_pass", counting)
+    monkeypatch.setattr(model, "encode", counting)
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
@@ -95,18 +94,6 @@ def test_minilm_batches_texts_of_one_token_count_under_its_thread_setting(minilm
         torch.set_num_threads(before)
     assert passes[0] == len(same) and sum(passes) == len(same + TEXTS) and len(passes) < len(same + TEXTS)
     assert set(threads) == {1}
-
-
-def test_a_forward_pass_gives_the_bytes_of_the_models_encode(minilm):
-    """forward_pass skips encode's per-call wrapper, not its computation: the same bytes, for one text, texts of one
-    token count (one pass, as the embedder batches) and texts of several (encode's length order kept)."""
-    model = minilm.model
-    same = ["a dog runs", "a cat runs", "a cow runs", "a fox runs"]
-    for texts in ([TEXTS[0]], same, TEXTS):
-        want = model.encode(texts, batch_size=len(texts), normalize_embeddings=True, show_progress_bar=False,
-                            convert_to_numpy=True)
-        got = E.forward_pass(model, texts)
-        assert got.dtype == want.dtype and bytes_of(got) == bytes_of(want)
 
 
 def test_cached_vectors_equal_whichever_texts_were_cached_before(minilm, tmp_path):
