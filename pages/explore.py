@@ -43,17 +43,16 @@ if not kinds:
 state.url_seed("ex_kind", "kind", kinds)
 kind = c2.selectbox("Kind", kinds, format_func=lambda k: f"{k} ({counts.get(k, 0)})", key="ex_kind")
 query = c3.text_input("Search text or turn id", key="ex_query")
-if get_view(system).levels is not None:
-    # a toggle, not an expander: a chart drawn inside a closed expander stays blank when it opens; a link with a
-    # drill path (?hpath=) opens it
+leveled = get_view(system).levels is not None
+if leveled:  # a link with a drill path (?hpath=) opens the hierarchy
     state.url_seed("ex_hierarchy", "hpath", parse=lambda _: True)
-    if st.toggle("Hierarchy (drill down, search, history)", key="ex_hierarchy"):
-        hierarchy_view.drill(get_view(system), get_system(system).title or system,
-                             lambda k, at: state.items_at(mem, k, at), ck,
-                             state.replay_data(wb, system, conv).events, "ex", memory=(*mem.key, "explore"),
-                             url="hpath")
-    else:
-        state.url_set(hpath=None)
+# a toggle, not an expander: a chart drawn inside a closed expander stays blank when it opens
+if leveled and st.toggle("Hierarchy (drill down, search, history)", key="ex_hierarchy"):
+    hierarchy_view.drill(get_view(system), get_system(system).title or system,
+                         lambda k, at: state.items_at(mem, k, at), ck,
+                         state.replay_data(wb, system, conv).events, "ex", memory=(*mem.key, "explore"), url="hpath")
+else:
+    state.url_set(hpath=None)  # closed, or a system without levels: no drill path to share
 ego_graph(mem, None, set(), "ex", conv)
 if st.toggle("Embedding map of this memory", key="ex_map", help="Every item of every kind in 2-D (PCA of the "
              "stored vectors); click a point to open the item."):
