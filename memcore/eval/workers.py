@@ -388,7 +388,8 @@ def _worker_system(settings: Settings, conv_json: str, name: str, ids: list[str]
     if needs is not None:
         mine = process_needs(job, name)
         if mine != needs:
-            diff = sorted(k for k in {*mine, *needs} if mine.get(k) != needs.get(k))
+            diff = [k for k in dict.fromkeys([*needs, *mine]) if mine.get(k) != needs.get(k)]  # the system first
+            diff = diff[:1] if not any(mine.values()) else diff  # the system itself missing: nothing else to say
             return {"elsewhere": "a spawned process's registry differs: " + "; ".join(
                 f"{k} registered here by {needs.get(k) or 'nobody'}, there by {mine.get(k) or 'nobody'}"
                 for k in diff[:3])}
