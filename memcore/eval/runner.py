@@ -231,7 +231,7 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
             if engine == "ray":
                 run_ray(settings, convs, todo, job, on_msg, stop, ray_address, workers if workers > 1 else None)
             elif workers > 1 and len(busy) > 1:
-                run_parallel(settings, convs, todo, job, workers, on_msg, stop)  # assemble reads the latest results
+                placed.update(run_parallel(settings, convs, todo, job, workers, on_msg, stop, wb))  # rows: the store's
             elif workers > 1 and busy and sum(bool(qs) for qs in todo[busy[0].id].values()) > 1:
                 # its systems split; where each ran is recorded (a system registered only here ran here)
                 placed.update(run_split(settings, wb, busy[0], todo[busy[0].id], job, workers, on_msg, stop))

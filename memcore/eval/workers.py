@@ -356,12 +356,33 @@ def _worker_init(queue: Any, stop_event: Any, threads: int, settings: Settings |
     _W.update(queue=queue, stop=stop_event, threads=threads, settings=settings)
 
 
-def _worker_job(settings: Settings, conv_json: str, todo_ids: dict[str, list[str]], job: dict) -> int:
+def _worker_job(settings: Settings, conv_json: str, todo_ids: dict[str, list[str]], job: dict,
+                needs: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
+    """Evaluate a whole conversation (run_parallel): {"done": questions done, "handed_back": {system: reason}},
+    the systems this process does not register as the parent does (`needs`) left to the parent."""
     _worker_wb(settings)
     conv = conversation_from_json(conv_json)
     by_id = {q.id: q for q in conv.questions}
     todo = {s: [by_id[i] for i in ids] for s, ids in todo_ids.items()}
-    return evaluate_conversation(_W["wb"], conv, todo, job, _W["queue"].put, _W["stop"].is_set)
+    back = {}
+    for name in list(todo) if needs is not None else []:
+        why = _elsewhere(job, name, needs.get(name, {}))
+        if why:
+            back[name] = why
+            del todo[name]
+    done = evaluate_conversation(_W["wb"], conv, todo, job, _W["queue"].put, _W["stop"].is_set) if todo else 0
+    return {"done": done, "handed_back": back}
+
+
+def _elsewhere(job: dict, name: str, needs: dict[str, str]) -> str:
+    """Why this process cannot evaluate `name` as the parent would ("" when it can): process_needs differ."""
+    mine = process_needs(job, name)
+    if mine == needs:
+        return ""
+    diff = [k for k in dict.fromkeys([*needs, *mine]) if mine.get(k) != needs.get(k)]  # the system first
+    diff = diff[:1] if not any(mine.values()) else diff  # the system itself missing: nothing else to say
+    return "a spawned process's registry differs: " + "; ".join(
+        f"{k} registered here by {needs.get(k) or 'nobody'}, there by {mine.get(k) or 'nobody'}" for k in diff[:3])
 
 
 def _worker_warm() -> None:
@@ -385,14 +406,9 @@ def _worker_system(settings: Settings, conv_json: str, name: str, ids: list[str]
     questions done. {"elsewhere": reason} without evaluating when this process's registry differs from the
     parent's `needs` for it (process_needs): the parent evaluates it itself."""
     wb = _worker_wb(settings)
-    if needs is not None:
-        mine = process_needs(job, name)
-        if mine != needs:
-            diff = [k for k in dict.fromkeys([*needs, *mine]) if mine.get(k) != needs.get(k)]  # the system first
-            diff = diff[:1] if not any(mine.values()) else diff  # the system itself missing: nothing else to say
-            return {"elsewhere": "a spawned process's registry differs: " + "; ".join(
-                f"{k} registered here by {needs.get(k) or 'nobody'}, there by {mine.get(k) or 'nobody'}"
-                for k in diff[:3])}
+    why = _elsewhere(job, name, needs) if needs is not None else ""
+    if why:
+        return {"elsewhere": why}
     if _W.get("conv_json") != conv_json:
         _W.update(conv_json=conv_json, conv=conversation_from_json(conv_json))
     conv = _W["conv"]
@@ -492,17 +508,22 @@ def run_split(settings: Settings, wb: Any, conv: Conversation, todo: dict[str, l
 
 
 def run_parallel(settings: Settings, convs: list[Conversation], todo: dict, job: dict, workers: int,
-                  on_msg: Callable[[dict], None], should_stop: StopCb) -> None:
-
+                 on_msg: Callable[[dict], None], should_stop: StopCb, wb: Any = None) -> dict[str, Any]:
+    """Evaluate several conversations over `workers` spawned processes, each taking whole conversations, longest
+    first. A system a spawned process does not register as this one does (`process_needs`) is handed back and
+    evaluated here, with `wb`, once the processes are done. A failure that escapes a conversation (a worker that
+    died) stops the others and is raised. Returns {"handed_back": {system: reason}}."""
     ctx = mp.get_context("spawn")
     queue, stop_event = ctx.Queue(), ctx.Event()
     order = sorted(convs, key=lambda c: -sum(len(v) for v in todo[c.id].values()) * len(c.turns))
     threads = max(1, (os.cpu_count() or 1) // workers)
+    needs = {n: process_needs(job, n) for n in job["systems"]} if wb is not None else None
+    back: dict[str, dict[str, str]] = {}  # conv id -> {system: reason}
     with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init,
                              initargs=(queue, stop_event, threads)) as pool:
-        futs = [pool.submit(_worker_job, settings, conversation_to_json(c),
-                            {s: [q.id for q in qs] for s, qs in todo[c.id].items()}, job)
-                for c in order if any(todo[c.id].values())]
+        futs = {pool.submit(_worker_job, settings, conversation_to_json(c),
+                            {s: [q.id for q in qs] for s, qs in todo[c.id].items()}, job, needs): c.id
+                for c in order if any(todo[c.id].values())}
         pending = set(futs)
         while pending:
             finished, pending = wait(pending, timeout=0.2, return_when=FIRST_EXCEPTION)
@@ -518,6 +539,11 @@ def run_parallel(settings: Settings, convs: list[Conversation], todo: dict, job:
                 if f.exception() is not None:
                     stop_event.set()
                     raise f.exception()
+                if f.result()["handed_back"]:
+                    back[futs[f]] = f.result()["handed_back"]
         while not queue.empty():
             on_msg(queue.get())
-
+    for c in order:  # what no spawned process could evaluate: here, as in one process
+        if c.id in back and not should_stop():
+            evaluate_conversation(wb, c, {n: todo[c.id][n] for n in back[c.id]}, job, on_msg, should_stop)
+    return {"handed_back": {n: why for b in back.values() for n, why in b.items()}}

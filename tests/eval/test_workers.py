@@ -269,3 +269,35 @@ def test_a_killed_worker_fails_the_run_and_the_same_call_resumes_it(tmp_path) ->
     assert killed
     again = run_eval(_settings(tmp_path, "two"), "demo", systems=systems, limit=4, workers=2)
     assert again["complete"] and _comparable(again) == _comparable(one)
+
+
+def test_several_conversations_over_workers_hand_a_run_time_system_back_too(tmp_path) -> None:
+    """workers=2 on two conversations (each process takes whole ones): the system only this process registers
+    is evaluated here after them, with the rows of one process."""
+    from memcore.datasets import load_demo, save_jsonl_chat
+    from memcore.eval.runner import run_eval
+    from memcore.systems import register_system, unregister_system
+    from memcore.systems.naive_rag import NaiveRAGSystem
+
+    a, b = load_demo(), load_demo()
+    b.id = "demo2"
+    for x in (*b.turns, *b.questions):
+        x.conv_id = "demo2"
+    for q in b.questions:
+        q.id = q.id.replace("demo:", "demo2:")
+    path = tmp_path / "two.jsonl"
+    save_jsonl_chat([a, b], path)
+
+    class RuntimeRag(NaiveRAGSystem):
+        name = "test_runtime_rag2"
+
+    register_system(RuntimeRag)
+    try:
+        systems = ["naive_rag", RuntimeRag.name]
+        one = run_eval(_settings(tmp_path, "one"), "jsonl", path, systems, limit=2, workers=1)
+        two = run_eval(_settings(tmp_path, "two"), "jsonl", path, systems, limit=2, workers=2)
+    finally:
+        unregister_system(RuntimeRag.name)
+    assert two["complete"] and not two["errors"] and two["conversations"] == ["demo", "demo2"]
+    assert _comparable(two) == _comparable(one)
+    assert list(two["timing"]["workers"]["handed_back"]) == [RuntimeRag.name]
