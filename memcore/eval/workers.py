@@ -263,6 +263,10 @@ class _Inline:
         return (fn(x) for x in items)
 
 
+DIED = ("a worker process died (the rows saved so far are kept: the same call resumes). If run_eval(workers > 1) "
+        "is called from a script, call it under `if __name__ == '__main__':` (processes are spawned)")
+
+
 # ------------------------------------------------------------------ how many processes
 AUTO = "auto"
 WORKERS_ENV = "MEMCORE_EVAL_WORKERS"  # "auto" (the default) or a number: run_eval's default for `workers`
@@ -489,10 +493,6 @@ def run_split(settings: Settings, wb: Any, conv: Conversation, todo: dict[str, l
                 for f in finished:
                     where, name = running.pop(f)
                     exc = f.exception()
-                    if isinstance(exc, BrokenProcessPool):
-                        raise RuntimeError("a worker process died. If run_eval(workers > 1) is called from a "
-                                           "script, call it under `if __name__ == '__main__':` (processes are "
-                                           "spawned)") from exc
                     if exc is not None:
                         raise exc
                     if where == "pool" and isinstance(f.result(), dict):  # not registered there: evaluated here
@@ -501,6 +501,8 @@ def run_split(settings: Settings, wb: Any, conv: Conversation, todo: dict[str, l
                     elif where == "pool":
                         placed["spawned"].append(name)
             drain()
+        except BrokenProcessPool as exc:  # from a system's future, or from submitting to a pool already broken
+            raise RuntimeError(DIED) from exc
         finally:
             stop_event.set()  # on an error (or a progress callback raising): the others end between questions
     drain()
@@ -533,9 +535,7 @@ def run_parallel(settings: Settings, convs: list[Conversation], todo: dict, job:
                 stop_event.set()
             for f in finished:
                 if isinstance(f.exception(), BrokenProcessPool):
-                    raise RuntimeError("a worker process died. If run_eval(workers > 1) is called from a script, "
-                                       "call it under `if __name__ == '__main__':` (processes are spawned)") \
-                        from f.exception()
+                    raise RuntimeError(DIED) from f.exception()
                 if f.exception() is not None:
                     stop_event.set()
                     raise f.exception()

@@ -241,32 +241,34 @@ def test_process_needs_name_who_registered_the_system_its_retriever_and_the_metr
 
 
 def test_a_killed_worker_fails_the_run_and_the_same_call_resumes_it(tmp_path) -> None:
+    """The spawned process is killed while this one embeds the turns (before any system: deterministic): the run
+    fails naming the dead worker, its record says failed, and the same call again completes it with the rows of
+    one process."""
     import multiprocessing as mp
     import os
     import signal
 
     import pytest
 
+    from memcore.eval.run_record import list_runs
     from memcore.eval.runner import run_eval
-    from memcore.workbench import Workbench
+    from memcore.store import LanceStore
 
     systems = ["naive_rag", "com", "recmem"]
     one = run_eval(_settings(tmp_path, "one"), "demo", systems=systems, limit=4, workers=1)
-    wb = Workbench(_settings(tmp_path, "two"))
-    here: list[str] = []
-    ingest = wb.ingest
-    wb.ingest = lambda name, *a, **k: here.append(name) or ingest(name, *a, **k)
     killed: list[int] = []
 
     def kill_the_worker(done: int, total: int, info: dict) -> None:
-        if info.get("phase") == "answer" and info.get("system") not in here and not killed:
+        if not killed:
             for p in mp.active_children():
                 killed.append(p.pid)
                 os.kill(p.pid, signal.SIGKILL)
 
-    with pytest.raises(RuntimeError, match="a worker process died"):
-        run_eval(wb.settings, "demo", systems=systems, limit=4, workers=2, workbench=wb, progress=kill_the_worker)
-    assert killed
+    with pytest.raises(RuntimeError, match="a worker process died") as died:
+        run_eval(_settings(tmp_path, "two"), "demo", systems=systems, limit=4, workers=2, progress=kill_the_worker)
+    assert killed and "the same call resumes" in str(died.value)
+    runs = list_runs(LanceStore(str(tmp_path / "two")))
+    assert [r["state"] for r in runs] == ["failed"] and "worker process died" in runs[0]["message"]
     again = run_eval(_settings(tmp_path, "two"), "demo", systems=systems, limit=4, workers=2)
     assert again["complete"] and _comparable(again) == _comparable(one)
 
