@@ -4,7 +4,7 @@
     nice python bench/eval_speed.py --demo                # build all systems on the demo (the app's build)
     python bench/eval_speed.py --systems naive_rag,com --limit 20 --phases quiet
     nice python bench/eval_speed.py --profile /tmp/eval.prof   # one eval under a CPU-time cProfile
-    nice python bench/eval_speed.py --workers 2 --phases quiet  # the systems split over 2 processes
+    nice python bench/eval_speed.py --workers 1 --phases quiet  # one process (the default is run_eval's: auto)
 
 Each phase runs `run_eval` (offline engine, MiniLM, lexical judge, one process, what `memcore eval`
 runs) in a fresh child process on a fresh store and fresh caches, and reports per system its ingest
@@ -22,10 +22,12 @@ batched by token count, as the eval embeds). Each phase prints its total wall (m
 seconds as multiples of the floor's: the ratio divides by work measured under the same load, so it moves less
 with the machine than the seconds do (the goal: <= 15x).
 
-`--workers N` (N > 1) runs `run_eval(workers=N)`: this child does the shared work, then it and N - 1 spawned
-processes take the systems (memcore.eval.workers.run_split); the eval then uses N cores while the floor uses
-one thread. The per-step lines show this child's own systems only (the others ran elsewhere: see run_eval's
-own timing), and the CPU seconds add the spawned processes' (children's rusage).
+`--workers` is run_eval's: "auto" by default (what `memcore eval` runs: the usable cores for one conversation's
+systems on the offline engine, memcore.eval.workers.choose_workers), or N (1: one process). With N > 1 this child
+does the shared work, then it and N - 1 spawned processes take the systems (memcore.eval.workers.run_split); the
+eval then uses N cores while the floor uses one thread. The per-step lines show this child's own systems only
+(the others ran elsewhere: see run_eval's own timing, which says where each ran), the CPU seconds add the spawned
+processes' (children's rusage), and the peak RSS is given for this child and for the largest spawned process.
 """
 
 from __future__ import annotations
@@ -216,6 +218,8 @@ def child(args: argparse.Namespace) -> dict:
     clock.switch("end")
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)  # the spawned workers' CPU (reaped when the pool closed)
     clock.cpu["spawned workers"] = kids.ru_utime + kids.ru_stime
+    rss = {"this process MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+           "largest spawned MB": kids.ru_maxrss // 1024}
     floor_s = clock.seconds.get("floor", 0.0)
     rows = sorted(wb.store.results(res["run_id"], traces=False), key=lambda r: (r["system"], r["question_id"]))
     digest = hashlib.sha256(json.dumps([(r["system"], r["question_id"], r["prediction"], r["context_turn_ids"],
@@ -227,7 +231,7 @@ def child(args: argparse.Namespace) -> dict:
             "commit_methods": dict(clock.commit_methods), "questions": res["questions_done"],
             "overall": {s: {k: b["overall"].get(k) for k in ("f1", "evidence_recall")}
                         for s, b in res["systems"].items()}, "results_digest": digest, "timing": res.get("timing"),
-            "workers": args.workers}
+            "workers": (res.get("timing") or {}).get("workers", {}).get("processes", args.workers), "rss": rss}
 
 
 # ------------------------------------------------------------------ parent: phases and report
@@ -280,7 +284,8 @@ def report(phases: dict[str, dict]) -> None:
         if f:
             print(f"[{n}] floor (one-thread MiniLM, {f['texts']} turns embedded once, uncached): {f['wall']:.2f} s wall, "
                   f"{f['cpu']:.2f} s CPU; the eval is {w / f['wall']:.1f}x the floor (wall), {c / f['cpu']:.1f}x (CPU)"
-                  f"; goal <= 15x; the eval ran on {phases[n].get('workers', 1)} process(es)")
+                  f"; goal <= 15x; the eval ran on {phases[n].get('workers', 1)} process(es); peak RSS "
+                  f"{phases[n].get('rss')}")
     for n in names:
         r = phases[n]
         per = {s: round(r["commit_calls"].get(s, 0) / c, 1) for s, c in r["commits"].items() if c}
@@ -320,8 +325,8 @@ def main() -> None:
     ap.add_argument("--demo", action="store_true", help="build every system's memory of the demo conversation "
                     "(the app's 'build all') instead of the eval")
     ap.add_argument("--phases", default="quiet,loaded")
-    ap.add_argument("--workers", type=int, default=1, help="run_eval's workers: > 1 splits the conversation's "
-                    "systems over that many processes (default 1: one process, the eval on one core)")
+    ap.add_argument("--workers", default="auto", help="run_eval's workers: auto (the default, as memcore eval) or "
+                    "N: > 1 splits the conversation's systems over that many processes, 1 keeps one process")
     ap.add_argument("--load", type=int, default=2, help="busy processes in the loaded phase")
     ap.add_argument("--json", default="", help="also write the measurements here")
     ap.add_argument("--profile", default="", help="run one child eval (no phases) under cProfile timed by CPU "

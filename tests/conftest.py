@@ -82,6 +82,8 @@ def no_remote_endpoints(_endpoint_guard: None) -> Iterator[list[str]]:
 
 
 _PLUGINS_BEFORE = os.environ.get(PLUGINS_ENV)
+WORKERS_ENV = "MEMCORE_EVAL_WORKERS"  # memcore.eval.workers.WORKERS_ENV
+_WORKERS_BEFORE = os.environ.get(WORKERS_ENV)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -89,6 +91,9 @@ def pytest_configure(config: pytest.Config) -> None:
     collect memcore's own entries, as their runs see them)."""
     config.addinivalue_line("markers", "plugins: the test sees installed memcore plugins (off otherwise)")
     os.environ[PLUGINS_ENV] = "0"
+    # run_eval's "auto" workers would spawn processes, which see none of a test's monkeypatches: one process unless
+    # a test asks for workers (tests/eval/test_workers.py tests the default with the variable removed)
+    os.environ[WORKERS_ENV] = "1"
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -97,6 +102,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         os.environ.pop(PLUGINS_ENV, None)
     else:
         os.environ[PLUGINS_ENV] = _PLUGINS_BEFORE
+    if _WORKERS_BEFORE is None:
+        os.environ.pop(WORKERS_ENV, None)
+    else:
+        os.environ[WORKERS_ENV] = _WORKERS_BEFORE
 
 
 @pytest.fixture(autouse=True)

@@ -18,6 +18,7 @@ from memcore.eval.estimate import FREE, estimate_eval, format_estimate, record_e
 from memcore.eval.report import format_table
 from memcore.eval.run_timing import timing_lines
 from memcore.eval.runner import run_eval
+from memcore.eval.workers import parse_workers
 from memcore.llm import check_endpoint, make_provider
 from memcore.llm.redact import redact
 from memcore.retrievers import retriever_names
@@ -128,9 +129,11 @@ def eval_command(
                                 "`memcore systems --variants` lists them"),
     categories: str | None = typer.Option(None, "--categories", help="e.g. 1,2,3,4 (default: all but 5)"),
     limit: int | None = typer.Option(None, "--limit", help="at most n questions per conversation"),
-    workers: int = typer.Option(1, "--workers", "-w", help="processes, each taking whole conversations "
-                                "(one conversation: its systems, this process taking some) (--engine ray: the CPUs "
-                                "of the local Ray it starts; default all cores)"),
+    workers: str = typer.Option("auto", "--workers", "-w", help="processes: N, or auto (the usable cores when one "
+                                "conversation has several systems to evaluate on the offline engine, else 1; "
+                                "$MEMCORE_EVAL_WORKERS sets the default); 1 forces one process. Several "
+                                "conversations: each process takes whole ones; one: its systems, this process "
+                                "taking some (--engine ray: the CPUs of the local Ray it starts; default all cores)"),
     engine: str = typer.Option("local", "--engine", help="local (this machine) | ray (tasks per conversation, or "
                                "per conversation and system, on a Ray cluster; needs `pip install -r "
                                "requirements-ray.txt`)"),
@@ -167,6 +170,7 @@ def eval_command(
         for name in [] if names == "all" else names:
             if not is_saved_name(name):
                 parse_variant(name)
+        parse_workers(workers)
     except ValueError as err:
         echo(f"error: {err}", err=True)
         raise typer.Exit(2) from None

@@ -12,6 +12,7 @@ from memcore.cli.eval import DATASET_HELP, _dataset_warnings, _split, stop_flag
 from memcore.errors import ConfigError
 from memcore.eval.sweep import plan_sweep, plan_text, run_sweep
 from memcore.eval.sweep_report import format_sweep, memory_line
+from memcore.eval.workers import parse_workers
 from memcore.llm.redact import redact
 from memcore.settings import Settings
 from memcore.text.terminal import echo
@@ -44,9 +45,11 @@ def sweep_command(
     conversations: str | None = typer.Option(None, "--conversations", "-c", help="comma-separated ids"),
     categories: str | None = typer.Option(None, "--categories", help="e.g. 1,2,3,4 (default: all but 5)"),
     limit: int | None = typer.Option(None, "--limit", help="at most n questions per conversation"),
-    workers: int = typer.Option(1, "--workers", "-w", help="processes, each taking whole conversations "
-                                "(one conversation: its systems, this process taking some) (--engine ray: the CPUs "
-                                "of the local Ray it starts)"),
+    workers: str = typer.Option("auto", "--workers", "-w", help="processes: N, or auto (the usable cores when one "
+                                "conversation has several systems to evaluate on the offline engine, else 1; "
+                                "$MEMCORE_EVAL_WORKERS sets the default); 1 forces one process. Several "
+                                "conversations: each process takes whole ones; one: its systems, this process "
+                                "taking some (--engine ray: the CPUs of the local Ray it starts)"),
     engine: str = typer.Option("local", "--engine", help="local | ray (as memcore eval)"),
     ray_address: str | None = typer.Option(None, "--ray-address", help="Ray cluster to join (as memcore eval)"),
     judge: bool = typer.Option(True, "--judge/--no-judge", help="judge answers (offline: the lexical judge)"),
@@ -66,6 +69,7 @@ def sweep_command(
 ) -> None:
     """Evaluate one system over the product of settings: memory built once per construction point, shared by
     every query-time point; resumable (rerun the same command); a table of the metrics per point with n."""
+    parse_workers(workers)  # a bad --workers fails first (ConfigError: exit 2)
     with _dataset_warnings():  # the plan first: a grid of 1,001 points is counted before anything runs
         plan = plan_sweep(system, grid, retrievers=_split(retriever), presets=presets, sweep=sweep, dataset=dataset,
                           file=file, conversations=_split(conversations), categories=_split(categories), limit=limit,

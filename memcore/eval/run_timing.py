@@ -49,4 +49,11 @@ def timing_lines(timing: dict[str, Any] | None) -> list[str]:
         out.append("shared work (charged to no system): " + ", ".join(f"{k} {v:.1f}s" for k, v in shared.items()))
     for name, sec in (timing.get("systems_seconds") or {}).items():
         out.append(f"  {name}: ingest {sec.get('ingest', 0.0):.1f}s, answering {sec.get('answer', 0.0):.1f}s")
+    placed = timing.get("workers") or {}
+    if placed.get("processes", 1) > 1:
+        out.append(f"processes: {placed['processes']} ({placed.get('why', '')}); in this process: "
+                   f"{', '.join(placed.get('here') or []) or 'none'}; spawned: "
+                   f"{', '.join(placed.get('spawned') or []) or 'none'}")
+        for name, why in (placed.get("handed_back") or {}).items():
+            out.append(f"  {name} ran in this process: {why}")
     return out

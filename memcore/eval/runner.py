@@ -37,7 +37,15 @@ from memcore.eval.runs import (
     run_fingerprint,
     run_meta,
 )
-from memcore.eval.workers import evaluate_conversation, run_parallel, run_split, score_question
+from memcore.eval.workers import (
+    AUTO,
+    choose_workers,
+    evaluate_conversation,
+    parse_workers,
+    run_parallel,
+    run_split,
+    score_question,
+)
 from memcore.llm import check_endpoint
 from memcore.settings import Settings
 from memcore.store.variants import is_saved_name, saved_variant
@@ -123,7 +131,7 @@ def resolve_variants(names: list[str], retriever: str = "dense", configs: dict[s
 
 def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, systems: list[str] | str = "all",
              *, conversations: list[str] | None = None, categories: list | None = None, limit: int | None = None,
-             workers: int = 1, retriever: str = "dense", judge: bool | int = True, run_id: str | None = None,
+             workers: int | str = AUTO, retriever: str = "dense", judge: bool | int = True, run_id: str | None = None,
              out: str | Path | None = None, progress: ProgressCb | None = None, should_stop: StopCb | None = None,
              lenient: bool = False,
              configs: dict[str, dict] | None = None, workbench: Any = None, engine: str = "local",
@@ -142,12 +150,15 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
     conversation, this one and `workers - 1` spawned ones taking its systems: memcore.eval.workers.run_split) or
     "ray" (Ray tasks per
     conversation, or per conversation and system (memcore.eval.ray_engine), on the cluster at `ray_address`, default a local Ray with `workers`
-    CPUs when workers > 1, else all cores); both give the same results.
+    CPUs when workers > 1, else all cores); both give the same results. `workers` "auto" (the default):
+    memcore.eval.workers.choose_workers (the usable cores for one conversation's systems on the offline engine,
+    else 1); `results["timing"]["workers"]` records the processes, why, and where each system ran.
     One process writes a run at a time (a run lease): `wait` waits for another process evaluating the same run
     (up to MEMCORE_LEASE_WAIT_S, saying so) and then answers only what it left; `wait=False` raises MemoryBusy.
     """
     if engine not in ENGINES:
         raise ConfigError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    workers = parse_workers(workers)  # a bad value fails before any work
     if engine == "ray":
         import_ray()  # fails in a second, naming the install command, when Ray is missing
     t0, created = time.perf_counter(), time.time()
@@ -187,6 +198,12 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
         selected = {c.id: select_questions(c, categories, limit) for c in convs}
         todo = {c.id: {n: [q for q in selected[c.id] if (n, q.id) not in have] for n in names} for c in convs}
         total = sum(len(qs) for t in todo.values() for qs in t.values())
+        busy = [c for c in convs if any(todo[c.id].values())]
+        offline = meta["provider"] == meta["provider_name"] == "offline"  # the rules, not a fake or hosted model
+        workers, why = choose_workers(workers, offline=offline, engine=engine,
+                                      systems=max((sum(bool(qs) for qs in todo[c.id].values()) for c in busy), default=0),
+                                      conversations=len(busy))
+        placed: dict[str, Any] = {"processes": workers, "why": why}
         job = {"systems": names, "configs": cfgs, "meta": meta, "run_id": run_id, "judge": judge,
                "variants": {n: v.system for n, v in variants.items()},
                "memory": {n: v.memory_name for n, v in variants.items()}}
@@ -213,11 +230,14 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
         with recorder:  # an exception escaping the engines marks the record failed
             if engine == "ray":
                 run_ray(settings, convs, todo, job, on_msg, stop, ray_address, workers if workers > 1 else None)
-            elif workers > 1 and len(busy := [c for c in convs if any(todo[c.id].values())]) > 1:
-                run_parallel(settings, convs, todo, job, workers, on_msg, stop)  # assemble reads the latest results
+            elif workers > 1 and len(busy) > 1:
+                placed.update(run_parallel(settings, convs, todo, job, workers, on_msg, stop, wb))  # rows: the store's
             elif workers > 1 and busy and sum(bool(qs) for qs in todo[busy[0].id].values()) > 1:
-                run_split(settings, wb, busy[0], todo[busy[0].id], job, workers, on_msg, stop)  # its systems split
+                # its systems split; where each ran is recorded (a system registered only here ran here)
+                placed.update(run_split(settings, wb, busy[0], todo[busy[0].id], job, workers, on_msg, stop))
             else:
+                if workers > 1:  # nothing to split: the run says so
+                    placed.update(processes=1, why=f"{why}; one system to evaluate: one process")
                 for c in convs:
                     if stop():
                         break
@@ -226,7 +246,8 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
             recorder.done = results["questions_done"]
             recorder.finish(DONE if results["complete"] else STOPPED if stop() else INCOMPLETE,
                             "" if results["complete"] else f"{results['questions_missing']} question(s) without a result")
-        results.update(created=created, wall_seconds=round(time.perf_counter() - t0, 3), timing=timing.as_dict(),
+        results.update(created=created, wall_seconds=round(time.perf_counter() - t0, 3),
+                       timing={**timing.as_dict(), "workers": placed},
                        finished=time.time(), configs=full_cfg, limit=limit, errors=sorted(errors, key=row_order),
                        limits=limits)
         if out:

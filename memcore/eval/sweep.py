@@ -27,6 +27,7 @@ from memcore.errors import ConfigError
 from memcore.eval.ray_engine import connect
 from memcore.eval.runner import load_conversations, run_eval, select_questions
 from memcore.eval.sweep_report import KIND, write_sweep
+from memcore.eval.workers import parse_workers
 from memcore.settings import Settings
 from memcore.systems import load_all, make_config
 from memcore.systems.fields import field_specs, format_value
@@ -180,7 +181,7 @@ def run_sweep(settings: Settings, system: str, grid: list[str] | dict[str, list[
               retrievers: list[str] | None = None, presets: str | list[str] | None = None, sweep: str | None = None,
               dataset: str = "demo",
               file: str | Path | None = None, conversations: list[str] | None = None, categories: list | None = None,
-              limit: int | None = None, judge: bool | int = True, workers: int = 1, engine: str = "local",
+              limit: int | None = None, judge: bool | int = True, workers: int | str = "auto", engine: str = "local",
               ray_address: str | None = None, out: str | Path | None = None, progress: PointCb | None = None,
               on_question: Callable[[int, int, dict], None] | None = None,
               should_stop: Callable[[], bool] | None = None, workbench: Any = None,
@@ -204,7 +205,8 @@ def run_sweep(settings: Settings, system: str, grid: list[str] | dict[str, list[
     started = False
     if engine == "ray":  # one Ray for every point (run_ray joins it instead of starting its own)
 
-        started = connect(ray_address, workers if workers > 1 else None)
+        cpus = parse_workers(workers)  # "auto": Ray's own default, all cores
+        started = connect(ray_address, cpus if isinstance(cpus, int) and cpus > 1 else None)
     out_points: list[dict] = []
     built: list[dict] = []
     last: dict[str, Any] = {}

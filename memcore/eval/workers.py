@@ -6,6 +6,14 @@ commits optimistically and rebases/retries; checked with 4 writers, see bench/ev
 One conversation with `workers > 1` (`run_split`): this process does the shared work (the turn embedding),
 then it and `workers - 1` spawned processes take that conversation's systems one at a time, the
 costliest expected first (`expected_cost`); the rows are the same as one process's (assembled from the store).
+A spawned process evaluates a system only when its registry holds what this one does for it (`process_needs`: the
+system class, its retriever, the metrics, by who registered each); one registered at run time here (a test, a
+notebook, a plugin imported by hand) is evaluated in this process instead, never dropped.
+
+`choose_workers` resolves the default, "auto": the usable cores for one conversation with more than one system on
+the offline engine, run from the main thread; 1 otherwise (a hosted model's calls already overlap, LLM
+concurrency; a background thread is a server's job, such as the app's Benchmark page; $MEMCORE_EVAL_WORKERS
+overrides it).
 """
 
 from __future__ import annotations
@@ -22,16 +30,21 @@ from concurrent.futures.process import BrokenProcessPool
 from queue import SimpleQueue
 from typing import Any
 
+from memcore import registry
 from memcore.embed import CachedEmbedder, warm
+from memcore.errors import ConfigError
 from memcore.eval.content import evidence_texts
 from memcore.eval.judge import make_judge
+from memcore.eval.metric_registry import KIND as METRIC
 from memcore.eval.metrics import similarity_texts
 from memcore.eval.report import build_row, is_abstention_question
 from memcore.llm.ahead import current_depth, set_depth
 from memcore.llm.ledger import UsageLedger
+from memcore.retrievers import KIND as RETRIEVER
 from memcore.serialize import conversation_from_json, conversation_to_json
 from memcore.settings import Settings
-from memcore.systems import get_system
+from memcore.systems import KIND as SYSTEM
+from memcore.systems import get_system, make_config
 from memcore.types import Answer, Conversation, Question
 from memcore.workbench import Workbench
 
@@ -250,6 +263,90 @@ class _Inline:
         return (fn(x) for x in items)
 
 
+DIED = ("a worker process died (the rows saved so far are kept: the same call resumes). If run_eval(workers > 1) "
+        "is called from a script, call it under `if __name__ == '__main__':` (processes are spawned)")
+
+
+# ------------------------------------------------------------------ how many processes
+AUTO = "auto"
+WORKERS_ENV = "MEMCORE_EVAL_WORKERS"  # "auto" (the default) or a number: run_eval's default for `workers`
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity; os.cpu_count() where affinity is unknown)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def parse_workers(value: int | str) -> int | str:
+    """`value` as run_eval takes it: "auto" or a number >= 1 (ConfigError, naming the fix, otherwise)."""
+    text = str(value).strip().lower()
+    if text == AUTO:
+        return AUTO
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ConfigError(f"workers must be 'auto' or a number >= 1, not {value!r}")
+    return n
+
+
+def choose_workers(workers: int | str, *, offline: bool, systems: int, conversations: int = 1,
+                   engine: str = "local") -> tuple[int, str]:
+    """(processes, why) for run_eval's `workers`: a number is taken as given (1 forces one process); "auto" is
+    $MEMCORE_EVAL_WORKERS when set, else the usable cores (at most one per system) when one conversation has more
+    than one system to evaluate on the offline engine and the run is called from the main thread, else 1.
+
+    Why not more: a hosted model's run is bound by its endpoint and already overlaps its calls (LLM concurrency);
+    several conversations stay in one process (spawned processes taking whole conversations are not measured
+    here: `workers=N` asks for them); a run started from another thread is a server's job (the app's Benchmark
+    page), which shares the machine with its sessions. conv-26 with every system, offline, MiniLM, 2 cores
+    (bench/eval_speed.py): 72 s in one process, 51 s in two (the floor's 18x -> 13x).
+    """
+    chosen = parse_workers(workers)
+    if chosen != AUTO:
+        return int(chosen), "given"
+    env = os.environ.get(WORKERS_ENV, "").strip()
+    if env and parse_workers(env) != AUTO:
+        return int(parse_workers(env)), f"${WORKERS_ENV}"
+    if engine != "local":
+        return 1, f"auto: engine {engine} (its own CPUs)"
+    if threading.current_thread() is not threading.main_thread():
+        return 1, "auto: one process (run from a background thread: a server's job)"
+    if not offline:
+        return 1, "auto: one process (a hosted model: its calls overlap, LLM concurrency)"
+    if conversations != 1:
+        return 1, f"auto: one process ({conversations} conversations: workers=N splits them)"
+    cores = usable_cores()
+    if systems < 2 or cores < 2:
+        return 1, f"auto: one process ({systems} system(s), {cores} usable core(s))"
+    n = min(cores, systems)
+    return n, f"auto: offline engine, {systems} systems, {cores} usable cores"
+
+
+def process_needs(job: dict, name: str) -> dict[str, str]:
+    """What a process must have registered, as this one has it, to evaluate `name` (a variant of the job) with
+    the same results: {"<kind>:<name>": who registered it} for the system's class, its retriever and every
+    metric ("" for a name not registered here). A spawned process compares its own with the parent's: a
+    system registered at run time in the parent (not by memcore or an installed plugin) differs there."""
+    system = job.get("variants", {}).get(name, name)
+    needs: dict[str, str] = {}
+    try:
+        get_system(system)
+        retriever = make_config(system, **job["configs"].get(name, {})).retriever
+    except Exception:  # not registered here (or its settings not accepted here): nothing else to compare
+        return {f"{SYSTEM}:{system}": ""}
+    needs[f"{SYSTEM}:{system}"] = registry.owner(SYSTEM, system)
+    registry.ensure(RETRIEVER)
+    needs[f"{RETRIEVER}:{retriever}"] = registry.owner(RETRIEVER, retriever) if registry.get(RETRIEVER, retriever) \
+        is not None else ""
+    needs.update({f"{METRIC}:{e.key}": e.owner for e in registry.entries(METRIC)})
+    return needs
+
+
 # ------------------------------------------------------------------ worker processes
 _W: dict[str, Any] = {}
 
@@ -263,12 +360,33 @@ def _worker_init(queue: Any, stop_event: Any, threads: int, settings: Settings |
     _W.update(queue=queue, stop=stop_event, threads=threads, settings=settings)
 
 
-def _worker_job(settings: Settings, conv_json: str, todo_ids: dict[str, list[str]], job: dict) -> int:
+def _worker_job(settings: Settings, conv_json: str, todo_ids: dict[str, list[str]], job: dict,
+                needs: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
+    """Evaluate a whole conversation (run_parallel): {"done": questions done, "handed_back": {system: reason}},
+    the systems this process does not register as the parent does (`needs`) left to the parent."""
     _worker_wb(settings)
     conv = conversation_from_json(conv_json)
     by_id = {q.id: q for q in conv.questions}
     todo = {s: [by_id[i] for i in ids] for s, ids in todo_ids.items()}
-    return evaluate_conversation(_W["wb"], conv, todo, job, _W["queue"].put, _W["stop"].is_set)
+    back = {}
+    for name in list(todo) if needs is not None else []:
+        why = _elsewhere(job, name, needs.get(name, {}))
+        if why:
+            back[name] = why
+            del todo[name]
+    done = evaluate_conversation(_W["wb"], conv, todo, job, _W["queue"].put, _W["stop"].is_set) if todo else 0
+    return {"done": done, "handed_back": back}
+
+
+def _elsewhere(job: dict, name: str, needs: dict[str, str]) -> str:
+    """Why this process cannot evaluate `name` as the parent would ("" when it can): process_needs differ."""
+    mine = process_needs(job, name)
+    if mine == needs:
+        return ""
+    diff = [k for k in dict.fromkeys([*needs, *mine]) if mine.get(k) != needs.get(k)]  # the system first
+    diff = diff[:1] if not any(mine.values()) else diff  # the system itself missing: nothing else to say
+    return "a spawned process's registry differs: " + "; ".join(
+        f"{k} registered here by {needs.get(k) or 'nobody'}, there by {mine.get(k) or 'nobody'}" for k in diff[:3])
 
 
 def _worker_warm() -> None:
@@ -286,9 +404,15 @@ def _worker_wb(settings: Settings) -> Any:
     return _W["wb"]
 
 
-def _worker_system(settings: Settings, conv_json: str, name: str, ids: list[str], job: dict) -> int:
-    """Evaluate one system (variant) of a conversation whose shared work is done (run_split)."""
+def _worker_system(settings: Settings, conv_json: str, name: str, ids: list[str], job: dict,
+                   needs: dict[str, str] | None = None) -> int | dict:
+    """Evaluate one system (variant) of a conversation whose shared work is done (run_split); the number of
+    questions done. {"elsewhere": reason} without evaluating when this process's registry differs from the
+    parent's `needs` for it (process_needs): the parent evaluates it itself."""
     wb = _worker_wb(settings)
+    why = _elsewhere(job, name, needs) if needs is not None else ""
+    if why:
+        return {"elsewhere": why}
     if _W.get("conv_json") != conv_json:
         _W.update(conv_json=conv_json, conv=conversation_from_json(conv_json))
     conv = _W["conv"]
@@ -309,22 +433,28 @@ def expected_cost(job: dict, name: str) -> int:
 
 
 def run_split(settings: Settings, wb: Any, conv: Conversation, todo: dict[str, list[Question]], job: dict,
-              workers: int, on_msg: Callable[[dict], None], should_stop: StopCb) -> None:
+              workers: int, on_msg: Callable[[dict], None], should_stop: StopCb) -> dict[str, Any]:
     """Evaluate one conversation's systems over `workers` processes: this one and `workers - 1` spawned.
 
     The spawned workers start first (each loads its Workbench and model) while this process does the shared
     work (`shared_work`, the questions embedded ahead) once; then each process takes the next pending system,
     costliest expected first (`expected_cost`: list scheduling, so a wrong guess costs at most one system's
     time). Each system is evaluated by `evaluate_conversation` as in one process and saves its own rows; the
-    results are assembled from the store, so they equal the sequential run's. Messages reach `on_msg` in this
+    results are assembled from the store, so they equal the sequential run's. A spawned process first checks
+    that it registers the system as this one does (`process_needs`); when it does not (a system registered at
+    run time here) it hands the system back and this process evaluates it. Messages reach `on_msg` in this
     thread only; `should_stop` is polled here and passed on (a stop lets running systems save and end, none
     starts after it). A failure that escapes a system (a worker that died) stops the others and is raised.
+    Returns where each system ran: {"here": [...], "spawned": [...], "handed_back": {system: reason}}.
     """
     ctx = mp.get_context("spawn")
     queue, stop_event = ctx.Queue(), ctx.Event()
     local: SimpleQueue = SimpleQueue()  # this process's own system's messages
     names = [n for n in job["systems"] if todo.get(n)]
     order = sorted(names, key=lambda n: -expected_cost(job, n))  # stable: registry order among equals
+    needs = {n: process_needs(job, n) for n in names}
+    here_only: list[str] = []  # handed back by a spawned process: evaluated here, before the rest of `order`
+    placed: dict[str, Any] = {"here": [], "spawned": [], "handed_back": {}}
     threads = max(1, (os.cpu_count() or 1) // workers)
     conv_json = conversation_to_json(conv)
 
@@ -342,50 +472,60 @@ def run_split(settings: Settings, wb: Any, conv: Conversation, todo: dict[str, l
                 pool.submit(_worker_warm)
             shared_work(wb, conv, on_msg)
             prefetch_questions(getattr(wb, "embedder", None), list({q.id: q for n in names for q in todo[n]}.values()))
-            running: dict[Any, str] = {}  # future -> "pool" | "here"
-            while order or running:
+            running: dict[Any, tuple[str, str]] = {}  # future -> ("pool" | "here", system)
+            while order or here_only or running:
                 if should_stop():
                     stop_event.set()
                 if not stop_event.is_set():
-                    if order and "here" not in running.values():
-                        name = order.pop(0)
+                    if (here_only or order) and all(w != "here" for w, _ in running.values()):
+                        name = here_only.pop(0) if here_only else order.pop(0)
+                        placed["here"].append(name)
                         running[here.submit(evaluate_conversation, wb, conv, {name: todo[name]}, job, local.put,
-                                            stop_event.is_set, shared=False)] = "here"
-                    while order and sum(v == "pool" for v in running.values()) < workers - 1:
+                                            stop_event.is_set, shared=False)] = ("here", name)
+                    while order and sum(w == "pool" for w, _ in running.values()) < workers - 1:
                         name = order.pop(0)
                         running[pool.submit(_worker_system, settings, conv_json, name, [q.id for q in todo[name]],
-                                            job)] = "pool"
+                                            job, needs[name])] = ("pool", name)
                 elif not running:
                     break
                 finished, _ = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
                 drain()
                 for f in finished:
-                    running.pop(f)
+                    where, name = running.pop(f)
                     exc = f.exception()
-                    if isinstance(exc, BrokenProcessPool):
-                        raise RuntimeError("a worker process died. If run_eval(workers > 1) is called from a "
-                                           "script, call it under `if __name__ == '__main__':` (processes are "
-                                           "spawned)") from exc
                     if exc is not None:
                         raise exc
+                    if where == "pool" and isinstance(f.result(), dict):  # not registered there: evaluated here
+                        placed["handed_back"][name] = f.result()["elsewhere"]
+                        here_only.append(name)
+                    elif where == "pool":
+                        placed["spawned"].append(name)
             drain()
+        except BrokenProcessPool as exc:  # from a system's future, or from submitting to a pool already broken
+            raise RuntimeError(DIED) from exc
         finally:
             stop_event.set()  # on an error (or a progress callback raising): the others end between questions
     drain()
+    return placed
 
 
 def run_parallel(settings: Settings, convs: list[Conversation], todo: dict, job: dict, workers: int,
-                  on_msg: Callable[[dict], None], should_stop: StopCb) -> None:
-
+                 on_msg: Callable[[dict], None], should_stop: StopCb, wb: Any = None) -> dict[str, Any]:
+    """Evaluate several conversations over `workers` spawned processes, each taking whole conversations, longest
+    first. A system a spawned process does not register as this one does (`process_needs`) is handed back and
+    evaluated here, with `wb`, once the processes are done. A failure that escapes a conversation (a worker that
+    died) stops the others and is raised. Returns {"handed_back": {system: reason}}."""
     ctx = mp.get_context("spawn")
     queue, stop_event = ctx.Queue(), ctx.Event()
     order = sorted(convs, key=lambda c: -sum(len(v) for v in todo[c.id].values()) * len(c.turns))
     threads = max(1, (os.cpu_count() or 1) // workers)
+    needs = {n: process_needs(job, n) for n in job["systems"]} if wb is not None else None
+    back: dict[str, dict[str, str]] = {}  # conv id -> {system: reason}
     with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init,
                              initargs=(queue, stop_event, threads)) as pool:
-        futs = [pool.submit(_worker_job, settings, conversation_to_json(c),
-                            {s: [q.id for q in qs] for s, qs in todo[c.id].items()}, job)
-                for c in order if any(todo[c.id].values())]
+        futs = {pool.submit(_worker_job, settings, conversation_to_json(c),
+                            {s: [q.id for q in qs] for s, qs in todo[c.id].items()}, job, needs): c.id
+                for c in order if any(todo[c.id].values())}
         pending = set(futs)
         while pending:
             finished, pending = wait(pending, timeout=0.2, return_when=FIRST_EXCEPTION)
@@ -395,12 +535,15 @@ def run_parallel(settings: Settings, convs: list[Conversation], todo: dict, job:
                 stop_event.set()
             for f in finished:
                 if isinstance(f.exception(), BrokenProcessPool):
-                    raise RuntimeError("a worker process died. If run_eval(workers > 1) is called from a script, "
-                                       "call it under `if __name__ == '__main__':` (processes are spawned)") \
-                        from f.exception()
+                    raise RuntimeError(DIED) from f.exception()
                 if f.exception() is not None:
                     stop_event.set()
                     raise f.exception()
+                if f.result()["handed_back"]:
+                    back[futs[f]] = f.result()["handed_back"]
         while not queue.empty():
             on_msg(queue.get())
-
+    for c in order:  # what no spawned process could evaluate: here, as in one process
+        if c.id in back and not should_stop():
+            evaluate_conversation(wb, c, {n: todo[c.id][n] for n in back[c.id]}, job, on_msg, should_stop)
+    return {"handed_back": {n: why for b in back.values() for n, why in b.items()}}

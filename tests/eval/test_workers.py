@@ -125,3 +125,181 @@ def test_one_conversations_systems_split_over_two_processes_equal_the_sequential
     assert not part["complete"]
     final = run_eval(settings("three"), "demo", systems=systems, limit=4, workers=2)
     assert final["complete"] and comparable(final) == comparable(one)
+
+
+# ------------------------------------------------------------------ the default: how many processes, and where
+def _settings(tmp_path, name: str):
+    from memcore.settings import Settings
+
+    return Settings(store_uri=str(tmp_path / name), llm_provider="offline", embedder="hashing")
+
+
+def _comparable(res: dict) -> dict:
+    from memcore.eval.report import strip_timing
+
+    return {k: v for k, v in strip_timing(res).items() if k != "store"}
+
+
+def test_auto_workers_are_the_usable_cores_for_one_conversations_systems_offline_else_one(monkeypatch) -> None:
+    import threading
+
+    import pytest
+
+    import memcore.eval.workers as workers
+    from memcore.errors import ConfigError
+    from memcore.eval.workers import WORKERS_ENV, choose_workers
+
+    monkeypatch.delenv(WORKERS_ENV, raising=False)
+    monkeypatch.setattr(workers, "usable_cores", lambda: 4)
+    assert choose_workers("auto", offline=True, systems=9)[0] == 4
+    assert choose_workers("auto", offline=True, systems=3)[0] == 3  # at most one process per system
+    assert choose_workers("auto", offline=True, systems=1)[0] == 1
+    assert choose_workers("auto", offline=False, systems=9) == (1, "auto: one process (a hosted model: its calls "
+                                                                   "overlap, LLM concurrency)")
+    assert choose_workers("auto", offline=True, systems=9, conversations=2)[0] == 1
+    assert choose_workers("auto", offline=True, systems=9, engine="ray")[0] == 1  # Ray's own default: all cores
+    assert choose_workers(1, offline=True, systems=9) == (1, "given")  # 1 forces one process
+    assert choose_workers("3", offline=False, systems=9) == (3, "given")  # a number is taken as given
+    got: list = []
+    thread = threading.Thread(target=lambda: got.append(choose_workers("auto", offline=True, systems=9)))
+    thread.start()
+    thread.join()
+    assert got[0][0] == 1  # a server's background job (the app's Benchmark page) keeps one process
+    monkeypatch.setattr(workers, "usable_cores", lambda: 1)
+    assert choose_workers("auto", offline=True, systems=9)[0] == 1
+    monkeypatch.setenv(WORKERS_ENV, "2")
+    assert choose_workers("auto", offline=True, systems=9) == (2, f"${WORKERS_ENV}")
+    monkeypatch.setenv(WORKERS_ENV, "auto")
+    assert choose_workers("auto", offline=True, systems=9)[0] == 1  # auto again: one usable core here
+    for bad in ("0", "two", -1):
+        with pytest.raises(ConfigError, match="workers must be"):
+            choose_workers(bad, offline=True, systems=9)
+
+
+def test_run_evals_default_splits_an_offline_run_and_keeps_a_fake_models_in_one_process(tmp_path, monkeypatch) -> None:
+    import memcore.eval.workers as workers
+    from memcore.eval.runner import run_eval
+    from memcore.eval.workers import WORKERS_ENV
+    from memcore.llm.fake import FakeLLM
+    from memcore.workbench import Workbench
+
+    monkeypatch.delenv(WORKERS_ENV, raising=False)
+    monkeypatch.setattr(workers, "usable_cores", lambda: 2)
+    systems = ["naive_rag", "com"]
+    one = run_eval(_settings(tmp_path, "one"), "demo", systems=systems, limit=3, workers=1)
+    assert one["timing"]["workers"] == {"processes": 1, "why": "given"}
+    auto = run_eval(_settings(tmp_path, "auto"), "demo", systems=systems, limit=3)
+    placed = auto["timing"]["workers"]
+    assert placed["processes"] == 2 and placed["why"].startswith("auto: offline engine")
+    assert sorted(placed["here"] + placed["spawned"]) == sorted(systems) and placed["spawned"]
+    assert _comparable(auto) == _comparable(one)
+
+    wb = Workbench(_settings(tmp_path, "fake"), provider=FakeLLM(fallback="offline"))
+    fake = run_eval(wb.settings, "demo", systems=systems, limit=3, workbench=wb)
+    assert fake["timing"]["workers"]["processes"] == 1  # a scripted model cannot be copied into another process
+
+
+def test_a_system_registered_at_run_time_is_evaluated_here_with_the_rows_of_one_process(tmp_path) -> None:
+    """A spawned process sees the installed systems only: one registered here is handed back and evaluated in
+    this process, never dropped or failed; the results equal a one-process run's."""
+    from memcore.eval.runner import run_eval
+    from memcore.systems import register_system, unregister_system
+    from memcore.systems.naive_rag import NaiveRAGSystem
+
+    class RuntimeRag(NaiveRAGSystem):
+        name = "test_runtime_rag"
+
+    register_system(RuntimeRag)
+    try:
+        systems = ["recmem", RuntimeRag.name]  # recmem (3 memory kinds) here first, the other to the spawned one
+        one = run_eval(_settings(tmp_path, "one"), "demo", systems=systems, limit=3, workers=1)
+        two = run_eval(_settings(tmp_path, "two"), "demo", systems=systems, limit=3, workers=2)
+    finally:
+        unregister_system(RuntimeRag.name)
+    assert two["complete"] and not two["errors"]
+    assert _comparable(two) == _comparable(one)
+    placed = two["timing"]["workers"]
+    assert placed["here"] == systems and placed["spawned"] == []
+    assert f"system:{RuntimeRag.name}" in placed["handed_back"][RuntimeRag.name]
+
+
+def test_process_needs_name_who_registered_the_system_its_retriever_and_the_metrics() -> None:
+    from memcore.eval.workers import process_needs
+    from memcore.retrievers import Retriever, dense_search, register_retriever, unregister_retriever
+
+    job = {"variants": {"naive_rag[retriever=mine]": "naive_rag"},
+           "configs": {"naive_rag[retriever=mine]": {"retriever": "mine"}}}
+    register_retriever(Retriever("mine", dense_search))
+    try:
+        here = process_needs(job, "naive_rag[retriever=mine]")
+    finally:
+        unregister_retriever("mine")
+    assert here["system:naive_rag"] == "memcore.systems.naive_rag" and here["metric:f1"]
+    assert here["retriever:mine"] == __name__  # registered by this test: a spawned process would not have it
+    assert process_needs(job, "naive_rag[retriever=mine]") != here  # as a process without it sees it
+    assert process_needs({"configs": {}}, "no_such_system") == {"system:no_such_system": ""}
+
+
+def test_a_killed_worker_fails_the_run_and_the_same_call_resumes_it(tmp_path) -> None:
+    """The spawned process is killed while this one embeds the turns (before any system: deterministic): the run
+    fails naming the dead worker, its record says failed, and the same call again completes it with the rows of
+    one process."""
+    import multiprocessing as mp
+    import os
+    import signal
+
+    import pytest
+
+    from memcore.eval.run_record import list_runs
+    from memcore.eval.runner import run_eval
+    from memcore.store import LanceStore
+
+    systems = ["naive_rag", "com", "recmem"]
+    one = run_eval(_settings(tmp_path, "one"), "demo", systems=systems, limit=4, workers=1)
+    killed: list[int] = []
+
+    def kill_the_worker(done: int, total: int, info: dict) -> None:
+        if not killed:
+            for p in mp.active_children():
+                killed.append(p.pid)
+                os.kill(p.pid, signal.SIGKILL)
+
+    with pytest.raises(RuntimeError, match="a worker process died") as died:
+        run_eval(_settings(tmp_path, "two"), "demo", systems=systems, limit=4, workers=2, progress=kill_the_worker)
+    assert killed and "the same call resumes" in str(died.value)
+    runs = list_runs(LanceStore(str(tmp_path / "two")))
+    assert [r["state"] for r in runs] == ["failed"] and "worker process died" in runs[0]["message"]
+    again = run_eval(_settings(tmp_path, "two"), "demo", systems=systems, limit=4, workers=2)
+    assert again["complete"] and _comparable(again) == _comparable(one)
+
+
+def test_several_conversations_over_workers_hand_a_run_time_system_back_too(tmp_path) -> None:
+    """workers=2 on two conversations (each process takes whole ones): the system only this process registers
+    is evaluated here after them, with the rows of one process."""
+    from memcore.datasets import load_demo, save_jsonl_chat
+    from memcore.eval.runner import run_eval
+    from memcore.systems import register_system, unregister_system
+    from memcore.systems.naive_rag import NaiveRAGSystem
+
+    a, b = load_demo(), load_demo()
+    b.id = "demo2"
+    for x in (*b.turns, *b.questions):
+        x.conv_id = "demo2"
+    for q in b.questions:
+        q.id = q.id.replace("demo:", "demo2:")
+    path = tmp_path / "two.jsonl"
+    save_jsonl_chat([a, b], path)
+
+    class RuntimeRag(NaiveRAGSystem):
+        name = "test_runtime_rag2"
+
+    register_system(RuntimeRag)
+    try:
+        systems = ["naive_rag", RuntimeRag.name]
+        one = run_eval(_settings(tmp_path, "one"), "jsonl", path, systems, limit=2, workers=1)
+        two = run_eval(_settings(tmp_path, "two"), "jsonl", path, systems, limit=2, workers=2)
+    finally:
+        unregister_system(RuntimeRag.name)
+    assert two["complete"] and not two["errors"] and two["conversations"] == ["demo", "demo2"]
+    assert _comparable(two) == _comparable(one)
+    assert list(two["timing"]["workers"]["handed_back"]) == [RuntimeRag.name]
