@@ -91,16 +91,34 @@ def workbench_or_stop() -> Workbench:
 
 
 # ---------------------------------------------------------------- conversations
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _stored_conversation(_store: Any, uri: str, conv_id: str, version: int) -> Conversation:
+    return _store.load_conversation(conv_id)
+
+
+_CONV_VERSIONS: dict[tuple[str, str], int] = {}  # (store uri, conv id) -> the version cached last (one held per conv)
+_CONV_LOCK = threading.Lock()
+
+
 def conversation(wb: Workbench, conv_id: str) -> Conversation:
-    """A stored conversation, parsed once per session (a live one that is still growing, memcore.live, each time:
-    an agent or a followed log may have added turns)."""
-    cache: dict = st.session_state.setdefault("_convs", {})
-    key = (wb.store.uri, conv_id)
-    if key not in cache or is_open(cache[key]):
-        if key in cache:
-            wb.store.refresh()  # the rows other processes committed since
-        cache[key] = wb.conversation(conv_id)
-    return cache[key]
+    """A stored conversation, read and parsed once per server and version of the store's conversations table, and
+    shared by every session (a 10M-token chat took 0.4-0.6 s to read and parse, once per session before): a new
+    write of any conversation (a load, a live turn, new questions; by this process or another) is a new version,
+    so no session is served a replaced conversation (a live one, memcore.live, that grew included). One version per
+    conversation is kept (the one replaced is dropped when the new one is read). The object is shared by every
+    session: callers only read it."""
+    store = wb.store
+    version = store.conversations_version()
+    key = (store.uri, conv_id)
+    conv = _stored_conversation(store, store.uri, conv_id, version)
+    with _CONV_LOCK:
+        old = _CONV_VERSIONS.get(key)
+        _CONV_VERSIONS[key] = version if old is None else max(old, version)
+    if old is not None and old < version:
+        _stored_conversation.clear(store, store.uri, conv_id, old)  # the replaced one: not held next to the new
+    if is_open(conv):  # a live one still growing (memcore.live): the memory rows other processes committed since
+        store.refresh()
+    return conv
 
 
 CONV_KEY = "conv_id"  # the session's one current conversation: every page, picker, link and the sidebar read it
@@ -168,10 +186,14 @@ def current_conversation(wb: Workbench) -> Conversation | None:
 
 
 def forget_conversation(conv_id: str) -> None:
-    """Drop a parsed conversation (after it was reloaded from a file)."""
-    cache: dict = st.session_state.setdefault("_convs", {})
-    for k in [k for k in cache if k[1] == conv_id]:
-        del cache[k]
+    """Drop a parsed conversation (after it was reloaded from a file): the next read parses the stored one again.
+    A write that changed it is found by its version anyway (conversation); this also covers a store replaced on
+    disk under the same path, whose versions may repeat."""
+    with _CONV_LOCK:
+        keys = [k for k in _CONV_VERSIONS if k[1] == conv_id]
+        dropped = [(k, _CONV_VERSIONS.pop(k)) for k in keys]
+    for (uri, cid), version in dropped:
+        _stored_conversation.clear(None, uri, cid, version)
 
 
 # ----------------------------------------------------------------------- ingest

@@ -1,0 +1,99 @@
+"""The stored conversation is read and parsed once per server and version of the store (ui.state.conversation,
+issues 35/38: a 10M-token chat took 0.4-0.6 s per new session), shared by every session, and a write (new
+questions, a turn added to a live conversation; here by another store handle, as another process writes) is never
+served stale: the next run reads the new conversation, and the one it replaced is not kept beside it."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from memcore.datasets import load_demo
+from memcore.embed import HashingEmbedder
+from memcore.settings import Settings
+from memcore.store.lance import LanceStore
+from memcore.types import Question
+from memcore.workbench import Workbench
+from ui import state
+
+
+def _page() -> None:
+    import streamlit as st
+
+    from ui import state
+
+    wb = state.workbench()
+    conv = state.conversation(wb, "demo")
+    st.text(f"{len(conv.turns)} {len(conv.questions)} {id(conv)} {wb.store.conversations_version()}")
+
+
+def _session() -> tuple[int, int, int, int]:
+    at = AppTest.from_function(_page, default_timeout=60).run()
+    assert not at.exception, at.exception
+    return tuple(int(x) for x in at.text[0].value.split())  # type: ignore[return-value]
+
+
+@pytest.fixture
+def parses(app_env, monkeypatch):
+    """The demo stored in the app's store, the shared cache empty, and a list of the conversations parsed."""
+    Workbench(Settings(store_uri=str(app_env / "store"), llm_provider="offline", embedder="hashing"),
+              embedder=HashingEmbedder()).load_demo()
+    state._stored_conversation.clear()
+    state._CONV_VERSIONS.clear()
+    seen: list[str] = []
+    real = LanceStore.load_conversation
+
+    def counted(self, conv_id):
+        seen.append(conv_id)
+        return real(self, conv_id)
+
+    monkeypatch.setattr(LanceStore, "load_conversation", counted)
+    return seen
+
+
+def _other_handle(app_env) -> LanceStore:
+    return LanceStore(str(app_env / "store"), dim=HashingEmbedder().dim)
+
+
+def test_two_sessions_share_one_parse(parses):
+    first = _session()
+    second = _session()
+    assert parses == ["demo"]  # the second session read nothing: the first one's parse
+    assert first == second and first[0] > 0  # the very same object (its id), same turns and questions
+
+
+def test_new_questions_written_elsewhere_are_read_at_the_next_run(parses, app_env):
+    n_turns, n_q, _, version = _session()
+    other = _other_handle(app_env)
+    conv = load_demo()  # what the store holds (not read through the store: that read would be counted)
+    extra = Question(id="extra-q", conv_id="demo", text="Which city did I move to?", answer="Lisbon")
+    other.save_conversation(dataclasses.replace(conv, questions=[*conv.questions, extra]))
+    turns2, q2, _, version2 = _session()
+    assert version2 > version and (turns2, q2) == (n_turns, n_q + 1)  # the new conversation, not the cached one
+    assert parses == ["demo", "demo"]
+    # the replaced version is not held beside the new one: asking for it parses again
+    wb = Workbench(Settings(store_uri=str(app_env / "store"), llm_provider="offline", embedder="hashing"),
+                   embedder=HashingEmbedder())
+    state._stored_conversation(wb.store, wb.store.uri, "demo", version)
+    assert parses == ["demo", "demo", "demo"]
+    assert _session()[1] == n_q + 1 and len(parses) == 3  # the current version is still cached
+
+
+def test_a_turn_added_to_a_live_conversation_is_read(parses, app_env):
+    n_turns, _, _, _ = _session()
+    other = _other_handle(app_env)
+    conv = load_demo()
+    last = conv.turns[-1]
+    grown = dataclasses.replace(conv, turns=[*conv.turns, dataclasses.replace(
+        last, turn_id=f"{last.turn_id}-next", index=last.index + 1, text="One more message.")])
+    other.save_conversation(grown, extend=True)
+    assert _session()[0] == n_turns + 1
+
+
+def test_forget_drops_the_parsed_conversation(parses):
+    _session()
+    state.forget_conversation("demo")
+    _session()
+    assert parses == ["demo", "demo"]  # read again after a reload from a file, though the version did not change
