@@ -333,6 +333,18 @@ def events_of(mem: MemoryView, ck_step: int, after: int | None = None, upto: int
     return evs if (lo, hi) == (0, len(evs)) else evs[lo:hi]
 
 
+@st.cache_data(show_spinner=False, max_entries=256)
+def _kind_counts(_mem: MemoryView, key: tuple[str, str, str], ck_step: int) -> dict[str, int]:
+    return _mem.kind_counts()
+
+
+def kind_counts(mem: MemoryView, ck_step: int) -> dict[str, int]:
+    """A memory's current items per kind (`mem.kind_counts()`), read once per memory and checkpoint step and shared by
+    every session and page (Explore's kinds, Ask's overview): a row count per kind table, ~0.5 s a memory on the 10M
+    chat. A read that fails raises (nothing cached) and is read again next time."""
+    return _kind_counts(mem, mem.key, ck_step)
+
+
 def checkpoint(mem: MemoryView) -> tuple[int, bool]:
     """(last committed step, complete) of a memory, re-read at most every 2 s: its step keys the per-checkpoint
     caches."""
