@@ -53,9 +53,8 @@ if leveled and st.toggle("Hierarchy (drill down, search, history)", key="ex_hier
                          state.replay_data(wb, system, conv).events, "ex", memory=(*mem.key, "explore"), url="hpath")
 else:
     state.url_set(hpath=None)  # closed, or a system without levels: no drill path to share
-# the memory as of its last committed step (what is current): its entities and relations read once per memory and
-# step and shared with Replay (state.items_at), its kinds from the counts above (no store read per run)
-ego_graph(mem, ck, set(), "ex", conv, kinds=counts)
+# its current entities and relations read once per memory and step for every session, its kinds from the counts above
+ego_graph(state.as_of_checkpoint(mem, ck), None, set(), "ex", conv, kinds=counts)
 if st.toggle("Embedding map of this memory", key="ex_map", help="Every item of every kind in 2-D (PCA of the "
              "stored vectors); click a point to open the item."):
     map_panel(mem, conv, "ex")  # a click reruns the page with that item (above)

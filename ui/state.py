@@ -8,7 +8,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -343,6 +343,32 @@ def kind_counts(mem: MemoryView, ck_step: int) -> dict[str, int]:
     every session and page (Explore's kinds, Ask's overview): a row count per kind table, ~0.5 s a memory on the 10M
     chat. A read that fails raises (nothing cached) and is read again next time."""
     return _kind_counts(mem, mem.key, ck_step)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _current_items(_mem: MemoryView, key: tuple[str, str, str], kind: str, ck_step: int) -> list:
+    return MemoryView(_mem.store, _mem.system, _mem.conv_id, _mem.space).items(kind, with_vectors=False)
+
+
+@dataclass(frozen=True)
+class CheckpointView(MemoryView):
+    """A memory as of its checkpoint step `ck_step`: its current items of a kind without vectors (`items(kind,
+    with_vectors=False)`) are read once per memory and step and shared by every session (the same MemoryItem
+    objects: callers only read them); every other read goes to the store as MemoryView's do."""
+
+    ck_step: int = -1
+
+    def items(self, kind: str, at_step: int | None = None, with_vectors: bool = True) -> list:
+        """Current items of a kind (shared, once per memory and step) when neither a step nor vectors are asked."""
+        if at_step is None and not with_vectors:
+            return _current_items(self, self.key, kind, self.ck_step)
+        return super().items(kind, at_step=at_step, with_vectors=with_vectors)
+
+
+def as_of_checkpoint(mem: MemoryView, ck_step: int) -> CheckpointView:
+    """`mem` with its current items read once per memory and checkpoint step (CheckpointView): Explore's entity graph
+    read a 10M chat's entities and relations on every run (~0.5 s)."""
+    return CheckpointView(mem.store, mem.system, mem.conv_id, mem.space, ck_step)
 
 
 def checkpoint(mem: MemoryView) -> tuple[int, bool]:

@@ -125,9 +125,12 @@ def test_explore_and_ask_share_one_read_of_a_memorys_kind_counts(parses, app_env
     assert want and shown[0] == shown[1] == [f"{k} ({n})" for k, n in want.items()]
 
 
-def test_explores_graph_items_at_the_checkpoint_are_the_current_items(tmp_path):
-    """Explore's entity graph reads the memory at its last committed step through the cache Replay shares
-    (state.items_at) instead of reading the current items per run: the same items, in the same order."""
+def test_a_memory_as_of_its_checkpoint_reads_its_current_items_once(tmp_path, monkeypatch):
+    """Explore's entity graph reads a memory's current entities and relations once per memory and checkpoint step
+    (state.as_of_checkpoint), for every session, instead of per run: the same items as a read of the store; a new
+    step reads them again; reads with vectors or at a step still go to the store."""
+    from memcore.store.view import MemoryView
+
     wb = Workbench(Settings(store_uri=str(tmp_path / "store"), llm_provider="offline", embedder="hashing"),
                    embedder=HashingEmbedder())
     conv = wb.load_demo()
@@ -135,8 +138,17 @@ def test_explores_graph_items_at_the_checkpoint_are_the_current_items(tmp_path):
     mem = wb.memory("memweaver", conv)
     ck, done = mem.status()
     assert done
+    reads: list[tuple] = []
+    real = MemoryView.items
+    monkeypatch.setattr(MemoryView, "items", lambda self, kind, at_step=None, with_vectors=True: reads.append(
+        (kind, at_step, with_vectors)) or real(self, kind, at_step, with_vectors))
     for kind in ("entity", "relation"):
-        want = mem.items(kind, with_vectors=False)
-        got = state.items_at(mem, kind, ck)
-        assert want and [(i.id, i.updated_step, i.text, i.metadata, i.turn_ids) for i in got] == \
-               [(i.id, i.updated_step, i.text, i.metadata, i.turn_ids) for i in want], kind
+        want = real(mem, kind, None, False)
+        for _ in range(2):  # two runs (or sessions)
+            got = state.as_of_checkpoint(mem, ck).items(kind, with_vectors=False)
+            assert want and [(i.id, i.updated_step, i.text, i.metadata, i.turn_ids) for i in got] == \
+                   [(i.id, i.updated_step, i.text, i.metadata, i.turn_ids) for i in want], kind
+    assert reads == [("entity", None, False), ("relation", None, False)]  # once each
+    state.as_of_checkpoint(mem, ck + 1).items("entity", with_vectors=False)  # another step: read again
+    state.as_of_checkpoint(mem, ck).items("entity", at_step=3, with_vectors=False)  # a step: the store's read
+    assert reads[2:] == [("entity", None, False), ("entity", 3, False)]
