@@ -321,12 +321,16 @@ def question_flow(wb: Workbench, conv: Conversation, q: Question, *, key: str, p
     if not built:
         st.info(f"Choose at least one system whose memory is built (or build one above) to {verb.lower()}.")
         st.stop()
-    state.hold_ahead(wb, conv, built)  # their memories restored while the question is written (not on the click)
     clicked = st.button(verb, type="primary", icon=icon)
     if not shown(f"{key}_active", (conv.id, q.id, q.text, retriever), clicked):
         if overview:
             memory_overview(wb, conv, built, key)
+        # their memories restored while the question is written (not on the click), started once the page is drawn:
+        # a restore thread started before the overview competed with it for the interpreter (the 10M chat's first
+        # Ask visit)
+        state.hold_ahead(wb, conv, built)
         st.stop()
+    state.hold_ahead(wb, conv, built)  # clicked at once (a link with ?run=1): the ask waits for a restore under way
     answers = widgets.answers_for(wb, conv, q, built, retriever)
     if not answers:
         st.stop()

@@ -152,3 +152,29 @@ def test_a_memory_as_of_its_checkpoint_reads_its_current_items_once(tmp_path, mo
     state.as_of_checkpoint(mem, ck + 1).items("entity", with_vectors=False)  # another step: read again
     state.as_of_checkpoint(mem, ck).items("entity", at_step=3, with_vectors=False)  # a step: the store's read
     assert reads[2:] == [("entity", None, False), ("entity", 3, False)]
+
+
+def test_values_derived_from_a_conversation_are_built_once_per_object():
+    """state.per_conversation (the turn texts Ask and Export show): once per conversation object, built again for
+    another object (a new version of the stored conversation), dropped when the object is gone."""
+    import gc
+
+    from ui.structure_view import turn_texts
+
+    conv = load_demo()
+    made: list[int] = []
+
+    def make(c):
+        made.append(1)
+        return {t.turn_id: t.embed_text for t in c.turns}
+
+    first = state.per_conversation(conv, "texts-test", make)
+    assert state.per_conversation(conv, "texts-test", make) is first and len(made) == 1
+    assert first == {t.turn_id: t.embed_text for t in conv.turns}
+    other = dataclasses.replace(conv, turns=conv.turns[:3])
+    assert len(state.per_conversation(other, "texts-test", make)) == 3 and len(made) == 2
+    assert turn_texts(conv) is turn_texts(conv) and turn_texts(conv) == first
+    key = (id(other), "texts-test")
+    del other
+    gc.collect()
+    assert key not in state._DERIVED
