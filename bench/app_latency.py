@@ -164,9 +164,16 @@ def server_step_ms(store: Path, steps: int) -> list[float]:
     return out
 
 
+# The page is drawn when the script run has ended (stApp's data-test-script-state, what Streamlit's own e2e tests
+# wait for), no skeleton is left and elements are shown. The status widget's running icon, read before, is not in
+# the DOM of a headless page (Streamlit 1.67): a page counted as drawn at its first elements while its run went on
+# (Replay's first visit on the 10M chat: "ready" at 2.9 s, its run ended at 21.5 s; the next page's visit then
+# waited for it and was blamed for it).
 READY = """() => {
   const main = document.querySelector("[data-testid='stMain']");
-  if (!main || document.querySelector("[data-testid='stStatusWidget'] [data-testid='stStatusWidgetRunningIcon'], [data-testid='stSkeleton']")) return false;
+  const app = document.querySelector("[data-testid='stApp']");
+  if (!main || !app || app.getAttribute("data-test-script-state") !== "notRunning"
+      || document.querySelector("[data-testid='stSkeleton']")) return false;
   return main.querySelectorAll("[data-testid='stElementContainer']").length > 2;
 }"""
 PAGES = ("", "home", "replay", "explore", "ask", "compare", "benchmark", "annotate", "annotation-results", "export")

@@ -35,7 +35,7 @@ state.url_seed("ex_system", "system", built)  # a link reopens the system, kind 
 system = c1.selectbox("System", built, key="ex_system", format_func=widgets.system_label)
 mem = state.memory_of(wb, system, conv)
 ck = mem.status()[0]
-counts = mem.kind_counts()
+counts = state.kind_counts(mem, ck)  # read once per memory and step, shared with Ask
 kinds = [k for k in get_system(system).kinds if k in counts] + [k for k in counts if k not in get_system(system).kinds]
 if not kinds:
     st.info(f"{widgets.md_escape(system)} stores no memory items of its own: it searches the raw turns directly.")
@@ -53,7 +53,8 @@ if leveled and st.toggle("Hierarchy (drill down, search, history)", key="ex_hier
                          state.replay_data(wb, system, conv).events, "ex", memory=(*mem.key, "explore"), url="hpath")
 else:
     state.url_set(hpath=None)  # closed, or a system without levels: no drill path to share
-ego_graph(mem, None, set(), "ex", conv)
+# its current entities and relations read once per memory and step for every session, its kinds from the counts above
+ego_graph(state.as_of_checkpoint(mem, ck), None, set(), "ex", conv, kinds=counts)
 if st.toggle("Embedding map of this memory", key="ex_map", help="Every item of every kind in 2-D (PCA of the "
              "stored vectors); click a point to open the item."):
     map_panel(mem, conv, "ex")  # a click reruns the page with that item (above)

@@ -253,11 +253,6 @@ def answer_panel(wb: Workbench, conv: Conversation, q: Question, system: str, an
                                                         ans.trace))
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def _kind_counts(_mem: Any, store_uri: str, space: str, conv_id: str, step: int) -> dict[str, int]:
-    return _mem.kind_counts()
-
-
 def memory_overview(wb: Workbench, conv: Conversation, systems: list[str], key: str) -> None:
     """While the question is written: the memories to be asked, each one's stored items per kind (a chart and a
     table, read once per built step). Drawn before the click, its chart and table also have the browser load the
@@ -267,7 +262,7 @@ def memory_overview(wb: Workbench, conv: Conversation, systems: list[str], key: 
     for s in systems:
         mem = state.memory_of(wb, s, conv)
         try:
-            counts[s] = _kind_counts(mem, wb.store.uri, mem.space, conv.id, state.ingest_status(wb, s, conv)[0])
+            counts[s] = state.kind_counts(mem, state.ingest_status(wb, s, conv)[0])
         except MemcoreError as e:
             counts[s], failed[s] = {}, str(e)
     st.markdown(f"**The memories you are asking**: what each system stored from the {len(conv.turns):,} turns")
@@ -326,12 +321,16 @@ def question_flow(wb: Workbench, conv: Conversation, q: Question, *, key: str, p
     if not built:
         st.info(f"Choose at least one system whose memory is built (or build one above) to {verb.lower()}.")
         st.stop()
-    state.hold_ahead(wb, conv, built)  # their memories restored while the question is written (not on the click)
     clicked = st.button(verb, type="primary", icon=icon)
     if not shown(f"{key}_active", (conv.id, q.id, q.text, retriever), clicked):
         if overview:
             memory_overview(wb, conv, built, key)
+        # their memories restored while the question is written (not on the click), started once the page is drawn:
+        # a restore thread started before the overview competed with it for the interpreter (the 10M chat's first
+        # Ask visit)
+        state.hold_ahead(wb, conv, built)
         st.stop()
+    state.hold_ahead(wb, conv, built)  # clicked at once (a link with ?run=1): the ask waits for a restore under way
     answers = widgets.answers_for(wb, conv, q, built, retriever)
     if not answers:
         st.stop()

@@ -7,8 +7,9 @@ import hashlib
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Callable
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -91,16 +92,50 @@ def workbench_or_stop() -> Workbench:
 
 
 # ---------------------------------------------------------------- conversations
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _stored_conversation(_store: Any, uri: str, conv_id: str, version: int) -> Conversation:
+    return _store.load_conversation(conv_id)
+
+
+_CONV_VERSIONS: dict[tuple[str, str], int] = {}  # (store uri, conv id) -> the version cached last (one held per conv)
+_CONV_LOCK = threading.Lock()
+
+
 def conversation(wb: Workbench, conv_id: str) -> Conversation:
-    """A stored conversation, parsed once per session (a live one that is still growing, memcore.live, each time:
-    an agent or a followed log may have added turns)."""
-    cache: dict = st.session_state.setdefault("_convs", {})
-    key = (wb.store.uri, conv_id)
-    if key not in cache or is_open(cache[key]):
-        if key in cache:
-            wb.store.refresh()  # the rows other processes committed since
-        cache[key] = wb.conversation(conv_id)
-    return cache[key]
+    """A stored conversation, read and parsed once per server and version of the store's conversations table, and
+    shared by every session (a 10M-token chat took 0.4-0.6 s to read and parse, once per session before): a new
+    write of any conversation (a load, a live turn, new questions; by this process or another) is a new version,
+    so no session is served a replaced conversation (a live one, memcore.live, that grew included). One version per
+    conversation is kept (the one replaced is dropped when the new one is read). The object is shared by every
+    session: callers only read it."""
+    store = wb.store
+    version = store.conversations_version()
+    key = (store.uri, conv_id)
+    conv = _stored_conversation(store, store.uri, conv_id, version)
+    with _CONV_LOCK:
+        old = _CONV_VERSIONS.get(key)
+        _CONV_VERSIONS[key] = version if old is None else max(old, version)
+    if old is not None and old < version:
+        _stored_conversation.clear(store, store.uri, conv_id, old)  # the replaced one: not held next to the new
+    if is_open(conv):  # a live one still growing (memcore.live): the memory rows other processes committed since
+        store.refresh()
+    return conv
+
+
+_DERIVED: dict[tuple[int, str], tuple[weakref.ref, Any]] = {}  # (id(conv), name) -> (the conversation, a value)
+
+
+def per_conversation(conv: Conversation, name: str, make: Callable[[Conversation], Any]) -> Any:
+    """`make(conv)`, computed once per conversation object and `name` and kept while the object lives (the stored
+    conversation is one object per server and version: conversation), so every session and run shares it (e.g. the
+    10M chat's turn texts, ~0.1 s to build). The value is shared: callers only read it."""
+    key = (id(conv), name)
+    hit = _DERIVED.get(key)
+    if hit is not None and hit[0]() is conv:
+        return hit[1]
+    value = make(conv)
+    _DERIVED[key] = (weakref.ref(conv, lambda _ref, k=key: _DERIVED.pop(k, None)), value)
+    return value
 
 
 CONV_KEY = "conv_id"  # the session's one current conversation: every page, picker, link and the sidebar read it
@@ -168,10 +203,14 @@ def current_conversation(wb: Workbench) -> Conversation | None:
 
 
 def forget_conversation(conv_id: str) -> None:
-    """Drop a parsed conversation (after it was reloaded from a file)."""
-    cache: dict = st.session_state.setdefault("_convs", {})
-    for k in [k for k in cache if k[1] == conv_id]:
-        del cache[k]
+    """Drop a parsed conversation (after it was reloaded from a file): the next read parses the stored one again.
+    A write that changed it is found by its version anyway (conversation); this also covers a store replaced on
+    disk under the same path, whose versions may repeat."""
+    with _CONV_LOCK:
+        keys = [k for k in _CONV_VERSIONS if k[1] == conv_id]
+        dropped = [(k, _CONV_VERSIONS.pop(k)) for k in keys]
+    for (uri, cid), version in dropped:
+        _stored_conversation.clear(None, uri, cid, version)
 
 
 # ----------------------------------------------------------------------- ingest
@@ -309,6 +348,44 @@ def events_of(mem: MemoryView, ck_step: int, after: int | None = None, upto: int
     lo = 0 if after is None else bisect.bisect_right(evs, after, key=lambda e: e.step)
     hi = len(evs) if upto is None else bisect.bisect_right(evs, upto, key=lambda e: e.step)
     return evs if (lo, hi) == (0, len(evs)) else evs[lo:hi]
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _kind_counts(_mem: MemoryView, key: tuple[str, str, str], ck_step: int) -> dict[str, int]:
+    return _mem.kind_counts()
+
+
+def kind_counts(mem: MemoryView, ck_step: int) -> dict[str, int]:
+    """A memory's current items per kind (`mem.kind_counts()`), read once per memory and checkpoint step and shared by
+    every session and page (Explore's kinds, Ask's overview): a row count per kind table, ~0.5 s a memory on the 10M
+    chat. A read that fails raises (nothing cached) and is read again next time."""
+    return _kind_counts(mem, mem.key, ck_step)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _current_items(_mem: MemoryView, key: tuple[str, str, str], kind: str, ck_step: int) -> list:
+    return MemoryView(_mem.store, _mem.system, _mem.conv_id, _mem.space).items(kind, with_vectors=False)
+
+
+@dataclass(frozen=True)
+class CheckpointView(MemoryView):
+    """A memory as of its checkpoint step `ck_step`: its current items of a kind without vectors (`items(kind,
+    with_vectors=False)`) are read once per memory and step and shared by every session (the same MemoryItem
+    objects: callers only read them); every other read goes to the store as MemoryView's do."""
+
+    ck_step: int = -1
+
+    def items(self, kind: str, at_step: int | None = None, with_vectors: bool = True) -> list:
+        """Current items of a kind (shared, once per memory and step) when neither a step nor vectors are asked."""
+        if at_step is None and not with_vectors:
+            return _current_items(self, self.key, kind, self.ck_step)
+        return super().items(kind, at_step=at_step, with_vectors=with_vectors)
+
+
+def as_of_checkpoint(mem: MemoryView, ck_step: int) -> CheckpointView:
+    """`mem` with its current items read once per memory and checkpoint step (CheckpointView): Explore's entity graph
+    read a 10M chat's entities and relations on every run (~0.5 s)."""
+    return CheckpointView(mem.store, mem.system, mem.conv_id, mem.space, ck_step)
 
 
 def checkpoint(mem: MemoryView) -> tuple[int, bool]:

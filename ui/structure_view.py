@@ -9,12 +9,13 @@ import streamlit as st
 
 from memcore.types import Answer, Conversation
 from memcore.viz.views import get_view
+from ui import state
 from ui.render import render
 
 
 def turn_texts(conv: Conversation) -> dict[str, str]:
-    """Turn id -> "Speaker: text" for hover labels and tables."""
-    return {t.turn_id: t.embed_text for t in conv.turns}
+    """Turn id -> "Speaker: text" for hover labels and tables (built once per conversation object; read only)."""
+    return state.per_conversation(conv, "turn_texts", lambda c: {t.turn_id: t.embed_text for t in c.turns})
 
 
 def structure_view(system: str, ans: Answer, texts: Mapping[str, str], key: str) -> None:

@@ -182,6 +182,14 @@ class LanceStore(CommitPart, ItemsPart, RecordsPart):
         df = self.tables.df("conversations", columns=["conv_id", "source", "n_turns", "n_questions"])
         return df.drop_duplicates("conv_id", ignore_index=True)
 
+    def conversations_version(self) -> int:
+        """The conversations table's latest version (0 before it exists), read afresh: every write of a conversation
+        (a load, a live turn, new questions), by this process or another, gives a new one. A cache of parsed
+        conversations keyed by it (the app's: ui.state.conversation) never serves a replaced one."""
+        if not self.tables.has("conversations"):
+            return 0
+        return int(self.tables.fresh("conversations").version)
+
     def load_conversation(self, conv_id: str):
         """A stored conversation, or StoreError naming the ones that exist."""
         df = self.tables.df("conversations", where=f"conv_id = {sql_str(conv_id)}")

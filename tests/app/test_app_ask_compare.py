@@ -274,7 +274,7 @@ def test_ask_shows_the_memories_asked_until_the_click():
 def test_a_memory_whose_counts_cannot_be_read_is_said_and_ask_still_answers(monkeypatch):
     from memcore.errors import StoreError
     from memcore.store.view import MemoryView
-    from ui import ask_view
+    from ui import state
 
     at = home_with_demo()
     at.switch_page("pages/ask.py").run()
@@ -285,7 +285,7 @@ def test_a_memory_whose_counts_cannot_be_read_is_said_and_ask_still_answers(monk
         raise StoreError("table unreadable (test)")
 
     monkeypatch.setattr(MemoryView, "kind_counts", broken)
-    ask_view._kind_counts.clear()  # counts are read once per built step: read them again
+    state._kind_counts.clear()  # counts are read once per memory and built step: read them again
     at.run()
     assert not errors(at), errors(at)
     table = next(d.value for d in at.dataframe if list(getattr(d.value, "columns", [])) == ["system", "items", "by kind"])
