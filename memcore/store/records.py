@@ -45,13 +45,18 @@ class RecordsPart:
         where = f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)}"
         if upto is not None:
             where += f" AND step <= {int(upto)}"
-        df = self.tables.df("events", where=where)
-        if df.empty:
+        if not self.tables.has("events"):
             return []
-        df = df.sort_values(["step", "seq"], kind="stable")
-        return [Event(step=int(r["step"]), kind=r["kind"], item_ids=list(r["item_ids"]), reason=r["reason"],
-                      system=r["system"], conv_id=r["conv_id"], turn_id=r["turn_id"], item_kind=r["item_kind"],
-                      data=json.loads(r["data"] or "{}")) for r in df.to_dict("records")]
+        # pyarrow columns, not pandas records: a 10M chat's 126k events read in ~1.5 s, not ~4.5 (to_dict's boxing)
+        tb = self.tables.arrow("events", where=where)
+        if not tb.num_rows:
+            return []
+        tb = tb.sort_by([("step", "ascending"), ("seq", "ascending")])  # stable (arrow's sort_indices)
+        cols = {c: tb.column(c).to_pylist() for c in ("step", "kind", "item_ids", "reason", "system", "conv_id",
+                                                       "turn_id", "item_kind", "data")}
+        return [Event(step=step, kind=kind, item_ids=list(ids or []), reason=reason, system=system, conv_id=conv,
+                      turn_id=turn, item_kind=ikind, data=json.loads(data or "{}"))
+                for step, kind, ids, reason, system, conv, turn, ikind, data in zip(*cols.values(), strict=True)]
 
     # ---------------------------------------------------------- ledger, runs
     def add_llm_calls(self, records: Sequence) -> None:
