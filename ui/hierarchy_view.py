@@ -38,6 +38,7 @@ def history_table(events: pd.DataFrame, node_id: str) -> pd.DataFrame:
 
 _NODES: dict[tuple, list[HNode]] = {}
 _VIEWS: dict[tuple, FocusView] = {}
+_FIGS: dict[tuple, dict] = {}
 
 
 def _cached(store: dict, key: tuple, make):
@@ -114,9 +115,14 @@ def drill(view: SystemView, system: str, items_at: ItemsAt, step: int, events: p
                    + (" (the search leaves it out)" if hits else f" at step {step} (merged, split or not made yet)")
                    + ": showing the nearest node above it that is.")
     chart = f"{key}_drill_{st.session_state.get(f'{key}_hnonce', 0)}"  # a new chart per drill: its click state fresh
+    # the title (the hierarchy's counts) above the chart, not in it: a changed figure is a new chart, sent and drawn
+    # from scratch, and the counts change at every step that adds a fact; the regions on screen change less often
+    st.markdown(f"**{widgets.md_escape(_title(system, nodes))}**")
     with st.container(key=f"{key}_drill"):
-        st.plotly_chart(Prebuilt(focus_figure(view_, _title(system, nodes))), key=chart, on_select=lambda: _clicked(
-            chart, view_, key), selection_mode="points", config={"displayModeBar": False})
+        st.plotly_chart(Prebuilt(_cached(_FIGS, (memory, step, q, hl, path), lambda: focus_figure(view_))
+                                 if memory else focus_figure(view_)), key=chart,
+                        on_select=lambda: _clicked(chart, view_, key), selection_mode="points",
+                        config={"displayModeBar": False})
     st.caption("Click a region to drill into it (themes → facts → episodes → turns): its children fill the left "
                "column, a preview of theirs the right one; the path above climbs back. The number after a label "
                f"counts its children; at most {FOCUS_ROWS} rows, the rest in \"N more\" (click it for the next "
