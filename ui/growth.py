@@ -27,7 +27,7 @@ from ui import hierarchy_view, state, widgets
 from ui.render import render
 
 FOCUS = ["Entity neighbourhood", "Community", "Session"]
-TABLE_ROWS = 100  # rows of the memory table sent with a step
+TABLE_ROWS = 25  # rows of the memory table a page (what a step re-sends when one of them changes)
 
 
 def ego_graph(mem: MemoryView, step: int | None, changed: set[str], key: str, conv: Conversation | None = None,
@@ -134,25 +134,35 @@ def _session(sub: dict, conv: Conversation, key: str) -> None:
 
 
 def memory_table(wb: Workbench, conv: Conversation, rd: ReplayData, step: int) -> None:
-    """Items of one kind alive at this step; those touched at this step come first, the `TABLE_ROWS` changed most
-    recently listed (the caption says how many there are)."""
+    """Items of one kind alive at this step, those touched at this step first, then the most recently changed: a
+    page of `TABLE_ROWS` at a time (a page picker beside the kind when there are more; the caption says which rows
+    of how many). A step that changes a row re-sends only the page on screen (100 rows were 68 KB at BEAM 1M)."""
     kinds = [k for k in rd.counts.columns if rd.counts[k].max() > 0]
     if not kinds:
         st.caption(f"{rd.system} keeps no memory items of its own (it indexes raw turns).")
         return
-    kind = st.selectbox("Kind", kinds, key=f"gr_kind_{rd.system}")
+    c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
+    kind = c1.selectbox("Kind", kinds, key=f"gr_kind_{rd.system}")
     items = state.items_at(state.memory_of(wb, rd.system, conv), kind, step)
     changed = rd.changed_at(step)
     df = pd.DataFrame([{"changed now": it.id in changed, "id": it.id, "text": it.text,
                         "turns": ", ".join(it.turn_ids[:10]), "since step": it.created_step,
                         "version from": it.updated_step} for it in items],
                       columns=["changed now", "id", "text", "turns", "since step", "version from"])
-    df = df.sort_values(["changed now", "version from"], ascending=False)
-    shown = df.head(TABLE_ROWS)  # every row would travel with each step that changes one (216 KB at BEAM 1M)
+    df = df.sort_values(["changed now", "version from"], ascending=False, kind="stable")
+    pages = max(1, -(-len(df) // TABLE_ROWS))
+    page_key = f"gr_page_{rd.system}_{kind}"
+    if st.session_state.get(page_key, 1) > pages:  # a step back can hold fewer items than the page shown
+        st.session_state[page_key] = pages
+    page = int(c2.number_input(f"Page (of {pages:,})", 1, pages, key=page_key, disabled=pages == 1,
+                               help=f"{TABLE_ROWS} rows a page, the most recently changed first"))
+    first = (page - 1) * TABLE_ROWS
+    shown = df.iloc[first:first + TABLE_ROWS]
     st.dataframe(shown, hide_index=True, height=min(38 + 35 * max(len(shown), 1), 300))
     st.caption(f"{len(df)} {kind} item(s) in memory at step {step}; ticked rows changed at this step."
-               + (f" The {TABLE_ROWS} changed most recently are listed; Explore lists and searches every one."
-                  if len(df) > TABLE_ROWS else ""))
+               + (f" Rows {first + 1:,}-{first + len(shown):,} of {len(df):,} (page {page} of {pages}: the page "
+                  "picker above lists the others, the most recently changed first); Explore also searches them."
+                  if pages > 1 else ""))
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
