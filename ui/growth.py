@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -165,6 +166,25 @@ def memory_table(wb: Workbench, conv: Conversation, rd: ReplayData, step: int) -
                   if pages > 1 else ""))
 
 
+_BOUNDS: dict[tuple, np.ndarray] = {}
+
+
+def same_since(mem: MemoryView, step: int) -> int:
+    """The first step of the run of steps whose items (every kind) are those at `step`: the last step at or before it
+    where a version began or ended (from the memory's versions, read once per checkpoint). A view built from the
+    items alone is the same over the run (the hierarchy is built once per run of steps, not per step)."""
+    ck = state.checkpoint(mem)
+    key = (mem.key, ck)
+    if key not in _BOUNDS:
+        if len(_BOUNDS) > 32:
+            _BOUNDS.clear()
+        v = state.versions_of(mem, ck[0])
+        _BOUNDS[key] = np.unique(np.concatenate([v["valid_from"].to_numpy(dtype=np.int64),
+                                                 v["valid_to"].to_numpy(dtype=np.int64), [0]]))
+    bounds = _BOUNDS[key]
+    return int(bounds[np.searchsorted(bounds, step, side="right") - 1]) if step >= 0 else step
+
+
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _growth(_mem: MemoryView, _rd: ReplayData, _view: SystemView, view_id: int, key: tuple[str, str, str],
             step: int, memory: tuple[int, int]) -> list[Block]:
@@ -199,7 +219,7 @@ def growth_views(wb: Workbench, conv: Conversation, data: dict[str, ReplayData],
         title = (get_system(name).title or name) if name in widgets.systems() else name
         hierarchy_view.drill(view, title, lambda kind, at: state.items_at(mem, kind, at), step,
                              rd.events[rd.events["step"] <= step], f"gr_{name}",
-                             memory=(*mem.key, rd.n_steps, len(rd.events)), url="hpath")
+                             memory=(*mem.key, rd.n_steps, len(rd.events)), url="hpath", since=same_since(mem, step))
     render(growth_blocks(wb, conv, rd, step), f"gr_{name}")
     held = [k for k in rd.counts.columns if rd.counts[k].max() > 0]  # from the step's data: no store read per step
     ego_graph(state.memory_of(wb, name, conv), step, rd.changed_at(step), f"gr_{name}", conv, held)
