@@ -210,9 +210,12 @@ def script_runs(store: Path) -> list[tuple[str, float]]:
     return out
 
 
+def _p95(xs: list[float]) -> float:
+    return sorted(xs)[max(0, int(round(0.95 * len(xs))) - 1)]
+
+
 def _stats(xs: list[float]) -> str:
-    p95 = sorted(xs)[max(0, int(round(0.95 * len(xs))) - 1)]
-    return f"median {statistics.median(xs):.0f} ms, p95 {p95:.0f} ms, max {max(xs):.0f} ms"
+    return f"median {statistics.median(xs):.0f} ms, p95 {_p95(xs):.0f} ms, max {max(xs):.0f} ms"
 
 
 ASK_DONE = "[data-testid='stMain'] [data-testid='stTabs']"
@@ -292,8 +295,9 @@ def on_store(store: Path, question: str, steps: int, visits_too: bool = True, as
         print(f"  {path:22s} {secs:5.2f} s {'OK' if secs <= 3 else 'SLOW'}")
     for view, lat in ends.items():
         shown, settled = [x for x, _ in lat], [y for _, y in lat]
-        print(f"replay step at the last turns, {view} (goal <= 500 ms): shown {_stats(shown)}; "
-              f"drawn {_stats(settled)} {'OK' if statistics.median(settled) <= 500 else 'SLOW'}")
+        # the verdict on the p95 drawn (issue 35: a step <= 0.5 s at the p95 too; the median hid the slow steps)
+        print(f"replay step at the last turns, {view} (goal <= 500 ms at the p95): shown {_stats(shown)}; "
+              f"drawn {_stats(settled)} {'OK' if _p95(settled) <= 500 else 'SLOW'}")
     if ask_too:
         print(f"ask with {len(systems)} system(s) ({', '.join(systems)}): {ask:.2f} s (goal <= 5 s with 6) "
               f"{'OK' if ask <= 5 else 'SLOW'}")

@@ -38,6 +38,7 @@ def history_table(events: pd.DataFrame, node_id: str) -> pd.DataFrame:
 
 _NODES: dict[tuple, list[HNode]] = {}
 _VIEWS: dict[tuple, FocusView] = {}
+_FIGS: dict[tuple, dict] = {}
 
 
 def _cached(store: dict, key: tuple, make):
@@ -80,17 +81,21 @@ def breadcrumb(view: FocusView, key: str) -> None:
 
 
 def drill(view: SystemView, system: str, items_at: ItemsAt, step: int, events: pd.DataFrame | None, key: str,
-          highlight: Iterable[str] = (), memory: tuple = (), url: str = "") -> None:
+          highlight: Iterable[str] = (), memory: tuple = (), url: str = "", since: int | None = None) -> None:
     """Search box, the drill path, the part of the hierarchy under the node drilled to (memcore.viz.hierarchy's
     focus view: its children and a preview of theirs, matches outlined, `highlight` in colour; a click drills on
     the server, the path kept in session state under `{key}_hpath`), the matches as a table, and the history of a
     top-level node picked below. `memory` identifies the memory: with it, the hierarchy and what is on screen are
     built once per memory, step, search and path (a step of Replay then only redraws them). `url`: the URL
-    parameter that holds the drill path (node ids, comma-separated), so a shared link reopens the same node."""
+    parameter that holds the drill path (node ids, comma-separated), so a shared link reopens the same node.
+    `since`: the first step of the run of steps whose items equal those at `step` (Replay: the last version
+    boundary at or before it); the hierarchy, the part on screen and its figure are then built once per run of
+    unchanged steps, not per step (the view's `levels` reads its items through `items_at` only)."""
     if view.levels is None:
         return
     levels = view.levels
-    nodes = _cached(_NODES, (memory, step), lambda: levels(items_at, step)) if memory else levels(items_at, step)
+    same = step if since is None else since  # what the caches key on: the items are those of step `same`
+    nodes = _cached(_NODES, (memory, same), lambda: levels(items_at, step)) if memory else levels(items_at, step)
     if not nodes:
         return
     query = st.text_input("Search the hierarchy", key=f"{key}_hq", placeholder="words of a theme, fact or episode, "
@@ -106,7 +111,7 @@ def drill(view: SystemView, system: str, items_at: ItemsAt, step: int, events: p
     if url:  # an id with a comma cannot be written: the link then opens the top
         state.url_set(**{url: list(path) if not any("," in p for p in path) else None})
     q = query.strip().lower()
-    view_ = _cached(_VIEWS, (memory, step, q, hl, path), lambda: focus_view(shown, path, highlight=hl, hits=hits)) \
+    view_ = _cached(_VIEWS, (memory, same, q, hl, path), lambda: focus_view(shown, path, highlight=hl, hits=hits)) \
         if memory else focus_view(shown, path, highlight=hl, hits=hits)
     breadcrumb(view_, key)
     if view_.missing:
@@ -114,9 +119,14 @@ def drill(view: SystemView, system: str, items_at: ItemsAt, step: int, events: p
                    + (" (the search leaves it out)" if hits else f" at step {step} (merged, split or not made yet)")
                    + ": showing the nearest node above it that is.")
     chart = f"{key}_drill_{st.session_state.get(f'{key}_hnonce', 0)}"  # a new chart per drill: its click state fresh
+    # the title (the hierarchy's counts) above the chart, not in it: a changed figure is a new chart, sent and drawn
+    # from scratch, and the counts change at every step that adds a fact; the regions on screen change less often
+    st.markdown(f"**{widgets.md_escape(_title(system, nodes))}**")
     with st.container(key=f"{key}_drill"):
-        st.plotly_chart(Prebuilt(focus_figure(view_, _title(system, nodes))), key=chart, on_select=lambda: _clicked(
-            chart, view_, key), selection_mode="points", config={"displayModeBar": False})
+        st.plotly_chart(Prebuilt(_cached(_FIGS, (memory, same, q, hl, path), lambda: focus_figure(view_))
+                                 if memory else focus_figure(view_)), key=chart,
+                        on_select=lambda: _clicked(chart, view_, key), selection_mode="points",
+                        config={"displayModeBar": False})
     st.caption("Click a region to drill into it (themes → facts → episodes → turns): its children fill the left "
                "column, a preview of theirs the right one; the path above climbs back. The number after a label "
                f"counts its children; at most {FOCUS_ROWS} rows, the rest in \"N more\" (click it for the next "

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
 
+from memcore.store.view import MemoryView
 from memcore.types import Conversation
 from memcore.viz.replay import ReplayData, cumulative_cost_figure, event_strip_figure, layer_counts_figure
 from memcore.workbench import Workbench
@@ -88,6 +90,46 @@ def replay_viewer(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]
             below()
 
     viewer()
+    warm_versions(wb, conv, data)
+
+
+_WARMED: set[tuple] = set()  # (memory, checkpoint step) whose item versions a warm-up loaded (or is loading)
+_WARM_LOCK = threading.Lock()
+
+
+def _warm(mems: list[tuple[MemoryView, list[str]]]) -> None:
+    for mem, kinds in mems:
+        for kind in kinds:
+            try:
+                state.items_at(mem, kind, 0)  # loads the kind's versions once (a resource shared by every session)
+            except Exception:  # a warm-up only: the step that needs them reads them (and says why)
+                return
+
+
+def warm_versions(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]) -> threading.Thread | None:
+    """Load, in a background thread once the page is drawn, every item version of each memory on Replay (once per
+    memory and checkpoint on this server): the step diff below the step (ui.memory_diff_view) reads a memory's
+    few changed items by id on a page's first visit and loads every version at its next step, which made the
+    first step after a page load the slowest (+200-700 ms at BEAM 1M: xMemory's 1,000 and MemWeaver's 5,600
+    versions). A step that comes before the warm-up is done waits for it (one load: the cache's lock), as it
+    waited for the load before. Returns the thread started (None: nothing left to warm)."""
+    todo = []
+    shown = st.session_state.get("md_system")  # the step diff's memory first
+    with _WARM_LOCK:
+        for name, rd in sorted(data.items(), key=lambda kv: kv[0] != shown):
+            kinds = [k for k in rd.counts.columns if rd.counts[k].max() > 0]
+            if not kinds:
+                continue
+            mem = state.memory_of(wb, name, conv)
+            key = (mem.key, state.checkpoint(mem))
+            if key not in _WARMED:
+                _WARMED.add(key)
+                todo.append((mem, kinds))
+    if not todo:
+        return None
+    thread = threading.Thread(target=_warm, args=(todo,), name="memcore-replay-warm", daemon=True)
+    thread.start()
+    return thread
 
 
 def _step_body(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], step: int) -> None:

@@ -20,9 +20,10 @@ sys.path.insert(0, str(ROOT))
 
 
 def _chart(at: AppTest) -> dict:
-    charts = [c for c in at.get("plotly_chart") if "hierarchy" in c.proto.spec]
-    assert len(charts) == 1
-    return json.loads(charts[0].proto.spec)
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    charts = [s for s in specs if s["data"] and s["data"][0].get("orientation") == "h" and "customdata" in s["data"][0]]
+    assert len(charts) == 1  # the hierarchy's focus view: horizontal bars, each region's drill path its customdata
+    return charts[0]
 
 
 def test_growth_hierarchy_drills_on_the_server_and_climbs_back(tmp_path, monkeypatch):
@@ -47,6 +48,8 @@ def test_growth_hierarchy_drills_on_the_server_and_climbs_back(tmp_path, monkeyp
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     top = _chart(at)["data"][0]
+    assert "title" not in _chart(at)["layout"]  # the counts are written above the chart: a step adding a fact
+    assert [m.value for m in at.markdown if m.value.startswith(r"**xMemory hierarchy\: ")]  # nor redraws it
     assert theme.id in [c.split("\t")[-1] for c in top["customdata"]]
     assert max(len(c.split("\t")) for c in top["customdata"]) == 2  # themes and their facts, no episode or turn
     assert [b.label for b in at.button if b.key and b.key.startswith("gr_xmemory_crumb")] == []  # at the top
@@ -78,12 +81,19 @@ def test_growth_hierarchy_drills_on_the_server_and_climbs_back(tmp_path, monkeyp
 
     import ui.growth
 
-    monkeypatch.setattr(ui.growth, "TABLE_ROWS", 3)  # the memory table sends the rows changed most recently, says so
+    monkeypatch.setattr(ui.growth, "TABLE_ROWS", 3)  # the memory table sends one page of rows, says which
     at.run()
     note = next(c.value for c in at.caption if " in memory at step " in c.value)
     total = int(note.split()[0])
-    assert total > 3 and "The 3 changed most recently are listed" in note
-    assert len(at.dataframe[-1].value) == 3
+    pages = -(-total // 3)
+    assert total > 3 and f"Rows 1-3 of {total} (page 1 of {pages}" in note
+    first = at.dataframe[-1].value
+    assert len(first) == 3
+    picker = next(x for x in at.number_input if (x.key or "").startswith("gr_page_xmemory_"))
+    picker.set_value(pages).run()  # the last page: the rest of the rows
+    last = at.dataframe[-1].value
+    assert len(last) == total - 3 * (pages - 1) and not set(last["id"]) & set(first["id"])
+    assert f"of {total} (page {pages} of {pages}" in next(c.value for c in at.caption if " in memory at step " in c.value)
 
     at.switch_page("pages/explore.py").run()  # Explore draws the same hierarchy, drilled under its own key
     at.selectbox(key="ex_system").set_value("xmemory").run()

@@ -115,3 +115,30 @@ def test_step_diff_from_caches_equals_the_diff_read_from_the_store(built, system
         assert got == want, (a, b)
         nonempty += not fast.empty
     assert nonempty > len(pairs) // 3  # the memory changed at many of these steps: the comparison covered changes
+
+
+@pytest.mark.parametrize("system", ["xmemory", "memweaver"])
+def test_same_since_names_a_step_with_the_same_items(built, system):
+    """Growth builds the hierarchy once per run of steps with the same items (ui.growth.same_since): at every step,
+    the step it names holds the same items of every kind, and so the same hierarchy."""
+    from memcore.viz.views import get_view
+    from ui.growth import same_since
+
+    wb, conv = built
+    mem = wb.memory(system, conv)
+    kinds = list(mem.kind_counts())
+    levels = get_view(system).levels
+    shared = 0
+    for step in range(0, len(conv.turns) + 2):
+        since = same_since(mem, step)
+        assert 0 <= since <= step
+        for kind in kinds:
+            assert [(i.id, i.updated_step) for i in state.items_at(mem, kind, since)] == \
+                   [(i.id, i.updated_step) for i in state.items_at(mem, kind, step)], (kind, step, since)
+        if levels is not None:
+            assert levels(lambda k, at: state.items_at(mem, k, at), since) == \
+                   levels(lambda k, at: state.items_at(mem, k, at), step)
+        shared += since < step
+        if since < step:  # the step before holds the same items too: no version began or ended at this step
+            assert same_since(mem, step - 1) == since
+    assert shared  # some steps share their items with an earlier one (what the cache saves)

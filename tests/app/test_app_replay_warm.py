@@ -1,0 +1,84 @@
+"""Replay loads every item version of its memories in the background once the page is drawn (ui.replay_view.
+warm_versions, issue 35): the first step after a page load then reads nothing from the store, as every later step."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from memcore.embed import HashingEmbedder
+from memcore.settings import Settings
+from memcore.store.view import MemoryView
+from memcore.workbench import Workbench
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+
+@pytest.fixture()
+def replay(tmp_path, monkeypatch):
+    """The demo with xMemory and MemWeaver built in a fresh store (fresh cache keys); Replay opened at the last step,
+    and a counter of the store reads that load a kind's every version."""
+    store = tmp_path / "store"
+    for k, v in (("MEMCORE_STORE", str(store)), ("MEMCORE_EMBEDDER", "hashing"), ("MEMCORE_LLM_PROVIDER", "offline")):
+        monkeypatch.setenv(k, v)
+    wb = Workbench(Settings(store_uri=str(store), llm_provider="offline", embedder="hashing"), embedder=HashingEmbedder())
+    conv = wb.load_demo()
+    for s in ("xmemory", "memweaver"):
+        wb.ingest(s, conv)
+    reads: list[str] = []
+    real = MemoryView.kind_versions
+
+    def counted(self, kind, ids=None, *a, **kw):
+        if ids is None:  # every version of the kind (a diff's first read takes a few items by id)
+            reads.append(kind)
+        return real(self, kind, ids, *a, **kw)
+
+    monkeypatch.setattr(MemoryView, "kind_versions", counted)
+
+    def open_at_end() -> AppTest:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
+        at.switch_page("pages/replay.py").run()
+        at.multiselect(key="replay_systems").set_value(["xmemory", "memweaver"]).run()
+        at.slider(key="replay_step").set_value(len(conv.turns)).run()
+        assert not at.exception, [e.value for e in at.exception]
+        return at
+
+    return open_at_end, reads, len(conv.turns)
+
+
+def _join_warmups() -> int:
+    threads = [t for t in threading.enumerate() if t.name == "memcore-replay-warm"]
+    for t in threads:
+        t.join(120)
+    return len(threads)
+
+
+def test_the_first_steps_after_a_page_load_read_no_versions(replay):
+    open_at_end, reads, n = replay
+    at = open_at_end()
+    _join_warmups()
+    assert {"episode", "semantic", "theme", "entity", "relation"} <= set(reads)  # both memories' kinds, loaded once
+    reads.clear()
+    for step in (n - 1, n - 2, n - 3):  # each step's diff (previous step -> this one) from the loaded versions
+        at.slider(key="replay_step").set_value(step).run()
+        assert not at.exception, [e.value for e in at.exception]
+    assert reads == []
+
+
+def test_without_the_warm_up_a_step_loads_versions(replay, monkeypatch):
+    """The control: the same steps load versions themselves when nothing warmed them (what the warm-up saves)."""
+    import ui.replay_view
+
+    monkeypatch.setattr(ui.replay_view, "warm_versions", lambda *a, **kw: None)
+    open_at_end, reads, n = replay
+    at = open_at_end()
+    assert _join_warmups() == 0
+    reads.clear()
+    for step in (n - 1, n - 2, n - 3):
+        at.slider(key="replay_step").set_value(step).run()
+    assert reads  # the step diff loaded a memory's versions at one of these steps
