@@ -87,4 +87,8 @@ def replay_step_calls(wb: Workbench, conv: Conversation, systems: list[str], ste
     with box:
         pick = widgets.segmented("System", systems, "rp_calls_system", systems[0],
                                  format_func=lambda s: f"{s} ({len(per[s])})")
-        calls_panel(per[pick].to_dict("records"), key=f"rp_calls_{pick}", provider=wb.provider_label)
+        rows = per[pick]
+        if len(rows):  # the step's calls with their prompts and completions (the shared frame holds no texts)
+            rows = state.memory_of(wb, pick, conv).llm_calls(stage="construction", provider=wb.llm.provider.name,
+                                                            step=step)
+        calls_panel(rows.to_dict("records"), key=f"rp_calls_{pick}", provider=wb.provider_label)

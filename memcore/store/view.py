@@ -70,13 +70,20 @@ class MemoryView:
         """Items built directly from a turn or an item."""
         return self.store.derived_from(self.space, self.conv_id, source_id)
 
-    def events(self, upto: int | None = None) -> list[Event]:
-        """Ingest events in order (optionally up to a step)."""
-        return self.store.events(self.space, self.conv_id, upto)
+    def events(self, upto: int | None = None, after: int | None = None) -> list[Event]:
+        """Ingest events in order (optionally those of the steps after `after` and up to `upto`)."""
+        return self.store.events(self.space, self.conv_id, upto, after)
 
-    def llm_calls(self, stage: str | None = None, provider: str | None = None) -> pd.DataFrame:
-        """This system's ledger rows on this conversation (the ledger is keyed by system, not space)."""
-        return self.store.llm_calls(system=self.system, conv_id=self.conv_id, stage=stage, provider=provider)
+    def events_table(self) -> Any:
+        """Every stored event row in order as a pyarrow Table (None: none), `data` as stored JSON text."""
+        return self.store.events_table(self.space, self.conv_id)
+
+    def llm_calls(self, stage: str | None = None, provider: str | None = None, step: int | None = None,
+                  texts: bool = True) -> pd.DataFrame:
+        """This system's ledger rows on this conversation (the ledger is keyed by system, not space); those of one
+        step; without prompt and completion texts (`texts=False`)."""
+        return self.store.llm_calls(system=self.system, conv_id=self.conv_id, stage=stage, provider=provider,
+                                    step=step, texts=texts)
 
     def version(self) -> str:
         """A digest of every stored item version (memcore.store.projections.memory_version): changes whenever

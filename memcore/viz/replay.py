@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -72,6 +73,34 @@ def events_frame(events: Sequence[Event], offline: bool = False) -> pd.DataFrame
     return pd.DataFrame(rows, columns=EVENT_COLUMNS)
 
 
+def events_frame_of_table(tb: Any, offline: bool = False) -> pd.DataFrame:
+    """`events_frame` of the stored event rows (memcore.store.records.events_table, a pyarrow Table, or None)
+    without building an Event per row: the same frame (each row's data is its stored JSON text, which is what
+    json.dumps gives again, and is re-encoded only where it was stored ASCII-escaped; an event's data is parsed
+    only where its reason may need the offline role's note). A 10M chat's 126k events: ~1.8 -> ~0.5 CPU s."""
+    if tb is None or not tb.num_rows:
+        return pd.DataFrame([], columns=EVENT_COLUMNS)
+    col = {c: tb.column(c).to_pylist() for c in ("step", "system", "kind", "item_kind", "item_ids", "turn_id",
+                                                  "reason", "data")}
+    texts = [_data_text(d) for d in col["data"]]
+    reasons = col["reason"]
+    if offline:
+        reasons = [r if OFFLINE_MARK in r or '"role"' not in (d or "") else
+                   event_reason(Event(step=0, kind="", item_ids=[], reason=r, data=json.loads(d or "{}")), offline)
+                   for r, d in zip(reasons, col["data"], strict=True)]
+    return pd.DataFrame({"step": col["step"], "system": col["system"], "event": col["kind"],
+                         "item_kind": col["item_kind"], "items": [", ".join(ids or []) for ids in col["item_ids"]],
+                         "turn_id": col["turn_id"], "reason": reasons, "data": texts}, columns=EVENT_COLUMNS)
+
+
+def _data_text(stored: str | None) -> str:
+    if not stored:
+        return "{}"
+    if "\\u" in stored:  # written ASCII-escaped (or holding an escape): as events_frame writes it
+        return json.dumps(json.loads(stored), ensure_ascii=False, default=str)[:2000]
+    return stored[:2000]
+
+
 def counts_by_step(versions: pd.DataFrame, n_steps: int) -> pd.DataFrame:
     """Items alive at each step per kind, from version rows (kind, valid_from, valid_to)."""
     idx = pd.RangeIndex(0, n_steps + 1, name="step")
@@ -111,11 +140,11 @@ def calls_by_step(calls: pd.DataFrame, n_steps: int) -> tuple[pd.DataFrame, bool
     return per.cumsum(), exact
 
 
-def build_replay(system: str, events: Sequence[Event], versions: pd.DataFrame, calls: pd.DataFrame,
+def build_replay(system: str, events: Sequence[Event] | pd.DataFrame, versions: pd.DataFrame, calls: pd.DataFrame,
                  n_steps: int, offline: bool = False) -> ReplayData:
     """All per-step aggregates for one system's ingest of one conversation (`offline`: built by the offline
-    engine, whose decisions the event reasons label)."""
-    ev = events_frame(events, offline)
+    engine, whose decisions the event reasons label); `events` the stored events, or their `events_frame`."""
+    ev = events if isinstance(events, pd.DataFrame) else events_frame(events, offline)
     idx = pd.RangeIndex(0, n_steps + 1, name="step")
     ec = (ev.groupby(["step", "event"]).size().unstack(fill_value=0).reindex(idx, fill_value=0)
           if not ev.empty else pd.DataFrame(index=idx))
