@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from memcore.datasets import category_counts, load_demo, save_jsonl_chat
+from memcore.datasets import category_counts, load_demo
 from memcore.errors import ConfigError
 from memcore.eval.cost import construction_usage
 from memcore.eval.report import row_trace, strip_timing
@@ -208,16 +208,9 @@ def test_broken_systems_do_not_stop_the_others(tmp_path, broken_systems) -> None
     assert "boom in answer" in errs[("test_broken_answer", "demo:q0")]
 
 
-def test_jsonl_dataset_with_two_workers(tmp_path) -> None:
-    a = load_demo()
-    b = load_demo()
-    b.id = "demo2"
-    for x in (*b.turns, *b.questions):
-        x.conv_id = "demo2"
-    for q in b.questions:
-        q.id = q.id.replace("demo:", "demo2:")
-    path = tmp_path / "two.jsonl"
-    save_jsonl_chat([a, b], path)
+def test_jsonl_dataset_with_two_workers(tmp_path, two_demo_chats) -> None:
+    """Two conversations over two worker processes give the rows of one process."""
+    path = two_demo_chats
     one = run_eval(settings(tmp_path, "s1"), "jsonl", path, ["naive_rag"], limit=3, workers=1)
     two = run_eval(settings(tmp_path, "s2"), "jsonl", path, ["naive_rag"], limit=3, workers=2)
     assert two["complete"] and two["conversations"] == ["demo", "demo2"]

@@ -273,22 +273,14 @@ def test_a_killed_worker_fails_the_run_and_the_same_call_resumes_it(tmp_path) ->
     assert again["complete"] and _comparable(again) == _comparable(one)
 
 
-def test_several_conversations_over_workers_hand_a_run_time_system_back_too(tmp_path) -> None:
+def test_several_conversations_over_workers_hand_a_run_time_system_back_too(tmp_path, two_demo_chats) -> None:
     """workers=2 on two conversations (each process takes whole ones): the system only this process registers
     is evaluated here after them, with the rows of one process."""
-    from memcore.datasets import load_demo, save_jsonl_chat
     from memcore.eval.runner import run_eval
     from memcore.systems import register_system, unregister_system
     from memcore.systems.naive_rag import NaiveRAGSystem
 
-    a, b = load_demo(), load_demo()
-    b.id = "demo2"
-    for x in (*b.turns, *b.questions):
-        x.conv_id = "demo2"
-    for q in b.questions:
-        q.id = q.id.replace("demo:", "demo2:")
-    path = tmp_path / "two.jsonl"
-    save_jsonl_chat([a, b], path)
+    path = two_demo_chats
 
     class RuntimeRag(NaiveRAGSystem):
         name = "test_runtime_rag2"
