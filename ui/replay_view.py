@@ -112,9 +112,9 @@ def _warm(mems: list[tuple[MemoryView, list[str]]]) -> None:
 
 def warm_versions(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]) -> threading.Thread | None:
     """Load, in a background thread once the page is drawn, every stored event and item version of each memory on
-    Replay (once per memory and checkpoint on this server): the step diff below the step (ui.memory_diff_view) reads a memory's
-    few changed items by id on a page's first visit and loads every version at its next step, which made the
-    first step after a page load the slowest (+200-700 ms at BEAM 1M: xMemory's 1,000 and MemWeaver's 5,600
+    Replay (once per memory and checkpoint on this server): the step diff below the step (ui.memory_diff_view) reads
+    a memory's few changed items by id on a page's first visit and loads every version at its next step, which made
+    the first step after a page load the slowest (+200-700 ms at BEAM 1M, for memories of 1,000 and 5,600
     versions). A step that comes before the warm-up is done waits for it (one load: the cache's lock), as it
     waited for the load before. Returns the thread started (None: nothing left to warm)."""
     todo = []

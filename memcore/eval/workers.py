@@ -24,9 +24,11 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, FIRST_EXCEPTION, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from queue import SimpleQueue
 from typing import Any
 
@@ -351,6 +353,24 @@ def process_needs(job: dict, name: str) -> dict[str, str]:
 _W: dict[str, Any] = {}
 
 
+@contextmanager
+def starting_workers() -> Iterator[None]:
+    """Around the submits that start spawned processes: their start-up does not re-run this process's `__main__`.
+
+    Spawn re-runs the parent's main script in each child (as `__mp_main__`); the main module may be a user's script
+    (re-running it repeats its top-level work) or a Streamlit page that a server or AppTest left in sys.modules
+    (re-running it outside Streamlit fails, and the worker dies). The workers need only memcore's functions, and a
+    system registered only by that script is handed back (`process_needs`), so the children start with a main
+    module of their own. The swap lasts while processes start (spawn reads the main module at each start)."""
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")  # no __file__, no __spec__: spawn leaves it alone
+    try:
+        yield
+    finally:
+        if main is not None:
+            sys.modules["__main__"] = main
+
+
 def _worker_init(queue: Any, stop_event: Any, threads: int, settings: Settings | None = None) -> None:
     # Torch threads per worker = cores / workers: oversubscribed intra-op threads made a MiniLM query
     # 5-15x slower on a busy 2-core machine; the vectors are identical with 1 or 2 threads.
@@ -468,8 +488,9 @@ def run_split(settings: Settings, wb: Any, conv: Conversation, todo: dict[str, l
                              initargs=(queue, stop_event, threads, settings)) as pool, \
             ThreadPoolExecutor(1, thread_name_prefix="memcore-split") as here:
         try:
-            for _ in range(workers - 1):  # a failed warm-up is met again by the worker's first system
-                pool.submit(_worker_warm)
+            with starting_workers():  # each warm-up submit starts a process (spawn: on demand)
+                for _ in range(workers - 1):  # a failed warm-up is met again by the worker's first system
+                    pool.submit(_worker_warm)
             shared_work(wb, conv, on_msg)
             prefetch_questions(getattr(wb, "embedder", None), list({q.id: q for n in names for q in todo[n]}.values()))
             running: dict[Any, tuple[str, str]] = {}  # future -> ("pool" | "here", system)
@@ -484,8 +505,9 @@ def run_split(settings: Settings, wb: Any, conv: Conversation, todo: dict[str, l
                                             stop_event.is_set, shared=False)] = ("here", name)
                     while order and sum(w == "pool" for w, _ in running.values()) < workers - 1:
                         name = order.pop(0)
-                        running[pool.submit(_worker_system, settings, conv_json, name, [q.id for q in todo[name]],
-                                            job, needs[name])] = ("pool", name)
+                        with starting_workers():  # a submit with no idle process starts one
+                            running[pool.submit(_worker_system, settings, conv_json, name,
+                                                [q.id for q in todo[name]], job, needs[name])] = ("pool", name)
                 elif not running:
                     break
                 finished, _ = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
@@ -523,9 +545,10 @@ def run_parallel(settings: Settings, convs: list[Conversation], todo: dict, job:
     back: dict[str, dict[str, str]] = {}  # conv id -> {system: reason}
     with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init,
                              initargs=(queue, stop_event, threads)) as pool:
-        futs = {pool.submit(_worker_job, settings, conversation_to_json(c),
-                            {s: [q.id for q in qs] for s, qs in todo[c.id].items()}, job, needs): c.id
-                for c in order if any(todo[c.id].values())}
+        with starting_workers():  # the submits start the processes (spawn: on demand, up to `workers`)
+            futs = {pool.submit(_worker_job, settings, conversation_to_json(c),
+                                {s: [q.id for q in qs] for s, qs in todo[c.id].items()}, job, needs): c.id
+                    for c in order if any(todo[c.id].values())}
         pending = set(futs)
         while pending:
             finished, pending = wait(pending, timeout=0.2, return_when=FIRST_EXCEPTION)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from memcore.embed import CachedEmbedder, HashingEmbedder
 from memcore.eval.metrics import similarity
 from memcore.eval.workers import prefetch_similarity
@@ -295,3 +297,25 @@ def test_several_conversations_over_workers_hand_a_run_time_system_back_too(tmp_
     assert two["complete"] and not two["errors"] and two["conversations"] == ["demo", "demo2"]
     assert _comparable(two) == _comparable(one)
     assert list(two["timing"]["workers"]["handed_back"]) == [RuntimeRag.name]
+
+
+def test_workers_start_without_re_running_this_process_main(tmp_path, monkeypatch, two_demo_chats) -> None:
+    """A main module that fails when run again (a Streamlit page AppTest or a server left in sys.modules, a script
+    with top-level work): spawn re-ran it in each worker, which died; the workers start without it, for one
+    conversation's systems (run_split) and for several conversations (run_parallel), with one process's rows."""
+    import types
+
+    from memcore.eval.runner import run_eval
+
+    script = tmp_path / "page.py"
+    script.write_text("raise SystemExit('re-ran the parent main module')\n")
+    page = types.ModuleType("__main__")
+    page.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", page)
+    systems = ["naive_rag", "com"]
+    one = run_eval(_settings(tmp_path, "one"), "demo", systems=systems, limit=2, workers=1)
+    split = run_eval(_settings(tmp_path, "split"), "demo", systems=systems, limit=2, workers=2)
+    assert split["timing"]["workers"]["processes"] == 2 and split["timing"]["workers"]["spawned"]
+    assert _comparable(split) == _comparable(one)
+    both = run_eval(_settings(tmp_path, "both"), "jsonl", two_demo_chats, systems=systems, limit=2, workers=2)
+    assert both["complete"] and sys.modules["__main__"] is page
