@@ -23,7 +23,7 @@ seconds as multiples of the floor's: the ratio divides by work measured under th
 with the machine than the seconds do (the goal: <= 15x).
 
 `--workers` is run_eval's: "auto" by default (what `memcore eval` runs: the usable cores for one conversation's
-systems on the offline engine, memcore.eval.workers.choose_workers), or N (1: one process). With N > 1 this child
+systems on the offline engine, memcore.eval.processes.choose_workers), or N (1: one process). With N > 1 this child
 does the shared work, then it and N - 1 spawned processes take the systems (memcore.eval.workers.run_split); the
 eval then uses N cores while the floor uses one thread. The per-step lines show this child's own systems only
 (the others ran elsewhere: see run_eval's own timing, which says where each ran), the CPU seconds add the spawned

@@ -82,7 +82,7 @@ def no_remote_endpoints(_endpoint_guard: None) -> Iterator[list[str]]:
 
 
 _PLUGINS_BEFORE = os.environ.get(PLUGINS_ENV)
-WORKERS_ENV = "MEMCORE_EVAL_WORKERS"  # memcore.eval.workers.WORKERS_ENV
+WORKERS_ENV = "MEMCORE_EVAL_WORKERS"  # memcore.eval.processes.WORKERS_ENV
 _WORKERS_BEFORE = os.environ.get(WORKERS_ENV)
 
 

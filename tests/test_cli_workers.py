@@ -23,7 +23,7 @@ def test_a_bad_workers_value_is_refused_before_any_work(tmp_path) -> None:
 
 
 def test_evals_default_splits_the_systems_and_says_so(tmp_path, monkeypatch) -> None:
-    import memcore.eval.workers as workers
+    import memcore.eval.processes as workers
 
     monkeypatch.delenv(workers.WORKERS_ENV, raising=False)  # the default, as a user has it
     monkeypatch.setattr(workers, "usable_cores", lambda: 2)

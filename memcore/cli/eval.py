@@ -15,10 +15,10 @@ import typer
 from memcore.datasets import DatasetWarning
 from memcore.errors import ConfigError
 from memcore.eval.estimate import FREE, estimate_eval, format_estimate, record_estimate
+from memcore.eval.processes import parse_workers
 from memcore.eval.report import format_table
 from memcore.eval.run_timing import timing_lines
 from memcore.eval.runner import run_eval
-from memcore.eval.workers import parse_workers
 from memcore.llm import check_endpoint, make_provider
 from memcore.llm.redact import redact
 from memcore.retrievers import retriever_names

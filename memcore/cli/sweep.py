@@ -10,9 +10,9 @@ import typer
 
 from memcore.cli.eval import DATASET_HELP, _dataset_warnings, _split, stop_flag
 from memcore.errors import ConfigError
+from memcore.eval.processes import parse_workers
 from memcore.eval.sweep import plan_sweep, plan_text, run_sweep
 from memcore.eval.sweep_report import format_sweep, memory_line
-from memcore.eval.workers import parse_workers
 from memcore.llm.redact import redact
 from memcore.settings import Settings
 from memcore.text.terminal import echo

@@ -24,6 +24,7 @@ from memcore.datasets import DEMO_PATH, dataset_files, detect_format, load_datas
 from memcore.errors import ConfigError
 from memcore.eval.judge import LEXICAL_JUDGE, make_judge
 from memcore.eval.limits import count_does_not_fit, run_limits
+from memcore.eval.processes import AUTO, choose_workers, parse_workers
 from memcore.eval.ray_engine import import_ray, run_ray
 from memcore.eval.report import row_order, write_results
 from memcore.eval.run_record import DONE, INCOMPLETE, STOPPED, RunRecorder, selection_payload
@@ -37,15 +38,7 @@ from memcore.eval.runs import (
     run_fingerprint,
     run_meta,
 )
-from memcore.eval.workers import (
-    AUTO,
-    choose_workers,
-    evaluate_conversation,
-    parse_workers,
-    run_parallel,
-    run_split,
-    score_question,
-)
+from memcore.eval.workers import evaluate_conversation, run_parallel, run_split, score_question
 from memcore.llm import check_endpoint
 from memcore.settings import Settings
 from memcore.store.variants import is_saved_name, saved_variant
@@ -151,7 +144,7 @@ def run_eval(settings: Settings, dataset: str, file: str | Path | None = None, s
     "ray" (Ray tasks per
     conversation, or per conversation and system (memcore.eval.ray_engine), on the cluster at `ray_address`, default a local Ray with `workers`
     CPUs when workers > 1, else all cores); both give the same results. `workers` "auto" (the default):
-    memcore.eval.workers.choose_workers (the usable cores for one conversation's systems on the offline engine,
+    memcore.eval.processes.choose_workers (the usable cores for one conversation's systems on the offline engine,
     else 1); `results["timing"]["workers"]` records the processes, why, and where each system ran.
     One process writes a run at a time (a run lease): `wait` waits for another process evaluating the same run
     (up to MEMCORE_LEASE_WAIT_S, saying so) and then answers only what it left; `wait=False` raises MemoryBusy.

@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from memcore.errors import ConfigError
+from memcore.eval.processes import parse_workers
 from memcore.eval.ray_engine import connect
 from memcore.eval.runner import load_conversations, run_eval, select_questions
 from memcore.eval.sweep_report import KIND, write_sweep
-from memcore.eval.workers import parse_workers
 from memcore.settings import Settings
 from memcore.systems import load_all, make_config
 from memcore.systems.fields import field_specs, format_value

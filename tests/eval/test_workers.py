@@ -147,9 +147,9 @@ def test_auto_workers_are_the_usable_cores_for_one_conversations_systems_offline
 
     import pytest
 
-    import memcore.eval.workers as workers
+    import memcore.eval.processes as workers
     from memcore.errors import ConfigError
-    from memcore.eval.workers import WORKERS_ENV, choose_workers
+    from memcore.eval.processes import WORKERS_ENV, choose_workers
 
     monkeypatch.delenv(WORKERS_ENV, raising=False)
     monkeypatch.setattr(workers, "usable_cores", lambda: 4)
@@ -179,9 +179,9 @@ def test_auto_workers_are_the_usable_cores_for_one_conversations_systems_offline
 
 
 def test_run_evals_default_splits_an_offline_run_and_keeps_a_fake_models_in_one_process(tmp_path, monkeypatch) -> None:
-    import memcore.eval.workers as workers
+    import memcore.eval.processes as workers
+    from memcore.eval.processes import WORKERS_ENV
     from memcore.eval.runner import run_eval
-    from memcore.eval.workers import WORKERS_ENV
     from memcore.llm.fake import FakeLLM
     from memcore.workbench import Workbench
 
@@ -226,7 +226,7 @@ def test_a_system_registered_at_run_time_is_evaluated_here_with_the_rows_of_one_
 
 
 def test_process_needs_name_who_registered_the_system_its_retriever_and_the_metrics() -> None:
-    from memcore.eval.workers import process_needs
+    from memcore.eval.processes import process_needs
     from memcore.retrievers import Retriever, dense_search, register_retriever, unregister_retriever
 
     job = {"variants": {"naive_rag[retriever=mine]": "naive_rag"},
