@@ -262,8 +262,8 @@ def test_a_failed_conversation_leaves_the_others_complete_and_a_rerun_completes_
     finally:
         cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
     first, second, third = SYSTEMS
-    assert not res["complete"] and res["questions_missing"] == 2 * 4
-    assert res["missing_by_system"] == {first: 0, second: 4, third: 4}
+    assert not res["complete"] and res["questions_missing"] == 2 * 4, res["errors"]
+    assert res["missing_by_system"] == {first: 0, second: 4, third: 4}, res["errors"]
     [err] = res["errors"]
     assert err["conv_id"] == FAILING_CONV and err["phase"] == "error"
     assert "Ray task failed: RuntimeError: simulated failure on beam-100K-8" in err["error"]
