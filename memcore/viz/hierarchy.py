@@ -178,17 +178,27 @@ def drill_figure(nodes: list[HNode], title: str, highlight: Iterable[str] = (), 
     return frame
 
 
+# what the focus view's bars and labels take from the template (colours, fonts and axes are set on them): the rest of
+# it (every other trace type's defaults, colour scales, 3-D scenes, maps) is ~7 KB a chart would send for nothing
+LEAN_TEMPLATE = ("font", "hoverlabel", "hovermode", "paper_bgcolor", "plot_bgcolor", "title", "xaxis", "yaxis")
+
+
 @lru_cache(maxsize=8)
-def _layout_json(titled: bool, height: int) -> str:
+def _layout_json(titled: bool, height: int, lean: bool = False) -> str:
     frame = style(go.Figure(), "TITLE" if titled else "", height=height)
     frame.update_layout(uniformtext={"minsize": 11, "mode": "show"}, hoverlabel={"align": "left", "font_size": 13})
-    return json.dumps(frame.to_plotly_json()["layout"])
+    layout = frame.to_plotly_json()["layout"]
+    if lean:
+        kept = layout["template"].get("layout", {})
+        layout["template"] = {"layout": {k: kept[k] for k in LEAN_TEMPLATE if k in kept}}
+    return json.dumps(layout)
 
 
-def _layout(title: str, height: int) -> dict:
+def _layout(title: str, height: int, lean: bool = False) -> dict:
     """The icicle's layout as a plain dict: styled and validated once per height (~80 ms each time otherwise: a
-    Replay step draws one), the title set in a fresh copy."""
-    layout = json.loads(_layout_json(bool(title), height))
+    Replay step draws one), the title set in a fresh copy. `lean`: the template's layout part only, as far as
+    `LEAN_TEMPLATE` (for a chart whose traces set their own looks)."""
+    layout = json.loads(_layout_json(bool(title), height, lean))
     if title:
         layout["title"]["text"] = title
     elif not layout.get("title"):
@@ -209,6 +219,7 @@ FOCUS_CHILDREN = 12  # children drawn (the last one "N more" when there are more
 PLOT_PX = 790  # the plot's width at a 1280 px page (labels are cut to fit it: ~7.3 px per character of 13 px text)
 CHAR_PX = 7.3
 SPLIT = (0.35, 0.65)  # the least and most of the width the left column takes (its share follows its labels')
+LABEL_INSET = 0.006  # a label's start right of its region's left edge (x in 0..1: ~5 px, as the annotations were)
 NEED_CAP = 90  # characters: a label longer than this asks no more width (it wraps or is cut)
 MORE = "+"  # a drill path entry "+k": the focused node's children from the k-th on (the page a "N more" opens)
 _DAY_CLAUSE = re.compile(r"^\s*On \d{1,2} [A-Z][a-z]+ \d{4},\s+")
@@ -383,9 +394,12 @@ def _fit(label: str, count: str, chars: int, lines: int) -> str:
 def focus_figure(view: FocusView, title: str = "", row_px: int = ROW_PX) -> dict:
     """A focus view as a plain plotly dict: an icicle of bars, the focused node's children left, a preview of
     theirs right (one column when they have none; the columns' widths follow their longest labels, 35-65%), each
-    region labelled by a left-aligned annotation (wrapped to two lines where it is two rows tall, cut to its
-    column's width; the full text in the hover; the bar's `text` holds the same label, not drawn) and clickable (its
-    index in `view.regions` is the point index a click reports)."""
+    region clickable (its index in `view.regions` is the point index a click reports) and labelled, left-aligned
+    inside it (wrapped to two lines where it is two rows tall, cut to its column's width; the full text in the
+    hover). The labels are one text trace over the bars (`data[1]`, the regions' order, not hoverable: a click
+    goes to the bar under it), not one layout annotation each: a step that changes the hierarchy draws the chart
+    anew, and an annotation costs plotly a text measure and a group of elements of its own (about twice the DOM
+    work of a text point)."""
     need = [min(NEED_CAP, max((len(r.label) + len(r.count) for r in view.regions if r.column == c), default=1))
             for c in (0, 1)]
     split = min(SPLIT[1], max(SPLIT[0], need[0] / sum(need))) if view.columns == 2 else 1.0
@@ -393,22 +407,23 @@ def focus_figure(view: FocusView, title: str = "", row_px: int = ROW_PX) -> dict
     chars = [max(12, int(w * PLOT_PX / CHAR_PX) - 2) for w in widths]
     regs = view.regions
     texts = [_fit(r.label, r.count, chars[r.column], min(2, r.rows)) for r in regs]
-    notes = [{"x": (0 if r.column == 0 else widths[0]) + 0.006, "y": r.row + r.rows / 2, "xref": "x", "yref": "y",
-              "text": t, "showarrow": False, "xanchor": "left", "yanchor": "middle", "align": "left",
-              "font": {"size": 13, "color": "#1F2933"}} for r, t in zip(regs, texts, strict=True)]
+    ys = [r.row + r.rows / 2 for r in regs]
+    bases = [0 if r.column == 0 else widths[0] for r in regs]
+    # bar text would centre its lines and shrink to fit: the labels are a text trace, each line starting at the left
+    labels = {"type": "scatter", "mode": "text", "x": [b + LABEL_INSET for b in bases], "y": ys, "text": texts,
+              "textposition": "middle right", "textfont": {"size": 13, "color": "#1F2933"}, "hoverinfo": "skip",
+              "showlegend": False}
     trace = {"type": "bar", "orientation": "h",
-             "y": [r.row + r.rows / 2 for r in regs], "width": [r.rows * 0.96 for r in regs],
-             "base": [0 if r.column == 0 else widths[0] for r in regs],
+             "y": ys, "width": [r.rows * 0.96 for r in regs], "base": bases,
              "x": [widths[r.column] * 0.995 for r in regs],
-             "text": texts, "textposition": "none",  # drawn as left-aligned annotations (bar text centres its lines)
              "hovertext": [r.hover for r in regs], "hovertemplate": "%{hovertext}<extra></extra>",
              "marker": {"color": [r.color for r in regs],
                         "line": {"color": ["#1F2933" if r.outline else "#FFFFFF" for r in regs],
                                  "width": [3 if r.outline else 0 for r in regs]}},
              "customdata": ["\t".join(r.action) for r in regs], "showlegend": False}
-    layout = _layout(title, view.rows * row_px + (60 if title else 10))
+    layout = _layout(title, view.rows * row_px + (60 if title else 10), lean=True)
     layout.update({"margin": {"l": 4, "r": 4, "t": 40 if title else 4, "b": 4}, "bargap": 0,
                    "xaxis": {"range": [0, 1], "visible": False, "fixedrange": True},
                    "yaxis": {"range": [view.rows, 0], "visible": False, "fixedrange": True},
-                   "dragmode": False, "annotations": notes})
-    return {"data": [trace], "layout": layout}
+                   "dragmode": False})
+    return {"data": [trace, labels], "layout": layout}

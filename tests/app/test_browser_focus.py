@@ -25,9 +25,10 @@ REGIONS = """(key) => {  // every region of the hierarchy drawn inside the chart
   const root = document.querySelector(`.st-key-${key}`);
   if (!root || !root.querySelector('.main-svg')) return [];
   const box = root.querySelector('.main-svg').getBoundingClientRect();
-  const notes = [...root.querySelectorAll('.annotation')].map(a => [a.getBoundingClientRect(), a.textContent]);
+  // the labels: the text trace's points (one per region, drawn over the bars)
+  const notes = [...root.querySelectorAll('.scatterlayer .textpoint')].map(a => [a.getBoundingClientRect(), a.textContent]);
   return [...root.querySelectorAll('.barlayer .point')].map(p => {
-    const b = p.getBoundingClientRect();  // its label: the annotation drawn inside it
+    const b = p.getBoundingClientRect();  // its label: the text drawn inside it
     const t = notes.find(([n]) => n.left >= b.left - 1 && n.left < b.right && n.top + n.height / 2 > b.top
                                   && n.top + n.height / 2 < b.bottom);
     return {text: t ? t[1] : '', left: Math.round(b.left), x: b.left + Math.min(30, b.width / 2),

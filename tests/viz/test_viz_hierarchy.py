@@ -13,6 +13,7 @@ from memcore.viz.hierarchy import (
     HEIGHT,
     MAX_CHILDREN,
     ROW_PX,
+    FocusView,
     HNode,
     distinct_labels,
     drill_figure,
@@ -207,16 +208,48 @@ def test_focus_figure_labels_each_region_escaped_within_its_column():
              HNode("e", "f", "episode", "ep", kind="episode")]
     view = focus_view(nodes, ("t",))
     fig = focus_figure(view, "t")
-    d = fig["data"][0]
-    assert len(d["text"]) == len(view.regions) == len(d["y"])
-    assert "<img" not in "".join(d["text"]) + "".join(d["hovertext"])
-    for r, text in zip(view.regions, d["text"], strict=True):
+    d, labels = fig["data"]  # the bars (clickable regions), then their labels as one text trace
+    assert len(labels["text"]) == len(view.regions) == len(d["y"])
+    assert "<img" not in "".join(labels["text"]) + "".join(d["hovertext"])
+    for r, text in zip(view.regions, labels["text"], strict=True):
         assert 1 <= text.count("<br>") + 1 <= min(2, r.rows)
     assert d["customdata"][0].split("\t") == list(view.regions[0].action)
-    notes = fig["layout"]["annotations"]  # each region's label drawn left-aligned inside it
-    assert [a["text"] for a in notes] == d["text"]
-    for a, y, base, width in zip(notes, d["y"], d["base"], d["x"], strict=True):
-        assert a["y"] == y and base < a["x"] < base + width and a["xanchor"] == "left"
+    # each region's label drawn left-aligned inside it, not hoverable (a click goes to the bar under it)
+    assert labels["mode"] == "text" and labels["textposition"] == "middle right" and labels["hoverinfo"] == "skip"
+    for x, y, bar_y, base, width in zip(labels["x"], labels["y"], d["y"], d["base"], d["x"], strict=True):
+        assert y == bar_y and base < x < base + width
+    assert "annotations" not in fig["layout"]
+
+
+def _annotated(view: FocusView) -> list[str]:
+    """The labels as the focus figure drew them before its text trace: one left-aligned annotation per region."""
+    import memcore.viz.hierarchy as h
+
+    need = [min(h.NEED_CAP, max((len(r.label) + len(r.count) for r in view.regions if r.column == c), default=1))
+            for c in (0, 1)]
+    split = min(h.SPLIT[1], max(h.SPLIT[0], need[0] / sum(need))) if view.columns == 2 else 1.0
+    chars = [max(12, int(w * h.PLOT_PX / h.CHAR_PX) - 2) for w in (split, 1 - split)]
+    return [h._fit(r.label, r.count, chars[r.column], min(2, r.rows)) for r in view.regions]
+
+
+def test_the_label_trace_carries_every_label_the_annotations_did():
+    nodes = _deep_tree(178, 30)
+    for path, capped in (((), True), (("t3",), True), (("t3", "t3s1"), False)):
+        view = focus_view(nodes, path)
+        fig = focus_figure(view)
+        assert fig["data"][1]["text"] == _annotated(view)  # every region's label, "N more" ones too, in order
+        assert any("more" in t for t in fig["data"][1]["text"]) == capped
+
+
+def test_the_focus_figure_sends_the_template_it_uses_only():
+    view = focus_view(_deep_tree(40, 5))
+    layout = focus_figure(view)["layout"]
+    assert "data" not in layout["template"]  # no other trace type's defaults
+    assert set(layout["template"]["layout"]) <= {"font", "hoverlabel", "hovermode", "paper_bgcolor", "plot_bgcolor",
+                                                 "title", "xaxis", "yaxis"}
+    assert layout["template"]["layout"]["plot_bgcolor"] == "white"
+    full = drill_figure(_deep_tree(3, 2), "t", as_dict=True)["layout"]["template"]
+    assert "data" in full  # the drilled icicle keeps the whole template
 
 
 def test_a_search_names_the_top_and_outlines_its_matches_first():
