@@ -84,6 +84,7 @@ def replay_viewer(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]
         c[4].button("", icon=":material/last_page:", help="last step", on_click=_set, args=(n, n), key="rp_last")
         c[5].slider("Step", 0, n, key=STEP, label_visibility="collapsed")
         state.url_set(step=str(st.session_state[STEP]))
+        state.step_events_ahead(data, st.session_state[STEP])  # one store read for every memory's step, if any
         timeline_view.timeline(data, _sig(wb, conv, data), st.session_state[STEP], n, STEP, _set)
         _step_body(wb, conv, data, st.session_state[STEP])
         if below is not None:
@@ -182,7 +183,9 @@ def _step_body(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], s
                        "or the Events per step view).")
     else:
         st.caption("No system changed its memory at this step.")
-    calls_view.replay_step_calls(wb, conv, list(data), step)
+    known = all(rd.call_rows is not None for rd in data.values())  # the title's counts without reading the calls
+    calls_view.replay_step_calls(wb, conv, list(data), step,
+                                 {n: rd.calls_at(step) for n, rd in data.items()} if known else None)
     state.url_seed("rp_view", "view", VIEWS)  # a shared link reopens the view (Growth: its system and drill path)
     view = widgets.segmented("View", VIEWS, "rp_view", VIEWS[0])
     state.url_set(view=None if view == VIEWS[0] else view)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow.compute as pc
 import streamlit as st
 
 from memcore.errors import MemcoreError, MemoryBusy
@@ -324,6 +325,24 @@ class StoredEvents:
     def at(self, step: int) -> pd.DataFrame:
         """The stored events of one step."""
         return events_frame_of_table(self.mem.events_table(upto=step, after=step - 1), self.offline)
+
+
+def step_events_ahead(data: dict[str, ReplayData], step: int) -> None:
+    """Read one step's events of every memory on Replay whose events are not loaded yet (built from cached counts)
+    in one store read, not one per memory (a filtered scan each: ~70 ms at BEAM 1M); the same frames as each
+    memory's own read (StoredEvents.at)."""
+    todo = [rd for rd in data.values() if isinstance(rd.source, StoredEvents) and rd.needs_step(step)]
+    groups: dict[tuple, list[ReplayData]] = {}
+    for rd in todo:
+        groups.setdefault((id(rd.source.mem.store), rd.source.mem.conv_id), []).append(rd)
+    for rds in groups.values():
+        if len(rds) < 2:
+            continue
+        mem0 = rds[0].source.mem
+        tb = mem0.store.events_table([rd.source.mem.space for rd in rds], mem0.conv_id, upto=step, after=step - 1)
+        for rd in rds:
+            own = None if tb is None else tb.filter(pc.equal(tb.column("space"), rd.source.mem.space))
+            rd.keep_step(step, events_frame_of_table(own, rd.source.offline))
 
 
 @st.cache_resource(show_spinner="Reading stored events…", max_entries=64)

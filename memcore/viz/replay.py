@@ -61,6 +61,13 @@ class ReplayData:
     notes: list[str] = field(default_factory=list)
     source: EventSource | None = field(default=None, repr=False, compare=False)
     n_events: int = -1  # len(events), known without reading them
+    call_rows: pd.Series | None = None  # index step: the construction calls' ledger rows of each step (not summed)
+
+    def calls_at(self, step: int) -> int:
+        """The number of construction calls' ledger rows of one step (cache hits too), without reading them."""
+        if self.call_rows is None or not 0 <= step < len(self.call_rows):
+            return 0
+        return int(self.call_rows.iloc[step])
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -90,11 +97,19 @@ class ReplayData:
         """Events caused at one step."""
         if not self.events_loaded:
             if step not in self._steps:
-                if len(self._steps) >= STEP_READS:
-                    self._steps.clear()
-                self._steps[step] = self.source.at(step)
+                self.keep_step(step, self.source.at(step))
             return self._steps[step]
         return self.events[self.events["step"] == step]
+
+    def needs_step(self, step: int) -> bool:
+        """Whether `events_at(step)` would read the source (the events are not loaded, nor this step's)."""
+        return not self.events_loaded and step not in self._steps
+
+    def keep_step(self, step: int, frame: pd.DataFrame) -> None:
+        """Hold one step's events (as `source.at(step)` gives them) read by a caller for several memories at once."""
+        if len(self._steps) >= STEP_READS:
+            self._steps.clear()
+        self._steps[step] = frame
 
     def changed_at(self, step: int) -> set[str]:
         """Ids of the items events touched at one step."""
@@ -206,7 +221,18 @@ def build_replay(system: str, events: Sequence[Event] | pd.DataFrame, versions: 
     cost, exact = calls_by_step(calls, n_steps)
     notes = [] if exact else ["token and call curves are approximate: this store's usage ledger predates "
                               "per-call steps, so calls are spread evenly over the steps in time order"]
-    return ReplayData(system, n_steps, counts_by_step(versions, n_steps), ev, ec, cost, exact, notes)
+    return ReplayData(system, n_steps, counts_by_step(versions, n_steps), ev, ec, cost, exact, notes,
+                      call_rows=call_rows_by_step(calls, n_steps))
+
+
+def call_rows_by_step(calls: pd.DataFrame | None, n_steps: int) -> pd.Series:
+    """The ledger rows (calls, cache hits too) recorded at each step 0..n_steps (rows without a step count at none)."""
+    idx = pd.RangeIndex(0, n_steps + 1, name="step")
+    if calls is None or calls.empty or "step" not in calls.columns:
+        return pd.Series(0, index=idx, dtype=np.int64)
+    steps = pd.to_numeric(calls["step"], errors="coerce").dropna().to_numpy()
+    steps = steps[(steps >= 0) & (steps <= n_steps) & (steps == np.floor(steps))].astype(np.int64)
+    return pd.Series(np.bincount(steps, minlength=n_steps + 1)[: n_steps + 1], index=idx, dtype=np.int64)
 
 
 def _frame_data(df: pd.DataFrame) -> dict:
@@ -228,7 +254,8 @@ def replay_payload(rd: ReplayData) -> dict:
     """A ReplayData's per-step counts as plain JSON data (no event): what `replay_from_payload` rebuilds it from."""
     return {"n_steps": rd.n_steps, "n_events": rd.n_events, "cost_exact": rd.cost_exact, "notes": list(rd.notes),
             "counts": _frame_data(rd.counts), "event_counts": _frame_data(rd.event_counts),
-            "cost": _frame_data(rd.cost)}
+            "cost": _frame_data(rd.cost),
+            "call_rows": None if rd.call_rows is None else [int(v) for v in rd.call_rows]}
 
 
 def replay_from_payload(system: str, payload: dict, source: EventSource) -> ReplayData:
@@ -237,7 +264,10 @@ def replay_from_payload(system: str, payload: dict, source: EventSource) -> Repl
     n = int(payload["n_steps"])
     return ReplayData(system, n, _frame_of(payload["counts"], n), None, _frame_of(payload["event_counts"], n),
                       _frame_of(payload["cost"], n), bool(payload["cost_exact"]), list(payload["notes"]),
-                      source=source, n_events=int(payload["n_events"]))
+                      source=source, n_events=int(payload["n_events"]),
+                      call_rows=None if payload.get("call_rows") is None else
+                      pd.Series(np.asarray(payload["call_rows"], dtype=np.int64),
+                                index=pd.RangeIndex(0, n + 1, name="step")))
 
 
 def _step_line(fig: go.Figure, step: int | None) -> None:
