@@ -148,8 +148,8 @@ def events_frame_of_table(tb: Any, offline: bool = False) -> pd.DataFrame:
     without building an Event per row: the same frame (each row's data is its stored JSON text, which is what
     json.dumps gives again, and is re-encoded only where it was stored ASCII-escaped; an event's data is parsed
     only where its reason may need the offline role's note). A 10M chat's 126k events: ~1.8 -> ~0.5 CPU s."""
-    if tb is None or not tb.num_rows:
-        return pd.DataFrame([], columns=EVENT_COLUMNS)
+    if tb is None or not tb.num_rows:  # typed as a slice of a stored stream (a step without events)
+        return pd.DataFrame({c: pd.Series([], dtype="int64" if c == "step" else "str") for c in EVENT_COLUMNS})
     col = {c: tb.column(c).to_pylist() for c in ("step", "system", "kind", "item_kind", "item_ids", "turn_id",
                                                   "reason", "data")}
     texts = [_data_text(d) for d in col["data"]]
