@@ -76,14 +76,18 @@ def step_calls(wb: Workbench, conv: Conversation, system: str, step: int) -> pd.
 CALLS_OPEN = "rp_calls_open"  # the expander's state: its content runs only while it is open
 
 
-def replay_step_calls(wb: Workbench, conv: Conversation, systems: list[str], step: int) -> None:
+def replay_step_calls(wb: Workbench, conv: Conversation, systems: list[str], step: int,
+                      counts: dict[str, int] | None = None) -> None:
     """An expander on Replay: the LLM calls each system made while ingesting this step's turn (built only while
-    it is open: the waterfall and tables of every step would slow stepping)."""
-    per = {s: step_calls(wb, conv, s, step) for s in systems}
-    box = st.expander(f"LLM calls at this step ({sum(len(c) for c in per.values())})", key=CALLS_OPEN,
+    it is open: the waterfall and tables of every step would slow stepping). `counts`: each system's calls at the
+    step, known without reading them (Replay's data: ReplayData.calls_at); else they are read for the title."""
+    if counts is None:
+        counts = {s: len(step_calls(wb, conv, s, step)) for s in systems}
+    box = st.expander(f"LLM calls at this step ({sum(counts.get(s, 0) for s in systems)})", key=CALLS_OPEN,
                       on_change="rerun")
     if not box.open:
         return
+    per = {s: step_calls(wb, conv, s, step) for s in systems}
     with box:
         pick = widgets.segmented("System", systems, "rp_calls_system", systems[0],
                                  format_func=lambda s: f"{s} ({len(per[s])})")

@@ -84,6 +84,7 @@ def replay_viewer(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]
         c[4].button("", icon=":material/last_page:", help="last step", on_click=_set, args=(n, n), key="rp_last")
         c[5].slider("Step", 0, n, key=STEP, label_visibility="collapsed")
         state.url_set(step=str(st.session_state[STEP]))
+        state.step_events_ahead(data, st.session_state[STEP])  # one store read for every memory's step, if any
         timeline_view.timeline(data, _sig(wb, conv, data), st.session_state[STEP], n, STEP, _set)
         _step_body(wb, conv, data, st.session_state[STEP])
         if below is not None:
@@ -97,7 +98,12 @@ _WARMED: set[tuple] = set()  # (memory, checkpoint step) whose item versions a w
 _WARM_LOCK = threading.Lock()
 
 
-def _warm(mems: list[tuple[MemoryView, list[str]]]) -> None:
+def _warm(mems: list[tuple[MemoryView, list[str]]], replays: list[ReplayData] = ()) -> None:
+    for rd in replays:  # events a ReplayData built from cached counts has not read (a step reads its own till then)
+        try:
+            rd.events  # noqa: B018 (loads them, once)
+        except Exception:
+            return
     for mem, kinds in mems:
         try:  # the stored events, which the next steps' diffs slice (the first diff read only its own)
             state.events_of(mem, state.checkpoint(mem)[0])
@@ -116,9 +122,12 @@ def warm_versions(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]
     a memory's few changed items by id on a page's first visit and loads every version at its next step, which made
     the first step after a page load the slowest (+200-700 ms at BEAM 1M, for memories of 1,000 and 5,600
     versions). A step that comes before the warm-up is done waits for it (one load: the cache's lock), as it
-    waited for the load before. Returns the thread started (None: nothing left to warm)."""
+    waited for the load before. First, the event streams of the memories whose Replay data came from the counts
+    cached in the store (ui.state._replay): until they are loaded a step reads its own events. Returns the thread
+    started (None: nothing left to warm)."""
     todo = []
     shown = st.session_state.get("md_system")  # the step diff's memory first
+    replays = [rd for rd in data.values() if not rd.events_loaded]
     with _WARM_LOCK:
         for name, rd in sorted(data.items(), key=lambda kv: kv[0] != shown):
             kinds = [k for k in rd.counts.columns if rd.counts[k].max() > 0]
@@ -129,9 +138,9 @@ def warm_versions(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]
             if key not in _WARMED:
                 _WARMED.add(key)
                 todo.append((mem, kinds))
-    if not todo:
+    if not todo and not replays:
         return None
-    thread = threading.Thread(target=_warm, args=(todo,), name="memcore-replay-warm", daemon=True)
+    thread = threading.Thread(target=_warm, args=(todo, replays), name="memcore-replay-warm", daemon=True)
     thread.start()
     return thread
 
@@ -174,7 +183,9 @@ def _step_body(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], s
                        "or the Events per step view).")
     else:
         st.caption("No system changed its memory at this step.")
-    calls_view.replay_step_calls(wb, conv, list(data), step)
+    known = all(rd.call_rows is not None for rd in data.values())  # the title's counts without reading the calls
+    calls_view.replay_step_calls(wb, conv, list(data), step,
+                                 {n: rd.calls_at(step) for n, rd in data.items()} if known else None)
     state.url_seed("rp_view", "view", VIEWS)  # a shared link reopens the view (Growth: its system and drill path)
     view = widgets.segmented("View", VIEWS, "rp_view", VIEWS[0])
     state.url_set(view=None if view == VIEWS[0] else view)
@@ -202,7 +213,7 @@ def _step_body(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], s
 
 def _sig(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]) -> tuple:
     """What identifies the memories shown (charts built from them are cached under it)."""
-    return (wb.store.uri, conv.id, tuple((n, rd.n_steps, len(rd.events), int(rd.cost["tokens"].iloc[-1]))
+    return (wb.store.uri, conv.id, tuple((n, rd.n_steps, rd.n_events, int(rd.cost["tokens"].iloc[-1]))
                                          for n, rd in data.items()))
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from memcore.store.schema import match, sql_str
+from memcore.store.schema import match, sql_in, sql_str
 from memcore.store.tables import Tables
 from memcore.types import Event
 
@@ -52,13 +52,16 @@ class RecordsPart:
                       turn_id=turn, item_kind=ikind, data=json.loads(data or "{}"))
                 for step, kind, ids, reason, system, conv, turn, ikind, data in zip(*cols.values(), strict=True)]
 
-    def events_table(self, space: str, conv_id: str, upto: int | None = None, after: int | None = None) -> Any:
+    def events_table(self, space: str | Sequence[str], conv_id: str, upto: int | None = None,
+                     after: int | None = None) -> Any:
         """The stored event rows of `events` as a pyarrow Table in the same order (step, then their order within
         the step), their `data` the stored JSON text; None when there are none (a reader that needs only some
-        columns, such as Replay's per-step counts, skips building an Event per row)."""
+        columns, such as Replay's per-step counts, skips building an Event per row). `space` may name several
+        memory spaces: one read for all of them (Replay's step of several memories), each one's rows in its order."""
         if not self.tables.has("events"):
             return None
-        where = f"space = {sql_str(space)} AND conv_id = {sql_str(conv_id)}"
+        where = (f"space = {sql_str(space)}" if isinstance(space, str) else f"space IN {sql_in(space)}") + \
+            f" AND conv_id = {sql_str(conv_id)}"
         if upto is not None:
             where += f" AND step <= {int(upto)}"
         if after is not None:

@@ -106,6 +106,11 @@ SCHEMAS: dict[str, pa.Schema] = {
         pa.field("method", pa.string()), pa.field("step", pa.int32()), pa.field("version", pa.string()),
         pa.field("payload", pa.string()), pa.field("ts", pa.float64()),
     ]),
+    "replay_steps": pa.schema([  # memcore.store.replay_steps: a finished memory's cached per-step counts (Replay)
+        pa.field("key", pa.string()), pa.field("space", pa.string()), pa.field("conv_id", pa.string()),
+        pa.field("provider", pa.string()), pa.field("version", pa.string()), pa.field("payload", pa.string()),
+        pa.field("ts", pa.float64()),
+    ]),
 }
 
 # Keys that make commits idempotent (merge_insert on these columns: a replayed batch finds its rows).

@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from memcore.store.projections import load_projection, memory_version, save_projection
+from memcore.store.replay_steps import load_replay_steps, save_replay_steps
 from memcore.types import Event, MemoryItem
 
 
@@ -74,9 +75,10 @@ class MemoryView:
         """Ingest events in order (optionally those of the steps after `after` and up to `upto`)."""
         return self.store.events(self.space, self.conv_id, upto, after)
 
-    def events_table(self) -> Any:
-        """Every stored event row in order as a pyarrow Table (None: none), `data` as stored JSON text."""
-        return self.store.events_table(self.space, self.conv_id)
+    def events_table(self, upto: int | None = None, after: int | None = None) -> Any:
+        """Every stored event row in order as a pyarrow Table (None: none), `data` as stored JSON text (those of the
+        steps after `after` and up to `upto`, when given)."""
+        return self.store.events_table(self.space, self.conv_id, upto=upto, after=after)
 
     def llm_calls(self, stage: str | None = None, provider: str | None = None, step: int | None = None,
                   texts: bool = True) -> pd.DataFrame:
@@ -97,3 +99,12 @@ class MemoryView:
     def save_projection(self, method: str, version: str, payload: dict) -> None:
         """Cache this memory's 2-D projection by `method` at `version` (replaces the earlier one)."""
         save_projection(self.store, self.space, self.conv_id, method, self.status()[0], version, payload)
+
+    def replay_steps(self, provider: str, version: str) -> dict | None:
+        """Replay's cached per-step counts of this memory (built with `provider`) at `version`
+        (memcore.store.replay_steps.steps_version), or None (none, or a stale one)."""
+        return load_replay_steps(self.store, self.space, self.conv_id, provider, version)
+
+    def save_replay_steps(self, provider: str, version: str, payload: dict) -> None:
+        """Cache Replay's per-step counts of this memory at `version` (replaces the earlier ones)."""
+        save_replay_steps(self.store, self.space, self.conv_id, provider, version, payload)

@@ -2,14 +2,18 @@
 
 `build_replay` turns what the store holds for one (memory space, conversation) into a
 `ReplayData` that the Replay page slices by step without touching the store again.
+`replay_payload` / `replay_from_payload` turn its per-step counts into plain JSON data and back (the store caches a
+finished memory's: memcore.store.replay_steps): a ReplayData rebuilt from them reads its events from an
+`EventSource` only when they are used, a step's alone while the whole stream is not loaded.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -24,22 +28,88 @@ from memcore.viz.views import system_color
 EVENT_COLUMNS = ["step", "system", "event", "item_kind", "items", "turn_id", "reason", "data"]
 
 
+class EventSource(Protocol):
+    """Where a ReplayData built from cached counts reads its events (each as an `events_frame`)."""
+
+    def all(self) -> pd.DataFrame:
+        """Every event of the memory, in order."""
+        ...
+
+    def at(self, step: int) -> pd.DataFrame:
+        """The events of one step, in order."""
+        ...
+
+
+STEP_READS = 64  # steps whose events a ReplayData keeps while its whole event stream is not loaded
+
+
 @dataclass
 class ReplayData:
-    """Everything the Replay page draws for one system and conversation, indexed by step."""
+    """Everything the Replay page draws for one system and conversation, indexed by step.
+
+    Built with `events=None` and a `source`, the events are read from it on first use of `events` (once, under a
+    lock: a warm-up thread may load them while a page reads a step), and `events_at` reads a step's alone until then.
+    """
 
     system: str
     n_steps: int
     counts: pd.DataFrame  # index step 0..n_steps, one column per memory kind
-    events: pd.DataFrame  # EVENT_COLUMNS, in order
+    events: pd.DataFrame  # EVENT_COLUMNS, in order (None with a `source`: read on first use)
     event_counts: pd.DataFrame  # index step, one column per event kind
     cost: pd.DataFrame  # index step: tokens, calls (cumulative construction usage)
     cost_exact: bool = True
     notes: list[str] = field(default_factory=list)
+    source: EventSource | None = field(default=None, repr=False, compare=False)
+    n_events: int = -1  # len(events), known without reading them
+    call_rows: pd.Series | None = None  # index step: the construction calls' ledger rows of each step (not summed)
+
+    def calls_at(self, step: int) -> int:
+        """The number of construction calls' ledger rows of one step (cache hits too), without reading them."""
+        if self.call_rows is None or not 0 <= step < len(self.call_rows):
+            return 0
+        return int(self.call_rows.iloc[step])
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._steps: dict[int, pd.DataFrame] = {}
+        if self.events is not None:
+            self.n_events = len(self.events)
+        elif self.source is None:
+            raise ValueError("ReplayData needs its events or a source to read them from")
+        else:
+            del self.events  # read on first use (__getattr__)
+
+    def __getattr__(self, name: str) -> Any:
+        source = self.__dict__.get("source")
+        if name != "events" or source is None:
+            raise AttributeError(name)
+        with self.__dict__["_lock"]:
+            if "events" not in self.__dict__:
+                self.__dict__["events"] = source.all()
+        return self.__dict__["events"]
+
+    @property
+    def events_loaded(self) -> bool:
+        """Whether the whole event stream is in memory (else `events` reads it from the source)."""
+        return "events" in self.__dict__
 
     def events_at(self, step: int) -> pd.DataFrame:
         """Events caused at one step."""
+        if not self.events_loaded:
+            if step not in self._steps:
+                self.keep_step(step, self.source.at(step))
+            return self._steps[step]
         return self.events[self.events["step"] == step]
+
+    def needs_step(self, step: int) -> bool:
+        """Whether `events_at(step)` would read the source (the events are not loaded, nor this step's)."""
+        return not self.events_loaded and step not in self._steps
+
+    def keep_step(self, step: int, frame: pd.DataFrame) -> None:
+        """Hold one step's events (as `source.at(step)` gives them) read by a caller for several memories at once."""
+        if len(self._steps) >= STEP_READS:
+            self._steps.clear()
+        self._steps[step] = frame
 
     def changed_at(self, step: int) -> set[str]:
         """Ids of the items events touched at one step."""
@@ -78,8 +148,8 @@ def events_frame_of_table(tb: Any, offline: bool = False) -> pd.DataFrame:
     without building an Event per row: the same frame (each row's data is its stored JSON text, which is what
     json.dumps gives again, and is re-encoded only where it was stored ASCII-escaped; an event's data is parsed
     only where its reason may need the offline role's note). A 10M chat's 126k events: ~1.8 -> ~0.5 CPU s."""
-    if tb is None or not tb.num_rows:
-        return pd.DataFrame([], columns=EVENT_COLUMNS)
+    if tb is None or not tb.num_rows:  # typed as a slice of a stored stream (a step without events)
+        return pd.DataFrame({c: pd.Series([], dtype="int64" if c == "step" else "str") for c in EVENT_COLUMNS})
     col = {c: tb.column(c).to_pylist() for c in ("step", "system", "kind", "item_kind", "item_ids", "turn_id",
                                                   "reason", "data")}
     texts = [_data_text(d) for d in col["data"]]
@@ -151,7 +221,53 @@ def build_replay(system: str, events: Sequence[Event] | pd.DataFrame, versions: 
     cost, exact = calls_by_step(calls, n_steps)
     notes = [] if exact else ["token and call curves are approximate: this store's usage ledger predates "
                               "per-call steps, so calls are spread evenly over the steps in time order"]
-    return ReplayData(system, n_steps, counts_by_step(versions, n_steps), ev, ec, cost, exact, notes)
+    return ReplayData(system, n_steps, counts_by_step(versions, n_steps), ev, ec, cost, exact, notes,
+                      call_rows=call_rows_by_step(calls, n_steps))
+
+
+def call_rows_by_step(calls: pd.DataFrame | None, n_steps: int) -> pd.Series:
+    """The ledger rows (calls, cache hits too) recorded at each step 0..n_steps (rows without a step count at none)."""
+    idx = pd.RangeIndex(0, n_steps + 1, name="step")
+    if calls is None or calls.empty or "step" not in calls.columns:
+        return pd.Series(0, index=idx, dtype=np.int64)
+    steps = pd.to_numeric(calls["step"], errors="coerce").dropna().to_numpy()
+    steps = steps[(steps >= 0) & (steps <= n_steps) & (steps == np.floor(steps))].astype(np.int64)
+    return pd.Series(np.bincount(steps, minlength=n_steps + 1)[: n_steps + 1], index=idx, dtype=np.int64)
+
+
+def _frame_data(df: pd.DataFrame) -> dict:
+    return {"columns": [str(c) for c in df.columns], "name": df.columns.name,
+            "dtypes": [str(t) for t in df.dtypes], "data": [df[c].tolist() for c in df.columns]}
+
+
+def _frame_of(d: dict, n_steps: int) -> pd.DataFrame:
+    idx = pd.RangeIndex(0, n_steps + 1, name="step")
+    if not d["columns"]:
+        return pd.DataFrame(index=idx)
+    df = pd.DataFrame({c: np.asarray(v, dtype=t) for c, t, v in zip(d["columns"], d["dtypes"], d["data"], strict=True)},
+                      index=idx, columns=d["columns"])
+    df.columns.name = d["name"]
+    return df
+
+
+def replay_payload(rd: ReplayData) -> dict:
+    """A ReplayData's per-step counts as plain JSON data (no event): what `replay_from_payload` rebuilds it from."""
+    return {"n_steps": rd.n_steps, "n_events": rd.n_events, "cost_exact": rd.cost_exact, "notes": list(rd.notes),
+            "counts": _frame_data(rd.counts), "event_counts": _frame_data(rd.event_counts),
+            "cost": _frame_data(rd.cost),
+            "call_rows": None if rd.call_rows is None else [int(v) for v in rd.call_rows]}
+
+
+def replay_from_payload(system: str, payload: dict, source: EventSource) -> ReplayData:
+    """The ReplayData of `replay_payload`'s data, its events read from `source` when used (equal to the one it was
+    made from: tests/viz/test_replay_payload.py)."""
+    n = int(payload["n_steps"])
+    return ReplayData(system, n, _frame_of(payload["counts"], n), None, _frame_of(payload["event_counts"], n),
+                      _frame_of(payload["cost"], n), bool(payload["cost_exact"]), list(payload["notes"]),
+                      source=source, n_events=int(payload["n_events"]),
+                      call_rows=None if payload.get("call_rows") is None else
+                      pd.Series(np.asarray(payload["call_rows"], dtype=np.int64),
+                                index=pd.RangeIndex(0, n + 1, name="step")))
 
 
 def _step_line(fig: go.Figure, step: int | None) -> None:
