@@ -198,7 +198,7 @@ def growth_blocks(wb: Workbench, conv: Conversation, rd: ReplayData, step: int) 
     if view.growth is None:
         return []
     mem = state.memory_of(wb, rd.system, conv)
-    return _growth(mem, rd, view, id(view), mem.key, step, (rd.n_steps, len(rd.events)))
+    return _growth(mem, rd, view, id(view), mem.key, step, (rd.n_steps, rd.n_events))  # n_events: no read
 
 
 def growth_views(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], step: int) -> None:
@@ -219,7 +219,7 @@ def growth_views(wb: Workbench, conv: Conversation, data: dict[str, ReplayData],
         title = (get_system(name).title or name) if name in widgets.systems() else name
         hierarchy_view.drill(view, title, lambda kind, at: state.items_at(mem, kind, at), step,
                              rd.events[rd.events["step"] <= step], f"gr_{name}",
-                             memory=(*mem.key, rd.n_steps, len(rd.events)), url="hpath", since=same_since(mem, step))
+                             memory=(*mem.key, rd.n_steps, rd.n_events), url="hpath", since=same_since(mem, step))
     render(growth_blocks(wb, conv, rd, step), f"gr_{name}")
     held = [k for k in rd.counts.columns if rd.counts[k].max() > 0]  # from the step's data: no store read per step
     ego_graph(state.memory_of(wb, name, conv), step, rd.changed_at(step), f"gr_{name}", conv, held)

@@ -126,3 +126,15 @@ def test_a_memory_being_built_is_never_cached(built):
     mem = wb.memory("xmemory", conv)
     ck = mem.checkpoint()
     assert steps_version({**ck, "done": False}, len(conv.turns) + 1) is None
+
+
+def test_growth_of_a_view_without_event_history_reads_no_event(built):
+    """MemWeaver's growth view is built from its items: a Growth step on data from the cached counts reads the
+    whole event stream only when a view uses it (it waited for the warm-up's full read at 10M: 4 s a step)."""
+    from ui import growth
+
+    wb, conv = built
+    _, rd = _build(wb, conv, "memweaver", cached=True)
+    assert not rd.events_loaded
+    blocks = growth.growth_blocks(wb, conv, rd, len(conv.turns))
+    assert blocks and not rd.events_loaded
