@@ -259,7 +259,8 @@ def memory_overview(wb: Workbench, conv: Conversation, systems: list[str], key: 
     per built step), the total drawn as a bar in its cell. No plotly chart before the click: a fresh browser spends
     2-3 s of its main thread loading plotly's 4.7 MB chunk for the first chart (measured on the synthetic 10M chat's
     first Ask visit; a one-chart page 2.2-2.8 s slower than the same page without it), so the answers' charts load
-    it after the click instead."""
+    it after the click instead: the first answer in a tab that has drawn no plotly chart yet takes that much longer
+    (BEAM 1M, six systems: 3.7 -> 7.0 s at load ~5.5)."""
     counts: dict[str, dict[str, int]] = {}
     failed: dict[str, str] = {}  # a memory whose counts could not be read: said in its row, the Ask still works
     steps = {s: (state.memory_of(wb, s, conv), state.ingest_status(wb, s, conv)[0]) for s in systems}
