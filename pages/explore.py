@@ -35,6 +35,14 @@ state.url_seed("ex_system", "system", built)  # a link reopens the system, kind 
 system = c1.selectbox("System", built, key="ex_system", format_func=widgets.system_label)
 mem = state.memory_of(wb, system, conv)
 ck = mem.status()[0]
+declared = get_system(system).kinds
+# the reads the first paint shows, at once (each once per memory and step, for every session): the kinds' counts,
+# the items of the kind the table will show, and the entity graph's entities and relations
+shown_kind = next((k for k in (st.session_state.get("ex_kind"), st.query_params.get("kind")) if k in declared),
+                  declared[0] if declared else None)
+state.read_together(lambda: state.kind_counts(mem, ck), *[
+    lambda k=k: state.as_of_checkpoint(mem, ck).items(k, with_vectors=False)
+    for k in dict.fromkeys([shown_kind, *[g for g in ("entity", "relation") if g in declared]]) if k])
 counts = state.kind_counts(mem, ck)  # read once per memory and step, shared with Ask
 kinds = [k for k in get_system(system).kinds if k in counts] + [k for k in counts if k not in get_system(system).kinds]
 if not kinds:
@@ -74,7 +82,8 @@ rows = sel.selection.rows if sel is not None else []
 state.url_seed("ex_linked", "item", list(df["id"]))  # the item a link names, shown until a row is picked
 if rows:
     st.session_state.pop("ex_linked", None)
-linked = [i for i, v in enumerate(df["id"]) if v == st.session_state.get("ex_linked")]
+want = st.session_state.get("ex_linked")  # read once, not once per row (2,849 session-state reads on the 10M chat)
+linked = [] if want is None else [i for i, v in enumerate(df["id"]) if v == want]
 if not rows and not linked:
     state.url_set(system=system, kind=kind, item=None)
     st.caption("Select a row to see its provenance and history.")

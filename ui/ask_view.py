@@ -16,7 +16,7 @@ from memcore.eval.fallbacks import answer_marks as answer_marks_of
 from memcore.eval.judge import make_judge
 from memcore.eval.metrics import locomo_f1
 from memcore.types import Answer, Conversation, Question, Trace
-from memcore.viz.evidence import context_table, evidence_table, kind_count_bar, missed_table, verdict_text
+from memcore.viz.evidence import context_table, evidence_table, missed_table, verdict_text
 from memcore.viz.safe import md_escape
 from memcore.viz.views import get_view
 from memcore.workbench import Workbench
@@ -66,7 +66,8 @@ def gold_panel(conv: Conversation, q: Question) -> None:
     if not q.answer and not q.evidence:
         return
     st.markdown(f"**Gold answer:** {md_escape(q.answer)} · category {md_escape(q.category_name)}")
-    texts = turn_texts(conv)
+    wanted = set(q.evidence)  # the evidence turns' texts only (every turn's: 0.2 s on the 10M chat, per conversation)
+    texts = {t.turn_id: t.embed_text for t in conv.turns if t.turn_id in wanted}
     if q.evidence:
         st.dataframe(pd.DataFrame([{"evidence turn": t, "text": texts.get(t, "(not in this conversation)")}
                                    for t in q.evidence]), hide_index=True)
@@ -254,27 +255,40 @@ def answer_panel(wb: Workbench, conv: Conversation, q: Question, system: str, an
 
 
 def memory_overview(wb: Workbench, conv: Conversation, systems: list[str], key: str) -> None:
-    """While the question is written: the memories to be asked, each one's stored items per kind (a chart and a
-    table, read once per built step). Drawn before the click, its chart and table also have the browser load the
-    code the answers' charts and tables need (Streamlit fetches an element type's code when one is first drawn)."""
+    """While the question is written: the memories to be asked, each one's stored items per kind (a table, read once
+    per built step), the total drawn as a bar in its cell. No plotly chart before the click: a fresh browser spends
+    2-3 s of its main thread loading plotly's 4.7 MB chunk for the first chart (measured on the synthetic 10M chat's
+    first Ask visit; a one-chart page 2.2-2.8 s slower than the same page without it), so the answers' charts load
+    it after the click instead: the first answer in a tab that has drawn no plotly chart yet takes that much longer
+    (BEAM 1M, six systems: 3.7 -> 7.0 s at load ~5.5)."""
     counts: dict[str, dict[str, int]] = {}
     failed: dict[str, str] = {}  # a memory whose counts could not be read: said in its row, the Ask still works
-    for s in systems:
-        mem = state.memory_of(wb, s, conv)
+    steps = {s: (state.memory_of(wb, s, conv), state.ingest_status(wb, s, conv)[0]) for s in systems}
+    state.read_together(*[lambda m=m, ck=ck: state.kind_counts(m, ck) for m, ck in steps.values()])  # at once
+    for s, (mem, ck) in steps.items():
         try:
-            counts[s] = state.kind_counts(mem, state.ingest_status(wb, s, conv)[0])
+            counts[s] = state.kind_counts(mem, ck)
         except MemcoreError as e:
             counts[s], failed[s] = {}, str(e)
     st.markdown(f"**The memories you are asking**: what each system stored from the {len(conv.turns):,} turns")
-    st.plotly_chart(kind_count_bar(counts), key=f"{key}_memories")
-    st.dataframe(pd.DataFrame([{"system": s, "items": sum(c.values()) if s not in failed else None,
-                                "by kind": f"not read: {failed[s]}" if s in failed else
-                                ", ".join(f"{k} {n:,}" for k, n in sorted(c.items()))
-                                or "no items of its own in the store"} for s, c in counts.items()]),
-                 hide_index=True, key=f"{key}_memories_table",  # full width: the kinds' list is read whole
+    table = overview_table(counts, failed)
+    st.dataframe(table, hide_index=True, key=f"{key}_memories_table",  # full width: the kinds' list is read whole
                  column_config={"system": st.column_config.TextColumn(width="small"),
-                                "items": st.column_config.NumberColumn(width="small"),
+                                "items": st.column_config.ProgressColumn(
+                                    width="medium", format="%,d", min_value=0,
+                                    max_value=max([int(n) for n in table["items"].dropna()] or [0]) or 1,
+                                    help="Items the memory stores (the bar: its size against the largest memory "
+                                         "here)."),
                                 "by kind": st.column_config.TextColumn(width="large")})
+
+
+def overview_table(counts: dict[str, dict[str, int]], failed: dict[str, str]) -> pd.DataFrame:
+    """memory_overview's rows: per system its items in all (None where they could not be read) and per kind, the
+    kinds in name order (`failed`: system -> why its counts were not read, said in its row)."""
+    return pd.DataFrame([{"system": s, "items": sum(c.values()) if s not in failed else None,
+                          "by kind": f"not read: {failed[s]}" if s in failed else
+                          ", ".join(f"{k} {n:,}" for k, n in sorted(c.items())) or "no items of its own in the store"}
+                         for s, c in counts.items()], columns=["system", "items", "by kind"])
 
 
 def default_picks(wb: Workbench, conv: Conversation, page: str, at_least: int = 1) -> list[str]:

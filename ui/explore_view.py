@@ -26,9 +26,9 @@ def id_kinds(mem: MemoryView, ck_step: int) -> dict[str, str]:
     return _id_kinds(mem, mem.key, ck_step)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@st.cache_resource(show_spinner=False, max_entries=32)
 def _current_items(_mem: MemoryView, key: tuple[str, str, str], kind: str, ck_step: int) -> pd.DataFrame:
-    items = _mem.items(kind, with_vectors=False)
+    items = state.as_of_checkpoint(_mem, ck_step).items(kind, with_vectors=False)  # the entity graph's read too
     return pd.DataFrame([{"id": it.id, "text": it.text, "turns": ", ".join(it.turn_ids[:10]),
                           "n turns": len(it.turn_ids), "created": it.created_step, "version from": it.updated_step}
                          for it in items], columns=["id", "text", "turns", "n turns", "created", "version from"])
@@ -60,7 +60,10 @@ def item_columns() -> dict[str, Any]:
 
 
 def current_items(mem: MemoryView, kind: str, ck_step: int) -> pd.DataFrame:
-    """Current items of one kind as a table (read once per checkpoint)."""
+    """Current items of one kind as a table, built once per memory, kind and checkpoint step and shared by every
+    session (a resource: callers only read it, a filter makes a new frame) from the items state.as_of_checkpoint
+    reads once (the entity graph reads the same ones): a table kept as cache data was copied out (unpickled) on every
+    run, and its items read apart from the graph's."""
     return _current_items(mem, mem.key, kind, ck_step)
 
 
