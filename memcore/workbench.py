@@ -203,7 +203,7 @@ class Workbench:
         """Read access to a system's (variant's) stored memory of a conversation (items, versions, events,
         calls); variants differing only in query-time settings read the same memory."""
         v = self.variant(name, **config)
-        return MemoryView(self.store, v.system, conv.id, self.runtime.space(v.system, _config(v)))
+        return MemoryView(self.store, v.system, conv.id, self.runtime.space(v.system, _config(v)), v.memory_name)
 
     def events(self, name: str, conv: Conversation, upto: int | None = None, **config: Any) -> list[Event]:
         """The stored ingest events of a system's memory of a conversation, in order."""

@@ -457,7 +457,7 @@ def read_together(*reads: Callable[[], Any]) -> None:
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _current_items(_mem: MemoryView, key: tuple[str, str, str], kind: str, ck_step: int) -> list:
-    return MemoryView(_mem.store, _mem.system, _mem.conv_id, _mem.space).items(kind, with_vectors=False)
+    return MemoryView(_mem.store, _mem.system, _mem.conv_id, _mem.space, _mem.variant).items(kind, with_vectors=False)
 
 
 @dataclass(frozen=True)

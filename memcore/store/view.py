@@ -25,6 +25,7 @@ class MemoryView:
     system: str
     conv_id: str
     space: str
+    variant: str | None = None  # the memory's Variant.memory_name (its ledger rows); None: every one of the system
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -82,10 +83,11 @@ class MemoryView:
 
     def llm_calls(self, stage: str | None = None, provider: str | None = None, step: int | None = None,
                   texts: bool = True) -> pd.DataFrame:
-        """This system's ledger rows on this conversation (the ledger is keyed by system, not space); those of one
-        step; without prompt and completion texts (`texts=False`)."""
+        """This memory's ledger rows on this conversation: those booked under its `variant` (a construction variant's
+        calls carry its memory name; rows from before variants carry the plain system's), every row of the system
+        when `variant` is None; those of one step; without prompt and completion texts (`texts=False`)."""
         return self.store.llm_calls(system=self.system, conv_id=self.conv_id, stage=stage, provider=provider,
-                                    step=step, texts=texts)
+                                    step=step, texts=texts, variant=self.variant)
 
     def version(self) -> str:
         """A digest of every stored item version (memcore.store.projections.memory_version): changes whenever
