@@ -3,19 +3,17 @@
 A row holds the step and the memory's version (`memory_version`: a digest of every stored item version, so any
 item created, changed, superseded or rolled back gives another) it was computed at, and the projection as JSON
 (memcore.eval.embedding_map writes and reads it). A row whose version is not the memory's current one is stale:
-`load_projection` ignores it and `save_projection` replaces it. The SQL stays here.
+`load_projection` ignores it and `save_projection` replaces it. The rows are read and written by memcore.store.cached.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import time
 from typing import Any
 
 import pandas as pd
 
-from memcore.store.schema import sql_str
+from memcore.store.cached import load_cached, save_cached
 
 TABLE = "projections"  # its schema: memcore.store.schema.SCHEMAS
 
@@ -38,18 +36,11 @@ def _key(space: str, conv_id: str, method: str) -> str:
 def load_projection(store: Any, space: str, conv_id: str, method: str, version: str) -> dict | None:
     """The cached projection of a memory by `method` at `version` (its payload dict), or None when there is
     none or only a stale one."""
-    if not store.tables.has(TABLE):
-        return None
-    df = store.tables.df(TABLE, where=f"key = {sql_str(_key(space, conv_id, method))} AND version = {sql_str(version)}",
-                         columns=["payload"])
-    return json.loads(df["payload"].iloc[-1]) if len(df) else None
+    return load_cached(store, TABLE, _key(space, conv_id, method), version)
 
 
 def save_projection(store: Any, space: str, conv_id: str, method: str, step: int, version: str,
                     payload: dict) -> None:
     """Store a memory's projection by `method`, replacing any earlier one of that memory and method."""
-    row = {"key": _key(space, conv_id, method), "space": space, "conv_id": conv_id, "method": method,
-           "step": int(step), "version": version, "payload": json.dumps(payload), "ts": time.time()}
-    t = store.tables.fresh(TABLE)
-    t.merge_insert("key").when_matched_update_all().when_not_matched_insert_all().execute([row])
-
+    save_cached(store, TABLE, _key(space, conv_id, method), version, payload, space=space, conv_id=conv_id,
+                method=method, step=int(step))

@@ -5,16 +5,14 @@ A row holds the memory's version it was computed at (`steps_version`: the checkp
 time, plus the number of steps; any commit, rebuild or deletion gives another) and the counts as JSON
 (memcore.viz.replay's `replay_payload` writes it, `replay_from_payload` reads it). Only a finished memory is cached
 (no partial batch after its checkpoint can be rolled back under it). A row whose version is not the memory's current
-one is stale: `load_replay_steps` ignores it and `save_replay_steps` replaces it. The SQL stays here.
+one is stale: `load_replay_steps` ignores it and `save_replay_steps` replaces it. The rows are read and written by memcore.store.cached.
 """
 
 from __future__ import annotations
 
-import json
-import time
 from typing import Any
 
-from memcore.store.schema import sql_str
+from memcore.store.cached import load_cached, save_cached
 
 TABLE = "replay_steps"  # its schema: memcore.store.schema.SCHEMAS
 
@@ -34,16 +32,10 @@ def _key(space: str, conv_id: str, provider: str) -> str:
 def load_replay_steps(store: Any, space: str, conv_id: str, provider: str, version: str) -> dict | None:
     """The cached counts of a memory (built with `provider`) at `version` (their payload dict), or None when there
     are none or only stale ones."""
-    if not store.tables.has(TABLE):
-        return None
-    df = store.tables.df(TABLE, where=f"key = {sql_str(_key(space, conv_id, provider))} AND "
-                                      f"version = {sql_str(version)}", columns=["payload"])
-    return json.loads(df["payload"].iloc[-1]) if len(df) else None
+    return load_cached(store, TABLE, _key(space, conv_id, provider), version)
 
 
 def save_replay_steps(store: Any, space: str, conv_id: str, provider: str, version: str, payload: dict) -> None:
     """Store a memory's counts at `version`, replacing any earlier row of that memory and provider."""
-    row = {"key": _key(space, conv_id, provider), "space": space, "conv_id": conv_id, "provider": provider,
-           "version": version, "payload": json.dumps(payload), "ts": time.time()}
-    t = store.tables.fresh(TABLE)
-    t.merge_insert("key").when_matched_update_all().when_not_matched_insert_all().execute([row])
+    save_cached(store, TABLE, _key(space, conv_id, provider), version, payload, space=space, conv_id=conv_id,
+                provider=provider)
