@@ -478,7 +478,7 @@ class CheckpointView(MemoryView):
 def as_of_checkpoint(mem: MemoryView, ck_step: int) -> CheckpointView:
     """`mem` with its current items read once per memory and checkpoint step (CheckpointView): Explore's entity graph
     read a 10M chat's entities and relations on every run (~0.5 s)."""
-    return CheckpointView(mem.store, mem.system, mem.conv_id, mem.space, ck_step)
+    return CheckpointView(mem.store, mem.system, mem.conv_id, mem.space, mem.variant, ck_step=ck_step)
 
 
 def checkpoint(mem: MemoryView) -> tuple[int, bool]:
