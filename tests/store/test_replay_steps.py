@@ -38,3 +38,18 @@ def test_rows_are_per_memory_and_provider_and_a_stale_one_is_ignored_then_replac
     mem = MemoryView(store, "sys", "c1", "a")
     mem.save_replay_steps("offline", "v3", {"n": 3})
     assert mem.replay_steps("offline", "v3") == {"n": 3} and mem.replay_steps("offline", "v2") is None
+
+
+def test_counts_of_another_format_are_stale(tmp_path, monkeypatch):
+    """A row written by code whose counts meant something else (an older FORMAT) is never read back."""
+    from memcore.store import replay_steps
+
+    store = LanceStore(str(tmp_path / "db"), dim=8)
+    store.save_checkpoint("sys-1", "sys", "c1", 9, {}, {}, True)
+    mem = MemoryView(store, "sys", "c1", "sys-1")
+    monkeypatch.setattr(replay_steps, "FORMAT", replay_steps.FORMAT - 1)
+    old = steps_version(mem.checkpoint(), 10)
+    mem.save_replay_steps("offline", old, {"n": 1})
+    monkeypatch.undo()
+    now = steps_version(mem.checkpoint(), 10)
+    assert now != old and mem.replay_steps("offline", now) is None
