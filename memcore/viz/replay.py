@@ -95,10 +95,12 @@ class ReplayData:
 
     def events_at(self, step: int) -> pd.DataFrame:
         """Events caused at one step."""
-        if not self.events_loaded:
-            if step not in self._steps:
-                self.keep_step(step, self.source.at(step))
-            return self._steps[step]
+        if not self.events_loaded:  # shared by sessions: another may clear the kept steps meanwhile
+            got = self._steps.get(step)
+            if got is None:
+                got = self.source.at(step)
+                self.keep_step(step, got)
+            return got
         return self.events[self.events["step"] == step]
 
     def needs_step(self, step: int) -> bool:

@@ -69,3 +69,17 @@ def test_events_are_read_a_step_at_a_time_then_once_for_all_threads():
 def test_a_replay_without_events_or_a_source_is_refused():
     with pytest.raises(ValueError, match="source"):
         ReplayData("x", 1, pd.DataFrame(), None, pd.DataFrame(), pd.DataFrame())
+
+
+def test_a_step_read_while_another_session_clears_the_kept_steps_is_still_returned(monkeypatch):
+    """ReplayData is shared by sessions: one may clear the kept steps (at STEP_READS of them) between another's read
+    of a step and its return; that read still returns its frame."""
+    from memcore.viz import replay
+
+    events = [_ev(1, "created", ["a"]), _ev(3, "split", ["a", "b"])]
+    src = Source(events)
+    rd = replay_from_payload("x", replay_payload(build_replay("x", events, None, None, 4)), src)
+    monkeypatch.setattr(replay, "STEP_READS", 0)  # every keep clears first: as if another session filled them
+    real_keep = rd.keep_step
+    monkeypatch.setattr(rd, "keep_step", lambda step, frame: (real_keep(step, frame), rd._steps.clear()))
+    assert rd.events_at(3)["event"].tolist() == ["split"]
