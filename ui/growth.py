@@ -24,7 +24,7 @@ from memcore.viz.parts import Block
 from memcore.viz.replay import ReplayData
 from memcore.viz.views import SystemView, get_view
 from memcore.workbench import Workbench
-from ui import hierarchy_view, state, widgets
+from ui import graph_assets, hierarchy_view, state, widgets
 from ui.render import render
 
 FOCUS = ["Entity neighbourhood", "Community", "Session"]
@@ -64,7 +64,7 @@ def _neighbourhood(sub: dict, choices: dict[str, str], key: str) -> None:
     if pick:
         ego = ego_subgraph(sub, pick, int(hops))
         ego["nodes"] = [{**n, "role": "focus" if str(n["id"]) == pick else n.get("role", "")} for n in ego["nodes"]]
-        st.iframe(graph_html(ego, height=440, edge_labels=True), height=frame_height(440))
+        graph_assets.frame(graph_html(ego, height=440, edge_labels=True), height=frame_height(440))
         more = (f" · {ego['more']} more within {hops} hop(s) not drawn (the nearest and best-connected are)"
                 if ego["more"] else "")
         labelled = ("every relation labelled with its name and time, where one is stored (a label that would overlap another is left "
@@ -100,8 +100,8 @@ def _community(sub: dict, key: str, entities: int) -> None:
                             f"{lab} ({size} entities)" for cid, lab, size in listing if cid == c))
     if not pick:  # the overview: every community one node with its counts, the relations between them counted
         view = collapsed(sub, comms)
-        st.iframe(graph_html(view, height=480, edge_labels=len(view["edges"]) <= EDGE_LABELS_MAX),
-                  height=frame_height(480))
+        graph_assets.frame(graph_html(view, height=480, edge_labels=len(view["edges"]) <= EDGE_LABELS_MAX),
+                           height=frame_height(480))
         rest = f" (the {view['rest']} smallest share one node)" if view["rest"] else ""
         st.caption(f"{len(comms)} communities (Louvain, seeded) in {len(sub['nodes'])} of the {entities} entities "
                    f"(those in a relation, and any new at this step){rest}, each one node "
@@ -110,7 +110,7 @@ def _community(sub: dict, key: str, entities: int) -> None:
         return
     idx = int(pick.split(":")[1]) - 1
     view = collapsed(sub, comms, expand=idx)
-    st.iframe(graph_html(view, height=480, edge_labels=True), height=frame_height(480))
+    graph_assets.frame(graph_html(view, height=480, edge_labels=True), height=frame_height(480))
     st.caption(f"{len(comms[idx])} entities of this community with their relations (labelled, with time); every "
                "other community is one node, an edge to it counts the relations.")
 
@@ -130,7 +130,7 @@ def _session(sub: dict, conv: Conversation, key: str) -> None:
         note = f"{len(comms)} communities, collapsed (more than {EDGE_LABELS_MAX} relations)"
     else:
         note = "every relation labelled with its name and time"
-    st.iframe(graph_html(part, height=480, edge_labels=True), height=frame_height(480))
+    graph_assets.frame(graph_html(part, height=480, edge_labels=True), height=frame_height(480))
     st.caption(f"Relations added in session {pick} (steps {first}-{last}): {note}.")
 
 

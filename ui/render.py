@@ -11,6 +11,7 @@ import streamlit as st
 
 from memcore.viz.parts import Block, Choice, Html, Part, Row, Text
 from memcore.viz.tables import cell_text, empty_columns, fill_empty
+from ui import graph_assets
 
 _TEXT = {"caption": st.caption, "info": st.info, "success": st.success, "warning": st.warning,
          "markdown": st.markdown}
@@ -57,7 +58,7 @@ def part(p: Part, key: str) -> None:
     elif isinstance(c, pd.DataFrame):
         table(c, **({"height": p.height} if p.height else {}))
     elif isinstance(c, Html):
-        st.iframe(c.page, height=p.height or 500)
+        graph_assets.frame(c.page, height=p.height or 500)  # a graph's vis-network from the app, once
     elif isinstance(c, Text):
         _TEXT[c.style](c.text)
     elif isinstance(c, dict | list):
