@@ -64,7 +64,10 @@ def served(page: str, base_url_path: str = "") -> str:
 
 
 def frame(page: str, height: int) -> None:
-    """Draw an HTML page (a graph_html page or any other) in an iframe, its vis-network loaded from the app."""
+    """Draw an HTML page (a graph_html page or any other) in an iframe, its vis-network loaded from the app when the
+    app serves its static folder (.streamlit/config.toml; a server started without it keeps the page standalone)."""
     import streamlit as st
 
-    st.iframe(served(page, str(st.get_option("server.baseUrlPath") or "")), height=height)
+    if st.get_option("server.enableStaticServing"):
+        page = served(page, str(st.get_option("server.baseUrlPath") or ""))
+    st.iframe(page, height=height)

@@ -53,3 +53,15 @@ def test_a_read_only_install_keeps_pages_standalone(tmp_path, monkeypatch):
         assert graph_assets.assets() is None and graph_assets.served(page) == page
     finally:
         graph_assets.assets.cache_clear()
+
+
+def test_a_server_without_static_serving_draws_the_standalone_page(static, monkeypatch):
+    import streamlit as st
+
+    drawn: list[str] = []
+    monkeypatch.setattr(st, "iframe", lambda page, height: drawn.append(page))
+    page = graph_html(PAGE)
+    for enabled in (False, True):
+        monkeypatch.setattr(st, "get_option", lambda name, on=enabled: on if name == "server.enableStaticServing" else "")
+        graph_assets.frame(page, 400)
+    assert drawn[0] == page and drawn[1] == graph_assets.served(page)
