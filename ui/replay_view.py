@@ -99,12 +99,7 @@ _WARM_LOCK = threading.Lock()
 
 
 def _warm(mems: list[tuple[MemoryView, list[str]]], replays: list[ReplayData] = ()) -> None:
-    for rd in replays:  # events a ReplayData built from cached counts has not read (a step reads its own till then)
-        try:
-            rd.events  # noqa: B018 (loads them, once)
-        except Exception:
-            return
-    for mem, kinds in mems:
+    for mem, kinds in mems:  # first what the next step's diff waits for
         try:  # the stored events, which the next steps' diffs slice (the first diff read only its own)
             state.events_of(mem, state.checkpoint(mem)[0])
         except Exception:
@@ -114,6 +109,11 @@ def _warm(mems: list[tuple[MemoryView, list[str]]], replays: list[ReplayData] = 
                 state.items_at(mem, kind, 0)  # loads the kind's versions once (a resource shared by every session)
             except Exception:  # a warm-up only: the step that needs them reads them (and says why)
                 return
+    for rd in replays:  # events a ReplayData built from cached counts has not read: till then a step reads its own
+        try:
+            rd.events  # noqa: B018 (loads them, once)
+        except Exception:
+            return
 
 
 def warm_versions(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]) -> threading.Thread | None:
@@ -122,9 +122,9 @@ def warm_versions(wb: Workbench, conv: Conversation, data: dict[str, ReplayData]
     a memory's few changed items by id on a page's first visit and loads every version at its next step, which made
     the first step after a page load the slowest (+200-700 ms at BEAM 1M, for memories of 1,000 and 5,600
     versions). A step that comes before the warm-up is done waits for it (one load: the cache's lock), as it
-    waited for the load before. First, the event streams of the memories whose Replay data came from the counts
-    cached in the store (ui.state._replay): until they are loaded a step reads its own events. Returns the thread
-    started (None: nothing left to warm)."""
+    waited for the load before. Last, the event streams of the memories whose Replay data came from the counts
+    cached in the store (ui.state._replay): until they are loaded a step reads its own events (a step's diff does
+    not wait for them). Returns the thread started (None: nothing left to warm)."""
     todo = []
     shown = st.session_state.get("md_system")  # the step diff's memory first
     replays = [rd for rd in data.values() if not rd.events_loaded]

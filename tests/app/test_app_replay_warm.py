@@ -82,3 +82,22 @@ def test_without_the_warm_up_a_step_loads_versions(replay, monkeypatch):
     for step in (n - 1, n - 2, n - 3):
         at.slider(key="replay_step").set_value(step).run()
     assert reads  # the step diff loaded a memory's versions at one of these steps
+
+
+def test_the_warm_up_loads_what_a_steps_diff_waits_for_before_the_event_streams(monkeypatch):
+    """The next step's diff waits for a memory's events and item versions (the cache's lock), not for the event
+    streams of Replay data built from cached counts (a step reads its own events till then): those load last."""
+    from ui import replay_view
+
+    order: list[str] = []
+
+    class Lazy:
+        @property
+        def events(self):
+            order.append("stream")
+
+    monkeypatch.setattr(replay_view.state, "checkpoint", lambda mem: (3, True))
+    monkeypatch.setattr(replay_view.state, "events_of", lambda mem, step: order.append("events"))
+    monkeypatch.setattr(replay_view.state, "items_at", lambda mem, kind, step: order.append(f"versions {kind}"))
+    replay_view._warm([(object(), ["fact", "theme"])], [Lazy()])
+    assert order == ["events", "versions fact", "versions theme", "stream"]
