@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from memcore.embed import HashingEmbedder
@@ -39,6 +40,7 @@ from memcore.viz.views import (
     unregister_view,
 )
 from memcore.workbench import Workbench
+from ui import graph_assets
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -68,8 +70,8 @@ def _content_sig(c: object) -> tuple:
         return ("figure", json.dumps(json.loads(c.to_json())["data"], sort_keys=True))
     if isinstance(c, pd.DataFrame):
         return ("table", tuple(map(str, c.columns)), len(c))
-    if isinstance(c, Html):
-        return ("html", c.page)
+    if isinstance(c, Html):  # the app links its own copy of the graph library where it serves one (ui.graph_assets)
+        return ("html", graph_assets.served(c.page) if st.get_option("server.enableStaticServing") else c.page)
     if isinstance(c, Text):
         return ("text", c.style, c.text)
     if isinstance(c, dict | list):
