@@ -1,7 +1,7 @@
 """Graph pages in the app load vis-network from the app's own server, once, instead of inlining it in every frame.
 
 memcore.viz.graph.graph_html writes a standalone page (exports, offline files): vis-network's script (469 KB) and
-stylesheet (220 KB) inlined, 703 KB for a graph of two nodes. A Replay step of MemWeaver's Growth re-sent that in
+stylesheet (220 KB) inlined, 703 KB for a graph of two nodes. A Replay step of a graph memory's Growth re-sent that in
 its frame at every step (about 790 KB a step on the synthetic 10M chat). In the app, `served` swaps those two
 inlined blocks for links to the same files under the app's static folder (`static/memcore-vis/`, Streamlit's
 `server.enableStaticServing`, on this machine: no CDN), which the browser loads once and keeps. The files are
