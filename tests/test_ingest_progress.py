@@ -4,7 +4,7 @@ before any turn, every turn, then the system's finishing step; the evaluator for
 from __future__ import annotations
 
 from memcore.datasets import load_demo
-from memcore.eval.workers import ingest_reporter
+from memcore.eval.evaluate import ingest_reporter
 from memcore.ingest import EMBED_BATCH, EMBEDDING, FINISHING, ingest_conversation
 from memcore.systems import get_system, make_config
 
@@ -31,10 +31,10 @@ def test_embedding_turns_are_reported_per_batch_then_each_turn_then_finishing(wo
 
 
 def test_the_evaluator_forwards_turn_progress_throttled_but_always_the_last(monkeypatch):
-    import memcore.eval.workers as workers
+    import memcore.eval.evaluate as evaluate
 
     clock = iter([0.0, 0.1, 0.2, 0.7, 0.8, 0.9, 1.5])
-    monkeypatch.setattr(workers.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(evaluate.time, "monotonic", lambda: next(clock))
     got: list[dict] = []
     report = ingest_reporter(got.append, {"system": "s", "conv_id": "c"})
     for d in range(1, 8):

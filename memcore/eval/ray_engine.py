@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from memcore.errors import ConfigError
+from memcore.eval.evaluate import evaluate_conversation
 from memcore.eval.run_record import get_run
-from memcore.eval.workers import evaluate_conversation
 from memcore.serialize import conversation_from_json, conversation_to_json
 from memcore.settings import Settings
 from memcore.types import Conversation

@@ -22,6 +22,7 @@ from typing import Any
 
 from memcore.datasets import DEMO_PATH, dataset_files, detect_format, load_dataset, load_demo
 from memcore.errors import ConfigError
+from memcore.eval.evaluate import evaluate_conversation, score_question
 from memcore.eval.judge import LEXICAL_JUDGE, make_judge
 from memcore.eval.limits import count_does_not_fit, run_limits
 from memcore.eval.processes import AUTO, choose_workers, parse_workers
@@ -38,7 +39,7 @@ from memcore.eval.runs import (
     run_fingerprint,
     run_meta,
 )
-from memcore.eval.workers import evaluate_conversation, run_parallel, run_split, score_question
+from memcore.eval.workers import run_parallel, run_split
 from memcore.llm import check_endpoint
 from memcore.settings import Settings
 from memcore.store.variants import is_saved_name, saved_variant

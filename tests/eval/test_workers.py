@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 
 from memcore.embed import CachedEmbedder, HashingEmbedder
+from memcore.eval.evaluate import prefetch_similarity
 from memcore.eval.metrics import similarity
-from memcore.eval.workers import prefetch_similarity
 from memcore.types import Answer, Question, Trace
 
 
@@ -55,7 +55,7 @@ def test_no_prefetch_without_a_cache_or_on_failure(tmp_path) -> None:
 
 
 def test_a_conversations_questions_and_golds_are_embedded_in_one_call_before_the_systems(tmp_path) -> None:
-    from memcore.eval.workers import prefetch_questions
+    from memcore.eval.evaluate import prefetch_questions
 
     inner = Counting()
     cached = CachedEmbedder(inner, tmp_path)
@@ -77,7 +77,7 @@ def test_a_conversations_questions_and_golds_are_embedded_in_one_call_before_the
 
 
 def test_offline_rows_are_saved_in_batches_bounded_by_time_a_hosted_models_every_twenty(tmp_path, monkeypatch) -> None:
-    import memcore.eval.workers as workers
+    import memcore.eval.evaluate as evaluate
     from memcore.eval.runner import run_eval
     from memcore.settings import Settings
     from memcore.store import LanceStore
@@ -86,8 +86,8 @@ def test_offline_rows_are_saved_in_batches_bounded_by_time_a_hosted_models_every
     save = LanceStore.save_results
     monkeypatch.setattr(LanceStore, "save_results", lambda self, run_id, rows: batches.append(len(rows))
                         or save(self, run_id, rows))
-    monkeypatch.setattr(workers, "FLUSH_ROWS", 3)  # a hosted model's batch size, scaled to the demo
-    monkeypatch.setattr(workers, "FLUSH_SECONDS", 3600.0)  # no time-based flush in this test
+    monkeypatch.setattr(evaluate, "FLUSH_ROWS", 3)  # a hosted model's batch size, scaled to the demo
+    monkeypatch.setattr(evaluate, "FLUSH_SECONDS", 3600.0)  # no time-based flush in this test
     res = run_eval(Settings(store_uri=str(tmp_path / "s"), llm_provider="offline", embedder="hashing"), "demo",
                    systems=["naive_rag"])
     assert res["complete"] and sum(batches) == res["questions_done"] > 3
