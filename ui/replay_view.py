@@ -10,7 +10,8 @@ import streamlit as st
 
 from memcore.store.view import MemoryView
 from memcore.types import Conversation
-from memcore.viz.replay import ReplayData, cumulative_cost_figure, event_strip_figure, layer_counts_figure
+from memcore.viz.replay import ReplayData, event_strip_figure
+from memcore.viz.vega import cumulative_cost_spec, layer_counts_spec
 from memcore.workbench import Workbench
 from ui import calls_view, growth, state, timeline_view, widgets
 from ui.render import Prebuilt
@@ -223,23 +224,35 @@ _FIGS: dict[tuple, dict] = {}
 
 
 def _fig(kind: str, sig: tuple, data: dict[str, ReplayData]) -> dict:
-    """A chart over every step, built once per memory state (as a plain dict) and the same at every step: the
-    current step is drawn over it (ui.step_line), so a step neither re-sends nor redraws it."""
+    """The events strip over every step, built once per memory state (as a plain dict) and the same at every step:
+    the current step is drawn over it (ui.step_line), so a step neither re-sends nor redraws it."""
     key = (kind, sig)
     if key not in _FIGS:
         if len(_FIGS) > 32:
             _FIGS.clear()
-        if kind == "layers":
-            fig = layer_counts_figure(data)
-        elif kind == "events":
-            fig = event_strip_figure(data)
-        else:
-            fig = cumulative_cost_figure(data, None, kind.split("-", 1)[1])
-        _FIGS[key] = fig.to_plotly_json()
+        _FIGS[key] = event_strip_figure(data).to_plotly_json()
+    return _FIGS[key]
+
+
+def _spec(kind: str, sig: tuple, data: dict[str, ReplayData]) -> dict:
+    """The Vega-Lite spec of a chart over every step (memcore.viz.vega), built once per memory state."""
+    key = ("vega", kind, sig)
+    if key not in _FIGS:
+        if len(_FIGS) > 32:
+            _FIGS.clear()
+        _FIGS[key] = layer_counts_spec(data) if kind == "layers" else \
+            cumulative_cost_spec(data, kind.split("-", 1)[1])
     return _FIGS[key]
 
 
 def _chart(kind: str, chart_key: str, sig: tuple, data: dict[str, ReplayData], step: int) -> None:
-    """One of the charts over every step, unchanged from step to step, with the current step's dashed line."""
-    st.plotly_chart(Prebuilt(_fig(kind, sig, data)), key=chart_key)
-    step_line(chart_key, step, (kind, sig))
+    """One of the charts over every step, unchanged from step to step, with the current step's dashed line. Layers
+    and cost are drawn with Vega-Lite: Layers is the first paint, and plotly there costs a fresh browser ~2 s
+    (memcore.viz.vega); the events strip keeps plotly (its rows per system)."""
+    if kind == "events":
+        st.plotly_chart(Prebuilt(_fig(kind, sig, data)), key=chart_key)
+        step_line(chart_key, step, (kind, sig))
+        return
+    with st.container(key=chart_key):
+        st.vega_lite_chart(_spec(kind, sig, data), width="stretch")
+    step_line(chart_key, step, (kind, sig), (0, max(1, max((rd.n_steps for rd in data.values()), default=0))))

@@ -65,13 +65,14 @@ BOXES = """(sel) => {
   }
   return out;
 }"""
-LEGEND = """() => [...document.querySelectorAll("[data-testid='stPlotlyChart']")].map(chart => {
-  const svg = chart.querySelector(".main-svg").getBoundingClientRect();
-  const entries = [...chart.querySelectorAll(".legend .traces")];
-  const hidden = entries.filter(e => { const r = e.getBoundingClientRect();
-    return r.bottom > svg.bottom + 1 || r.top < svg.top - 1 || r.right > svg.right + 1; }).length;
-  const bar = chart.querySelector(".legend .scrollbar");
-  return {entries: entries.length, hidden, scrolls: !!bar && bar.getBoundingClientRect().height > 0};
+VEGA_LEGEND = """() => [...document.querySelectorAll("[data-testid='stVegaLiteChart'] svg.marks")].flatMap(svg => {
+  const box = svg.getBoundingClientRect();
+  return [...svg.querySelectorAll(".role-legend")].map(g => {
+    const r = g.getBoundingClientRect();
+    const labels = [...g.querySelectorAll(".role-legend-label text")];
+    return {entries: labels.length, cut: labels.filter(t => t.textContent.endsWith("…")).map(t => t.textContent),
+            out: r.bottom > box.bottom + 1 || r.right > box.right + 1 || r.left < box.left - 1};
+  });
 })"""
 
 
@@ -93,7 +94,7 @@ def _systems(env: dict) -> list[str]:
 
 
 @pytest.fixture
-def ten(tmp_path, monkeypatch):
+def ten(tmp_path, monkeypatch, plugins):
     """Ten registered systems (nine of memcore and its example plugin, one test plugin), all built on the demo."""
     site = _plugin_site(tmp_path)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), str(site), os.environ.get("PYTHONPATH", "")]))
@@ -135,16 +136,18 @@ def test_compare_and_replay_fit_1_5_and_10_systems_at_1280px(ten, tmp_path):
 
                 page.goto(f"{base}/replay?conv=demo&step=30&systems={','.join(picked)}", wait_until="domcontentloaded")
                 page.locator("[data-testid='stMetric']").nth(n - 1).wait_for(timeout=120_000)
-                page.locator("[data-testid='stPlotlyChart'] .main-svg").first.wait_for(timeout=60_000)
+                page.locator("[data-testid='stVegaLiteChart'] svg.marks").first.wait_for(timeout=60_000)
                 page.wait_for_timeout(1500)
                 shoot(page, shots, f"replay-{n}")
                 metrics = page.evaluate(BOXES, "[class*='st-key-rp_stat_']")
                 assert sorted(m["text"] for m in metrics if m["text"] in picked) == sorted(picked)  # every label
                 bad = [m for m in metrics if m["lines"] > 1 or m["cut"] or m["out"]]
                 assert not bad, (n, bad)
-                for i, chart in enumerate(page.locator("[data-testid='stPlotlyChart']").all()):
+                for i, chart in enumerate(page.locator("[data-testid='stVegaLiteChart']").all()):
                     chart.screenshot(path=str(shots / f"replay-{n}-chart{i}.png"))
-                for legend in page.evaluate(LEGEND):
-                    assert legend["hidden"] == 0 and not legend["scrolls"], (n, legend)
+                legends = page.evaluate(VEGA_LEGEND)
+                assert legends and all(g["entries"] and not g["out"] and not g["cut"] for g in legends), (n, legends)
+                # every system's colour entry is there, none cut
+                assert sum(g["entries"] for g in legends) >= n, (n, legends)
     finally:
         keep_screenshots(shots)

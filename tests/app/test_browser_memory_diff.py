@@ -33,12 +33,15 @@ def test_replay_diff_and_the_compare_runs_memory_diff(tmp_path):
         page.locator(".st-key-rp_next button").first.click()  # a step reruns only the viewer fragment: the diff is in it
         wait_text(page, "Turn 2 of 90", 60)
         wait_text(page, "from step 1 to step 2:", 60)
-        # a step keeps the layers chart drawn (the same plotly node) and moves the dashed step line over it
+        # a step keeps the layers chart drawn (the same Vega SVG node) and moves the dashed step line over it, at the
+        # step's place on the plot (its x domain is 0..90)
         line = "document.querySelector('[data-testid=memcoreStepLine]')"
         page.wait_for_function(f"() => {line}?.dataset.step === '2'", timeout=30_000)
-        chart = page.locator(".st-key-rp_layers .js-plotly-plot").first
+        chart = page.locator(".st-key-rp_layers svg.marks").first
         chart.evaluate("gd => { gd.__keptAcrossSteps = true; }")
         x2 = page.get_by_test_id("memcoreStepLine").bounding_box()["x"]
+        plot = page.locator(".st-key-rp_layers .role-frame.root > g > path.background").first.bounding_box()
+        assert abs(x2 + 1 - (plot["x"] + plot["width"] * 2 / 90)) < 3, (x2, plot)
         page.locator(".st-key-rp_next button").first.click()
         wait_text(page, "Turn 3 of 90", 60)
         page.wait_for_function(f"() => {line}?.dataset.step === '3'", timeout=30_000)

@@ -1,0 +1,154 @@
+"""Vega-Lite specs (plain dicts with their data as pandas frames under "datasets") for the charts a page draws in
+its first paint.
+
+Why not plotly there: a fresh browser evaluates plotly's 4.7 MB chunk before the first plotly chart shows, about
+2 s of a 2-core machine's main thread; Vega-Lite, which Streamlit also ships, costs about 0.5 s (bench/chart_floor.py).
+Replay's default view is drawn from these specs; its other views, and exports, keep the plotly figures of
+memcore.viz.replay. Both are built from the same ReplayData, in the same system colours.
+
+Each chart over the steps has an x scale fixed to [0, n_steps] without padding, so a page can place its current
+step over the drawn chart from the plot area's box alone (ui.step_line). Hover shows the values at most
+TOOLTIP_COLUMNS steps, each named with its step.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from memcore.viz.replay import ReplayData
+from memcore.viz.theme import FONT_SIZE
+from memcore.viz.views import system_color
+
+TOOLTIP_COLUMNS = 400  # hover columns over the steps (every step up to this many; else every k-th step)
+DASHES = [[1, 0], [8, 4], [2, 3], [8, 3, 2, 3], [14, 4], [4, 2, 1, 2, 1, 2], [12, 3, 3, 3], [2, 7]]
+# one dash pattern per memory kind, in kind-name order (solid, dash, dot, dash-dot, ...; a ninth kind repeats them)
+NO_ITEMS = " (turn index only: no items)"
+LEGEND_PX = 700  # a legend's row on a chart ~800 px wide (a 1280 px page): its columns fit it
+LABEL_PX = 360  # a legend label longer than this ends in "…" (Vega's labelLimit)
+CHAR_PX = 8.5  # a legend label's character at its font size, roughly
+
+
+def legend_columns(labels: list[str] | dict[str, str], symbol_px: int = 30) -> int:
+    """How many legend columns fit LEGEND_PX with the longest label whole (1 to 6)."""
+    longest = min(LABEL_PX, CHAR_PX * max((len(str(x)) for x in labels), default=1)) + symbol_px + 16
+    return max(1, min(6, int(LEGEND_PX // longest)))
+
+
+def changes(series: pd.Series) -> pd.Series:
+    """The values of a per-step series where they change, with its first and last step: drawn as a step-after line
+    it is the same line as every step's value, in a fraction of the rows at 1,500 and more steps."""
+    if series.empty:
+        return series
+    keep = series.ne(series.shift())
+    keep.iloc[-1] = True
+    return series[keep]
+
+
+def _lines(frames: dict[str, pd.Series], series_of: dict[str, tuple[str, str]]) -> pd.DataFrame:
+    """Long rows (step, value, system, kind) of each named series' change points."""
+    parts = []
+    for name, values in frames.items():
+        ch = changes(values)
+        system, kind = series_of[name]
+        parts.append(pd.DataFrame({"step": ch.index.astype("int64"), "value": ch.to_numpy(dtype="float64"),
+                                   "system": system, "kind": kind}))
+    if not parts:
+        return pd.DataFrame({"step": pd.Series(dtype="int64"), "value": pd.Series(dtype="float64"),
+                             "system": pd.Series(dtype="object"), "kind": pd.Series(dtype="object")})
+    return pd.concat(parts, ignore_index=True)
+
+
+def _hover(frames: dict[str, pd.Series], n_steps: int) -> tuple[pd.DataFrame, int]:
+    """Hover columns: every k-th step (k = 1 up to TOOLTIP_COLUMNS steps) with each series' value at that step, in
+    columns v0, v1, ... (field names free of the characters Vega-Lite reads as paths); returns (rows, k)."""
+    k = max(1, math.ceil((n_steps + 1) / TOOLTIP_COLUMNS))
+    steps = list(range(0, n_steps + 1, k))
+    rows = pd.DataFrame({"step": steps, "step_end": [s + k for s in steps]})  # the last one clipped at n_steps
+    for i, values in enumerate(frames.values()):
+        rows[f"v{i}"] = values.reindex(steps).ffill().fillna(0).to_numpy(dtype="float64")
+    return rows, k
+
+
+def _steps_chart(title: str, y_title: str, n_steps: int, lines: pd.DataFrame, hover: pd.DataFrame, labels: list[str],
+                 colors: dict[str, str], dashed: bool, height: int) -> dict[str, Any]:
+    """A layered single view: the step-after lines, and invisible hover columns over the steps."""
+    x = {"field": "step", "type": "quantitative", "title": "step (turn)",
+         "scale": {"domain": [0, max(1, n_steps)], "nice": False, "zero": False, "padding": 0}}
+    line: dict[str, Any] = {
+        "data": {"name": "lines"},
+        "mark": {"type": "line", "interpolate": "step-after", "strokeWidth": 3, "clip": True},
+        "encoding": {
+            "x": x,
+            "y": {"field": "value", "type": "quantitative", "title": y_title, "scale": {"zero": True}},
+            "color": {"field": "system", "type": "nominal", "title": "system",
+                      "scale": {"domain": list(colors), "range": list(colors.values())},
+                      "legend": {"orient": "bottom", "direction": "horizontal", "columns": legend_columns(colors)}},
+            "detail": {"field": "kind", "type": "nominal"},
+        },
+    }
+    if dashed:
+        kinds = sorted(set(lines["kind"]))
+        line["encoding"]["strokeDash"] = {"field": "kind", "type": "nominal", "title": "kind",
+                                          # above the plot: beside the systems' legend it ran off the chart's right
+                                          "legend": {"orient": "top", "direction": "horizontal",
+                                                     "columns": legend_columns(kinds, symbol_px=50),
+                                                     "symbolType": "stroke", "symbolSize": 900, "symbolStrokeWidth": 2.5},
+                                          "scale": {"domain": kinds, "range": [DASHES[i % len(DASHES)] for i in range(len(kinds))]}}
+    tips = [{"field": "step", "type": "quantitative", "title": "step", "format": ","}] + [
+        {"field": f"v{i}", "type": "quantitative", "title": label, "format": ","} for i, label in enumerate(labels)]
+    hover_layer = {
+        "data": {"name": "hover"},
+        "mark": {"type": "rect", "opacity": 0, "clip": True},
+        "encoding": {"x": {**x, "field": "step"}, "x2": {"field": "step_end"}, "tooltip": tips},
+    }
+    return {
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+        "title": {"text": title, "anchor": "start", "fontSize": FONT_SIZE + 3},
+        "height": height,  # the plot's: the title, axes and legends come on top of it
+        "autosize": {"type": "fit-x", "contains": "padding"},
+        "layer": [line, hover_layer],
+        "datasets": {"lines": lines, "hover": hover},
+        "config": {"legend": {"labelLimit": LABEL_PX, "labelFontSize": FONT_SIZE - 2, "titleFontSize": FONT_SIZE - 2},
+                   "axis": {"labelFontSize": FONT_SIZE - 2, "titleFontSize": FONT_SIZE - 1}},
+        # SVG, not the canvas Streamlit picks for many marks: the page places its step line from the plot's box
+        "usermeta": {"embedOptions": {"renderer": "svg"}},
+    }
+
+
+def layer_counts_spec(data: dict[str, ReplayData]) -> dict[str, Any]:
+    """Items per memory kind over the steps (memcore.viz.replay.layer_counts_figure's chart): one colour per
+    system, one dash style per kind; a system whose memory holds no item is named in the colour legend, not drawn."""
+    frames: dict[str, pd.Series] = {}
+    series_of: dict[str, tuple[str, str]] = {}
+    colors: dict[str, str] = {}
+    for name, rd in data.items():
+        label = name if not rd.counts.columns.empty else name + NO_ITEMS
+        colors[label] = system_color(name)
+        for kind in rd.counts.columns:
+            frames[f"{name} · {kind}"] = rd.counts[kind]
+            series_of[f"{name} · {kind}"] = (label, str(kind))
+    n = max((rd.n_steps for rd in data.values()), default=0)
+    hover, _ = _hover(frames, n)
+    return _steps_chart("Memory layers over time", "items in memory", n, _lines(frames, series_of), hover,
+                        list(frames), colors, dashed=True, height=300)
+
+
+def cumulative_cost_spec(data: dict[str, ReplayData], metric: str = "tokens") -> dict[str, Any]:
+    """Cumulative construction tokens (or LLM calls) per system over the steps (memcore.viz.replay.
+    cumulative_cost_figure's chart); a system whose cost is estimated is named "(approx.)"."""
+    frames: dict[str, pd.Series] = {}
+    series_of: dict[str, tuple[str, str]] = {}
+    colors: dict[str, str] = {}
+    for name, rd in data.items():
+        label = name + ("" if rd.cost_exact else " (approx.)")
+        colors[label] = system_color(name)
+        frames[label] = rd.cost[metric]
+        series_of[label] = (label, metric)
+    n = max((rd.n_steps for rd in data.values()), default=0)
+    hover, _ = _hover(frames, n)
+    y_title = f"construction {'tokens' if metric == 'tokens' else 'LLM calls'}"
+    return _steps_chart("Construction cost so far", y_title, n, _lines(frames, series_of), hover, list(frames),
+                        colors, dashed=False, height=260)

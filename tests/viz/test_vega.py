@@ -1,0 +1,91 @@
+"""Replay's first-paint charts in Vega-Lite (memcore.viz.vega): the same lines as every step's counts, a fixed
+x domain the page's step line is placed by, hover values at named steps, every system in the colour legend."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from memcore.viz.replay import ReplayData
+from memcore.viz.vega import TOOLTIP_COLUMNS, changes, cumulative_cost_spec, layer_counts_spec
+from memcore.viz.views import system_color
+
+
+def _replay(name: str, counts: pd.DataFrame, exact: bool = True) -> ReplayData:
+    n = len(counts) - 1
+    cost = pd.DataFrame({"tokens": np.arange(n + 1) * 10, "calls": np.arange(n + 1) // 3})
+    return ReplayData(name, n, counts, pd.DataFrame(), pd.DataFrame(index=counts.index), cost, exact, [])
+
+
+def _redrawn(lines: pd.DataFrame, system: str, kind: str, n: int) -> list[float]:
+    """Every step's value read back from the change points as a step-after line draws them."""
+    rows = lines[(lines["system"] == system) & (lines["kind"] == kind)].set_index("step")["value"]
+    return rows.reindex(range(n + 1)).ffill().tolist()
+
+
+def test_change_points_draw_the_same_step_line_as_every_steps_value():
+    rng = np.random.default_rng(3)
+    values = pd.Series(np.cumsum(rng.integers(0, 2, 500)) - (np.arange(500) > 300) * 5)  # rises, then a merge
+    ch = changes(values)
+    assert len(ch) < len(values) and ch.index[0] == 0 and ch.index[-1] == 499  # both ends kept
+    assert ch.reindex(values.index).ffill().tolist() == values.tolist()
+    assert changes(pd.Series([4, 4, 4])).index.tolist() == [0, 2]
+
+
+def test_layers_spec_holds_every_kinds_line_and_names_a_system_without_items():
+    n = 900
+    steps = np.arange(n + 1)
+    xm = pd.DataFrame({"episode": steps // 2, "theme": steps // 100})
+    com = pd.DataFrame(index=steps)
+    spec = layer_counts_spec({"com": _replay("com", com), "xmemory": _replay("xmemory", xm)})
+    lines, hover = spec["datasets"]["lines"], spec["datasets"]["hover"]
+    for kind in ("episode", "theme"):
+        assert _redrawn(lines, "xmemory", kind, n) == xm[kind].astype(float).tolist()
+    assert len(lines) < 2 * (n + 1)  # change points only
+    line = spec["layer"][0]["encoding"]
+    # com stores no item: named in the colour legend (its colour), no line
+    assert line["color"]["scale"] == {"domain": ["com (turn index only: no items)", "xmemory"],
+                                      "range": [system_color("com"), system_color("xmemory")]}
+    assert not (lines["system"].str.startswith("com")).any()
+    assert line["strokeDash"]["scale"]["domain"] == ["episode", "theme"]
+    assert len(set(map(tuple, line["strokeDash"]["scale"]["range"]))) == 2  # a dash pattern per kind
+    # the page places its step line by the x domain: fixed to the steps, unpadded
+    assert line["x"]["scale"] == {"domain": [0, n], "nice": False, "zero": False, "padding": 0}
+    # hover: at most TOOLTIP_COLUMNS columns, each naming its step, with the values at that step
+    assert len(hover) <= TOOLTIP_COLUMNS and hover["step"].iloc[0] == 0
+    tips = spec["layer"][1]["encoding"]["tooltip"]
+    assert [t["title"] for t in tips] == ["step", "xmemory · episode", "xmemory · theme"]
+    for _, row in hover.iterrows():
+        assert row["v0"] == xm["episode"].iloc[int(row["step"])] and row["v1"] == xm["theme"].iloc[int(row["step"])]
+    assert (hover["step_end"] > hover["step"]).all() and hover["step"].max() <= n <= hover["step_end"].max()
+    assert spec["usermeta"]["embedOptions"]["renderer"] == "svg"  # the step line reads the plot's SVG frame
+
+
+def test_every_step_is_its_own_hover_column_in_a_short_conversation():
+    steps = np.arange(31)
+    spec = layer_counts_spec({"xm": _replay("xm", pd.DataFrame({"episode": steps}))})
+    hover = spec["datasets"]["hover"]
+    assert hover["step"].tolist() == list(range(31)) and hover["v0"].tolist() == list(map(float, range(31)))
+
+
+def test_cost_spec_names_an_estimated_cost_and_keeps_the_metric():
+    steps = np.arange(11)
+    data = {"com": _replay("com", pd.DataFrame({"turn": steps})),
+            "mw": _replay("mw", pd.DataFrame({"entity": steps}), exact=False)}
+    spec = cumulative_cost_spec(data, "calls")
+    lines = spec["datasets"]["lines"]
+    assert spec["layer"][0]["encoding"]["color"]["scale"]["domain"] == ["com", "mw (approx.)"]
+    assert _redrawn(lines, "mw (approx.)", "calls", 10) == (steps // 3).astype(float).tolist()
+    assert spec["layer"][0]["encoding"]["y"]["title"] == "construction LLM calls"
+    assert "strokeDash" not in spec["layer"][0]["encoding"]
+
+
+def test_names_from_data_stay_data_in_the_spec():
+    """A system or kind name is a field value or a title (Vega's tooltip escapes HTML; SVG text is text), never a
+    field path: hover columns are v0, v1, ... whatever the series is called."""
+    xss = "<img src=x onerror=alert(1)>.a[0]"
+    steps = np.arange(5)
+    spec = layer_counts_spec({xss: _replay(xss, pd.DataFrame({xss: steps}))})
+    tips = spec["layer"][1]["encoding"]["tooltip"]
+    assert [t["field"] for t in tips] == ["step", "v0"] and tips[1]["title"] == f"{xss} · {xss}"
+    assert set(spec["datasets"]["hover"].columns) == {"step", "step_end", "v0"}
