@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from memcore.eval.answer_rows import answer_summary
-from memcore.viz.evidence import cost_bar
+from memcore.viz.vega import cost_bar_spec
 from memcore.viz.views import ASK
 from ui import state, widgets
 from ui.ask_view import answer_panel, gold_panel, question_flow, summary_table
@@ -27,7 +27,7 @@ gold_panel(conv, q)
 answers, verdicts, _ = question_flow(wb, conv, q, key="ask", page_name=ASK, verb="Ask", icon=":material/send:",
                                      overview=True)
 summary_table([answer_summary(s, a, q.evidence, verdicts[s]) for s, a in answers.items()], "ask")
-st.plotly_chart(cost_bar({s: a.usage for s, a in answers.items()}), key="ask_cost")
+st.vega_lite_chart(cost_bar_spec({s: a.usage for s, a in answers.items()}), width="stretch")
 st.caption("Tokens spent on this question per stage (retrieval-time LLM calls and the answer call). "
            "Construction cost is on the Replay page.")
 # ?tab= follows the open system tab, so a link reopens that tab; a switch reruns the page, which draws only the

@@ -6,8 +6,9 @@ import streamlit as st
 
 from memcore.eval.answer_rows import answer_summary
 from memcore.eval.diagnostics import locate_missed_evidence
-from memcore.viz.evidence import STATUS_TEXT, compare_bar, cost_bar
+from memcore.viz.evidence import STATUS_TEXT
 from memcore.viz.safe import md_escape
+from memcore.viz.vega import compare_bar_spec, cost_bar_spec
 from memcore.viz.views import COMPARE
 from ui import state, widgets
 from ui.ask_view import answer_marks, ask_link, evidence_line, question_flow, summary_table, verdict_line
@@ -33,8 +34,8 @@ rows = [answer_summary(s, a, q.evidence, verdicts[s]) for s, a in answers.items(
 st.session_state["cmp_rows"] = rows
 summary_table(rows, "cmp")
 c1, c2 = st.columns(2)
-c1.plotly_chart(compare_bar(rows, "context tokens"), key="cmp_ctx")
-c2.plotly_chart(cost_bar({s: a.usage for s, a in answers.items()}), key="cmp_cost")
+c1.vega_lite_chart(compare_bar_spec(rows, "context tokens"), width="stretch")
+c2.vega_lite_chart(cost_bar_spec({s: a.usage for s, a in answers.items()}), width="stretch")
 st.caption("Left: size of the context each system handed to the reader. Right: tokens spent on this question "
            "by stage.")
 cols = widgets.grid(len(answers), widgets.CARDS_PER_ROW)  # several rows: names and badges stay whole

@@ -16,8 +16,9 @@ from memcore.eval.fallbacks import answer_marks as answer_marks_of
 from memcore.eval.judge import make_judge
 from memcore.eval.metrics import locomo_f1
 from memcore.types import Answer, Conversation, Question, Trace
-from memcore.viz.evidence import context_table, evidence_table, kind_count_bar, missed_table, verdict_text
+from memcore.viz.evidence import context_table, evidence_table, missed_table, verdict_text
 from memcore.viz.safe import md_escape
+from memcore.viz.vega import kind_count_spec
 from memcore.viz.views import get_view
 from memcore.workbench import Workbench
 from ui import cost_view, jobs, render, settings_panel, state, widgets
@@ -256,12 +257,9 @@ def answer_panel(wb: Workbench, conv: Conversation, q: Question, system: str, an
 
 def memory_overview(wb: Workbench, conv: Conversation, systems: list[str], key: str) -> None:
     """While the question is written: the memories to be asked, each one's stored items per kind (a chart and a
-    table, read once per built step). Drawn before the click, its chart and table also have the browser load the
-    code the answers' charts and tables need (Streamlit fetches an element type's code when one is first drawn): a
-    fresh browser spends 2-3 s of its main thread on plotly's 4.7 MB chunk for the first chart on a 2-core machine,
-    which without this chart would fall on the first answer (BEAM 1M, six systems: 3.7 -> 7.0 s at load ~5.5, over
-    Ask's 5 s budget); the cost is the first visit's instead (the synthetic 10M chat's Ask, about 2.5 s of its
-    first visit)."""
+    table, read once per built step). The chart is Vega-Lite, as the answers' cost bars are (memcore.viz.vega):
+    a plotly chart here had a fresh browser spend ~2 s of a 2-core machine's main thread on plotly's 4.7 MB chunk in
+    Ask's first visit; plotly now loads only when an answer's structure, calls or map tab opens."""
     counts: dict[str, dict[str, int]] = {}
     failed: dict[str, str] = {}  # a memory whose counts could not be read: said in its row, the Ask still works
     steps = {s: (state.memory_of(wb, s, conv), state.ingest_status(wb, s, conv)[0]) for s in systems}
@@ -272,7 +270,7 @@ def memory_overview(wb: Workbench, conv: Conversation, systems: list[str], key: 
         except MemcoreError as e:
             counts[s], failed[s] = {}, str(e)
     st.markdown(f"**The memories you are asking**: what each system stored from the {len(conv.turns):,} turns")
-    st.plotly_chart(kind_count_bar(counts), key=f"{key}_memories")
+    st.vega_lite_chart(kind_count_spec(counts), width="stretch")
     table = overview_table(counts, failed)
     st.dataframe(table, hide_index=True, key=f"{key}_memories_table",  # full width: the kinds' list is read whole
                  column_config={"system": st.column_config.TextColumn(width="small"),

@@ -3,8 +3,9 @@ its first paint.
 
 Why not plotly there: a fresh browser evaluates plotly's 4.7 MB chunk before the first plotly chart shows, about
 2 s of a 2-core machine's main thread; Vega-Lite, which Streamlit also ships, costs about 0.5 s (bench/chart_floor.py).
-Replay's default view is drawn from these specs; its other views, and exports, keep the plotly figures of
-memcore.viz.replay. Both are built from the same ReplayData, in the same system colours.
+Replay's default view and Ask's and Compare's bars are drawn from these specs; Replay's other views, and exports,
+keep the plotly figures of memcore.viz.replay and memcore.viz.evidence, built from the same data in the same
+colours. So plotly's chunk loads only when a view that needs it opens.
 
 Each chart over the steps has an x scale fixed to [0, n_steps] without padding, so a page can place its current
 step over the drawn chart from the plot area's box alone (ui.step_line). Hover shows the values at most
@@ -18,8 +19,9 @@ from typing import Any
 
 import pandas as pd
 
+from memcore.viz.evidence import BAR_ROW_PX, SIDEWAYS_FROM, usage_dict, usage_tokens
 from memcore.viz.replay import ReplayData
-from memcore.viz.theme import FONT_SIZE
+from memcore.viz.theme import FONT_SIZE, STAGE_COLORS, kind_color, stage_color
 from memcore.viz.views import system_color
 
 TOOLTIP_COLUMNS = 400  # hover columns over the steps (every step up to this many; else every k-th step)
@@ -152,3 +154,69 @@ def cumulative_cost_spec(data: dict[str, ReplayData], metric: str = "tokens") ->
     y_title = f"construction {'tokens' if metric == 'tokens' else 'LLM calls'}"
     return _steps_chart("Construction cost so far", y_title, n, _lines(frames, series_of), hover, list(frames),
                         colors, dashed=False, height=260)
+
+
+def _bars(title: str, value_title: str, rows: pd.DataFrame, order: list[str], colors: dict[str, str],
+          tooltip: list[dict[str, Any]], height: int) -> dict[str, Any]:
+    """Bars per system stacked by `part` (rows: system, part, value, ...), in the systems' order: upright for a few
+    systems, sideways (a row each, names level) from SIDEWAYS_FROM on, as memcore.viz.evidence's plotly bars."""
+    sideways = len(order) >= SIDEWAYS_FROM
+    system = {"field": "system", "type": "nominal", "title": None, "scale": {"domain": order},  # all, in order
+              "axis": {"labelLimit": LABEL_PX, **({} if sideways else {"labelAngle": 0})}}
+    value = {"field": "value", "type": "quantitative", "title": value_title, "stack": "zero"}
+    enc: dict[str, Any] = {
+        "x": value if sideways else system, "y": system if sideways else value,
+        "color": {"field": "part", "type": "nominal", "title": None,
+                  "scale": {"domain": list(colors), "range": list(colors.values())},
+                  "legend": {"orient": "bottom", "direction": "horizontal", "columns": legend_columns(colors)}},
+        "order": {"field": "order", "type": "quantitative"},
+        "tooltip": [{"field": "system", "type": "nominal", "title": "system"}, *tooltip],
+    }
+    return {
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+        "title": {"text": title, "anchor": "start", "fontSize": FONT_SIZE + 3},
+        "height": max(height, BAR_ROW_PX * len(order)) if sideways else height,
+        "autosize": {"type": "fit-x", "contains": "padding"},
+        "data": {"name": "bars"}, "datasets": {"bars": rows},
+        "mark": {"type": "bar"}, "encoding": enc,
+        "config": {"legend": {"labelLimit": LABEL_PX, "labelFontSize": FONT_SIZE - 2},
+                   "axis": {"labelFontSize": FONT_SIZE - 2, "titleFontSize": FONT_SIZE - 1}},
+    }
+
+
+def kind_count_spec(counts: dict[str, dict[str, int]], title: str = "Items stored per memory, by kind") -> dict[str, Any]:
+    """Each system's stored items stacked by kind (memcore.viz.evidence.kind_count_bar's chart; a system storing
+    none has no bar but keeps its place)."""
+    kinds = sorted({k for c in counts.values() for k in c})
+    rows = pd.DataFrame([{"system": s, "part": k, "value": int(c[k]), "order": i}
+                         for s, c in counts.items() for i, k in enumerate(kinds) if k in c],
+                        columns=["system", "part", "value", "order"])
+    return _bars(title, "items", rows, list(counts), {k: kind_color(k) for k in kinds},
+                 [{"field": "part", "type": "nominal", "title": "kind"},
+                  {"field": "value", "type": "quantitative", "title": "items", "format": ","}], 260)
+
+
+def cost_bar_spec(usage: dict[str, dict[str, Any]], title: str = "Tokens per question by stage") -> dict[str, Any]:
+    """Each system's tokens for one question stacked by stage, with the calls per stage on hover
+    (memcore.viz.evidence.cost_bar's chart)."""
+    stages = [s for s in STAGE_COLORS if any(s in u for u in usage.values())]
+    stages += sorted({s for u in usage.values() for s in u} - set(stages))
+    rows = pd.DataFrame([{"system": s, "part": st, "value": usage_tokens(u[st]),
+                          "calls": int(usage_dict(u[st]).get("calls", 0)), "order": i}
+                         for s, u in usage.items() for i, st in enumerate(stages) if st in u],
+                        columns=["system", "part", "value", "calls", "order"])
+    return _bars(title, "tokens", rows, list(usage), {s: stage_color(s) for s in stages},
+                 [{"field": "part", "type": "nominal", "title": "stage"},
+                  {"field": "value", "type": "quantitative", "title": "tokens", "format": ","},
+                  {"field": "calls", "type": "quantitative", "title": "calls"}], 300)
+
+
+def compare_bar_spec(rows: list[dict[str, Any]], metric: str = "context tokens") -> dict[str, Any]:
+    """One bar per system for a comparison metric in the system's colour (memcore.viz.evidence.compare_bar's)."""
+    data = pd.DataFrame([{"system": r["system"], "part": r["system"], "value": r.get(metric) or 0, "order": 0}
+                         for r in rows], columns=["system", "part", "value", "order"])
+    spec = _bars(metric.capitalize(), metric, data, [r["system"] for r in rows],
+                 {r["system"]: system_color(r["system"]) for r in rows},
+                 [{"field": "value", "type": "quantitative", "title": metric, "format": ","}], 300)
+    spec["encoding"]["color"]["legend"] = None  # the bars are named on their axis
+    return spec

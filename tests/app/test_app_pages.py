@@ -52,6 +52,18 @@ def open_tab(at: AppTest, key: str, label_start: str) -> AppTest:
     return at.run()
 
 
+def vega_charts(at: AppTest) -> dict[str, tuple[dict, dict]]:
+    """The page's Vega-Lite charts by title: (spec, {dataset name: its rows as a DataFrame})."""
+    import pyarrow as pa
+
+    out = {}
+    for e in at.get("vega_lite_chart"):
+        spec = json.loads(e.proto.spec)
+        data = {d.name: pa.ipc.open_stream(d.data.data).read_pandas() for d in e.proto.datasets}
+        out[spec["title"]["text"]] = (spec, data)
+    return out
+
+
 def texts(at: AppTest) -> str:
     return "\n".join([m.value for m in at.markdown] + [t.value for t in at.text] + [c.value for c in at.caption])
 
@@ -117,7 +129,7 @@ def test_replay_after_ingest_shows_events_at_a_step(app_env):
     body = texts(at)
     assert f"Turn 20 of {STEPS - 1}" in body
     assert {m.label: m.value for m in at.metric}["com"] == "1"  # events now (the caption says so)
-    assert len(at.get("plotly_chart")) >= 1
+    assert "Memory layers over time" in vega_charts(at)
     ev = at.table[0].value  # cells are Markdown-escaped text
     assert list(ev["system"]) == ["com"] and list(ev["event"]) == ["indexed"]
     assert "event(s) now · 20 turn(s) indexed" in [c.value for c in at.caption]  # not "0 item(s)"
@@ -133,7 +145,8 @@ def test_ask_with_naive_rag_returns_answer_and_cost_chart(app_env):
     assert not errors(at), errors(at)
     assert at.text and at.text[0].value.strip()
     assert "Gold answer:" in texts(at)
-    assert len(at.get("plotly_chart")) >= 1
+    _, data = vega_charts(at)["Tokens per question by stage"]
+    assert set(data["bars"]["system"]) == {"naive_rag"} and data["bars"]["value"].sum() > 0
     assert any("evidence" in d.value.columns for d in at.dataframe if hasattr(d.value, "columns"))
 
 
@@ -160,7 +173,9 @@ def test_compare_two_systems(app_env):
     next(b for b in at.button if b.label == "Compare").click().run()
     assert not errors(at), errors(at)
     assert [r["system"] for r in at.session_state["cmp_rows"]] == ["naive_rag", "com"]
-    assert len(at.get("plotly_chart")) == 2
+    charts = vega_charts(at)
+    assert list(charts["Context tokens"][1]["bars"]["system"]) == ["naive_rag", "com"]
+    assert set(charts["Tokens per question by stage"][1]["bars"]["system"]) <= {"naive_rag", "com"}
 
 
 def benchmark_with(folder: Path, results: dict) -> AppTest:

@@ -45,7 +45,7 @@ from ui import graph_assets
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests.app.test_app_pages import build, errors, home_with_demo, open_tab  # noqa: E402
+from tests.app.test_app_pages import build, errors, home_with_demo, open_tab, vega_charts  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -191,8 +191,8 @@ def test_a_registered_view_shows_its_system_everywhere(app_env, toy_system):
     at.switch_page("pages/replay.py").run()
     assert at.multiselect(key="replay_systems").value == ["toy", "com", "recmem", "memcot", "xmemory", "memweaver"]
     at.multiselect(key="replay_systems").set_value(["toy"]).run()
-    layers = json.loads(at.get("plotly_chart")[0].proto.spec)
-    assert {tr["line"]["color"] for tr in layers["data"]} == {TOY_COLOR}
+    layers, _ = vega_charts(at)["Memory layers over time"]
+    assert layers["layer"][0]["encoding"]["color"]["scale"]["range"] == [TOY_COLOR]
     at.segmented_control(key="rp_view").set_value("Growth").run()
     assert not errors(at), errors(at)
     step = at.session_state["replay_step"]

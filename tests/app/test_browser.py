@@ -47,7 +47,7 @@ def test_demo_replay_and_ask_in_a_browser(tmp_path):
             build.click()
         ask.click(timeout=600_000)
         wait_text(page, "Tokens per question by stage", 600)
-        cost = page.locator("[data-testid='stPlotlyChart']").first
+        cost = page.locator("[data-testid='stVegaLiteChart']").filter(has_text="Tokens per question by stage").first
         assert cost.is_visible()
         cost.scroll_into_view_if_needed()
         shoot(page, shots, "04-ask-naive-rag")

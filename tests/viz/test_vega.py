@@ -89,3 +89,25 @@ def test_names_from_data_stay_data_in_the_spec():
     tips = spec["layer"][1]["encoding"]["tooltip"]
     assert [t["field"] for t in tips] == ["step", "v0"] and tips[1]["title"] == f"{xss} · {xss}"
     assert set(spec["datasets"]["hover"].columns) == {"step", "step_end", "v0"}
+
+
+def test_bars_keep_every_system_in_order_and_lie_sideways_from_five():
+    from memcore.types import Usage
+    from memcore.viz.evidence import SIDEWAYS_FROM
+    from memcore.viz.vega import compare_bar_spec, cost_bar_spec, kind_count_spec
+
+    counts = {"naive_rag": {}, "xmemory": {"theme": 3, "episode": 10}, "memweaver": {"entity": 7}}
+    spec = kind_count_spec(counts)
+    bars = spec["datasets"]["bars"]
+    assert {(r.system, r.part, r.value) for r in bars.itertuples()} == {
+        ("xmemory", "theme", 3), ("xmemory", "episode", 10), ("memweaver", "entity", 7)}
+    assert spec["encoding"]["x"]["scale"]["domain"] == list(counts)  # naive_rag keeps its (empty) place
+    assert spec["encoding"]["y"]["field"] == "value"  # upright for three systems
+    many = {f"s{i}": {"answer": Usage(calls=2, prompt_tokens=10 * i, completion_tokens=1)} for i in range(SIDEWAYS_FROM)}
+    cost = cost_bar_spec(many)
+    assert cost["encoding"]["y"]["scale"]["domain"] == list(many) and cost["encoding"]["x"]["field"] == "value"
+    assert list(cost["datasets"]["bars"]["value"]) == [10 * i + 1 for i in range(SIDEWAYS_FROM)]
+    assert set(cost["datasets"]["bars"]["calls"]) == {2}
+    assert "calls" in [t["field"] for t in cost["encoding"]["tooltip"]]
+    ctx = compare_bar_spec([{"system": "a", "context tokens": 5}, {"system": "b", "context tokens": None}])
+    assert list(ctx["datasets"]["bars"]["value"]) == [5, 0] and ctx["encoding"]["color"]["legend"] is None
