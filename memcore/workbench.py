@@ -22,6 +22,7 @@ from memcore.systems import get_system, load_all, make_config
 from memcore.systems.base import BaseSystem, Runtime, SystemConfig, query_dict
 from memcore.systems.variants import Variant, parse_variant, presets
 from memcore.types import Answer, Conversation, Event, Question
+from memcore.viz.replay import cache_replay_steps
 
 _UNREAD = object()  # a checkpoint not read yet
 
@@ -228,8 +229,23 @@ class Workbench:
         """
         v = self.variant(name, **config)
         with UsageLedger.variant(v.memory_name):  # the calls build that memory, whichever variant asked
-            return self._ingest(v.system, conv, _config(v), progress=progress, should_stop=should_stop, wait=wait,
-                                wait_timeout=wait_timeout, stage=stage)
+            report = self._ingest(v.system, conv, _config(v), progress=progress, should_stop=should_stop, wait=wait,
+                                  wait_timeout=wait_timeout, stage=stage)
+        if report.complete and not report.skipped:
+            self.cache_replay_steps(name, conv, **config)
+        return report
+
+    def cache_replay_steps(self, name: str, conv: Conversation, **config: Any) -> bool:
+        """Store Replay's per-step counts of a finished memory (memcore.store.replay_steps), so the app's first
+        Replay visit after a build reads them instead of every event, version and call (seconds at 10M tokens).
+        Only a cache: a failure stores nothing and is not raised (Replay computes them, as without it); False then,
+        or when the memory is unfinished or its counts are cached already."""
+        try:
+            self.ledger.flush()  # the build's construction calls are in the store before they are counted
+            return cache_replay_steps(self.memory(name, conv, **config), len(conv.turns) + 1,
+                                      self.llm.provider.name, self.llm.is_offline)
+        except Exception:  # a read-only store, a failed read or write: the app computes the counts on its visit
+            return False
 
     def _ingest(self, name: str, conv: Conversation, cfg: SystemConfig, progress: ProgressFn | None = None,
                 should_stop: Any = None, *, wait: bool = True, wait_timeout: float | None = None,

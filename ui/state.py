@@ -24,7 +24,6 @@ from memcore.ingest.context import is_open
 from memcore.llm.ledger import CallRecord, UsageLedger
 from memcore.settings import Settings
 from memcore.store.replay_steps import steps_version
-from memcore.store.schema import INF_STEP
 from memcore.store.view import MemoryView
 from memcore.types import Answer, Conversation, Event, Question
 from memcore.viz.replay import (
@@ -33,6 +32,8 @@ from memcore.viz.replay import (
     events_frame_of_table,
     replay_from_payload,
     replay_payload,
+    stored_calls,
+    stored_versions,
 )
 from memcore.viz.safe import md_escape
 from memcore.workbench import Workbench
@@ -304,12 +305,7 @@ def start_ingest(wb: Workbench, systems: list[str], conv: Conversation) -> jobs.
 # ----------------------------------------------------------------------- replay
 def item_versions(mem: MemoryView) -> pd.DataFrame:
     """Every stored item version (kind, id, valid_from, valid_to) of a memory."""
-    return _clip(mem.versions())
-
-
-def _clip(out: pd.DataFrame) -> pd.DataFrame:
-    out.loc[out["valid_to"] >= INF_STEP, "valid_to"] = INF_STEP
-    return out
+    return stored_versions(mem)
 
 
 class StoredEvents:
@@ -374,8 +370,7 @@ def _replay(_mem: MemoryView, store_uri: str, provider: str, system: str, space:
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _construction_calls(_mem: MemoryView, key: tuple, provider: str, ck_step: int) -> pd.DataFrame:
-    calls = _mem.llm_calls(stage="construction", provider=provider, texts=False)
-    return calls.sort_values("step", kind="stable") if len(calls) else calls
+    return stored_calls(_mem, provider)
 
 
 def construction_calls(mem: MemoryView, provider: str, ck_step: int) -> pd.DataFrame:
@@ -389,8 +384,7 @@ def construction_calls(mem: MemoryView, provider: str, ck_step: int) -> pd.DataF
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _versions(_mem: MemoryView, key: tuple[str, str, str], ck_step: int) -> pd.DataFrame:
-    out = _clip(_mem.versions())
-    return out.astype({"id": object, "kind": object})  # plain Python strings: a step's diff filters them at once
+    return stored_versions(_mem)  # ids and kinds plain Python strings: a step's diff filters them at once
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)

@@ -138,3 +138,38 @@ def test_growth_of_a_view_without_event_history_reads_no_event(built):
     assert not rd.events_loaded
     blocks = growth.growth_blocks(wb, conv, rd, len(conv.turns))
     assert blocks and not rd.events_loaded
+
+
+def test_a_finished_build_caches_the_counts_so_the_first_replay_visit_reads_none(tmp_path, monkeypatch):
+    """Workbench.ingest stores the counts when a build finishes (memcore.viz.replay.cache_replay_steps): the app's
+    first Replay build after it reads no event, item version or call, and its data equals the data read from the
+    store. A build that stops early caches nothing; a failing write never fails the build."""
+    wb = Workbench(Settings(store_uri=str(tmp_path / "store"), llm_provider="offline", embedder="hashing"),
+                   embedder=HashingEmbedder())
+    conv = wb.load_demo()
+    stop_at = {"n": 0}
+
+    def stop() -> bool:
+        stop_at["n"] += 1
+        return stop_at["n"] > 20
+
+    report = wb.ingest("xmemory", conv, should_stop=stop)
+    mem = wb.memory("xmemory", conv)
+    assert not report.complete and not wb.cache_replay_steps("xmemory", conv)  # unfinished: never cached
+    tables = wb.store.tables
+    assert not tables.has("replay_steps") or tables.table("replay_steps").count_rows() == 0
+    assert wb.ingest("xmemory", conv).complete
+    version = steps_version(mem.checkpoint(), len(conv.turns) + 1)
+    assert version and mem.replay_steps("offline", version) is not None
+    _, plain = _build(wb, conv, "xmemory", cached=False)
+    monkeypatch.setattr(MemoryView, "events_table", lambda *a, **k: pytest.fail("read the events"))
+    monkeypatch.setattr(MemoryView, "versions", lambda self: pytest.fail("read every item version"))
+    monkeypatch.setattr(MemoryView, "llm_calls", lambda self, **kw: pytest.fail("read the call ledger"))
+    _, first = _build(wb, conv, "xmemory", cached=True)
+    monkeypatch.undo()
+    _same(plain, first)
+    monkeypatch.setattr(MemoryView, "save_replay_steps", lambda *a, **k: (_ for _ in ()).throw(OSError("read-only")))
+    report = wb.ingest("memweaver", conv)
+    assert report.complete and wb.is_ingested("memweaver", conv)  # built; only the cache is missing
+    mw = wb.memory("memweaver", conv)
+    assert mw.replay_steps("offline", steps_version(mw.checkpoint(), len(conv.turns) + 1)) is None
