@@ -16,13 +16,14 @@ from memcore.ingest import IngestReport, ProgressFn, StageFn, ensure_turns, inge
 from memcore.llm import LLMClient, UsageLedger, make_client
 from memcore.settings import Settings
 from memcore.store import LanceStore
+from memcore.store.replay_steps import steps_version
 from memcore.store.variants import is_saved_name, save_variant, saved_variant, saved_variants
 from memcore.store.view import MemoryView
 from memcore.systems import get_system, load_all, make_config
 from memcore.systems.base import BaseSystem, Runtime, SystemConfig, query_dict
 from memcore.systems.variants import Variant, parse_variant, presets
 from memcore.types import Answer, Conversation, Event, Question
-from memcore.viz.replay import cache_replay_steps
+from memcore.viz.replay import build_replay, events_frame_of_table, replay_payload
 
 _UNREAD = object()  # a checkpoint not read yet
 
@@ -236,14 +237,22 @@ class Workbench:
         return report
 
     def cache_replay_steps(self, name: str, conv: Conversation, **config: Any) -> bool:
-        """Store Replay's per-step counts of a finished memory (memcore.store.replay_steps), so the app's first
+        """Store Replay's per-step counts of a finished memory (memcore.store.replay_steps), computed as the app's
+        Replay computes them (memcore.viz.replay.build_replay), so its first
         Replay visit after a build reads them instead of every event, version and call (seconds at 10M tokens).
         Only a cache: a failure stores nothing and is not raised (Replay computes them, as without it); False then,
         or when the memory is unfinished or its counts are cached already."""
         try:
             self.ledger.flush()  # the build's construction calls are in the store before they are counted
-            return cache_replay_steps(self.memory(name, conv, **config), len(conv.turns) + 1,
-                                      self.llm.provider.name, self.llm.is_offline)
+            mem, n_steps, provider, offline = (self.memory(name, conv, **config), len(conv.turns) + 1,
+                                               self.llm.provider.name, self.llm.is_offline)
+            version = steps_version(mem.checkpoint(), n_steps)  # what the app's Replay looks the counts up by
+            if version is None or mem.replay_steps(provider, version) is not None:
+                return False
+            rd = build_replay(mem.system, events_frame_of_table(mem.events_table(), offline), mem.step_versions(),
+                              mem.construction_calls(provider), n_steps, offline)
+            mem.save_replay_steps(provider, version, replay_payload(rd))
+            return True
         except Exception:  # a read-only store, a failed read or write: the app computes the counts on its visit
             return False
 

@@ -32,8 +32,6 @@ from memcore.viz.replay import (
     events_frame_of_table,
     replay_from_payload,
     replay_payload,
-    stored_calls,
-    stored_versions,
 )
 from memcore.viz.safe import md_escape
 from memcore.workbench import Workbench
@@ -305,7 +303,7 @@ def start_ingest(wb: Workbench, systems: list[str], conv: Conversation) -> jobs.
 # ----------------------------------------------------------------------- replay
 def item_versions(mem: MemoryView) -> pd.DataFrame:
     """Every stored item version (kind, id, valid_from, valid_to) of a memory."""
-    return stored_versions(mem)
+    return mem.step_versions()
 
 
 class StoredEvents:
@@ -370,7 +368,7 @@ def _replay(_mem: MemoryView, store_uri: str, provider: str, system: str, space:
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _construction_calls(_mem: MemoryView, key: tuple, provider: str, ck_step: int) -> pd.DataFrame:
-    return stored_calls(_mem, provider)
+    return _mem.construction_calls(provider)
 
 
 def construction_calls(mem: MemoryView, provider: str, ck_step: int) -> pd.DataFrame:
@@ -384,7 +382,7 @@ def construction_calls(mem: MemoryView, provider: str, ck_step: int) -> pd.DataF
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _versions(_mem: MemoryView, key: tuple[str, str, str], ck_step: int) -> pd.DataFrame:
-    return stored_versions(_mem)  # ids and kinds plain Python strings: a step's diff filters them at once
+    return _mem.step_versions()
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)

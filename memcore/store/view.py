@@ -14,6 +14,7 @@ import pandas as pd
 
 from memcore.store.projections import load_projection, memory_version, save_projection
 from memcore.store.replay_steps import load_replay_steps, save_replay_steps
+from memcore.store.schema import INF_STEP
 from memcore.types import Event, MemoryItem
 
 
@@ -59,6 +60,19 @@ class MemoryView:
     def versions(self) -> pd.DataFrame:
         """Every stored item version: kind, id, valid_from, valid_to."""
         return self.store.item_versions(self.space, self.conv_id)
+
+    def step_versions(self) -> pd.DataFrame:
+        """`versions()` as Replay steps through them: "still alive" as INF_STEP, ids and kinds plain Python strings
+        (a step's diff filters them at once)."""
+        out = self.versions()
+        out.loc[out["valid_to"] >= INF_STEP, "valid_to"] = INF_STEP
+        return out.astype({"id": object, "kind": object})
+
+    def construction_calls(self, provider: str) -> pd.DataFrame:
+        """The memory's construction calls by `provider` without their prompt and completion texts, sorted by step
+        (stable: a step's calls keep their order)."""
+        calls = self.llm_calls(stage="construction", provider=provider, texts=False)
+        return calls.sort_values("step", kind="stable") if len(calls) else calls
 
     def history(self, kind: str, item_id: str) -> list[MemoryItem]:
         """Every stored version of one item, oldest first."""

@@ -20,9 +20,6 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from memcore.llm.roles import get_role
-from memcore.store.replay_steps import steps_version
-from memcore.store.schema import INF_STEP
-from memcore.store.view import MemoryView
 from memcore.types import Event
 from memcore.viz.safe import esc
 from memcore.viz.theme import event_color, legend_below, style
@@ -341,28 +338,3 @@ def event_strip_figure(data: dict[str, ReplayData], step: int | None = None) -> 
     fig.update_xaxes(title="step (turn)", row=len(names), col=1)
     return style(fig, "Events per step", height=90 + 110 * len(names))
 
-
-def stored_versions(mem: MemoryView) -> pd.DataFrame:
-    """Every stored item version of a memory (kind, id, valid_from, valid_to), "still alive" as INF_STEP."""
-    out = mem.versions()
-    out.loc[out["valid_to"] >= INF_STEP, "valid_to"] = INF_STEP
-    return out.astype({"id": object, "kind": object})
-
-
-def stored_calls(mem: MemoryView, provider: str) -> pd.DataFrame:
-    """The memory's construction calls by `provider` (no prompt or completion texts), sorted by step (stable)."""
-    calls = mem.llm_calls(stage="construction", provider=provider, texts=False)
-    return calls.sort_values("step", kind="stable") if len(calls) else calls
-
-
-def cache_replay_steps(mem: MemoryView, n_steps: int, provider: str, offline: bool) -> bool:
-    """Compute a finished memory's Replay counts from what is stored and cache them in the store
-    (memcore.store.replay_steps), as the app's first Replay visit would; False (nothing stored) when the memory is
-    not finished or the counts are cached already. Called when a build finishes, so that first visit reads them."""
-    version = steps_version(mem.checkpoint(), n_steps)
-    if version is None or mem.replay_steps(provider, version) is not None:
-        return False
-    events = events_frame_of_table(mem.events_table(), offline)
-    rd = build_replay(mem.system, events, stored_versions(mem), stored_calls(mem, provider), n_steps, offline)
-    mem.save_replay_steps(provider, version, replay_payload(rd))
-    return True
