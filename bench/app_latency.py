@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.browser_util import app_server, free_port, launch  # noqa: E402
 
-CHART = "[data-testid='stPlotlyChart'] .main-svg"
+CHART = "[data-testid='stPlotlyChart'] .main-svg, [data-testid='stVegaLiteChart'] svg.marks"  # plotly or Vega-Lite
 
 
 def prebuild(store: Path, systems: list[str]) -> int:
@@ -44,7 +44,7 @@ def prebuild(store: Path, systems: list[str]) -> int:
 
 
 def first_chart(page, url: str) -> float:
-    """Seconds from navigation to the first plotly chart drawn."""
+    """Seconds from navigation to the first chart drawn (plotly, or Vega-Lite: Replay's first paint)."""
     t0 = time.perf_counter()
     page.goto(url, wait_until="commit")
     page.locator(CHART).first.wait_for(state="visible", timeout=120_000)
