@@ -337,4 +337,3 @@ def event_strip_figure(data: dict[str, ReplayData], step: int | None = None) -> 
     fig.update_layout(barmode="stack", bargap=0.1)
     fig.update_xaxes(title="step (turn)", row=len(names), col=1)
     return style(fig, "Events per step", height=90 + 110 * len(names))
-
