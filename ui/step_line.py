@@ -57,7 +57,7 @@ _SCRIPT = """<script>(() => {
     const plot = chart.querySelector('.role-frame.root > g > path.background');
     const host = chart.parentElement;
     if (!plot || !host || !domain) return false;
-    if (getComputedStyle(host).position === 'static') host.style.position = 'relative';
+    if (getComputedStyle(host).position === 'static') host.style.position = "relative";
     const r = plot.getBoundingClientRect(), h = host.getBoundingClientRect();
     if (!r.width) return false;
     const s = steps[key], left = r.left - h.left;
