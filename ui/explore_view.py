@@ -17,7 +17,7 @@ from ui import state
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _id_kinds(_mem: MemoryView, key: tuple[str, str, str], ck_step: int) -> dict[str, str]:
-    df = state.item_versions(_mem)
+    df = _mem.versions()
     return dict(zip(df["id"], df["kind"], strict=True))
 
 

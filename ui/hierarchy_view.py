@@ -13,7 +13,7 @@ from memcore.viz.hierarchy import FOCUS_ROWS, FocusView, HNode, focus_figure, fo
 from memcore.viz.safe import shorten
 from memcore.viz.views import ItemsAt, SystemView
 from ui import state, widgets
-from ui.render import Prebuilt
+from ui.render import Prebuilt, built_once
 
 HISTORY_EVENTS = ("created", "split", "merged", "moved", "updated", "superseded", "promoted", "deleted")
 MAX_MATCHES = 50
@@ -39,14 +39,6 @@ def history_table(events: pd.DataFrame, node_id: str) -> pd.DataFrame:
 _NODES: dict[tuple, list[HNode]] = {}
 _VIEWS: dict[tuple, FocusView] = {}
 _FIGS: dict[tuple, dict] = {}
-
-
-def _cached(store: dict, key: tuple, make):
-    if key not in store:
-        if len(store) > 64:
-            store.clear()
-        store[key] = make()
-    return store[key]
 
 
 CRUMB_CHARS = 36
@@ -95,7 +87,7 @@ def drill(view: SystemView, system: str, items_at: ItemsAt, step: int, events: p
         return
     levels = view.levels
     same = step if since is None else since  # what the caches key on: the items are those of step `same`
-    nodes = _cached(_NODES, (memory, same), lambda: levels(items_at, step)) if memory else levels(items_at, step)
+    nodes = built_once(_NODES, (memory, same), lambda: levels(items_at, step)) if memory else levels(items_at, step)
     if not nodes:
         return
     query = st.text_input("Search the hierarchy", key=f"{key}_hq", placeholder="words of a theme, fact or episode, "
@@ -111,7 +103,7 @@ def drill(view: SystemView, system: str, items_at: ItemsAt, step: int, events: p
     if url:  # an id with a comma cannot be written: the link then opens the top
         state.url_set(**{url: list(path) if not any("," in p for p in path) else None})
     q = query.strip().lower()
-    view_ = _cached(_VIEWS, (memory, same, q, hl, path), lambda: focus_view(shown, path, highlight=hl, hits=hits)) \
+    view_ = built_once(_VIEWS, (memory, same, q, hl, path), lambda: focus_view(shown, path, highlight=hl, hits=hits)) \
         if memory else focus_view(shown, path, highlight=hl, hits=hits)
     breadcrumb(view_, key)
     if view_.missing:
@@ -123,7 +115,7 @@ def drill(view: SystemView, system: str, items_at: ItemsAt, step: int, events: p
     # from scratch, and the counts change at every step that adds a fact; the regions on screen change less often
     st.markdown(f"**{widgets.md_escape(_title(system, nodes))}**")
     with st.container(key=f"{key}_drill"):
-        st.plotly_chart(Prebuilt(_cached(_FIGS, (memory, same, q, hl, path), lambda: focus_figure(view_))
+        st.plotly_chart(Prebuilt(built_once(_FIGS, (memory, same, q, hl, path), lambda: focus_figure(view_))
                                  if memory else focus_figure(view_)), key=chart,
                         on_select=lambda: _clicked(chart, view_, key), selection_mode="points",
                         config={"displayModeBar": False})

@@ -17,6 +17,16 @@ _TEXT = {"caption": st.caption, "info": st.info, "success": st.success, "warning
          "markdown": st.markdown}
 
 
+def built_once(store: dict, key: tuple, make: Any, limit: int = 64) -> Any:
+    """`make()` built once per `key` in a module's `store` of figures or specs (cleared past `limit` entries): a
+    chart the same from run to run is handed to Streamlit as the same object, which then sends a reference."""
+    if key not in store:
+        if len(store) > limit:
+            store.clear()
+        store[key] = make()
+    return store[key]
+
+
 class Prebuilt(go.Figure):
     """A figure given as the plain plotly dict memcore.viz built (and a cache keeps): st.plotly_chart sends it as it
     is. A dict handed to st.plotly_chart is validated into a Figure on every call (seconds for a hierarchy of

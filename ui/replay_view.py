@@ -14,7 +14,7 @@ from memcore.viz.replay import ReplayData, event_strip_figure
 from memcore.viz.vega import cumulative_cost_spec, layer_counts_spec
 from memcore.workbench import Workbench
 from ui import calls_view, growth, state, timeline_view, widgets
-from ui.render import Prebuilt
+from ui.render import Prebuilt, built_once
 from ui.step_line import step_line
 
 STEP = "replay_step"
@@ -223,26 +223,15 @@ VIEWS = ["Layers over time", "Construction cost", "Events per step", "Timeline",
 _FIGS: dict[tuple, dict] = {}
 
 
-def _fig(kind: str, sig: tuple, data: dict[str, ReplayData]) -> dict:
-    """The events strip over every step, built once per memory state (as a plain dict) and the same at every step:
-    the current step is drawn over it (ui.step_line), so a step neither re-sends nor redraws it."""
-    key = (kind, sig)
-    if key not in _FIGS:
-        if len(_FIGS) > 32:
-            _FIGS.clear()
-        _FIGS[key] = event_strip_figure(data).to_plotly_json()
-    return _FIGS[key]
-
-
-def _spec(kind: str, sig: tuple, data: dict[str, ReplayData]) -> dict:
-    """The Vega-Lite spec of a chart over every step (memcore.viz.vega), built once per memory state."""
-    key = ("vega", kind, sig)
-    if key not in _FIGS:
-        if len(_FIGS) > 32:
-            _FIGS.clear()
-        _FIGS[key] = layer_counts_spec(data) if kind == "layers" else \
-            cumulative_cost_spec(data, kind.split("-", 1)[1])
-    return _FIGS[key]
+def _built(kind: str, sig: tuple, data: dict[str, ReplayData]) -> dict:
+    """A chart over every step, built once per memory state and the same at every step (the current step is drawn
+    over it: ui.step_line), so a step neither re-sends nor redraws it: the events strip as a plotly dict, the
+    layers and cost as Vega-Lite specs (memcore.viz.vega)."""
+    def make() -> dict:
+        if kind == "events":
+            return event_strip_figure(data).to_plotly_json()
+        return layer_counts_spec(data) if kind == "layers" else cumulative_cost_spec(data, kind.split("-", 1)[1])
+    return built_once(_FIGS, (kind, sig), make, limit=32)
 
 
 def _chart(kind: str, chart_key: str, sig: tuple, data: dict[str, ReplayData], step: int) -> None:
@@ -250,9 +239,9 @@ def _chart(kind: str, chart_key: str, sig: tuple, data: dict[str, ReplayData], s
     and cost are drawn with Vega-Lite: Layers is the first paint, and plotly there costs a fresh browser ~2 s
     (memcore.viz.vega); the events strip keeps plotly (its rows per system)."""
     if kind == "events":
-        st.plotly_chart(Prebuilt(_fig(kind, sig, data)), key=chart_key)
+        st.plotly_chart(Prebuilt(_built(kind, sig, data)), key=chart_key)
         step_line(chart_key, step, (kind, sig))
         return
     with st.container(key=chart_key):
-        st.vega_lite_chart(_spec(kind, sig, data), width="stretch")
+        st.vega_lite_chart(_built(kind, sig, data), width="stretch")
     step_line(chart_key, step, (kind, sig), (0, max(1, max((rd.n_steps for rd in data.values()), default=0))))

@@ -301,11 +301,6 @@ def start_ingest(wb: Workbench, systems: list[str], conv: Conversation) -> jobs.
 
 
 # ----------------------------------------------------------------------- replay
-def item_versions(mem: MemoryView) -> pd.DataFrame:
-    """Every stored item version (kind, id, valid_from, valid_to) of a memory."""
-    return mem.step_versions()
-
-
 class StoredEvents:
     """A memory's stored events as Replay's frames (memcore.viz.replay.EventSource): all of them, or one step's."""
 

@@ -4,12 +4,13 @@ A plotly chart whose figure changes is sent again and drawn anew in the browser 
 figure: a new figure is a new element, drawn from scratch). Replay's charts over every step (layers, construction
 cost, events per step, the timeline strip) are therefore built once per memory state without the current step;
 `step_line` draws the dashed line at the step over the drawn chart (a small script: a plotly chart's own x axis
-places it, so zoom, resize and legends keep it in place; a Vega-Lite chart of memcore.viz.vega, drawn in the first
-paint, by its plot area's box and its fixed x domain, placed again whenever Vega redraws). Stepping then sends a few hundred bytes instead of the chart
-(tens of KB; hundreds at 1,500 turns for the timeline) and the browser keeps the chart it drew.
+places it, so zoom, resize and legends keep it in place; a Vega-Lite chart of memcore.viz.vega is placed by its plot
+area's box and its fixed x domain, again whenever Vega redraws). Stepping then sends a few hundred bytes instead of
+the chart (tens of KB; hundreds at 1,500 turns for the timeline) and the browser keeps the chart it drew.
 
 If the script cannot place the line (the chart not drawn within 20 s, a plotly without the axis internals it
-reads, a Vega chart without its plot frame), nothing is drawn over the chart: every caller also names the step in the chart's caption.
+reads, a Vega chart without its plot frame), nothing is drawn over the chart: every caller also names the step in
+the chart's caption.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import json
 import streamlit as st
 
 # Finds the chart in the container keyed `key`, then draws (or moves) one absolutely placed dashed line at `step`
-# over its plot area, from the x axis' own data-to-pixel map; re-placed after every redraw (zoom, resize).
+# over its plot area, from plotly's x axis data-to-pixel map or a Vega plot frame's box and the given x domain;
+# re-placed after every redraw (zoom, resize).
 _SCRIPT = """<script>(() => {
   const key = %(key)s, step = %(step)s, domain = %(domain)s;  // chart %(rev)s
   const steps = window.__memcoreStepLines = window.__memcoreStepLines || {};

@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 
 from memcore.types import Trace
 from memcore.viz.safe import esc
-from memcore.viz.theme import STAGE_COLORS, kind_color, stage_color, style
+from memcore.viz.theme import STAGE_COLORS, stage_color, style
 from memcore.viz.views import system_color
 
 STATUS_TEXT = {
@@ -126,19 +126,6 @@ def cost_bar(usage: Mapping[str, Mapping[str, Any]], title: str = "Tokens per qu
                                  hovertemplate=f"{stage}: %{{y}} tokens, %{{customdata}} calls<extra></extra>"))
     fig.update_layout(barmode="stack")
     return _fit(fig, len(systems), "tokens", title, 320)
-
-
-def kind_count_bar(counts: Mapping[str, Mapping[str, int]], title: str = "Items stored per memory, by kind") -> go.Figure:
-    """Stacked bar: for each system, its memory's stored items per kind (a system storing none gets no bar).
-    From SIDEWAYS_FROM systems on, the bars lie sideways so that every name reads level."""
-    kinds = sorted({k for c in counts.values() for k in c})
-    systems = list(counts)
-    fig = go.Figure()
-    for kind in kinds:
-        fig.add_trace(_by_system(systems, [int(counts[s].get(kind, 0)) for s in systems], name=esc(kind),
-                                 marker_color=kind_color(kind), hovertemplate=f"{esc(kind)}: %{{y}} items<extra></extra>"))
-    fig.update_layout(barmode="stack")
-    return _fit(fig, len(systems), "items", title, 280)
 
 
 def verdict_text(verdict: Mapping[str, Any] | None) -> str:

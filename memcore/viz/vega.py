@@ -185,8 +185,8 @@ def _bars(title: str, value_title: str, rows: pd.DataFrame, order: list[str], co
 
 
 def kind_count_spec(counts: dict[str, dict[str, int]], title: str = "Items stored per memory, by kind") -> dict[str, Any]:
-    """Each system's stored items stacked by kind (memcore.viz.evidence.kind_count_bar's chart; a system storing
-    none has no bar but keeps its place)."""
+    """Each system's stored items stacked by kind (a system storing none has no bar but keeps
+    its place)."""
     kinds = sorted({k for c in counts.values() for k in c})
     rows = pd.DataFrame([{"system": s, "part": k, "value": int(c[k]), "order": i}
                          for s, c in counts.items() for i, k in enumerate(kinds) if k in c],
