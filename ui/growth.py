@@ -20,6 +20,7 @@ from memcore.viz.graph import (
     relation_subgraph,
 )
 from memcore.viz.graph_focus import collapsed, communities, session_steps, window
+from memcore.viz.html_table import html_table
 from memcore.viz.parts import Block
 from memcore.viz.replay import ReplayData
 from memcore.viz.views import SystemView, get_view
@@ -28,6 +29,7 @@ from ui import graph_assets, hierarchy_view, state, widgets
 from ui.render import render
 
 FOCUS = ["Entity neighbourhood", "Community", "Session"]
+STATIC_ROWS = 25  # a growth view's table of at most this many rows is static: redrawn at every step, no grid
 TABLE_ROWS = 25  # rows of the memory table a page (what a step re-sends when one of them changes)
 
 
@@ -159,7 +161,7 @@ def memory_table(wb: Workbench, conv: Conversation, rd: ReplayData, step: int) -
                                help=f"{TABLE_ROWS} rows a page, the most recently changed first"))
     first = (page - 1) * TABLE_ROWS
     shown = df.iloc[first:first + TABLE_ROWS]
-    st.dataframe(shown, hide_index=True, height=min(38 + 35 * max(len(shown), 1), 300))
+    st.html(html_table(shown, marked="changed now", wide=["text"], max_height=300))  # static: no grid redraw per step
     st.caption(f"{len(df)} {kind} item(s) in memory at step {step}; ticked rows changed at this step."
                + (f" Rows {first + 1:,}-{first + len(shown):,} of {len(df):,} (page {page} of {pages}: the page "
                   "picker above lists the others, the most recently changed first); Explore also searches them."
@@ -220,7 +222,7 @@ def growth_views(wb: Workbench, conv: Conversation, data: dict[str, ReplayData],
         hierarchy_view.drill(view, title, lambda kind, at: state.items_at(mem, kind, at), step,
                              rd.events[rd.events["step"] <= step], f"gr_{name}",
                              memory=(*mem.key, rd.n_steps, rd.n_events), url="hpath", since=same_since(mem, step))
-    render(growth_blocks(wb, conv, rd, step), f"gr_{name}")
+    render(growth_blocks(wb, conv, rd, step), f"gr_{name}", static_rows=STATIC_ROWS)
     held = [k for k in rd.counts.columns if rd.counts[k].max() > 0]  # from the step's data: no store read per step
     ego_graph(state.memory_of(wb, name, conv), step, rd.changed_at(step), f"gr_{name}", conv, held)
     memory_table(wb, conv, rd, step)

@@ -9,6 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from memcore.viz.html_table import html_table
 from memcore.viz.parts import Block, Choice, Html, Part, Row, Text
 from memcore.viz.tables import cell_text, empty_columns, fill_empty
 from ui import graph_assets
@@ -41,30 +42,34 @@ class Prebuilt(go.Figure):
         return self._spec
 
 
-def render(blocks: Sequence[Block], key: str) -> None:
-    """Draw blocks in order; `key` prefixes the keys of their charts and pickers (unique per view on a page)."""
+def render(blocks: Sequence[Block], key: str, static_rows: int = 0) -> None:
+    """Draw blocks in order; `key` prefixes the keys of their charts and pickers (unique per view on a page).
+    `static_rows`: a table of at most that many rows is drawn static (memcore.viz.html_table), not in a data grid:
+    for views redrawn at every Replay step."""
     for i, b in enumerate(blocks):
         if isinstance(b, Row):
             for j, (col, p) in enumerate(zip(st.columns(len(b.parts)), b.parts, strict=True)):
                 with col:
-                    part(p, f"{key}_{p.key or f'{i}_{j}'}")
+                    part(p, f"{key}_{p.key or f'{i}_{j}'}", static_rows)
         elif isinstance(b, Choice):
             options = dict(b.options)
             if options:
                 ckey = f"{key}_{b.key or i}"
                 pick = st.selectbox(b.label, list(options), key=ckey)
-                render(options[pick], f"{ckey}_{pick}")
+                render(options[pick], f"{ckey}_{pick}", static_rows)
         else:
-            part(b, f"{key}_{b.key or i}")
+            part(b, f"{key}_{b.key or i}", static_rows)
 
 
-def part(p: Part, key: str) -> None:
-    """One part: its label, its content, its caption."""
+def part(p: Part, key: str, static_rows: int = 0) -> None:
+    """One part: its label, its content, its caption (a table of at most `static_rows` rows drawn static)."""
     if p.label:
         st.markdown(p.label)
     c = p.content
     if isinstance(c, go.Figure):
         st.plotly_chart(c, key=key)
+    elif isinstance(c, pd.DataFrame) and 0 < len(c) <= static_rows:
+        st.html(html_table(fill_empty(c)[0], max_height=p.height or 300))
     elif isinstance(c, pd.DataFrame):
         table(c, **({"height": p.height} if p.height else {}))
     elif isinstance(c, Html):

@@ -14,6 +14,7 @@ from memcore.embed import HashingEmbedder
 from memcore.settings import Settings
 from memcore.viz.hierarchy import HNode, focus_view
 from memcore.workbench import Workbench
+from tests.app.html_util import html_tables
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -87,11 +88,11 @@ def test_growth_hierarchy_drills_on_the_server_and_climbs_back(tmp_path, monkeyp
     total = int(note.split()[0])
     pages = -(-total // 3)
     assert total > 3 and f"Rows 1-3 of {total} (page 1 of {pages}" in note
-    first = at.dataframe[-1].value
+    first = html_tables(at)[-1]
     assert len(first) == 3
     picker = next(x for x in at.number_input if (x.key or "").startswith("gr_page_xmemory_"))
     picker.set_value(pages).run()  # the last page: the rest of the rows
-    last = at.dataframe[-1].value
+    last = html_tables(at)[-1]
     assert len(last) == total - 3 * (pages - 1) and not set(last["id"]) & set(first["id"])
     assert f"of {total} (page {pages} of {pages}" in next(c.value for c in at.caption if " in memory at step " in c.value)
 

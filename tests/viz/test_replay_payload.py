@@ -83,3 +83,16 @@ def test_a_step_read_while_another_session_clears_the_kept_steps_is_still_return
     real_keep = rd.keep_step
     monkeypatch.setattr(rd, "keep_step", lambda step, frame: (real_keep(step, frame), rd._steps.clear()))
     assert rd.events_at(3)["event"].tolist() == ["split"]
+
+
+def test_events_at_equals_a_scan_of_every_event_whatever_their_order():
+    """The step index gives each step's events as a scan would: the same rows, in stream order, with their labels;
+    none for a step without events, before the first or after the last."""
+    events = [_ev(3, "created", ["c"]), _ev(1, "created", ["a"]), _ev(3, "merged", ["a", "c"]), _ev(2, "split", ["a"]),
+              _ev(1, "moved", ["a"]), _ev(7, "deleted", ["c"])]
+    frame = events_frame(events)
+    rd = ReplayData(system="x", n_steps=8, counts=pd.DataFrame(), events=frame, event_counts=pd.DataFrame(),
+                    cost=pd.DataFrame())
+    for step in range(-1, 10):
+        pd.testing.assert_frame_equal(rd.events_at(step), frame[frame["step"] == step])
+    assert rd.events_at(3)["event"].tolist() == ["created", "merged"]
