@@ -261,13 +261,22 @@ class LanceStore(CommitPart, ItemsPart, RecordsPart):
                 self.tables.fresh(name).delete(f"{base} AND step > {int(step)}")
         self.rollback_llm_calls(space, conv_id, step)
 
-    def optimize(self) -> dict[str, str]:
+    def optimize(self, min_fragments: int = 0) -> dict[str, str]:
         """Compact tables after a large ingest (fewer fragments, faster scans); table -> "" when
-        compacted, else the error (a table that cannot be compacted now stays as it was)."""
+        compacted, else the error (a table that cannot be compacted now stays as it was). With `min_fragments`,
+        only the tables holding at least that many small fragments (a build commits every 50 turns: on the 10M
+        chat 428 fragments a table, and reading a memory's item versions took 0.4-1.1 s instead of 0.1).
+
+        Safe beside other writers: old versions are kept (readers on them go on), and a compaction that meets
+        another process's commit loses (Lance's conflict resolution; measured: 0 of 150 writers' update rounds
+        failed beside 60 compactions, 38 of which were preempted), so only the compaction is left undone."""
         out: dict[str, str] = {}
         for name in self.table_names():
             try:
-                self.table(name).optimize()
+                t = self.tables.fresh(name)
+                if min_fragments and t.stats()["fragment_stats"]["num_small_fragments"] < min_fragments:
+                    continue
+                t.optimize()
                 out[name] = ""
             except Exception as e:
                 out[name] = f"{type(e).__name__}: {e}"
