@@ -7,7 +7,15 @@ import numpy as np
 import pandas as pd
 
 from memcore.viz.replay import ReplayData
-from memcore.viz.vega import TOOLTIP_COLUMNS, changes, cumulative_cost_spec, layer_counts_spec
+from memcore.viz.vega import (
+    DRAWN_COLUMNS,
+    TOOLTIP_COLUMNS,
+    changes,
+    cumulative_cost_spec,
+    layer_counts_spec,
+    steps_per_column,
+    thinned,
+)
 from memcore.viz.views import system_color
 
 
@@ -111,3 +119,28 @@ def test_bars_keep_every_system_in_order_and_lie_sideways_from_five():
     assert "calls" in [t["field"] for t in cost["encoding"]["tooltip"]]
     ctx = compare_bar_spec([{"system": "a", "context tokens": 5}, {"system": "b", "context tokens": None}])
     assert list(ctx["datasets"]["bars"]["value"]) == [5, 0] and ctx["encoding"]["color"]["legend"] is None
+
+
+def test_a_line_past_the_plots_columns_keeps_each_columns_values_and_says_so():
+    """At 18,460 steps (the 10M chat) a line is drawn k steps to a column: in every column the lowest and highest
+    value and the value it starts with are those of every step; the rows are bounded by the columns; the chart's
+    subtitle names the rule. Up to DRAWN_COLUMNS steps every change point is drawn, and no subtitle."""
+    rng = np.random.default_rng(7)
+    n = 18_460
+    values = pd.Series(np.cumsum(rng.integers(-1, 3, n + 1)))  # changes at most steps, up and down
+    k = steps_per_column(n)
+    th = thinned(values, k)
+    assert k > 1 and len(th) <= 4 * (n // k + 1) < len(changes(values))
+    cols = np.arange(n + 1) // k
+    full = values.groupby(cols).agg(["min", "max"])
+    line = th.reindex(range(n + 1)).ffill()  # what the step-after line draws at every step
+    drawn = line.groupby(cols).agg(["min", "max"])
+    assert np.array_equal(drawn.to_numpy(), full.to_numpy())  # every column spans the same values: none flattened
+    starts = np.arange(0, n + 1, k)
+    assert line.iloc[starts].tolist() == values.iloc[starts].tolist()  # and starts at the same value
+    counts = pd.DataFrame({"passage": values.to_numpy()})
+    spec = layer_counts_spec({"memweaver": _replay("memweaver", counts)})
+    assert f"drawn {k} to a column" in spec["title"]["subtitle"] and len(spec["datasets"]["lines"]) == len(th)
+    small = pd.DataFrame({"passage": np.arange(DRAWN_COLUMNS)})
+    assert thinned(small["passage"], steps_per_column(DRAWN_COLUMNS - 1)).equals(changes(small["passage"]))
+    assert "subtitle" not in layer_counts_spec({"memweaver": _replay("memweaver", small)})["title"]
