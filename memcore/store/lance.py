@@ -273,7 +273,10 @@ class LanceStore(CommitPart, ItemsPart, RecordsPart):
         out: dict[str, str] = {}
         for name in self.table_names():
             try:
-                t = self.tables.fresh(name)
+                try:
+                    t = self.tables.fresh(name)
+                except StoreError:  # a table memcore has no schema for (a plugin's): opened as it is
+                    t = self.tables.db.open_table(name)
                 if min_fragments and t.stats()["fragment_stats"]["num_small_fragments"] < min_fragments:
                     continue
                 t.optimize()
