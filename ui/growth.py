@@ -162,7 +162,8 @@ def memory_table(wb: Workbench, conv: Conversation, rd: ReplayData, step: int) -
     first = (page - 1) * TABLE_ROWS
     shown = df.iloc[first:first + TABLE_ROWS]
     st.html(html_table(shown, marked="changed now", wide=["text"], max_height=300))  # static: no grid redraw per step
-    st.caption(f"{len(df)} {kind} item(s) in memory at step {step}; ticked rows changed at this step."
+    st.caption(f"{len(df)} {kind} item(s) in memory at step {step}; ticked rows changed at this step. A text cut "
+               "with \"…\" is shown whole while the pointer is on its row."
                + (f" Rows {first + 1:,}-{first + len(shown):,} of {len(df):,} (page {page} of {pages}: the page "
                   "picker above lists the others, the most recently changed first); Explore also searches them."
                   if pages > 1 else ""))
