@@ -12,6 +12,7 @@ from memcore.store.view import MemoryView
 from memcore.types import Conversation
 from memcore.viz.provenance import indent, walk
 from memcore.viz.safe import shorten
+from memcore.viz.tables import turns_cell
 from ui import state
 
 
@@ -29,7 +30,7 @@ def id_kinds(mem: MemoryView, ck_step: int) -> dict[str, str]:
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _current_items(_mem: MemoryView, key: tuple[str, str, str], kind: str, ck_step: int) -> pd.DataFrame:
     items = state.as_of_checkpoint(_mem, ck_step).items(kind, with_vectors=False)  # the entity graph's read too
-    return pd.DataFrame([{"id": it.id, "text": it.text, "turns": ", ".join(it.turn_ids[:10]),
+    return pd.DataFrame([{"id": it.id, "text": it.text, "turns": turns_cell(it.turn_ids),
                           "n turns": len(it.turn_ids), "created": it.created_step, "version from": it.updated_step}
                          for it in items], columns=["id", "text", "turns", "n turns", "created", "version from"])
 

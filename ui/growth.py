@@ -23,6 +23,7 @@ from memcore.viz.graph_focus import collapsed, communities, session_steps, windo
 from memcore.viz.html_table import html_table
 from memcore.viz.parts import Block
 from memcore.viz.replay import ReplayData
+from memcore.viz.tables import turns_cell
 from memcore.viz.views import SystemView, get_view
 from memcore.workbench import Workbench
 from ui import graph_assets, hierarchy_view, state, widgets
@@ -149,7 +150,7 @@ def memory_table(wb: Workbench, conv: Conversation, rd: ReplayData, step: int) -
     items = state.items_at(state.memory_of(wb, rd.system, conv), kind, step)
     changed = rd.changed_at(step)
     df = pd.DataFrame([{"changed now": it.id in changed, "id": it.id, "text": it.text,
-                        "turns": ", ".join(it.turn_ids[:10]), "since step": it.created_step,
+                        "turns": turns_cell(it.turn_ids), "since step": it.created_step,
                         "version from": it.updated_step} for it in items],
                       columns=["changed now", "id", "text", "turns", "since step", "version from"])
     df = df.sort_values(["changed now", "version from"], ascending=False, kind="stable")

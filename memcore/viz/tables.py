@@ -71,3 +71,13 @@ def fill_empty(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
 
 
 __all__ = ["EMPTY", "cell_text", "empty_columns", "explain_empty", "fill_empty", "reason_of"]
+
+
+TURNS_SHOWN = 10  # turn ids in a table's cell; more are counted
+
+
+def turns_cell(ids: list[str]) -> str:
+    """An item's turn ids as a cell: the first TURNS_SHOWN, then how many there are in all when there are more (a
+    cell never shows part of a list as if it were all of it)."""
+    shown = ", ".join(ids[:TURNS_SHOWN])
+    return shown if len(ids) <= TURNS_SHOWN else f"{shown}, … ({len(ids)} turns in all)"

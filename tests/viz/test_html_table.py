@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from memcore.viz.html_table import TICK, html_table
+from memcore.viz.tables import TURNS_SHOWN, turns_cell
 from tests.app.html_util import parse_html_table
 
 
@@ -25,3 +26,9 @@ def test_cells_are_escaped_text_and_read_back_whole():
 
 def test_an_empty_frame_says_so():
     assert "(no rows)" in html_table(pd.DataFrame(columns=["id", "text"]))
+
+
+def test_a_turns_cell_counts_the_turns_it_leaves_out():
+    many = [f"D1:{i}" for i in range(TURNS_SHOWN + 3)]
+    assert turns_cell(many).endswith(f"D1:{TURNS_SHOWN - 1}, … ({TURNS_SHOWN + 3} turns in all)")
+    assert turns_cell(many[:TURNS_SHOWN]) == ", ".join(many[:TURNS_SHOWN]) and turns_cell([]) == ""
