@@ -93,8 +93,8 @@ def step_diff(mem: MemoryView, conv: Conversation, a: int, b: int, ck_step: int,
     reading everything, tests/app/test_app_step_cache). The first diff of a memory reads only its changed items."""
     stepping = (mem.key, ck_step) in _DIFFED  # the first diff of a memory reads its few changed items by id (a
     _DIFFED.add((mem.key, ck_step))  # page's first visit), the next ones load every version once and step on it
-    # the steps between: their causes (the first diff reads only those from the store; the next ones slice every
-    # event, read once per memory and checkpoint: 126k on the 10M chat, 2.3 CPU s, Replay's warm-up loads them)
+    # the steps between: their causes (the first diff reads only those from the store; the next ones slice the
+    # stored rows, read once per memory and checkpoint by Replay's warm-up, and build only their own Events)
     events = (state.events_of(mem, ck_step, after=min(a, b), upto=max(a, b)) if stepping else
               mem.events(after=min(a, b), upto=max(a, b)))
     return diff_steps(mem, conv, a, b, versions=state.versions_of(mem, ck_step), events=events,

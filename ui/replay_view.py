@@ -102,7 +102,7 @@ _WARM_LOCK = threading.Lock()
 def _warm(mems: list[tuple[MemoryView, list[str]]], replays: list[ReplayData] = ()) -> None:
     for mem, kinds in mems:  # first what the next step's diff waits for
         try:  # the stored events, which the next steps' diffs slice (the first diff read only its own)
-            state.events_of(mem, state.checkpoint(mem)[0])
+            state.event_stream(mem, state.checkpoint(mem)[0])
         except Exception:
             return
         for kind in kinds:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import tempfile
 import threading
@@ -23,6 +22,7 @@ from memcore.ingest import FINISHING
 from memcore.ingest.context import is_open
 from memcore.llm.ledger import CallRecord, UsageLedger
 from memcore.settings import Settings
+from memcore.store.records import EventStream
 from memcore.store.replay_steps import steps_version
 from memcore.store.view import MemoryView
 from memcore.types import Answer, Conversation, Event, Question
@@ -381,8 +381,8 @@ def _versions(_mem: MemoryView, key: tuple[str, str, str], ck_step: int) -> pd.D
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
-def _events(_mem: MemoryView, key: tuple[str, str, str], ck_step: int) -> list[Event]:
-    return _mem.events()
+def _events(_mem: MemoryView, key: tuple[str, str, str], ck_step: int) -> EventStream:
+    return EventStream(_mem.events_table())
 
 
 def versions_of(mem: MemoryView, ck_step: int) -> pd.DataFrame:
@@ -391,13 +391,17 @@ def versions_of(mem: MemoryView, ck_step: int) -> pd.DataFrame:
     return _versions(mem, mem.key, ck_step)
 
 
+def event_stream(mem: MemoryView, ck_step: int) -> EventStream:
+    """A memory's stored event rows in order (memcore.store.records.EventStream), read once per memory and
+    checkpoint step and shared by every session (Replay's warm-up loads it); read only."""
+    return _events(mem, mem.key, ck_step)
+
+
 def events_of(mem: MemoryView, ck_step: int, after: int | None = None, upto: int | None = None) -> list[Event]:
-    """A memory's stored events in order (`mem.events()`), read once per memory and checkpoint step; read only.
-    With `after` / `upto`: those of the steps after / up to them (found by bisection: they are in step order)."""
-    evs = _events(mem, mem.key, ck_step)
-    lo = 0 if after is None else bisect.bisect_right(evs, after, key=lambda e: e.step)
-    hi = len(evs) if upto is None else bisect.bisect_right(evs, upto, key=lambda e: e.step)
-    return evs if (lo, hi) == (0, len(evs)) else evs[lo:hi]
+    """A memory's stored events in order (`mem.events()`), those of the steps after `after` and up to `upto` when
+    given, built from the stream read once per memory and checkpoint step (`event_stream`): only the Events asked
+    for are built (a step's few, not the 10M chat's 126k)."""
+    return event_stream(mem, ck_step).between(after, upto)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

@@ -97,7 +97,7 @@ def test_the_warm_up_loads_what_a_steps_diff_waits_for_before_the_event_streams(
             order.append("stream")
 
     monkeypatch.setattr(replay_view.state, "checkpoint", lambda mem: (3, True))
-    monkeypatch.setattr(replay_view.state, "events_of", lambda mem, step: order.append("events"))
+    monkeypatch.setattr(replay_view.state, "event_stream", lambda mem, step: order.append("events"))
     monkeypatch.setattr(replay_view.state, "items_at", lambda mem, kind, step: order.append(f"versions {kind}"))
     replay_view._warm([(object(), ["fact", "theme"])], [Lazy()])
     assert order == ["events", "versions fact", "versions theme", "stream"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memcore.store.lance import LanceStore
-from memcore.store.records import event_row
+from memcore.store.records import EventStream, event_row
 from memcore.store.view import MemoryView
 from memcore.types import Event
 from memcore.viz.replay import events_frame, events_frame_of_table
@@ -65,6 +65,17 @@ def test_range_read_equals_slice(mem: MemoryView) -> None:
     every = mem.events()
     for after, upto in [(0, 4), (1, 2), (1, 3), (3, 3), (4, 9)]:
         assert mem.events(after=after, upto=upto) == [e for e in every if after < e.step <= upto]
+
+
+def test_event_stream_builds_the_events_of_the_steps_asked(mem: MemoryView) -> None:
+    """EventStream (the stream Replay's step diff holds) gives, for every pair of bounds, the Events the store's
+    range read gives: the same events in the same order, built only for the steps asked."""
+    stream = EventStream(mem.events_table())
+    every = mem.events()
+    assert len(stream) == len(every) == 6 and stream.between() == every
+    for after, upto in [(0, 4), (1, 2), (1, 3), (3, 3), (4, 9), (-1, 0), (2, None), (None, 1), (3, 1)]:
+        assert stream.between(after, upto) == mem.events(after=after, upto=upto), (after, upto)
+    assert EventStream(None).between(0, 9) == [] and len(EventStream(None)) == 0
 
 
 def test_no_events(tmp_path: Path) -> None:
