@@ -18,6 +18,8 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from memcore.llm.roles import get_role
 from memcore.types import Event
@@ -156,22 +158,36 @@ def events_frame(events: Sequence[Event], offline: bool = False) -> pd.DataFrame
 
 def events_frame_of_table(tb: Any, offline: bool = False) -> pd.DataFrame:
     """`events_frame` of the stored event rows (memcore.store.records.events_table, a pyarrow Table, or None)
-    without building an Event per row: the same frame (each row's data is its stored JSON text, which is what
-    json.dumps gives again, and is re-encoded only where it was stored ASCII-escaped; an event's data is parsed
-    only where its reason may need the offline role's note). A 10M chat's 126k events: ~1.8 -> ~0.5 CPU s."""
+    without building an Event per row: the same frame, column by column in Arrow (each row's data is its stored
+    JSON text cut to 2,000 characters, which is what json.dumps gives again; only rows stored ASCII-escaped are
+    re-encoded, and an event's data is parsed only where its reason may need the offline role's note). A 10M
+    chat's 126k events: ~1.8 CPU s as Event objects, 0.45-0.85 as Python lists, 0.13-0.27 in Arrow."""
     if tb is None or not tb.num_rows:  # typed as a slice of a stored stream (a step without events)
         return pd.DataFrame({c: pd.Series([], dtype="int64" if c == "step" else "str") for c in EVENT_COLUMNS})
-    col = {c: tb.column(c).to_pylist() for c in ("step", "system", "kind", "item_kind", "item_ids", "turn_id",
-                                                  "reason", "data")}
-    texts = [_data_text(d) for d in col["data"]]
-    reasons = col["reason"]
-    if offline:
-        reasons = [r if OFFLINE_MARK in r or '"role"' not in (d or "") else
-                   event_reason(Event(step=0, kind="", item_ids=[], reason=r, data=json.loads(d or "{}")), offline)
-                   for r, d in zip(reasons, col["data"], strict=True)]
-    return pd.DataFrame({"step": col["step"], "system": col["system"], "event": col["kind"],
-                         "item_kind": col["item_kind"], "items": [", ".join(ids or []) for ids in col["item_ids"]],
-                         "turn_id": col["turn_id"], "reason": reasons, "data": texts}, columns=EVENT_COLUMNS)
+    data = pc.fill_null(tb.column("data"), "")
+    data = pc.if_else(pc.equal(data, ""), "{}", data)
+    reasons = tb.column("reason")
+    frame = pa.table({"step": pc.cast(tb.column("step"), pa.int64()), "system": tb.column("system"),
+                      "event": tb.column("kind"), "item_kind": tb.column("item_kind"),
+                      "items": pc.fill_null(pc.binary_join(tb.column("item_ids"), ", "), ""),
+                      "turn_id": tb.column("turn_id"), "reason": reasons,
+                      "data": pc.utf8_slice_codeunits(data, 0, 2000)}).to_pandas()  # code points, as str[:2000]
+    escaped = _rows(pc.match_substring(data, "\\u"))  # written ASCII-escaped (or holding an escape)
+    if len(escaped):
+        frame.loc[escaped, "data"] = [_data_text(d) for d in data.take(pa.array(escaped)).to_pylist()]
+    if offline:  # a reason the offline role's note may be added to (event_reason)
+        noted = _rows(pc.and_(pc.match_substring(data, '"role"'), pc.invert(pc.match_substring(reasons, OFFLINE_MARK))))
+        if len(noted):
+            pairs = zip(reasons.take(pa.array(noted)).to_pylist(), data.take(pa.array(noted)).to_pylist(), strict=True)
+            frame.loc[noted, "reason"] = [
+                event_reason(Event(step=0, kind="", item_ids=[], reason=r, data=json.loads(d)), offline)
+                for r, d in pairs]
+    return frame[EVENT_COLUMNS]
+
+
+def _rows(mask: Any) -> np.ndarray:
+    """Row positions where a boolean Arrow array is true."""
+    return np.flatnonzero(pc.fill_null(mask, False).to_numpy(zero_copy_only=False))
 
 
 def _data_text(stored: str | None) -> str:
