@@ -109,8 +109,9 @@ class ItemsPart:
             where += f" AND id IN {sql_in(sorted(ids))}"
         if alive is not None:
             where += f" AND valid_from <= {int(alive[1])} AND valid_to > {int(alive[0])}"
-        df = self.tables.df(name, where=where, columns=self._columns_but_vector(name))
-        return [row_item(r, False) for r in df.to_dict("records")], df["valid_to"].to_numpy(dtype=np.int64)
+        tbl = self.tables.arrow(name, where=where, columns=self._columns_but_vector(name))  # no pandas: ~2x less CPU
+        return ([row_item(r, False) for r in arrow_rows(tbl, False)],
+                tbl["valid_to"].to_numpy().astype(np.int64, copy=False))
 
     def item_history(self, space: str, conv_id: str, kind: str, item_id: str) -> list[MemoryItem]:
         """Every stored version of one item, oldest first."""
