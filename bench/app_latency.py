@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -232,20 +233,27 @@ class WsBytes:
         self.total += len(payload)
 
 
-def replay_end_steps(page, base: str, n_turns: int, steps: int) -> dict[str, list[tuple[float, float]]]:
-    """Replay near the last step: per view (the default one, then Growth), ms from a click on "previous step" to
-    the new turn on screen and to the step fully drawn, starting at the last turn; and the bytes each step sent."""
+def replay_end_steps(page, base: str, n_turns: int, steps: int,
+                     growth_systems: Sequence[str] = ()) -> dict[str, list[tuple[float, float]]]:
+    """Replay near the last step: per view (the default one, then Growth, then Growth of each of `growth_systems`,
+    opened by its link), ms from a click on "previous step" to the new turn on screen and to the step fully drawn,
+    starting at the last turn; and the bytes each step sent."""
     out = {}
     sent = WsBytes(page)
     page.goto(f"{base}/replay?step={n_turns}", wait_until="commit")
     page.get_by_text(f"Turn {n_turns} of {n_turns}").first.wait_for(timeout=180_000)
     page.wait_for_function(READY, timeout=180_000, polling=50)
-    for view in ("default view", "Growth"):
+    for view in ("default view", "Growth", *(f"Growth of {s}" for s in growth_systems)):
+        start = n_turns - steps * len(out)  # each view goes on stepping back from where the last one stopped
         if view == "Growth":
             page.get_by_role("radio", name="Growth", exact=True).first.click()
             page.wait_for_timeout(500)
             page.wait_for_function(READY, timeout=180_000, polling=50)
-        start = n_turns - steps * len(out)  # each view goes on stepping back from where the last one stopped
+        elif view != "default view":
+            page.goto(f"{base}/replay?step={start}&view=Growth&gsystem={view.split()[-1]}", wait_until="commit")
+            page.get_by_text(f"Turn {start} of {n_turns}").first.wait_for(timeout=180_000)
+            page.wait_for_timeout(500)
+            page.wait_for_function(READY, timeout=180_000, polling=50)
         out[view], sizes = [], []
         for k in range(1, steps + 1):
             before = sent.total
@@ -275,7 +283,7 @@ def ask_seconds(page, base: str, question: str, systems: str = "") -> tuple[floa
 
 
 def on_store(store: Path, question: str, steps: int, visits_too: bool = True, ask_systems: str = "",
-             ask_too: bool = True) -> None:
+             ask_too: bool = True, growth_systems: Sequence[str] = ()) -> None:
     """The budgets on a store built beforehand (its single conversation): first visits, Replay at the end, Ask."""
     from memcore.settings import Settings
     from memcore.workbench import Workbench
@@ -287,7 +295,7 @@ def on_store(store: Path, question: str, steps: int, visits_too: bool = True, as
         visits = fresh_visits(browser, base) if visits_too else {}
         print("first visits:", {p: round(v, 2) for p, v in visits.items()}, flush=True)
         page = browser.new_page(viewport={"width": 1280, "height": 1000})
-        ends = replay_end_steps(page, base, n, steps)
+        ends = replay_end_steps(page, base, n, steps, growth_systems)
         ask, systems = ask_seconds(page, base, question, ask_systems) if ask_too else (0.0, [])
     print(f"load average now: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPU(s)")
     print("first visit in a fresh browser, warm server (goal <= 3 s):")
@@ -318,11 +326,13 @@ def main() -> None:
     ap.add_argument("--no-ask", action="store_true", help="(--store) skip Ask")
     ap.add_argument("--ask-systems", default="", help="(--store) Ask with these systems, comma-separated (default: "
                     "the page's picks: every built system)")
+    ap.add_argument("--growth-systems", default="", help="(--store) also step through the Growth view of these "
+                    "systems, comma-separated (Growth opens on the first system with a growth view)")
     args = ap.parse_args()
     os.environ["MEMCORE_EMBEDDER"] = args.embedder
     if args.store:
         on_store(args.store.resolve(), args.question, min(args.steps, 10), not args.no_visits, args.ask_systems,
-                 not args.no_ask)
+                 not args.no_ask, [s for s in args.growth_systems.split(",") if s])
         return
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "store"
