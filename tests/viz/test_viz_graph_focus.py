@@ -28,6 +28,17 @@ def test_communities_are_found_the_same_way_every_time():
     assert communities(g) == comms
 
 
+def test_an_entity_in_no_relation_is_a_community_of_its_own_and_changes_no_other():
+    """Replay adds entities without relations at most steps: they come last, each alone, and the communities of
+    the related entities are those of the graph without them (computed once per set of relations)."""
+    g = _graph()
+    comms = communities(g)
+    more = {**g, "nodes": [*g["nodes"], *({"id": i, "label": i, "kind": "entity", "role": "new"} for i in ("zb", "za"))]}
+    assert communities(more) == [*comms, ["za"], ["zb"]]
+    fewer = {**g, "edges": [e for e in g["edges"] if "c2n3" not in (e["source"], e["target"])]}  # other relations
+    assert communities(fewer)[-1] == ["c2n3"] and ["c2n3"] not in comms
+
+
 def test_collapsed_draws_one_node_per_community_with_counts_and_expands_one():
     g = _graph()
     g["nodes"][5]["role"] = "new"  # c1n1
