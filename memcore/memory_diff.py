@@ -172,7 +172,7 @@ def _indexed(events: Sequence[Event], lo: int, hi: int) -> int:
     return sum(e.kind == "indexed" and lo < e.step <= hi for e in events)
 
 
-ItemsAt = Callable[[str, int], Sequence[MemoryItem]]
+ItemsAt = Callable[[str, int], Sequence[MemoryItem] | None]  # None: not held, diff_steps reads them
 MAX_IDS_READ = 500  # changed items read by id; more: every version alive between the two steps, filtered here
 
 
@@ -184,8 +184,9 @@ def diff_steps(mem: MemoryView, conv: Conversation, a: int, b: int, *, versions:
     Only an item with a version beginning or ending after `a` up to `b` can differ: any other item alive at both
     steps is the same stored version at both and counts as unchanged without being read. A caller that holds them
     already may give `versions` (mem.versions()), `events` (mem.events(), or any of them that holds the steps a+1..b)
-    and `items_at(kind, step)` (what mem.items(kind, step) holds, e.g. from a cache), and the memory's `checkpoint`
-    ({"step", "done"}: the steps are checked against it): the diff is the same."""
+    and `items_at(kind, step)` (what mem.items(kind, step) holds, e.g. from a cache; None for a kind it does not hold
+    yet: that kind's changed items are read), and the memory's `checkpoint` ({"step", "done"}: the steps are checked
+    against it): the diff is the same."""
     ck = mem.checkpoint() if checkpoint is None else checkpoint
     for s, lab in ((a, "from"), (b, "to")):  # checked as given, so an error names the step the user gave
         _check_step(mem, s, f"{mem.system} ({lab} step {s})", ck)
@@ -214,9 +215,12 @@ def diff_steps(mem: MemoryView, conv: Conversation, a: int, b: int, *, versions:
                 ends.setdefault(ids[i], []).append(int(vt[i]))
         touched = set(starts) | set(ends)
         both = len(set(ids[(vf <= a) & (vt > a)]) & set(ids[(vf <= b) & (vt > b)]))
-        if items_at is not None:
-            before = {it.id: it for it in items_at(kind, a) if it.id in touched} if touched else {}
-            after = {it.id: it for it in items_at(kind, b) if it.id in touched} if touched else {}
+        held = (items_at(kind, a), items_at(kind, b)) if items_at is not None and touched else (None, None)
+        if not touched:
+            before, after = {}, {}
+        elif held[0] is not None and held[1] is not None:
+            before = {it.id: it for it in held[0] if it.id in touched}
+            after = {it.id: it for it in held[1] if it.id in touched}
         else:  # one read of the changed items' versions alive from a to b (every version alive then, for many)
             items, valid_to = mem.kind_versions(kind, touched if len(touched) <= MAX_IDS_READ else None, (a, b))
             alive = [(it, int(vt)) for it, vt in zip(items, valid_to, strict=True) if it.id in touched]

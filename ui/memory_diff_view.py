@@ -98,7 +98,7 @@ def step_diff(mem: MemoryView, conv: Conversation, a: int, b: int, ck_step: int,
     events = (state.events_of(mem, ck_step, after=min(a, b), upto=max(a, b)) if stepping else
               mem.events(after=min(a, b), upto=max(a, b)))
     return diff_steps(mem, conv, a, b, versions=state.versions_of(mem, ck_step), events=events,
-                      items_at=(lambda kind, step: state.items_at(mem, kind, step)) if stepping else None,
+                      items_at=(lambda kind, step: state.items_held_at(mem, kind, step)) if stepping else None,
                       checkpoint={"step": ck_step, "done": done})
 
 
