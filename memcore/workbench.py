@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from memcore import gcpause
 from memcore.datasets import load_dataset, load_demo
 from memcore.embed import Embedder, make_embedder, warm
 from memcore.errors import LLMError
@@ -192,7 +193,8 @@ class Workbench:
         ck = self.store.checkpoint(space, conv.id)
         if not (ck and ck["done"]):
             return False
-        self._held(name, conv, cfg, space, ck)
+        with gcpause.paused():  # a bulk load of long-lived objects: no full GC pass stalls other threads meanwhile
+            self._held(name, conv, cfg, space, ck)
         return key in self._complete
 
     def space(self, name: str, conv: Conversation, **config: Any) -> str:

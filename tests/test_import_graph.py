@@ -57,7 +57,7 @@ PACKAGE = ROOT / "memcore"
 
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("types", "errors"),
-    ("text", "settings", "serialize", "sqlite_util", "registry", "extensions"),
+    ("text", "settings", "serialize", "sqlite_util", "registry", "extensions", "gcpause"),
     ("datasets", "embed", "llm", "retrievers", "plugins"),
     ("store",),
     ("memory_diff",),

@@ -8,6 +8,7 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
+from memcore import gcpause
 from memcore.store.view import MemoryView
 from memcore.types import Conversation
 from memcore.viz.replay import ReplayData, event_strip_figure
@@ -100,6 +101,11 @@ _WARM_LOCK = threading.Lock()
 
 
 def _warm(mems: list[tuple[MemoryView, list[str]]], replays: list[ReplayData] = ()) -> None:
+    with gcpause.paused():  # no full GC pass during the load: each stalled a step's run (memcore.gcpause)
+        _load(mems, replays)
+
+
+def _load(mems: list[tuple[MemoryView, list[str]]], replays: list[ReplayData]) -> None:
     for mem, kinds in mems:  # first what the next step's diff waits for
         try:  # the stored events, which the next steps' diffs slice (the first diff read only its own)
             state.event_stream(mem, state.checkpoint(mem)[0])
