@@ -3,9 +3,9 @@
 A bulk load (Replay's warm-up of a memory's item versions and events, a system's restore ahead of Ask) creates
 hundreds of thousands of container objects that live as long as the cache holding them. Each time enough of them
 pile up, the collector runs a full pass over the whole heap, holding the GIL for it: measured on the synthetic 10M
-chat's MemWeaver warm-up (bench notes, session 23), five passes of 0.17-0.32 s each stalled the page's own script
-run (a Replay step) that long, and the load itself took 3.6 s instead of 2.0 s. Paused, no pass runs during the
-load; the objects are examined by a later pass, once.
+chat's warm-up of a graph memory (session 23), five passes of 0.17-0.32 s each stalled the page's own script run (a
+Replay step) that long, and the load itself took 3.6 s instead of 2.0 s. Paused, no pass runs during the load; the
+objects are examined by a later pass, once.
 
 Only the cyclic collector is paused: reference counting frees everything as usual. Pauses nest across threads (the
 collector comes back when the last one ends), and a process that had the collector off keeps it off.

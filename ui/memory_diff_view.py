@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 from memcore.errors import MemcoreError
@@ -45,7 +44,7 @@ def show(d: MemoryDiff, key: str, static_rows: int = 0) -> None:
     flat = [c for items in d.changes.values() for c in items]
     static = 0 < len(flat) <= static_rows or (static_rows > 0 and d.empty)
     if static:
-        st.table(_escaped(counts_frame(d)), hide_index=True, border="horizontal")
+        widgets.text_table(counts_frame(d))
     else:
         st.dataframe(counts_frame(d), hide_index=True, key=f"{key}_counts")
     if d.empty:
@@ -53,7 +52,7 @@ def show(d: MemoryDiff, key: str, static_rows: int = 0) -> None:
     first = next((i for i, x in enumerate(flat) if x.change == "changed"), 0)  # a text diff says the most
     if static:
         rows = changes_frame(d)
-        st.table(_escaped(rows[[c for c in _ORDER if c in rows.columns]]), hide_index=True, border="horizontal")
+        widgets.text_table(rows[[c for c in _ORDER if c in rows.columns]])
         labels = [f"{i + 1}. {c.change} {c.kind} {c.item_id}" for i, c in enumerate(flat)]
         pick = st.selectbox("Text diff and causes of", labels, index=first, key=f"{key}_pick")
         at, note = labels.index(pick), ""
@@ -71,11 +70,6 @@ def show(d: MemoryDiff, key: str, static_rows: int = 0) -> None:
             st.markdown(md_escape(cause_text(cause)))
             if cause.turn_text:
                 st.caption(md_escape(f"{cause.turn_id}: {cause.turn_text}"))
-
-
-def _escaped(df: pd.DataFrame) -> pd.DataFrame:
-    """A frame for st.table, which renders Markdown: every cell escaped, as text."""
-    return df.map(lambda v: md_escape(str(v)).replace("  \n", " "))
 
 
 STEP_DIFF_STATIC_ROWS = 25  # Replay's step diff: up to this many changed items in static tables (see `show`)

@@ -183,8 +183,7 @@ def _step_body(wb: Workbench, conv: Conversation, data: dict[str, ReplayData], s
     if len(now):
         # a static table: a data grid re-draws its canvas ~300 ms after every step
         shown = now[["system", "event", "item_kind", "items", "reason"]].head(MAX_EVENT_ROWS)
-        st.table(shown.map(lambda v: widgets.md_escape(v).replace("  \n", " ")), border="horizontal",
-                 hide_index=True)  # st.table renders Markdown: cells are escaped
+        widgets.text_table(shown)
         if len(now) > MAX_EVENT_ROWS:
             st.caption(f"… and {len(now) - MAX_EVENT_ROWS} more event(s) at this step (all of them: Explore, "
                        "or the Events per step view).")

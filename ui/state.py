@@ -502,7 +502,7 @@ _HELD_KINDS: set[tuple] = set()  # (memory key, kind, checkpoint step) whose ver
 def items_held_at(mem: MemoryView, kind: str, step: int) -> list | None:
     """`items_at` if this server holds the kind's versions already (a warm-up loaded them), else None at once: a
     step's diff then reads its few changed items by id instead of waiting for the whole load (~2 CPU s for the
-    synthetic 10M chat's MemWeaver kinds, during which the second Replay step waited 1.2 s)."""
+    synthetic 10M chat's graph memory, during which the second Replay step waited 1.2 s)."""
     ck_step = _status(mem, mem.store.uri, mem.space, mem.conv_id)[0]
     return items_at(mem, kind, step) if (mem.key, kind, ck_step) in _HELD_KINDS else None
 

@@ -29,6 +29,12 @@ def text(s: str) -> None:
     st.markdown(md_escape(s))
 
 
+def text_table(df: Any) -> None:
+    """A small static table of text from data (st.table renders Markdown: every cell is escaped and shown as text,
+    on one line); no data grid, so a step that redraws it costs no canvas."""
+    st.table(df.map(lambda v: md_escape(str(v)).replace("  \n", " ")), hide_index=True, border="horizontal")
+
+
 def grid(n: int, per_row: int) -> list:
     """n equal cells in rows of at most `per_row` columns (a last, shorter row keeps the same cell width), so
     that cards and metrics of many systems wrap onto several rows instead of shrinking until names split."""

@@ -213,7 +213,8 @@ def test_jsonl_dataset_with_two_workers(tmp_path, two_demo_chats) -> None:
     path = two_demo_chats
     one = run_eval(settings(tmp_path, "s1"), "jsonl", path, ["naive_rag"], limit=3, workers=1)
     two = run_eval(settings(tmp_path, "s2"), "jsonl", path, ["naive_rag"], limit=3, workers=2)
-    assert two["complete"] and two["conversations"] == ["demo", "demo2"]
+    why = {k: two.get(k) for k in ("questions_missing", "missing_by_system", "errors", "timing")}
+    assert two["complete"] and two["conversations"] == ["demo", "demo2"], why  # a recurrence says why (once, s23)
     assert comparable(one) == comparable(two)
     more = run_eval(settings(tmp_path, "s2"), "jsonl", path, ["naive_rag"], limit=4, workers=2)
     assert more["complete"] and more["questions_done"] == 8  # rows saved by the workers are all seen
