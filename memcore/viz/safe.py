@@ -37,8 +37,19 @@ def code_span(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def _escape_plain(s: str) -> str:
-    return _MD_SPECIAL.sub(r"\\\1", s).replace("\n", "  \n")
+_LEADING = re.compile(r"(^|\n)([ \t]+)(?=[^ \t\n])")
+_REFS = {" ": "&#32;", "\t": "&#9;"}
+
+
+def _escape_plain(s: str, line_start: bool = True) -> str:
+    # a line's leading spaces or tabs (before its text) as character references: four of them open an indented code
+    # block, which showed the text's escapes as typed backslashes (a BEAM message's indented code: "\# Append ...
+    # \{\:\.2f\}"); a reference is not indentation to the block parser and is the same space once rendered (and
+    # copied). A segment that follows a URL's code span continues its line (a URL holds no line break).
+    escaped = _MD_SPECIAL.sub(r"\\\1", s)
+    escaped = _LEADING.sub(lambda m: m.group(1) + "".join(_REFS[c] for c in m.group(2))
+                           if line_start or m.group(1) else m.group(0), escaped)
+    return escaped.replace("\n", "  \n")
 
 
 def md_escape(text: Any) -> str:
@@ -51,9 +62,9 @@ def md_escape(text: Any) -> str:
     out, pos = [], 0
     for m in _AUTOLINK.finditer(s):
         url = m.group(0)[:_url_end(m.group(0))]
-        out += [_escape_plain(s[pos:m.start()]), code_span(url)]
+        out += [_escape_plain(s[pos:m.start()], line_start=not pos), code_span(url)]
         pos = m.start() + len(url)
-    out.append(_escape_plain(s[pos:]))
+    out.append(_escape_plain(s[pos:], line_start=not pos))
     return "".join(out)
 
 

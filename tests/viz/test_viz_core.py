@@ -63,6 +63,21 @@ def test_md_escape_breaks_autolinks_without_invisible_characters():
     assert md_escape("D1:7 at 3.5 (@fast)") == "D1\\:7 at 3\\.5 \\(@fast\\)"  # no address: no code span
 
 
+def test_md_escape_opens_no_indented_code_block():
+    """A line indented by four spaces or a tab (code in a BEAM message) opened a Markdown code block, which showed the
+    escapes as typed backslashes ("\\# Append ... \\{\\:\\.2f\\}"): no line of the escaped text starts with
+    whitespace, and the text is the one given once escapes and character references are read."""
+    text = ("    first line indented\nHere is code:\n\n    # Append the metrics\n    q = '{:.2f}'.format(x)\n\treturn q"
+            "\n  two\n   \nok, see https://e.com    now")
+    md = md_escape(text)
+    lines = md.replace("  \n", "\n").split("\n")
+    assert not any(re.match(r"[ \t]+\S", line) for line in lines), md  # no line indented before its text
+    assert lines[2] == "" and lines[7] == "   "  # blank lines stay blank: the paragraphs are the text's
+    assert "`https://e.com`    now" in md  # spaces within a line are left as they are
+    assert html.unescape(re.sub(r"\\(.)", r"\1", CODE_SPAN.sub(r"\2", md))).replace("  \n", "\n") == text
+    assert not any(unicodedata.category(c) == "Cf" for c in md)
+
+
 def test_script_json_cannot_close_a_script_block():
     s = script_json({"t": "</script><script>alert(1)</script>"})
     assert "</script>" not in s and "<" not in s
