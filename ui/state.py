@@ -304,12 +304,13 @@ def start_ingest(wb: Workbench, systems: list[str], conv: Conversation) -> jobs.
 class StoredEvents:
     """A memory's stored events as Replay's frames (memcore.viz.replay.EventSource): all of them, or one step's."""
 
-    def __init__(self, mem: MemoryView, offline: bool) -> None:
-        self.mem, self.offline = mem, offline
+    def __init__(self, mem: MemoryView, offline: bool, ck_step: int) -> None:
+        self.mem, self.offline, self.ck_step = mem, offline, ck_step
 
     def all(self) -> pd.DataFrame:
-        """Every stored event (`events_frame_of_table`: stored columns, no Event per row)."""
-        return events_frame_of_table(self.mem.events_table(), self.offline)
+        """Every stored event (`events_frame_of_table`: stored columns, no Event per row), from the rows the step
+        diff holds (`event_stream`: one read of the table for both, where Replay's warm-up read it twice)."""
+        return events_frame_of_table(event_stream(self.mem, self.ck_step).table, self.offline)
 
     def at(self, step: int) -> pd.DataFrame:
         """The stored events of one step."""
@@ -342,7 +343,7 @@ def _replay(_mem: MemoryView, store_uri: str, provider: str, system: str, space:
     reads no event, no item version and no call (the events load when used: Replay's warm-up, a step's alone before);
     without them it reads everything and stores the counts (a read-only store, or a write that fails, stores nothing:
     the next server reads everything again)."""
-    source = StoredEvents(_mem, offline)
+    source = StoredEvents(_mem, offline, ck_step)
     if version is not None:
         try:
             payload = _mem.replay_steps(provider, version)

@@ -70,9 +70,6 @@ def fill_empty(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
     return out, helps
 
 
-__all__ = ["EMPTY", "cell_text", "empty_columns", "explain_empty", "fill_empty", "reason_of"]
-
-
 TURNS_SHOWN = 10  # turn ids in a table's cell; more are counted
 
 
@@ -81,3 +78,7 @@ def turns_cell(ids: list[str]) -> str:
     cell never shows part of a list as if it were all of it)."""
     shown = ", ".join(ids[:TURNS_SHOWN])
     return shown if len(ids) <= TURNS_SHOWN else f"{shown}, … ({len(ids)} turns in all)"
+
+
+__all__ = ["EMPTY", "TURNS_SHOWN", "cell_text", "empty_columns", "explain_empty", "fill_empty", "reason_of",
+           "turns_cell"]
