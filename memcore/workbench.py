@@ -169,10 +169,11 @@ class Workbench:
         if ck is _UNREAD:
             ck = self.store.checkpoint(space, conv.id)
         if ck:
-            if isinstance(sys_, BaseSystem):
-                sys_.restore(kinds=sys_.query_kinds, checkpoint=ck)
-            else:  # a system implementing the protocol itself
-                sys_.restore()
+            with gcpause.paused():  # a bulk load of long-lived objects: no full GC pass stalls other threads meanwhile
+                if isinstance(sys_, BaseSystem):
+                    sys_.restore(kinds=sys_.query_kinds, checkpoint=ck)
+                else:  # a system implementing the protocol itself
+                    sys_.restore()
             self._systems[key] = sys_
             if ck["done"]:
                 self._complete.add(key)
@@ -193,8 +194,7 @@ class Workbench:
         ck = self.store.checkpoint(space, conv.id)
         if not (ck and ck["done"]):
             return False
-        with gcpause.paused():  # a bulk load of long-lived objects: no full GC pass stalls other threads meanwhile
-            self._held(name, conv, cfg, space, ck)
+        self._held(name, conv, cfg, space, ck)
         return key in self._complete
 
     def space(self, name: str, conv: Conversation, **config: Any) -> str:
